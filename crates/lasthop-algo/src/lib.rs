@@ -1,0 +1,9 @@
+//! lasthop-algo: decision-makers that run unchanged in the simulator, the emulator and the live
+//! daemons. Everything here is sans-IO (see `lasthop_core::controller`) and `no_std + alloc`.
+//!
+//! * [`aqm`]: queue disciplines behind one `Qdisc` trait (FIFO tail-drop so far).
+#![no_std]
+#![forbid(unsafe_code)]
+extern crate alloc;
+
+pub mod aqm;

@@ -1,0 +1,80 @@
+//! Unit newtypes. Bytes are counts of octets; bit rates are bits per second (integer).
+//! Conversions to airtime are integer arithmetic rounded up, so a frame never takes less time
+//! than the standard says.
+
+use crate::time::Duration;
+use core::ops::{Add, AddAssign, Sub};
+
+/// A count of octets.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Debug)]
+pub struct Bytes(pub u64);
+
+/// A bit rate in bits per second.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Debug)]
+pub struct BitRate(pub u64);
+
+impl Bytes {
+    #[inline]
+    pub const fn bits(self) -> u64 {
+        self.0 * 8
+    }
+}
+impl Add for Bytes {
+    type Output = Bytes;
+    #[inline]
+    fn add(self, o: Bytes) -> Bytes {
+        Bytes(self.0 + o.0)
+    }
+}
+impl AddAssign for Bytes {
+    #[inline]
+    fn add_assign(&mut self, o: Bytes) {
+        self.0 += o.0;
+    }
+}
+impl Sub for Bytes {
+    type Output = Bytes;
+    #[inline]
+    fn sub(self, o: Bytes) -> Bytes {
+        Bytes(self.0.saturating_sub(o.0))
+    }
+}
+
+impl BitRate {
+    #[inline]
+    pub const fn from_mbps(m: u64) -> Self {
+        BitRate(m * 1_000_000)
+    }
+    #[inline]
+    pub const fn bps(self) -> u64 {
+        self.0
+    }
+    /// Time to serialise `bytes` at this rate, rounded up to the next nanosecond.
+    /// A zero rate means "infinitely fast" (zero time).
+    #[inline]
+    pub fn tx_time(self, bytes: Bytes) -> Duration {
+        if self.0 == 0 {
+            return Duration::ZERO;
+        }
+        let num = (bytes.0 as u128) * 8 * 1_000_000_000;
+        let d = self.0 as u128;
+        Duration(((num + d - 1) / d) as u64)
+    }
+    /// Bytes that fit in `d` at this rate (rounded down).
+    #[inline]
+    pub fn bytes_in(self, d: Duration) -> Bytes {
+        Bytes(((self.0 as u128 * d.0 as u128) / 8_000_000_000) as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn tx_time_rounds_up() {
+        assert_eq!(BitRate::from_mbps(1000).tx_time(Bytes(1500)), Duration(12_000));
+        assert_eq!(BitRate(3).tx_time(Bytes(1)), Duration(2_666_666_667));
+        assert_eq!(BitRate(0).tx_time(Bytes(1)), Duration::ZERO);
+        assert_eq!(BitRate::from_mbps(8).bytes_in(Duration::from_secs(1)), Bytes(1_000_000));
+    }
+}
