@@ -1,0 +1,184 @@
+//! The `data` section of a result file (docs/results.md), collected from a finished world.
+
+use crate::metrics::DelaySummary;
+use crate::world::World;
+use serde::Serialize;
+
+#[derive(Serialize, Debug, Clone)]
+pub struct RunData {
+    pub stats: Stats,
+    pub channel: Channel,
+    pub flows: Vec<FlowOut>,
+    pub stations: Vec<StationOut>,
+    pub timeseries: TimeSeries,
+}
+
+#[derive(Serialize, Debug, Clone)]
+pub struct Stats {
+    pub events: u64,
+    pub sim_time_ns: u64,
+    pub mpdus_delivered: u64,
+    pub mpdu_attempts: u64,
+    pub ppdus: u64,
+    pub collisions: u64,
+    pub beacons: u64,
+}
+
+#[derive(Serialize, Debug, Clone)]
+pub struct Channel {
+    pub busy_ns: u64,
+    pub busy_frac: f64,
+    pub tx_attempts: u64,
+    pub collisions: u64,
+}
+
+#[derive(Serialize, Debug, Clone)]
+pub struct FlowOut {
+    pub id: usize,
+    pub station: u32,
+    pub direction: String,
+    pub pattern: String,
+    pub offered_packets: u64,
+    pub offered_bytes: u64,
+    pub delivered_packets: u64,
+    pub delivered_bytes: u64,
+    pub dropped_queue: u64,
+    pub dropped_retry: u64,
+    pub dropped_wired: u64,
+    pub goodput_bps: f64,
+    pub loss: f64,
+    pub delay_ns: DelaySummary,
+}
+
+#[derive(Serialize, Debug, Clone)]
+pub struct StationOut {
+    pub id: usize,
+    pub mcs: u8,
+    pub nss: u8,
+    pub phy_rate_bps: u64,
+    /// Airtime of exchanges the station sent (uplink) and received (downlink), after warmup.
+    pub airtime_tx_ns: u64,
+    pub airtime_rx_ns: u64,
+    pub ampdu_hist_down: Vec<u64>,
+    pub ampdu_hist_up: Vec<u64>,
+    pub mean_ampdu_down: f64,
+    pub mean_ampdu_up: f64,
+}
+
+#[derive(Serialize, Debug, Clone)]
+pub struct TimeSeries {
+    pub bin_ns: u64,
+    pub t_ns: Vec<u64>,
+    pub flow_goodput_bps: Vec<Vec<f64>>,
+    pub flow_delay_mean_ns: Vec<Vec<f64>>,
+    pub station_mean_ampdu_down: Vec<Vec<f64>>,
+    pub station_airtime_frac: Vec<Vec<f64>>,
+}
+
+fn hist_mean(h: &[u64]) -> f64 {
+    let n: u64 = h.iter().sum();
+    if n == 0 {
+        return 0.0;
+    }
+    h.iter().enumerate().map(|(i, &c)| i as f64 * c as f64).sum::<f64>() / n as f64
+}
+
+pub fn collect(w: &World) -> RunData {
+    let spec = w.spec();
+    let dur = spec.sim.duration_ns;
+    let window_s = (dur - spec.sim.warmup_ns) as f64 * 1e-9;
+    let flows = spec
+        .flows
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let c = &w.counters[i];
+            let drops = c.dropped_queue + c.dropped_retry + c.dropped_wired;
+            FlowOut {
+                id: i,
+                station: f.station,
+                direction: f.direction.clone(),
+                pattern: f.pattern.clone(),
+                offered_packets: c.offered_packets,
+                offered_bytes: c.offered_bytes,
+                delivered_packets: c.delivered_packets,
+                delivered_bytes: c.delivered_bytes,
+                dropped_queue: c.dropped_queue,
+                dropped_retry: c.dropped_retry,
+                dropped_wired: c.dropped_wired,
+                goodput_bps: c.delivered_bytes as f64 * 8.0 / window_s,
+                loss: if c.offered_packets == 0 { 0.0 } else { drops as f64 / c.offered_packets as f64 },
+                delay_ns: c.delay.summary(),
+            }
+        })
+        .collect();
+    let stations = (0..spec.stations.len())
+        .map(|i| {
+            let tx = w.station_tx(i);
+            let h = w.station_ampdu_hist(i);
+            let a = w.station_airtime(i);
+            StationOut {
+                id: i,
+                mcs: tx.mcs,
+                nss: tx.nss,
+                phy_rate_bps: tx.data_rate_bps(),
+                airtime_tx_ns: a[1].as_nanos(),
+                airtime_rx_ns: a[0].as_nanos(),
+                ampdu_hist_down: h[0].clone(),
+                ampdu_hist_up: h[1].clone(),
+                mean_ampdu_down: hist_mean(&h[0]),
+                mean_ampdu_up: hist_mean(&h[1]),
+            }
+        })
+        .collect();
+    let bins = w.ts_goodput.bins();
+    let bin = spec.sim.bin_ns;
+    // The last bin may be shorter than the others.
+    let bin_len = |b: usize| ((b as u64 + 1) * bin).min(dur) - b as u64 * bin;
+    let per_bin = |row: &[f64], f: &dyn Fn(usize, f64) -> f64| row.iter().enumerate().map(|(b, &v)| f(b, v)).collect::<Vec<f64>>();
+    let n_flows = spec.flows.len();
+    let n_sta = spec.stations.len();
+    let ts = TimeSeries {
+        bin_ns: bin,
+        t_ns: (0..bins as u64).map(|b| b * bin).collect(),
+        flow_goodput_bps: (0..n_flows)
+            .map(|f| per_bin(w.ts_goodput.row(f), &|b, v| v / (bin_len(b) as f64 * 1e-9)))
+            .collect(),
+        flow_delay_mean_ns: (0..n_flows)
+            .map(|f| {
+                let n = w.ts_delay_n.row(f);
+                per_bin(w.ts_delay_sum.row(f), &|b, v| if n[b] > 0.0 { v / n[b] } else { 0.0 })
+            })
+            .collect(),
+        station_mean_ampdu_down: (0..n_sta)
+            .map(|s| {
+                let n = w.ts_ampdu_n.row(s);
+                per_bin(w.ts_ampdu_mpdus.row(s), &|b, v| if n[b] > 0.0 { v / n[b] } else { 0.0 })
+            })
+            .collect(),
+        station_airtime_frac: (0..n_sta)
+            .map(|s| per_bin(w.ts_airtime.row(s), &|b, v| v / bin_len(b) as f64))
+            .collect(),
+    };
+    let t = &w.totals;
+    RunData {
+        stats: Stats {
+            events: w.events(),
+            sim_time_ns: dur,
+            mpdus_delivered: t.mpdus_delivered,
+            mpdu_attempts: t.mpdu_attempts,
+            ppdus: t.ppdus,
+            collisions: t.collisions,
+            beacons: t.beacons,
+        },
+        channel: Channel {
+            busy_ns: t.busy_ns,
+            busy_frac: t.busy_ns as f64 / dur as f64,
+            tx_attempts: t.ppdus,
+            collisions: t.collisions,
+        },
+        flows,
+        stations,
+        timeseries: ts,
+    }
+}

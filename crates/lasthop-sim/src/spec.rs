@@ -1,0 +1,293 @@
+//! The normalized scenario spec (docs/spec.md), as the simulator receives it from Python, and
+//! the 802.11 rules it must satisfy. Python checks structure, types and units first; this
+//! module re-checks everything that needs the PHY tables, so no invalid world is ever built.
+
+use lasthop_wifi::phy::{self, Band, Standard, TxVector};
+use serde::Deserialize;
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Spec {
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    pub sim: SimSpec,
+    pub phy: PhySpec,
+    pub mac: MacSpec,
+    pub ap: ApSpec,
+    pub wired: WiredSpec,
+    pub stations: Vec<StationSpec>,
+    #[serde(default)]
+    pub flows: Vec<FlowSpec>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimSpec {
+    pub duration_ns: u64,
+    pub warmup_ns: u64,
+    pub seed: u64,
+    pub bin_ns: u64,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PhySpec {
+    pub standard: String,
+    pub band: String,
+    pub channel_width: u16,
+    pub guard_interval: u16,
+    pub control_rate_bps: u64,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MacSpec {
+    pub aggregation: bool,
+    pub max_ampdu_mpdus: u32,
+    pub max_ampdu_bytes: u32,
+    pub max_ppdu_time_ns: u64,
+    pub retry_limit: u32,
+    pub beacon_interval_ns: u64,
+    pub access_category: String,
+    pub cw_min: Option<u32>,
+    pub cw_max: Option<u32>,
+    pub aifsn: Option<u32>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApSpec {
+    pub queue_limit: u32,
+    pub scheduler: String,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WiredSpec {
+    pub rate_bps: u64,
+    pub delay_ns: u64,
+    pub queue_limit: u32,
+    pub loss: f64,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StationSpec {
+    pub mcs: u8,
+    pub nss: u8,
+    pub error_model: String,
+    pub per: f64,
+    pub snr_db: f64,
+    pub queue_limit: u32,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSpec {
+    pub station: u32,
+    pub direction: String,
+    pub pattern: String,
+    pub rate_bps: u64,
+    pub packet_size: u32,
+    pub start_ns: u64,
+    pub stop_ns: u64,
+}
+
+/// (key path, value, what is allowed)
+pub type Problem = (String, String, String);
+
+pub fn parse_standard(s: &str) -> Option<Standard> {
+    match s {
+        "ofdm" => Some(Standard::Ofdm),
+        "ht" => Some(Standard::Ht),
+        "vht" => Some(Standard::Vht),
+        "he" => Some(Standard::He),
+        _ => None,
+    }
+}
+
+pub fn parse_band(s: &str) -> Option<Band> {
+    match s {
+        "2.4GHz" => Some(Band::Ghz2_4),
+        "5GHz" => Some(Band::Ghz5),
+        "6GHz" => Some(Band::Ghz6),
+        _ => None,
+    }
+}
+
+impl Spec {
+    pub fn from_json(s: &str) -> Result<Spec, String> {
+        serde_json::from_str(s).map_err(|e| format!("normalized spec does not parse: {e}"))
+    }
+
+    pub fn standard(&self) -> Standard {
+        parse_standard(&self.phy.standard).expect("validated")
+    }
+    pub fn band(&self) -> Band {
+        parse_band(&self.phy.band).expect("validated")
+    }
+    pub fn tx_vector(&self, st: &StationSpec) -> TxVector {
+        TxVector {
+            standard: self.standard(),
+            mcs: st.mcs,
+            nss: st.nss,
+            channel_width: self.phy.channel_width,
+            guard_interval: self.phy.guard_interval,
+        }
+    }
+
+    /// Every 802.11 rule the spec breaks.
+    pub fn problems(&self) -> Vec<Problem> {
+        let mut p: Vec<Problem> = Vec::new();
+        let mut bad = |path: &str, value: String, allowed: String| p.push((path.to_string(), value, allowed));
+
+        if self.sim.duration_ns == 0 {
+            bad("sim.duration", "0s".into(), "a duration > 0".into());
+        }
+        if self.sim.bin_ns == 0 || self.sim.bin_ns > self.sim.duration_ns.max(1) {
+            bad("sim.bin", format!("{}ns", self.sim.bin_ns), "0 < bin <= sim.duration".into());
+        }
+        if self.sim.warmup_ns >= self.sim.duration_ns {
+            bad("sim.warmup", format!("{}ns", self.sim.warmup_ns), "warmup < sim.duration".into());
+        }
+        let Some(std) = parse_standard(&self.phy.standard) else {
+            bad("phy.standard", format!("{:?}", self.phy.standard), "one of \"ofdm\", \"ht\", \"vht\", \"he\"".into());
+            return p;
+        };
+        match parse_band(&self.phy.band) {
+            None => bad("phy.band", format!("{:?}", self.phy.band), "one of \"2.4GHz\", \"5GHz\", \"6GHz\"".into()),
+            Some(Band::Ghz6) if std != Standard::He => {
+                bad("phy.band", "\"6GHz\"".into(), "6GHz only with standard \"he\"".into())
+            }
+            Some(Band::Ghz2_4) if std == Standard::Vht => {
+                bad("phy.band", "\"2.4GHz\"".into(), "VHT operates in 5GHz only".into())
+            }
+            _ => {}
+        }
+        if !phy::valid_widths(std).contains(&self.phy.channel_width) {
+            bad("phy.channel_width", self.phy.channel_width.to_string(), format!("one of {:?} MHz for {}", phy::valid_widths(std), self.phy.standard));
+        }
+        if !phy::valid_guard_intervals(std).contains(&self.phy.guard_interval) {
+            bad("phy.guard_interval", self.phy.guard_interval.to_string(), format!("one of {:?} ns for {}", phy::valid_guard_intervals(std), self.phy.standard));
+        }
+        if !phy::is_legacy_rate(self.phy.control_rate_bps) {
+            bad("phy.control_rate", format!("{}bps", self.phy.control_rate_bps), "one of 6, 9, 12, 18, 24, 36, 48, 54 Mbps".into());
+        }
+
+        let m = &self.mac;
+        let win = phy::ba_window(std) as u32;
+        if std == Standard::Ofdm && m.aggregation {
+            bad("mac.aggregation", "true".into(), "false for standard \"ofdm\" (802.11a/g has no A-MPDU)".into());
+        }
+        if m.aggregation && (m.max_ampdu_mpdus == 0 || m.max_ampdu_mpdus > win) {
+            bad("mac.max_ampdu_mpdus", m.max_ampdu_mpdus.to_string(), format!("1..={win} (the Block Ack window of {})", self.phy.standard));
+        }
+        let max_bytes = phy::max_ampdu_bytes(std);
+        if m.aggregation && m.max_ampdu_bytes > max_bytes {
+            bad("mac.max_ampdu_bytes", m.max_ampdu_bytes.to_string(), format!("0 (standard maximum) or <= {max_bytes}"));
+        }
+        let max_t = phy::max_ppdu_time(std).as_nanos();
+        if m.max_ppdu_time_ns == 0 || m.max_ppdu_time_ns > max_t {
+            bad("mac.max_ppdu_time", format!("{}ns", m.max_ppdu_time_ns), format!("0 < t <= {}ns (aPPDUMaxTime of {})", max_t, self.phy.standard));
+        }
+        if m.retry_limit == 0 || m.retry_limit > 64 {
+            bad("mac.retry_limit", m.retry_limit.to_string(), "1..=64".into());
+        }
+        if lasthop_wifi::mac::edca::AccessCategory::parse(&m.access_category).is_none() {
+            bad("mac.access_category", format!("{:?}", m.access_category), "one of \"BK\", \"BE\", \"VI\", \"VO\"".into());
+        }
+        let cw_ok = |v: u32| v <= 32767 && (v + 1).is_power_of_two();
+        if let Some(v) = m.cw_min {
+            if !cw_ok(v) {
+                bad("mac.cw_min", v.to_string(), "2^k - 1, at most 32767".into());
+            }
+        }
+        if let Some(v) = m.cw_max {
+            if !cw_ok(v) || m.cw_min.is_some_and(|c| c > v) {
+                bad("mac.cw_max", v.to_string(), "2^k - 1, at most 32767, and >= cw_min".into());
+            }
+        }
+        if let Some(v) = m.aifsn {
+            if !(1..=15).contains(&v) {
+                bad("mac.aifsn", v.to_string(), "1..=15".into());
+            }
+        }
+        if self.ap.queue_limit == 0 {
+            bad("ap.queue_limit", "0".into(), "at least 1 packet".into());
+        }
+        if self.ap.scheduler != "round_robin" {
+            bad("ap.scheduler", format!("{:?}", self.ap.scheduler), "\"round_robin\"".into());
+        }
+        if self.wired.rate_bps == 0 {
+            bad("wired.rate", "0bps".into(), "a rate > 0".into());
+        }
+        if !(0.0..1.0).contains(&self.wired.loss) {
+            bad("wired.loss", self.wired.loss.to_string(), "a probability in [0, 1)".into());
+        }
+        if self.wired.queue_limit == 0 {
+            bad("wired.queue_limit", "0".into(), "at least 1 packet".into());
+        }
+
+        if self.stations.is_empty() {
+            bad("stations", "[]".into(), "at least one station".into());
+        }
+        for (i, st) in self.stations.iter().enumerate() {
+            let tx = self.tx_vector(st);
+            if let Err(e) = tx.validate() {
+                let v = match e.field {
+                    "mcs" => st.mcs.to_string(),
+                    "nss" => st.nss.to_string(),
+                    "channel_width" => self.phy.channel_width.to_string(),
+                    "guard_interval" => self.phy.guard_interval.to_string(),
+                    _ => String::new(),
+                };
+                let path = match e.field {
+                    "mcs" | "nss" => format!("stations[{i}].{}", e.field),
+                    f => format!("phy.{f}"),
+                };
+                bad(&path, v, e.allowed);
+            }
+            match st.error_model.as_str() {
+                "none" | "snr" => {}
+                "fixed" => {
+                    if !(0.0..1.0).contains(&st.per) {
+                        bad(&format!("stations[{i}].per"), st.per.to_string(), "a probability in [0, 1)".into());
+                    }
+                }
+                other => bad(&format!("stations[{i}].error_model"), format!("{other:?}"), "one of \"none\", \"fixed\", \"snr\"".into()),
+            }
+            if !st.snr_db.is_finite() || !(-20.0..=100.0).contains(&st.snr_db) {
+                bad(&format!("stations[{i}].snr_db"), st.snr_db.to_string(), "-20..=100 dB".into());
+            }
+            if st.queue_limit == 0 {
+                bad(&format!("stations[{i}].queue_limit"), "0".into(), "at least 1 packet".into());
+            }
+        }
+        for (i, f) in self.flows.iter().enumerate() {
+            if f.station as usize >= self.stations.len() {
+                bad(&format!("flows[{i}].stations"), f.station.to_string(), format!("a station index 0..{}", self.stations.len()));
+            }
+            if f.direction != "down" && f.direction != "up" {
+                bad(&format!("flows[{i}].direction"), format!("{:?}", f.direction), "\"down\" or \"up\"".into());
+            }
+            match f.pattern.as_str() {
+                "cbr" | "poisson" => {
+                    if f.rate_bps == 0 {
+                        bad(&format!("flows[{i}].rate"), "0bps".into(), "a rate > 0".into());
+                    }
+                }
+                "saturated" => {}
+                other => bad(&format!("flows[{i}].pattern"), format!("{other:?}"), "one of \"cbr\", \"poisson\", \"saturated\"".into()),
+            }
+            if !(20..=2304).contains(&f.packet_size) {
+                bad(&format!("flows[{i}].packet_size"), f.packet_size.to_string(), "20..=2304 bytes".into());
+            }
+            if f.start_ns >= f.stop_ns || f.stop_ns > self.sim.duration_ns {
+                bad(&format!("flows[{i}].start"), format!("{}ns", f.start_ns), "start < stop <= sim.duration".into());
+            }
+        }
+        p
+    }
+}

@@ -1,0 +1,1000 @@
+//! One 802.11 cell: an AP, N stations and a server behind the AP on a wired link, simulated
+//! event by event in virtual time.
+//!
+//! What happens to a packet: a traffic source creates it (at the server for downlink, at a
+//! station for uplink); downlink packets cross the wired link and enter the AP's per-station
+//! queue; the owner's EDCA function contends for the medium; on winning, the transmitter builds
+//! an A-MPDU (retransmissions first, then new MPDUs within the Block Ack window, the A-MPDU
+//! length limit and the PPDU time limit), sends it, and — if any MPDU arrived — gets a Block
+//! Ack a SIFS later. Each MPDU is lost independently per the link's error model. Received
+//! MPDUs pass the recipient's reorder buffer before delivery; uplink packets then cross the
+//! wired link to the server. Beacons are sent by the AP at every TBTT with PIFS priority.
+//!
+//! The engine is batched per exchange: two events per PPDU (channel access, end of exchange),
+//! plus one per packet for sources that are not saturated and one for the wired link.
+
+use crate::engine::EventQueue;
+use crate::metrics::{FlowCounters, Series};
+use crate::spec::{Spec, StationSpec};
+use lasthop_algo::aqm::{Fifo, FifoConfig, Qdisc, QueuedPacket};
+use lasthop_core::rng::StreamKind;
+use lasthop_core::{Duration, Instant, Rng};
+use lasthop_wifi::mac::blockack::{Originator, Recipient};
+use lasthop_wifi::mac::edca::{AccessCategory, EdcaParams, Edcaf, SlotTiming};
+use lasthop_wifi::mac::frame::{self, AmpduLen};
+use lasthop_wifi::mac::medium::{ContenderId, Medium};
+use lasthop_wifi::mac::txq::TxqSet;
+use lasthop_wifi::phy::{self, Band, Standard, TxVector};
+use crate::wired::{WiredLink, WiredOutcome};
+
+/// Handle of a packet in the arena; carries its IP length for queue accounting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PktRef {
+    pub id: u32,
+    pub len: u32,
+}
+
+impl QueuedPacket for PktRef {
+    #[inline]
+    fn len_bytes(&self) -> u32 {
+        self.len
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Pkt {
+    flow: u32,
+    created: Instant,
+    retries: u16,
+    /// A retransmission copy of an MPDU the recipient already holds.
+    ghost: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dir {
+    Down,
+    Up,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Pattern {
+    Cbr,
+    Poisson,
+    Saturated,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Ev {
+    /// Next packet of a flow (CBR/Poisson), or the start of a saturated flow.
+    FlowNext(u32),
+    /// A packet reaches the far end of the wired link.
+    WiredArrive(PktRef, Dir),
+    /// A channel access instant; stale if the generation moved on.
+    Access(u64),
+    /// The current frame exchange ends.
+    ExchangeEnd,
+    /// Target beacon transmission time.
+    Beacon,
+    /// Report progress to the host.
+    Progress,
+}
+
+struct Flow {
+    station: u32,
+    dir: Dir,
+    pattern: Pattern,
+    size: u32,
+    rate_bps: u64,
+    start: Instant,
+    stop: Instant,
+    /// Packets sent so far (CBR schedule index).
+    k: u64,
+    rng: Rng,
+    /// Saturated flows: how many packets to keep queued.
+    sat_target: usize,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum ErrModel {
+    None,
+    Fixed(f64),
+    Snr(f64),
+}
+
+/// One station and the two directions of its link with the AP.
+struct Station {
+    tx: TxVector,
+    /// Largest PSDU allowed by the A-MPDU length limit and the PPDU time limit.
+    max_psdu: u32,
+    err: ErrModel,
+    /// Cached (MPDU length, success probability) for the SNR model.
+    succ_cache: (u32, f64),
+    ba_success: f64,
+    err_rng: Rng,
+    queue: Fifo<PktRef>,
+    contender: ContenderId,
+    down_orig: Originator<PktRef>,
+    down_rcpt: Recipient<PktRef>,
+    up_orig: Originator<PktRef>,
+    up_rcpt: Recipient<PktRef>,
+    // metrics
+    ampdu_hist: [Vec<u64>; 2],
+    airtime: [Duration; 2],
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TxKind {
+    Beacon,
+    Data { sta: u32, dir: Dir },
+}
+
+struct Tx {
+    contender: ContenderId,
+    kind: TxKind,
+    /// (sequence number, packet, received correctly)
+    mpdus: Vec<(u32, PktRef, bool)>,
+    ppdu_end: Instant,
+}
+
+/// Outcome of the exchange in progress.
+struct Exchange {
+    txs: Vec<Tx>,
+    start: Instant,
+    end: Instant,
+    /// A single data transmitter whose Block Ack/Ack came back.
+    acked: bool,
+    /// A response frame was sent (some MPDU arrived) — even if lost on the way back.
+    response_sent: bool,
+}
+
+/// Counters for the `stats`/`channel` sections.
+#[derive(Default, Debug, Clone)]
+pub struct Totals {
+    pub mpdus_delivered: u64,
+    pub mpdu_attempts: u64,
+    pub ppdus: u64,
+    pub collisions: u64,
+    pub beacons: u64,
+    pub busy_ns: u64,
+}
+
+pub struct World {
+    spec: Spec,
+    q: EventQueue<Ev>,
+    end: Instant,
+    warmup: Instant,
+    standard: Standard,
+    band: Band,
+    timing: SlotTiming,
+    medium: Medium,
+    aggregation: bool,
+    max_mpdus: u32,
+    retry_limit: u32,
+    qos: bool,
+    control_rate: u64,
+    response_len: u32,
+    ack_timeout: Duration,
+    /// EIFS − AIFS: SIFS + the time of an Ack at the lowest rate (§10.3.2.3.7).
+    eifs_extra: Duration,
+    beacon_interval: Duration,
+    beacon_pending: bool,
+    ap_data: ContenderId,
+    ap_beacon: ContenderId,
+    txqs: TxqSet<PktRef>,
+    stations: Vec<Station>,
+    flows: Vec<Flow>,
+    /// Saturated downlink flow per station, if any (refilled as the AP dequeues).
+    sat_down: Vec<Option<u32>>,
+    sat_up: Vec<Option<u32>>,
+    wired_down: WiredLink,
+    wired_up: WiredLink,
+    pkts: Vec<Pkt>,
+    free: Vec<u32>,
+    access_gen: u64,
+    pending_access: Option<Instant>,
+    exchange: Option<Exchange>,
+    tx_pool: Vec<Vec<(u32, PktRef, bool)>>,
+    scratch: Vec<PktRef>,
+    scratch_dup: Vec<PktRef>,
+    progress_step: Duration,
+    // metrics
+    pub counters: Vec<FlowCounters>,
+    pub totals: Totals,
+    pub ts_goodput: Series,
+    pub ts_delay_sum: Series,
+    pub ts_delay_n: Series,
+    pub ts_ampdu_mpdus: Series,
+    pub ts_ampdu_n: Series,
+    pub ts_airtime: Series,
+}
+
+/// aRxPHYStartDelay for OFDM PHYs (IEEE 802.11-2020 Table 17-21): part of the Ack timeout.
+const RX_PHY_START_DELAY: Duration = Duration::from_micros(20);
+/// aCCATime bound for OFDM PHYs (§17.4.6): a station cannot sense a transmission younger than
+/// this, so EDCAFs reaching zero within it of each other collide.
+const CCA_WINDOW: Duration = Duration::from_micros(4);
+/// Beacons go at the lowest mandatory OFDM rate.
+const BEACON_RATE: u64 = 6_000_000;
+
+impl World {
+    pub fn new(spec: Spec, seed: u64) -> World {
+        let standard = spec.standard();
+        let band = spec.band();
+        let mt = phy::mac_timing(standard, band);
+        let timing = SlotTiming { slot: mt.slot, sifs: mt.sifs };
+        let mut medium = Medium::new(timing, CCA_WINDOW);
+        let m = &spec.mac;
+        let qos = standard != Standard::Ofdm;
+        let ac = AccessCategory::parse(&m.access_category).unwrap_or(AccessCategory::Be);
+        let params = |ap: bool| {
+            let mut p = if qos { EdcaParams::default_for(ac, ap) } else { EdcaParams::dcf() };
+            if let Some(v) = m.cw_min {
+                p.cw_min = v;
+            }
+            if let Some(v) = m.cw_max {
+                p.cw_max = v;
+            }
+            if let Some(v) = m.aifsn {
+                p.aifsn = v;
+            }
+            p
+        };
+        let backoff_rng = |id: u64| Rng::stream(seed, StreamKind::Backoff, id);
+        let ap_data = medium.add(Edcaf::new(params(true), backoff_rng(0)), 0, 0);
+        let ap_beacon = medium.add(Edcaf::new(EdcaParams::beacon(), backoff_rng(1)), 0, 1);
+
+        let aggregation = m.aggregation;
+        let win = if aggregation { m.max_ampdu_mpdus.min(phy::ba_window(standard) as u32) } else { 1 };
+        let max_mpdus = if aggregation { m.max_ampdu_mpdus } else { 1 };
+        let std_max_bytes = phy::max_ampdu_bytes(standard);
+        let ampdu_bytes = if m.max_ampdu_bytes == 0 { std_max_bytes } else { m.max_ampdu_bytes };
+        let max_ppdu = Duration(m.max_ppdu_time_ns);
+        let response_len = if !aggregation {
+            frame::ACK
+        } else if win > 64 {
+            frame::BLOCK_ACK_256
+        } else {
+            frame::BLOCK_ACK_64
+        };
+        let control_rate = spec.phy.control_rate_bps;
+
+        let mut stations = Vec::with_capacity(spec.stations.len());
+        for (i, st) in spec.stations.iter().enumerate() {
+            let tx = spec.tx_vector(st);
+            let contender = medium.add(Edcaf::new(params(false), backoff_rng(2 + i as u64)), 1 + i as u32, 0);
+            let cap = if aggregation { ampdu_bytes } else { u32::MAX };
+            let max_psdu = max_psdu_for_time(&tx, band, max_ppdu, cap);
+            let err = station_err(st);
+            let ba_success = match err {
+                ErrModel::Snr(snr) => phy::legacy_success_prob(control_rate, snr, response_len),
+                _ => 1.0,
+            };
+            stations.push(Station {
+                tx,
+                max_psdu,
+                err,
+                succ_cache: (0, 1.0),
+                ba_success,
+                err_rng: Rng::stream(seed, StreamKind::Channel, i as u64),
+                queue: Fifo::new(FifoConfig { limit_packets: st.queue_limit as usize, limit_bytes: 0 }),
+                contender,
+                down_orig: Originator::new(win),
+                down_rcpt: Recipient::new(win),
+                up_orig: Originator::new(win),
+                up_rcpt: Recipient::new(win),
+                ampdu_hist: [vec![0; max_mpdus as usize + 1], vec![0; max_mpdus as usize + 1]],
+                airtime: [Duration::ZERO; 2],
+            });
+        }
+
+        let n_sta = stations.len();
+        let mut flows = Vec::with_capacity(spec.flows.len());
+        let mut sat_down = vec![None; n_sta];
+        let mut sat_up = vec![None; n_sta];
+        let n_sat_down = spec.flows.iter().filter(|f| f.pattern == "saturated" && f.direction == "down").count().max(1);
+        for (i, f) in spec.flows.iter().enumerate() {
+            let dir = if f.direction == "down" { Dir::Down } else { Dir::Up };
+            let pattern = match f.pattern.as_str() {
+                "cbr" => Pattern::Cbr,
+                "poisson" => Pattern::Poisson,
+                _ => Pattern::Saturated,
+            };
+            let sta = f.station as usize;
+            let sat_target = if pattern == Pattern::Saturated {
+                match dir {
+                    Dir::Down => {
+                        sat_down[sta] = Some(i as u32);
+                        (spec.ap.queue_limit as usize / n_sat_down).max(1)
+                    }
+                    Dir::Up => {
+                        sat_up[sta] = Some(i as u32);
+                        spec.stations[sta].queue_limit as usize
+                    }
+                }
+            } else {
+                0
+            };
+            flows.push(Flow {
+                station: f.station,
+                dir,
+                pattern,
+                size: f.packet_size,
+                rate_bps: f.rate_bps,
+                start: Instant(f.start_ns),
+                stop: Instant(f.stop_ns),
+                k: 0,
+                rng: Rng::stream(seed, StreamKind::Traffic, i as u64),
+                sat_target,
+            });
+        }
+
+        let w = &spec.wired;
+        let wired_down = WiredLink::new(w.rate_bps, w.delay_ns, w.queue_limit as usize, w.loss, Rng::stream(seed, StreamKind::Wired, 0));
+        let wired_up = WiredLink::new(w.rate_bps, w.delay_ns, w.queue_limit as usize, w.loss, Rng::stream(seed, StreamKind::Wired, 1));
+
+        let bins = spec.sim.duration_ns.div_ceil(spec.sim.bin_ns) as usize;
+        let bin = spec.sim.bin_ns;
+        let n_flows = flows.len();
+        let ack_lowest = phy::legacy_duration(6_000_000, frame::ACK, band);
+        let end = Instant(spec.sim.duration_ns);
+        World {
+            q: EventQueue::new(),
+            end,
+            warmup: Instant(spec.sim.warmup_ns),
+            standard,
+            band,
+            timing,
+            medium,
+            aggregation,
+            max_mpdus,
+            retry_limit: m.retry_limit,
+            qos,
+            control_rate,
+            response_len,
+            ack_timeout: timing.sifs + timing.slot + RX_PHY_START_DELAY,
+            eifs_extra: timing.sifs + ack_lowest,
+            beacon_interval: Duration(m.beacon_interval_ns),
+            beacon_pending: false,
+            ap_data,
+            ap_beacon,
+            txqs: TxqSet::new(n_sta, spec.ap.queue_limit as usize),
+            stations,
+            flows,
+            sat_down,
+            sat_up,
+            wired_down,
+            wired_up,
+            pkts: Vec::with_capacity(4096),
+            free: Vec::new(),
+            access_gen: 0,
+            pending_access: None,
+            exchange: None,
+            tx_pool: Vec::new(),
+            scratch: Vec::new(),
+            scratch_dup: Vec::new(),
+            progress_step: Duration((spec.sim.duration_ns / 200).max(1)),
+            counters: vec![FlowCounters::default(); n_flows],
+            totals: Totals::default(),
+            ts_goodput: Series::new(n_flows, bins, bin),
+            ts_delay_sum: Series::new(n_flows, bins, bin),
+            ts_delay_n: Series::new(n_flows, bins, bin),
+            ts_ampdu_mpdus: Series::new(n_sta, bins, bin),
+            ts_ampdu_n: Series::new(n_sta, bins, bin),
+            ts_airtime: Series::new(n_sta, bins, bin),
+            spec,
+        }
+    }
+
+    pub fn spec(&self) -> &Spec {
+        &self.spec
+    }
+    pub fn events(&self) -> u64 {
+        self.q.processed()
+    }
+    pub fn station_airtime(&self, i: usize) -> [Duration; 2] {
+        self.stations[i].airtime
+    }
+    pub fn station_ampdu_hist(&self, i: usize) -> &[Vec<u64>; 2] {
+        &self.stations[i].ampdu_hist
+    }
+    pub fn station_tx(&self, i: usize) -> TxVector {
+        self.stations[i].tx
+    }
+    pub fn band(&self) -> Band {
+        self.band
+    }
+
+    /// Run to the end of the simulation, reporting progress in [0, 1].
+    pub fn run(&mut self, progress: &mut dyn FnMut(f64)) {
+        self.medium.set_idle(Instant::ZERO);
+        for f in 0..self.flows.len() {
+            let start = self.flows[f].start;
+            self.q.schedule(start, Ev::FlowNext(f as u32));
+        }
+        if !self.beacon_interval.is_zero() {
+            self.q.schedule(Instant::ZERO, Ev::Beacon);
+        }
+        self.q.schedule(Instant::ZERO + self.progress_step, Ev::Progress);
+        while let Some(ev) = self.q.pop_until(self.end) {
+            match ev {
+                Ev::FlowNext(f) => self.on_flow_next(f),
+                Ev::WiredArrive(p, d) => self.on_wired_arrive(p, d),
+                Ev::Access(g) => {
+                    if g == self.access_gen {
+                        self.pending_access = None;
+                        self.on_access();
+                    }
+                }
+                Ev::ExchangeEnd => self.on_exchange_end(),
+                Ev::Beacon => self.on_beacon(),
+                Ev::Progress => {
+                    let now = self.q.now();
+                    progress(now.as_nanos() as f64 / self.end.as_nanos() as f64);
+                    self.q.schedule(now + self.progress_step, Ev::Progress);
+                }
+            }
+        }
+        progress(1.0);
+    }
+
+    // ---------------------------------------------------------------- packets and traffic
+
+    #[inline]
+    fn alloc(&mut self, flow: u32, len: u32, now: Instant) -> PktRef {
+        let p = Pkt { flow, created: now, retries: 0, ghost: false };
+        let id = match self.free.pop() {
+            Some(id) => {
+                self.pkts[id as usize] = p;
+                id
+            }
+            None => {
+                self.pkts.push(p);
+                self.pkts.len() as u32 - 1
+            }
+        };
+        if now >= self.warmup {
+            let c = &mut self.counters[flow as usize];
+            c.offered_packets += 1;
+            c.offered_bytes += len as u64;
+        }
+        PktRef { id, len }
+    }
+
+    #[inline]
+    fn release(&mut self, p: PktRef) {
+        self.free.push(p.id);
+    }
+
+    #[inline]
+    fn counted(&self, p: PktRef) -> bool {
+        self.pkts[p.id as usize].created >= self.warmup
+    }
+
+    fn drop_pkt(&mut self, p: PktRef, why: DropWhy) {
+        if self.counted(p) && !self.pkts[p.id as usize].ghost {
+            let c = &mut self.counters[self.pkts[p.id as usize].flow as usize];
+            match why {
+                DropWhy::Queue => c.dropped_queue += 1,
+                DropWhy::Retry => c.dropped_retry += 1,
+                DropWhy::Wired => c.dropped_wired += 1,
+            }
+        }
+        self.release(p);
+    }
+
+    /// The packet reached its destination application at `t`.
+    fn deliver(&mut self, p: PktRef, t: Instant) {
+        let pk = self.pkts[p.id as usize];
+        if pk.created >= self.warmup {
+            let f = pk.flow as usize;
+            let d = (t - pk.created).as_nanos();
+            let c = &mut self.counters[f];
+            c.delivered_packets += 1;
+            c.delivered_bytes += p.len as u64;
+            c.delay.record(d);
+            self.ts_goodput.add(f, t.as_nanos(), p.len as f64 * 8.0);
+            self.ts_delay_sum.add(f, t.as_nanos(), d as f64);
+            self.ts_delay_n.add(f, t.as_nanos(), 1.0);
+        }
+        self.release(p);
+    }
+
+    fn on_flow_next(&mut self, f: u32) {
+        let now = self.q.now();
+        let fl = &self.flows[f as usize];
+        if now >= fl.stop {
+            return;
+        }
+        if fl.pattern == Pattern::Saturated {
+            self.fill_saturated(f, now);
+            return;
+        }
+        let (size, dir, sta) = (fl.size, fl.dir, fl.station);
+        let p = self.alloc(f, size, now);
+        match dir {
+            Dir::Down => self.wired_send(p, Dir::Down, now),
+            Dir::Up => self.station_enqueue(sta, p, now),
+        }
+        // Next departure: CBR on an exact schedule (no drift), Poisson exponential gaps.
+        let fl = &mut self.flows[f as usize];
+        fl.k += 1;
+        let next = match fl.pattern {
+            Pattern::Cbr => {
+                let ns = (fl.k as u128 * fl.size as u128 * 8 * 1_000_000_000 / fl.rate_bps as u128) as u64;
+                fl.start + Duration(ns)
+            }
+            _ => {
+                let mean = fl.size as f64 * 8.0 / fl.rate_bps as f64;
+                now + Duration::from_secs_f64(fl.rng.exponential(mean)).max(Duration(1))
+            }
+        };
+        if next < fl.stop {
+            self.q.schedule(next, Ev::FlowNext(f));
+        }
+    }
+
+    /// A saturated flow keeps its entry queue filled to its target.
+    fn fill_saturated(&mut self, f: u32, now: Instant) {
+        let (sta, dir, size, target) = {
+            let fl = &self.flows[f as usize];
+            (fl.station, fl.dir, fl.size, fl.sat_target)
+        };
+        for _ in 0..target {
+            let full = match dir {
+                Dir::Down => self.txqs.room() == 0,
+                Dir::Up => {
+                    let q = &self.stations[sta as usize].queue;
+                    q.len_packets() >= q.params().limit_packets
+                }
+            };
+            if full {
+                break;
+            }
+            let p = self.alloc(f, size, now);
+            match dir {
+                Dir::Down => self.ap_enqueue(sta, p, now),
+                Dir::Up => self.station_enqueue(sta, p, now),
+            }
+        }
+    }
+
+    /// One packet of a saturated flow left its queue: put a fresh one behind it.
+    #[inline]
+    fn refill(&mut self, flow: Option<u32>, now: Instant) {
+        if let Some(f) = flow {
+            let fl = &self.flows[f as usize];
+            if now < fl.stop && now >= fl.start {
+                let (sta, dir, size) = (fl.station, fl.dir, fl.size);
+                let p = self.alloc(f, size, now);
+                match dir {
+                    Dir::Down => self.ap_enqueue(sta, p, now),
+                    Dir::Up => self.station_enqueue(sta, p, now),
+                }
+            }
+        }
+    }
+
+    fn wired_send(&mut self, p: PktRef, dir: Dir, at: Instant) {
+        let link = match dir {
+            Dir::Down => &mut self.wired_down,
+            Dir::Up => &mut self.wired_up,
+        };
+        match link.send(at, p.len) {
+            WiredOutcome::Arrives(t) => self.q.schedule(t.max(self.q.now()), Ev::WiredArrive(p, dir)),
+            WiredOutcome::DroppedQueue | WiredOutcome::Lost => self.drop_pkt(p, DropWhy::Wired),
+        }
+    }
+
+    fn on_wired_arrive(&mut self, p: PktRef, dir: Dir) {
+        let now = self.q.now();
+        match dir {
+            Dir::Down => {
+                let sta = self.flows[self.pkts[p.id as usize].flow as usize].station;
+                self.ap_enqueue(sta, p, now);
+            }
+            Dir::Up => self.deliver(p, now),
+        }
+    }
+
+    fn ap_enqueue(&mut self, sta: u32, p: PktRef, now: Instant) {
+        match self.txqs.enqueue(now, sta, p) {
+            Ok(()) => self.make_ready(self.ap_data, now),
+            Err(p) => self.drop_pkt(p, DropWhy::Queue),
+        }
+    }
+
+    fn station_enqueue(&mut self, sta: u32, p: PktRef, now: Instant) {
+        let s = &mut self.stations[sta as usize];
+        match s.queue.enqueue(now, p) {
+            Ok(()) => {
+                let c = s.contender;
+                self.make_ready(c, now);
+            }
+            Err(p) => self.drop_pkt(p, DropWhy::Queue),
+        }
+    }
+
+    // ---------------------------------------------------------------- channel access
+
+    /// A contender has something to send: if the medium is idle and it would win earlier than
+    /// the access already scheduled, move the access event.
+    fn make_ready(&mut self, c: ContenderId, now: Instant) {
+        if !self.medium.set_ready(c, now) || self.medium.is_busy() {
+            return;
+        }
+        if let Some(t) = self.medium.access_time_of(c) {
+            if self.pending_access.is_none_or(|p| t < p) {
+                self.schedule_access_at(t);
+            }
+        }
+    }
+
+    fn schedule_access_at(&mut self, t: Instant) {
+        self.access_gen += 1;
+        self.pending_access = Some(t);
+        self.q.schedule(t, Ev::Access(self.access_gen));
+    }
+
+    fn schedule_next_access(&mut self) {
+        match self.medium.next_access() {
+            Some(t) => self.schedule_access_at(t),
+            None => self.pending_access = None,
+        }
+    }
+
+    fn on_beacon(&mut self) {
+        let now = self.q.now();
+        self.q.schedule(now + self.beacon_interval, Ev::Beacon);
+        if !self.beacon_pending {
+            self.beacon_pending = true;
+            self.make_ready(self.ap_beacon, now);
+        }
+    }
+
+    fn on_access(&mut self) {
+        let now = self.q.now();
+        let outcome = self.medium.start_access(now);
+        if outcome.transmitters.is_empty() {
+            // Cannot happen (the event was scheduled for a ready contender); stay safe.
+            self.schedule_next_access();
+            return;
+        }
+        for &c in &outcome.internal_losers {
+            self.medium.get_mut(c).edcaf.on_failure(self.retry_limit);
+        }
+        let mut txs = Vec::with_capacity(outcome.transmitters.len());
+        let mut busy_end = now;
+        for &c in &outcome.transmitters {
+            let tx = self.build_ppdu(c, now);
+            if tx.ppdu_end > busy_end {
+                busy_end = tx.ppdu_end;
+            }
+            txs.push(tx);
+        }
+        let collision = txs.len() > 1;
+        self.totals.ppdus += txs.len() as u64;
+        if collision {
+            self.totals.collisions += 1;
+        }
+        let mut acked = false;
+        let mut response_sent = false;
+        let mut end = busy_end;
+        if !collision {
+            let tx = &mut txs[0];
+            if let TxKind::Data { sta, .. } = tx.kind {
+                let s = &mut self.stations[sta as usize];
+                let mut any = false;
+                for m in tx.mpdus.iter_mut() {
+                    let ok = mpdu_ok(s, m.1.len, self.qos);
+                    m.2 = ok;
+                    any |= ok;
+                }
+                if any {
+                    response_sent = true;
+                    end = tx.ppdu_end + self.timing.sifs + phy::legacy_duration(self.control_rate, self.response_len, self.band);
+                    acked = s.ba_success >= 1.0 || s.err_rng.bernoulli(s.ba_success);
+                }
+            }
+        }
+        self.totals.busy_ns += (end - now).as_nanos();
+        self.exchange = Some(Exchange { txs, start: now, end, acked, response_sent });
+        self.q.schedule(end, Ev::ExchangeEnd);
+    }
+
+    /// What contender `c` sends now.
+    fn build_ppdu(&mut self, c: ContenderId, now: Instant) -> Tx {
+        if c == self.ap_beacon {
+            self.beacon_pending = false;
+            self.totals.beacons += 1;
+            let d = phy::legacy_duration(BEACON_RATE, frame::BEACON, self.band);
+            return Tx { contender: c, kind: TxKind::Beacon, mpdus: Vec::new(), ppdu_end: now + d };
+        }
+        let mut mpdus = self.tx_pool.pop().unwrap_or_default();
+        let (sta, dir) = if c == self.ap_data {
+            (self.txqs.next_txq().expect("AP ready with no active station"), Dir::Down)
+        } else {
+            (self.medium.get(c).owner - 1, Dir::Up)
+        };
+        let psdu = self.build_ampdu(sta, dir, now, &mut mpdus);
+        let s = &self.stations[sta as usize];
+        let d = phy::ppdu_duration(&s.tx, psdu, self.band);
+        if now >= self.warmup {
+            let n = mpdus.len();
+            let s = &mut self.stations[sta as usize];
+            s.ampdu_hist[dir as usize][n] += 1;
+            if dir == Dir::Down {
+                self.ts_ampdu_mpdus.add(sta as usize, now.as_nanos(), n as f64);
+                self.ts_ampdu_n.add(sta as usize, now.as_nanos(), 1.0);
+            }
+        }
+        self.totals.mpdu_attempts += mpdus.len() as u64;
+        Tx { contender: c, kind: TxKind::Data { sta, dir }, mpdus, ppdu_end: now + d }
+    }
+
+    /// Fill `out` with the MPDUs of one A-MPDU (or a single MPDU) for `sta` in `dir`:
+    /// retransmissions first, then new MPDUs, within the Block Ack window, the MPDU count,
+    /// the A-MPDU length and the PPDU time limits. Returns the PSDU length.
+    fn build_ampdu(&mut self, sta: u32, dir: Dir, now: Instant, out: &mut Vec<(u32, PktRef, bool)>) -> u32 {
+        let qos = self.qos;
+        let max_n = self.max_mpdus as usize;
+        let aggregation = self.aggregation;
+        let max_psdu = self.stations[sta as usize].max_psdu;
+        let mut len = AmpduLen::default();
+        let fits = |len: &AmpduLen, ip: u32| {
+            let m = frame::mpdu_len(ip, qos);
+            len.is_empty() || len.with(m) <= max_psdu
+        };
+        let win_start = {
+            let s = &self.stations[sta as usize];
+            match dir {
+                Dir::Down => s.down_orig.win_start(),
+                Dir::Up => s.up_orig.win_start(),
+            }
+        };
+        while out.len() < max_n {
+            let s = &mut self.stations[sta as usize];
+            let orig = match dir {
+                Dir::Down => &mut s.down_orig,
+                Dir::Up => &mut s.up_orig,
+            };
+            if let Some((seq, p)) = orig.peek_retx() {
+                if !fits(&len, p.len) {
+                    break;
+                }
+                orig.pop_retx();
+                len.push(frame::mpdu_len(p.len, qos));
+                out.push((seq, p, false));
+                continue;
+            }
+            if !orig.can_send_new(win_start) {
+                break;
+            }
+            let head = match dir {
+                Dir::Down => self.txqs.queue(sta).peek(),
+                Dir::Up => s.queue.peek(),
+            };
+            let Some(p) = head else { break };
+            if !fits(&len, p.len) {
+                break;
+            }
+            let p = match dir {
+                Dir::Down => self.txqs.tx_dequeue(now, sta),
+                Dir::Up => self.stations[sta as usize].queue.dequeue(now, |_| {}),
+            }
+            .expect("peeked");
+            let s = &mut self.stations[sta as usize];
+            let seq = match dir {
+                Dir::Down => s.down_orig.assign_seq(),
+                Dir::Up => s.up_orig.assign_seq(),
+            };
+            len.push(frame::mpdu_len(p.len, qos));
+            out.push((seq, p, false));
+            let sat = match dir {
+                Dir::Down => self.sat_down[sta as usize],
+                Dir::Up => self.sat_up[sta as usize],
+            };
+            self.refill(sat, now);
+        }
+        debug_assert!(!out.is_empty());
+        // Without aggregation a plain MPDU is sent, except that VHT and HE always use the
+        // A-MPDU format (a single-MPDU A-MPDU, §10.12.8).
+        if !aggregation && !matches!(self.standard, Standard::Vht | Standard::He) {
+            frame::mpdu_len(out[0].1.len, qos)
+        } else {
+            len.len()
+        }
+    }
+
+    fn on_exchange_end(&mut self) {
+        let ex = self.exchange.take().expect("exchange in progress");
+        let single = ex.txs.len() == 1;
+        let busy_end = ex.end;
+        // Bystanders defer EIFS after a frame they could not decode: a collision, or a data
+        // PPDU to which no response came (§10.3.2.3.7).
+        let undecodable = !single || (matches!(ex.txs[0].kind, TxKind::Data { .. }) && !ex.response_sent);
+        self.medium.set_idle(busy_end);
+        if undecodable {
+            for i in 0..self.medium.len() {
+                let id = ContenderId(i as u32);
+                if !ex.txs.iter().any(|t| t.contender == id) {
+                    self.medium.set_ref(id, busy_end + self.eifs_extra);
+                }
+            }
+        }
+        for mut tx in ex.txs {
+            match tx.kind {
+                TxKind::Beacon => {
+                    self.medium.get_mut(tx.contender).edcaf.on_unacked();
+                    self.medium.set_not_ready(tx.contender);
+                }
+                TxKind::Data { sta, dir } => {
+                    let airtime = if single { ex.end - ex.start } else { tx.ppdu_end - ex.start };
+                    if ex.start >= self.warmup {
+                        self.stations[sta as usize].airtime[dir as usize] += airtime;
+                        self.ts_airtime.add(sta as usize, ex.start.as_nanos(), airtime.as_nanos() as f64);
+                    }
+                    // mac80211 charges a station for airtime in both directions.
+                    self.txqs.register_airtime(sta, airtime);
+                    let success = single && ex.acked;
+                    {
+                        let e = &mut self.medium.get_mut(tx.contender).edcaf;
+                        if success {
+                            e.on_success();
+                        } else {
+                            e.on_failure(self.retry_limit);
+                        }
+                    }
+                    self.complete_mpdus(sta, dir, &mut tx.mpdus, success, tx.ppdu_end);
+                    tx.mpdus.clear();
+                    self.tx_pool.push(std::mem::take(&mut tx.mpdus));
+                    let s = &self.stations[sta as usize];
+                    match dir {
+                        Dir::Down => {
+                            let more = s.down_orig.has_retx();
+                            self.txqs.return_txq(sta, more);
+                            if !self.txqs.has_active() {
+                                self.medium.set_not_ready(self.ap_data);
+                            }
+                        }
+                        Dir::Up => {
+                            if s.queue.is_empty() && !s.up_orig.has_retx() {
+                                self.medium.set_not_ready(s.contender);
+                            }
+                        }
+                    }
+                    // A failed transmitter waits for the Ack timeout; if the medium was still
+                    // busy then, or an undecodable response followed, it defers EIFS instead.
+                    if !success {
+                        let own = tx.ppdu_end + self.ack_timeout;
+                        let r = if ex.response_sent || busy_end > own { busy_end + self.eifs_extra } else { own };
+                        self.medium.set_ref(tx.contender, r);
+                    }
+                }
+            }
+        }
+        self.schedule_next_access();
+    }
+
+    /// Block Ack accounting for the MPDUs of one PPDU: received MPDUs enter the recipient's
+    /// reorder buffer; unacknowledged ones are queued for retransmission or dropped at the retry
+    /// limit, and the recipient's window follows the originator's.
+    fn complete_mpdus(&mut self, sta: u32, dir: Dir, mpdus: &mut [(u32, PktRef, bool)], acked: bool, rx_time: Instant) {
+        let mut released = std::mem::take(&mut self.scratch);
+        let mut dups = std::mem::take(&mut self.scratch_dup);
+        for &mut (seq, p, ok) in mpdus.iter_mut() {
+            let mut p = p;
+            if ok {
+                let s = &mut self.stations[sta as usize];
+                let rcpt = match dir {
+                    Dir::Down => &mut s.down_rcpt,
+                    Dir::Up => &mut s.up_rcpt,
+                };
+                rcpt.receive(seq, p, |x| released.push(x), |x| dups.push(x));
+                if acked {
+                    continue;
+                }
+                // The recipient has it but the Block Ack was lost: the originator still holds
+                // a copy and will send it again (the recipient will discard it as a duplicate).
+                p = self.ghost_copy(p);
+            }
+            let pk = &mut self.pkts[p.id as usize];
+            pk.retries += 1;
+            if pk.retries as u32 >= self.retry_limit {
+                self.drop_pkt(p, DropWhy::Retry);
+            } else {
+                let s = &mut self.stations[sta as usize];
+                match dir {
+                    Dir::Down => s.down_orig.push_retx(seq, p),
+                    Dir::Up => s.up_orig.push_retx(seq, p),
+                }
+            }
+        }
+        // Everything below the originator's window start is acknowledged or abandoned
+        // (the Block Ack Request that follows an abandoned MPDU moves the recipient on).
+        {
+            let s = &mut self.stations[sta as usize];
+            match dir {
+                Dir::Down => s.down_rcpt.advance_to(s.down_orig.win_start(), |x| released.push(x)),
+                Dir::Up => s.up_rcpt.advance_to(s.up_orig.win_start(), |x| released.push(x)),
+            }
+        }
+        self.totals.mpdus_delivered += released.len() as u64;
+        for p in released.drain(..) {
+            match dir {
+                Dir::Down => self.deliver(p, rx_time),
+                Dir::Up => self.wired_send(p, Dir::Up, rx_time),
+            }
+        }
+        for p in dups.drain(..) {
+            self.release(p);
+        }
+        self.scratch = released;
+        self.scratch_dup = dups;
+    }
+
+    /// A second handle to the same packet contents, for a retransmission of an MPDU the
+    /// recipient already has. It never counts in the flow's statistics.
+    fn ghost_copy(&mut self, p: PktRef) -> PktRef {
+        let mut pk = self.pkts[p.id as usize];
+        pk.ghost = true;
+        let id = match self.free.pop() {
+            Some(id) => {
+                self.pkts[id as usize] = pk;
+                id
+            }
+            None => {
+                self.pkts.push(pk);
+                self.pkts.len() as u32 - 1
+            }
+        };
+        PktRef { id, len: p.len }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum DropWhy {
+    Queue,
+    Retry,
+    Wired,
+}
+
+fn station_err(st: &StationSpec) -> ErrModel {
+    match st.error_model.as_str() {
+        "fixed" => ErrModel::Fixed(st.per),
+        "snr" => ErrModel::Snr(st.snr_db),
+        _ => ErrModel::None,
+    }
+}
+
+/// Draw whether one MPDU carrying `ip_len` bytes arrives intact.
+#[inline]
+fn mpdu_ok(s: &mut Station, ip_len: u32, qos: bool) -> bool {
+    match s.err {
+        ErrModel::None => true,
+        ErrModel::Fixed(per) => !s.err_rng.bernoulli(per),
+        ErrModel::Snr(snr) => {
+            let m = frame::mpdu_len(ip_len, qos);
+            if s.succ_cache.0 != m {
+                s.succ_cache = (m, phy::mpdu_success_prob(&s.tx, snr, m));
+            }
+            s.err_rng.bernoulli(s.succ_cache.1)
+        }
+    }
+}
+
+/// The largest PSDU (≤ `cap`) whose PPDU fits in `max_time`.
+fn max_psdu_for_time(tx: &TxVector, band: Band, max_time: Duration, cap: u32) -> u32 {
+    let (mut lo, mut hi) = (0u32, cap.min(16_000_000));
+    if phy::ppdu_duration(tx, hi, band) <= max_time {
+        return hi;
+    }
+    while lo + 1 < hi {
+        let mid = lo + (hi - lo) / 2;
+        if phy::ppdu_duration(tx, mid, band) <= max_time {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}

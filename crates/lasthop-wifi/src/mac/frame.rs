@@ -1,0 +1,93 @@
+//! Frame sizes on the air.
+//!
+//! IEEE 802.11-2020 §9.2.3 (MAC header), §9.3.1.8 (compressed Block Ack), §9.3.1.3 (Ack),
+//! §9.7 (A-MPDU format: each subframe is a 4-octet MPDU delimiter, the MPDU, and padding to a
+//! multiple of 4 octets except after the last subframe). An IP packet is carried in an MSDU
+//! behind an 8-octet LLC/SNAP header.
+
+/// QoS Data header: Frame Control, Duration, Address 1–3, Sequence Control, QoS Control.
+pub const QOS_DATA_HEADER: u32 = 26;
+/// Non-QoS Data header (legacy DCF).
+pub const DATA_HEADER: u32 = 24;
+pub const LLC_SNAP: u32 = 8;
+pub const FCS: u32 = 4;
+pub const MPDU_DELIMITER: u32 = 4;
+/// Ack frame: FC, Duration, RA, FCS.
+pub const ACK: u32 = 14;
+/// Compressed Block Ack with a 64-bit bitmap: FC, Duration, RA, TA, BA Control, SSC, bitmap, FCS.
+pub const BLOCK_ACK_64: u32 = 32;
+/// Compressed Block Ack with a 256-bit bitmap (HE).
+pub const BLOCK_ACK_256: u32 = 56;
+/// A typical beacon of a dual-stream 802.11ac/ax AP: header, fixed fields and the usual
+/// elements (SSID, rates, TIM, HT/VHT capabilities and operation, RSN, WMM), plus FCS.
+pub const BEACON: u32 = 300;
+
+/// MPDU length carrying an IP packet of `ip_bytes` (QoS data or legacy data).
+#[inline]
+pub const fn mpdu_len(ip_bytes: u32, qos: bool) -> u32 {
+    (if qos { QOS_DATA_HEADER } else { DATA_HEADER }) + LLC_SNAP + ip_bytes + FCS
+}
+
+/// Length of an A-MPDU subframe that is not the last one.
+#[inline]
+pub const fn subframe_len_padded(mpdu: u32) -> u32 {
+    (MPDU_DELIMITER + mpdu + 3) & !3
+}
+
+/// Incremental A-MPDU length: all subframes but the last are padded to 4 octets.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AmpduLen {
+    padded: u32,
+    last: u32,
+    n: u32,
+}
+
+impl AmpduLen {
+    /// PSDU length if `mpdu` were appended.
+    #[inline]
+    pub fn with(&self, mpdu: u32) -> u32 {
+        let prev = if self.n == 0 { 0 } else { self.padded + subframe_len_padded(self.last) };
+        prev + MPDU_DELIMITER + mpdu
+    }
+    #[inline]
+    pub fn push(&mut self, mpdu: u32) {
+        if self.n > 0 {
+            self.padded += subframe_len_padded(self.last);
+        }
+        self.last = mpdu;
+        self.n += 1;
+    }
+    /// Current PSDU length (0 when empty).
+    #[inline]
+    pub fn len(&self) -> u32 {
+        if self.n == 0 {
+            0
+        } else {
+            self.padded + MPDU_DELIMITER + self.last
+        }
+    }
+    #[inline]
+    pub fn count(&self) -> u32 {
+        self.n
+    }
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn sizes() {
+        assert_eq!(mpdu_len(1500, true), 1538);
+        assert_eq!(subframe_len_padded(1538), 1544);
+        let mut a = AmpduLen::default();
+        assert_eq!(a.with(1538), 1542);
+        a.push(1538);
+        a.push(1538);
+        assert_eq!(a.len(), 1544 + 1542);
+        assert_eq!(a.count(), 2);
+    }
+}
