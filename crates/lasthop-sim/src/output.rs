@@ -107,7 +107,7 @@ pub fn collect(w: &World) -> RunData {
                 dropped_retry: c.dropped_retry,
                 dropped_wired: c.dropped_wired,
                 goodput_bps: c.delivered_bytes as f64 * 8.0 / window_s,
-                loss: if c.offered_packets == 0 { 0.0 } else { drops as f64 / c.offered_packets as f64 },
+                loss: if drops + c.delivered_packets == 0 { 0.0 } else { drops as f64 / (drops + c.delivered_packets) as f64 },
                 delay_ns: c.delay.summary(),
             }
         })

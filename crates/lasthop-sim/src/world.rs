@@ -465,13 +465,10 @@ impl World {
         self.free.push(p.id);
     }
 
-    #[inline]
-    fn counted(&self, p: PktRef) -> bool {
-        self.pkts[p.id as usize].created >= self.warmup
-    }
-
+    /// Drops and deliveries count when they happen inside the measurement window
+    /// [warmup, end]; offered load counts packets created inside it.
     fn drop_pkt(&mut self, p: PktRef, why: DropWhy) {
-        if self.counted(p) && !self.pkts[p.id as usize].ghost {
+        if self.q.now() >= self.warmup && !self.pkts[p.id as usize].ghost {
             let c = &mut self.counters[self.pkts[p.id as usize].flow as usize];
             match why {
                 DropWhy::Queue => c.dropped_queue += 1,
@@ -485,7 +482,7 @@ impl World {
     /// The packet reached its destination application at `t`.
     fn deliver(&mut self, p: PktRef, t: Instant) {
         let pk = self.pkts[p.id as usize];
-        if pk.created >= self.warmup {
+        if t >= self.warmup {
             let f = pk.flow as usize;
             let d = (t - pk.created).as_nanos();
             let c = &mut self.counters[f];
