@@ -114,7 +114,7 @@ impl Rng {
 /// Natural logarithm for `x > 0`, accurate to ~1e-15 relative, usable without std.
 /// Range reduction x = m·2^e with m in [1/√2, √2), then atanh series on (m-1)/(m+1).
 pub fn ln(x: f64) -> f64 {
-    if !(x > 0.0) {
+    if x.is_nan() || x <= 0.0 {
         return f64::NEG_INFINITY;
     }
     let bits = x.to_bits();

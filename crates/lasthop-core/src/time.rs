@@ -61,7 +61,7 @@ impl Duration {
     /// From float seconds, rounded to the nearest nanosecond (for control laws only).
     #[inline]
     pub fn from_secs_f64(s: f64) -> Self {
-        if !(s > 0.0) {
+        if s.is_nan() || s <= 0.0 {
             Duration(0)
         } else if s >= u64::MAX as f64 * 1e-9 {
             Duration::MAX

@@ -58,7 +58,7 @@ impl BitRate {
         }
         let num = (bytes.0 as u128) * 8 * 1_000_000_000;
         let d = self.0 as u128;
-        Duration(((num + d - 1) / d) as u64)
+        Duration(num.div_ceil(d) as u64)
     }
     /// Bytes that fit in `d` at this rate (rounded down).
     #[inline]

@@ -22,6 +22,8 @@ pub struct Stats {
     pub ppdus: u64,
     pub collisions: u64,
     pub beacons: u64,
+    /// Packets still queued, in flight or held for reordering when the run ended.
+    pub packets_in_system: u64,
 }
 
 #[derive(Serialize, Debug, Clone)]
@@ -170,6 +172,7 @@ pub fn collect(w: &World) -> RunData {
             ppdus: t.ppdus,
             collisions: t.collisions,
             beacons: t.beacons,
+            packets_in_system: w.packets_in_system(),
         },
         channel: Channel {
             busy_ns: t.busy_ns,

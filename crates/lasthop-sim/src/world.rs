@@ -156,6 +156,8 @@ pub struct Totals {
     pub collisions: u64,
     pub beacons: u64,
     pub busy_ns: u64,
+    /// Retransmission copies alive (see `World::ghost_copy`).
+    pub live_ghosts: u64,
 }
 
 pub struct World {
@@ -462,7 +464,15 @@ impl World {
 
     #[inline]
     fn release(&mut self, p: PktRef) {
+        if self.pkts[p.id as usize].ghost {
+            self.totals.live_ghosts -= 1;
+        }
         self.free.push(p.id);
+    }
+
+    /// Packets created and not yet delivered or dropped (queued, in flight, held for reordering).
+    pub fn packets_in_system(&self) -> u64 {
+        (self.pkts.len() - self.free.len()) as u64 - self.totals.live_ghosts
     }
 
     /// Drops and deliveries count when they happen inside the measurement window
@@ -934,6 +944,7 @@ impl World {
     fn ghost_copy(&mut self, p: PktRef) -> PktRef {
         let mut pk = self.pkts[p.id as usize];
         pk.ghost = true;
+        self.totals.live_ghosts += 1;
         let id = match self.free.pop() {
             Some(id) => {
                 self.pkts[id as usize] = pk;

@@ -113,3 +113,50 @@ fn runs_are_deterministic_per_seed() {
     assert_eq!(a, b);
     assert_ne!(a, c);
 }
+
+/// Every packet is accounted for: offered = delivered + dropped + still in the system, under
+/// MPDU errors (retransmissions, retry-limit drops, lost Block Acks), collisions between
+/// uplink and downlink, queue overflow and wired loss.
+#[test]
+fn packets_are_conserved_under_errors_and_collisions() {
+    for (agg, seed, snr) in [(true, 1u64, false), (false, 2, false), (true, 3, true)] {
+        let mut s = base("ht", 20, 800);
+        s["mac"]["aggregation"] = json!(agg);
+        s["mac"]["max_ampdu_mpdus"] = json!(if agg { 32 } else { 1 });
+        s["mac"]["beacon_interval_ns"] = json!(102_400_000u64);
+        s["mac"]["retry_limit"] = json!(4);
+        s["wired"]["loss"] = json!(0.01);
+        s["ap"]["queue_limit"] = json!(200);
+        s["stations"] = json!([station(7, 1), station(3, 1), station(7, 1)]);
+        for (i, per, snr_db) in [(0, 0.3, 23.5), (1, 0.05, 12.0), (2, 0.6, 23.0)] {
+            if snr {
+                // near the MCS thresholds: MPDU losses and lost Block Acks both occur
+                s["stations"][i]["error_model"] = json!("snr");
+                s["stations"][i]["snr_db"] = json!(snr_db);
+            } else {
+                s["stations"][i]["error_model"] = json!("fixed");
+                s["stations"][i]["per"] = json!(per);
+            }
+        }
+        s["flows"] = json!([
+            flow(0, "down", "cbr", 30_000_000, 1500, 2_000_000_000),
+            flow(1, "down", "poisson", 20_000_000, 1000, 2_000_000_000),
+            flow(2, "up", "saturated", 0, 1500, 2_000_000_000),
+            flow(0, "up", "cbr", 5_000_000, 200, 2_000_000_000),
+        ]);
+        let d = run(&s, seed);
+        let mut offered = 0;
+        let mut fate = 0;
+        let mut retry_drops = 0;
+        for f in d["flows"].as_array().unwrap() {
+            let g = |k: &str| f[k].as_u64().unwrap();
+            offered += g("offered_packets");
+            fate += g("delivered_packets") + g("dropped_queue") + g("dropped_retry") + g("dropped_wired");
+            retry_drops += g("dropped_retry");
+        }
+        let in_system = d["stats"]["packets_in_system"].as_u64().unwrap();
+        assert_eq!(offered, fate + in_system, "aggregation={agg}");
+        assert!(retry_drops > 0, "the error model should cause retry-limit drops");
+        assert!(d["stats"]["collisions"].as_u64().unwrap() > 0);
+    }
+}

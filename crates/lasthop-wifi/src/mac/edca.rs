@@ -47,7 +47,9 @@ impl EdcaParams {
     const A_CW_MIN: u32 = 15;
     const A_CW_MAX: u32 = 1023;
 
-    /// Table 9-155 defaults. `ap` selects dot11QAPEDCATable.
+    /// Table 9-155 defaults. `ap` selects dot11QAPEDCATable. The table's
+    /// (aCWmin + 1)/2 − 1 and (aCWmin + 1)/4 − 1 equal aCWmin/2 and aCWmin/4 in integer
+    /// arithmetic, since aCWmin = 2^k − 1.
     pub fn default_for(ac: AccessCategory, ap: bool) -> Self {
         let (cmin, cmax) = (Self::A_CW_MIN, Self::A_CW_MAX);
         match (ac, ap) {
@@ -57,16 +59,16 @@ impl EdcaParams {
                 EdcaParams { cw_min: cmin, cw_max: 4 * (cmin + 1) - 1, aifsn: 3 }
             }
             (AccessCategory::Vi, false) => {
-                EdcaParams { cw_min: (cmin + 1) / 2 - 1, cw_max: cmin, aifsn: 2 }
+                EdcaParams { cw_min: cmin / 2, cw_max: cmin, aifsn: 2 }
             }
             (AccessCategory::Vi, true) => {
-                EdcaParams { cw_min: (cmin + 1) / 2 - 1, cw_max: cmin, aifsn: 1 }
+                EdcaParams { cw_min: cmin / 2, cw_max: cmin, aifsn: 1 }
             }
             (AccessCategory::Vo, false) => {
-                EdcaParams { cw_min: (cmin + 1) / 4 - 1, cw_max: (cmin + 1) / 2 - 1, aifsn: 2 }
+                EdcaParams { cw_min: cmin / 4, cw_max: cmin / 2, aifsn: 2 }
             }
             (AccessCategory::Vo, true) => {
-                EdcaParams { cw_min: (cmin + 1) / 4 - 1, cw_max: (cmin + 1) / 2 - 1, aifsn: 1 }
+                EdcaParams { cw_min: cmin / 4, cw_max: cmin / 2, aifsn: 1 }
             }
         }
     }
