@@ -104,7 +104,8 @@ def closed_form_goodput(txtime, n: int, ip: int, aifsn: int = 3, cw_min: int = 1
 
 
 def bianchi(n: int, ip: int, rate_mbps: int = 54, control_mbps: int = 24, cw_min: int = 15,
-            cw_max: int = 1023, retry_limit: int = 7, difs_aifsn: int = 2) -> tuple[float, float, float]:
+            cw_max: int = 1023, retry_limit: int = 7, difs_aifsn: int = 2,
+            eifs: bool = False) -> tuple[float, float, float]:
     """Saturation throughput (bit/s), τ and p for n stations, basic access."""
     W = [min((cw_min + 1) << i, cw_max + 1) for i in range(retry_limit)]
 
@@ -129,9 +130,10 @@ def bianchi(n: int, ip: int, rate_mbps: int = 54, control_mbps: int = 24, cw_min
     difs = SIFS + difs_aifsn * SLOT
     t_data = legacy_txtime(rate_mbps, DATA_HDR + LLC + ip + FCS)
     t_ack = legacy_txtime(control_mbps, ACK_BYTES)
+    eifs_after = eifs
     eifs = SIFS + legacy_txtime(6, ACK_BYTES) + difs
     ts = t_data + SIFS + t_ack + difs
-    tc = t_data + eifs
+    tc = t_data + (eifs if eifs_after else difs)
     s = ps * ptr * 8 * ip / ((1 - ptr) * SLOT + ptr * ps * ts + ptr * (1 - ps) * tc) * 1e9
     return s, tau, p
 
@@ -150,10 +152,11 @@ def main() -> None:
                 w.writerow([cfg, n, 1500, psdu_len(n, 1500), txtime(psdu_len(n, 1500)), f"{g:.1f}"])
     with open(here / "bianchi.csv", "w", newline="") as fh:
         w = csv.writer(fh, lineterminator="\n")
-        w.writerow(["n_stations", "rate_mbps", "ip_bytes", "tau", "p", "throughput_bps"])
+        w.writerow(["n_stations", "rate_mbps", "ip_bytes", "tau", "p", "throughput_bps", "throughput_eifs_bps"])
         for n in (1, 5, 10, 20):
             s, tau, p = bianchi(n, 1500)
-            w.writerow([n, 54, 1500, f"{tau:.6f}", f"{p:.6f}", f"{s:.1f}"])
+            s_eifs, _, _ = bianchi(n, 1500, eifs=True)
+            w.writerow([n, 54, 1500, f"{tau:.6f}", f"{p:.6f}", f"{s:.1f}", f"{s_eifs:.1f}"])
     print((here / "closed_form.csv").read_text())
     print((here / "bianchi.csv").read_text())
 

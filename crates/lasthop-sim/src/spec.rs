@@ -54,6 +54,12 @@ pub struct MacSpec {
     pub cw_min: Option<u32>,
     pub cw_max: Option<u32>,
     pub aifsn: Option<u32>,
+    /// Bystanders defer EIFS after a collision (as if they had locked onto one of the colliding
+    /// preambles). Off by default: equal-power colliders leave a SINR near 0 dB, below
+    /// preamble detection, so there is no PHY-RXSTART and the EIFS rule (§10.3.2.3.7) does not
+    /// apply; the medium is then only energy-busy and DIFS/AIFS follows.
+    #[serde(default)]
+    pub eifs_after_collision: bool,
 }
 
 #[derive(Clone, Debug, Deserialize)]

@@ -179,6 +179,7 @@ pub struct World {
     /// EIFS − AIFS: SIFS + the time of an Ack at the lowest rate (§10.3.2.3.7).
     eifs_extra: Duration,
     beacon_interval: Duration,
+    eifs_after_collision: bool,
     beacon_pending: bool,
     ap_data: ContenderId,
     ap_beacon: ContenderId,
@@ -356,6 +357,7 @@ impl World {
             ack_timeout: timing.sifs + timing.slot + RX_PHY_START_DELAY,
             eifs_extra: timing.sifs + ack_lowest,
             beacon_interval: Duration(m.beacon_interval_ns),
+            eifs_after_collision: m.eifs_after_collision,
             beacon_pending: false,
             ap_data,
             ap_beacon,
@@ -816,9 +818,14 @@ impl World {
         let ex = self.exchange.take().expect("exchange in progress");
         let single = ex.txs.len() == 1;
         let busy_end = ex.end;
-        // Bystanders defer EIFS after a frame they could not decode: a collision, or a data
-        // PPDU to which no response came (§10.3.2.3.7).
-        let undecodable = !single || (matches!(ex.txs[0].kind, TxKind::Data { .. }) && !ex.response_sent);
+        // Bystanders defer EIFS after a frame they received in error (§10.3.2.3.7): a data PPDU
+        // whose payload failed (no response followed), and — only if configured — a collision
+        // (see `MacSpec::eifs_after_collision`).
+        let undecodable = if single {
+            matches!(ex.txs[0].kind, TxKind::Data { .. }) && !ex.response_sent
+        } else {
+            self.eifs_after_collision
+        };
         self.medium.set_idle(busy_end);
         if undecodable {
             for i in 0..self.medium.len() {
@@ -869,11 +876,19 @@ impl World {
                             }
                         }
                     }
-                    // A failed transmitter waits for the Ack timeout; if the medium was still
-                    // busy then, or an undecodable response followed, it defers EIFS instead.
+                    // A failed transmitter invokes backoff when its Ack timeout expires and counts
+                    // AIFS from there (§10.3.2.3.7 / §10.23.2.4); if the medium was still busy
+                    // then (a longer colliding PPDU), it counts from the end of that busy period,
+                    // and if a response came that it could not decode, it defers EIFS.
                     if !success {
                         let own = tx.ppdu_end + self.ack_timeout;
-                        let r = if ex.response_sent || busy_end > own { busy_end + self.eifs_extra } else { own };
+                        let r = if ex.response_sent {
+                            busy_end + self.eifs_extra
+                        } else if busy_end > own {
+                            busy_end
+                        } else {
+                            own
+                        };
                         self.medium.set_ref(tx.contender, r);
                     }
                 }

@@ -39,13 +39,15 @@ fn ampdu_goodput_matches_closed_form() {
     }
 }
 
-/// Legacy 802.11a DCF, n saturated stations, no aggregation: within 3 % of Bianchi's model.
+/// Legacy 802.11a DCF, n saturated stations, no aggregation: within 3 % of Bianchi's model,
+/// both with DIFS after collisions (Bianchi's own T_c, the default) and with EIFS.
 #[test]
 fn dcf_saturation_matches_bianchi() {
-    for r in rows(BIANCHI) {
+    for (r, eifs) in rows(BIANCHI).into_iter().flat_map(|r| [(r.clone(), false), (r, true)]) {
         let n: u32 = r[0].parse().unwrap();
-        let expect: f64 = r[5].parse().unwrap();
+        let expect: f64 = r[if eifs { 6 } else { 5 }].parse().unwrap();
         let mut s = base("ofdm", 20, 800);
+        s["mac"]["eifs_after_collision"] = json!(eifs);
         s["sim"]["duration_ns"] = json!(10_000_000_000u64);
         s["sim"]["warmup_ns"] = json!(500_000_000u64);
         s["stations"] = json!((0..n).map(|_| station(7, 1)).collect::<Vec<_>>());
@@ -53,7 +55,7 @@ fn dcf_saturation_matches_bianchi() {
         let d = run(&s, 7);
         let got: f64 = d["flows"].as_array().unwrap().iter().map(|f| f["goodput_bps"].as_f64().unwrap()).sum();
         let err = got / expect - 1.0;
-        eprintln!("n={n}: sim {:.3} Mb/s, Bianchi {:.3} Mb/s ({:+.2}%)", got / 1e6, expect / 1e6, err * 100.0);
+        eprintln!("n={n} eifs={eifs}: sim {:.3} Mb/s, Bianchi {:.3} Mb/s ({:+.2}%)", got / 1e6, expect / 1e6, err * 100.0);
         assert!(err.abs() < 0.03, "n={n}: {got} vs {expect}");
     }
 }

@@ -1,7 +1,7 @@
 //! EDCA parameters and the backoff state of one EDCA function (EDCAF).
 //!
 //! IEEE 802.11-2020 §10.23.2: an EDCAF waits until the medium has been idle for
-//! AIFS[AC] = aSIFSTime + AIFSN[AC] × aSlotTime, then counts its backoff counter down by one at
+//! AIFS\[AC\] = aSIFSTime + AIFSN\[AC\] × aSlotTime, then counts its backoff counter down by one at
 //! each idle slot boundary, freezing while the medium is busy; it transmits when the counter
 //! reaches zero. On a failed transmission CW doubles (CW ← 2·(CW+1) − 1, capped at CWmax);
 //! on success, or when the retry limit is reached, CW returns to CWmin. A new counter, uniform
