@@ -1,1 +1,64 @@
-//! placeholder
+//! `lasthop._native`: the private Python binding of the simulator (PyO3).
+//!
+//! No model logic lives here: each function converts arguments, calls `lasthop_sim`, and
+//! converts the answer back. The Python package (`python/lasthop`) is the only intended caller;
+//! its typed view of this module is `python/lasthop/_native.pyi`.
+#![forbid(unsafe_code)]
+
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::prelude::*;
+
+/// Run one simulation of a normalized spec (JSON, docs/spec.md) with `seed`.
+///
+/// Returns the `data` JSON of docs/results.md. `progress`, if given, is called with the fraction
+/// of simulated time done (at most ~200 times). The GIL is released while the simulator runs and
+/// re-acquired for each progress call. If `progress` raises, it is not called again and its
+/// exception is raised once the run ends. A simulator error raises `RuntimeError`.
+#[pyfunction]
+#[pyo3(signature = (spec_json, seed, progress=None))]
+fn run(py: Python<'_>, spec_json: String, seed: u64, progress: Option<PyObject>) -> PyResult<String> {
+    let mut callback_error: Option<PyErr> = None;
+    let result = py.allow_threads(|| {
+        let mut on_progress = |fraction: f64| {
+            if callback_error.is_some() {
+                return;
+            }
+            if let Some(cb) = progress.as_ref() {
+                Python::with_gil(|py| {
+                    if let Err(e) = cb.call1(py, (fraction,)) {
+                        callback_error = Some(e);
+                    }
+                });
+            }
+        };
+        lasthop_sim::run_json(&spec_json, seed, &mut on_progress)
+    });
+    if let Some(e) = callback_error {
+        return Err(e);
+    }
+    result.map_err(PyRuntimeError::new_err)
+}
+
+/// Check the 802.11-specific rules of a normalized spec (JSON).
+///
+/// Returns a list of `(key path, value, what is allowed)`; empty when the spec is valid.
+/// Paths use normalized station/flow indices, e.g. `stations[3].mcs`.
+#[pyfunction]
+fn validate(py: Python<'_>, spec_json: String) -> Vec<(String, String, String)> {
+    py.allow_threads(|| lasthop_sim::validate_json(&spec_json))
+}
+
+/// The code version: crate version `+` short git hash (`-dirty` if the tree had changes), or
+/// `+unknown` when built without git.
+#[pyfunction]
+fn version() -> String {
+    format!("{}+{}", env!("CARGO_PKG_VERSION"), env!("LASTHOP_GIT"))
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(version, m)?)?;
+    Ok(())
+}

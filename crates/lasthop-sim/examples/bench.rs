@@ -22,7 +22,8 @@ fn spec(n: u32, mcs: u32, nss: u32, secs: u64) -> Value {
 }
 
 fn main() {
-    for (name, s) in [("1 station saturated VHT MCS9 NSS2", spec(1, 9, 2, 60)), ("20 stations saturated VHT MCS7 NSS1", spec(20, 7, 1, 60))] {
+    let secs: u64 = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(60);
+    for (name, s) in [("1 station saturated VHT MCS9 NSS2", spec(1, 9, 2, secs)), ("20 stations saturated VHT MCS7 NSS1", spec(20, 7, 1, secs))] {
         let js = s.to_string();
         let t0 = Instant::now();
         let out = lasthop_sim::run_json(&js, 1, &mut |_| {}).unwrap();
@@ -30,6 +31,6 @@ fn main() {
         let d: Value = serde_json::from_str(&out).unwrap();
         let m = d["stats"]["mpdus_delivered"].as_f64().unwrap();
         let e = d["stats"]["events"].as_f64().unwrap();
-        println!("{name}: {:.2} s wall for 60 s simulated, {:.2} M MPDUs/s, {:.2} M events/s", wall, m / wall / 1e6, e / wall / 1e6);
+        println!("{name}: {:.2} s wall for {secs} s simulated, {:.2} M MPDUs/s, {:.2} M events/s", wall, m / wall / 1e6, e / wall / 1e6);
     }
 }

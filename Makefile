@@ -1,0 +1,67 @@
+# lasthop: build, demo and tests. Every target does its own setup from a fresh checkout:
+# a virtualenv in .venv with pinned tools, and the native module built in release mode
+# (incremental: it is rebuilt only when a Rust source, Cargo file or pyproject.toml changes).
+#
+#   make demo    build, then simulate experiments/demo.toml into results/demo
+#   make test    Rust tests, no_std build, clippy, then the Python tests
+#   make bench   build, then `lasthop bench`
+
+SHELL := /bin/bash
+PYTHON ?= python3
+CARGO ?= cargo
+VENV := .venv
+BIN := $(VENV)/bin
+
+# Pinned-ish tool versions (maturin builds the wheel; pytest runs tests/python).
+MATURIN_REQ := maturin>=1.9,<2
+PYTEST_REQ := pytest>=8.3,<10
+
+RUST_SOURCES := Cargo.toml Cargo.lock \
+	$(shell find crates -type f \( -name '*.rs' -o -name 'Cargo.toml' \) 2>/dev/null)
+
+.PHONY: all build demo test test-rust test-nostd clippy test-python bench clean
+
+all: build
+
+# The virtualenv and the tools in it.
+$(VENV)/.deps-stamp: Makefile
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check "$(MATURIN_REQ)" "$(PYTEST_REQ)"
+	touch $@
+
+# The extension module, built in release mode and installed into the venv (editable for the
+# Python sources, so editing python/lasthop needs no rebuild). This also installs the
+# `lasthop` console script into $(BIN).
+$(VENV)/.native-stamp: $(VENV)/.deps-stamp $(RUST_SOURCES) pyproject.toml
+	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(BIN)):$$PATH \
+		$(BIN)/maturin develop --release --quiet
+	touch $@
+
+build: $(VENV)/.native-stamp
+
+demo: build
+	$(BIN)/lasthop run experiments/demo.toml -o results/demo
+
+bench: build
+	$(BIN)/lasthop bench
+
+test: test-rust test-nostd clippy test-python
+
+# lasthop-py is a Python extension (it cannot link standalone); it is tested from Python.
+test-rust:
+	$(CARGO) test --workspace --exclude lasthop-py
+
+# lasthop-core and lasthop-algo are #![no_std]: building them without the `std` feature
+# proves no std API crept in.
+test-nostd:
+	$(CARGO) build -p lasthop-core -p lasthop-algo
+
+clippy:
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+test-python: build
+	$(BIN)/python -m pytest -q tests/python
+
+# Removes the virtualenv, the installed extension and demo output (not Cargo's target/).
+clean:
+	rm -rf $(VENV) results python/lasthop/_native*.so

@@ -1,0 +1,23 @@
+"""Typed view of the private native module `lasthop._native` (crates/lasthop-py).
+
+Only the `lasthop` package calls it. All specs are normalized spec JSON (docs/spec.md).
+"""
+
+from typing import Callable, Optional
+
+def run(spec_json: str, seed: int, progress: Optional[Callable[[float], object]] = None) -> str:
+    """Run one simulation; return the `data` JSON of docs/results.md.
+
+    `progress` is called with the fraction of simulated time done (0.0..=1.0), at most ~200
+    times, with the GIL held. If it raises, it is not called again and the exception is raised
+    when the run ends. Simulator errors raise RuntimeError.
+    """
+
+def validate(spec_json: str) -> list[tuple[str, str, str]]:
+    """The 802.11 rule violations of a normalized spec as (key path, value, allowed).
+
+    Paths use normalized station/flow indices (e.g. `stations[3].mcs`); empty if valid.
+    """
+
+def version() -> str:
+    """Crate version + '+' + short git hash ('-dirty' if the tree had changes, or 'unknown')."""

@@ -1,0 +1,81 @@
+"""`lasthop bench`: time the simulator on a fixed set of scenarios.
+
+The scenarios are the TOML files in this package directory (package data). Each is run once
+through `_native.run` with `time.perf_counter()` around the call (Python owns the wall clock
+here), and we print simulated seconds, wall seconds, delivered MPDUs per wall second, events per
+wall second and the peak RSS of the process so far. Timings are reported, never asserted.
+`--quick` shortens every scenario's simulated duration to QUICK_DURATION.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import sys
+import time
+from importlib import resources
+from typing import Any
+
+from ..spec import SpecError, check_native, normalize, parse_toml
+
+__all__ = ["SCENARIOS", "QUICK_DURATION", "run_bench", "load_scenario"]
+
+SCENARIOS = ("vht80-mcs9-nss2-1sta", "vht80-mcs7-20sta", "ofdm54-10sta-up")
+QUICK_DURATION = "1s"
+
+
+def load_scenario(name: str, quick: bool = False) -> Any:
+    text = resources.files(__name__).joinpath(f"{name}.toml").read_text(encoding="utf-8")
+    doc = parse_toml(text, f"bench/{name}.toml")
+    if quick:
+        doc.setdefault("sim", {})["duration"] = QUICK_DURATION
+        doc["sim"].pop("bin", None)
+        doc["sim"].pop("warmup", None)
+    spec = normalize(doc, name)
+    check_native(spec)
+    return spec
+
+
+def _peak_rss_mib() -> float:
+    kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux, bytes on macOS
+    return kib / (1024 * 1024) if sys.platform == "darwin" else kib / 1024
+
+
+def run_bench(quick: bool = False, out: Any = None) -> int:
+    from .. import _native
+    from ..cli import _DefaultSigint
+
+    out = out or sys.stdout
+    specs = []
+    for name in SCENARIOS:
+        try:
+            specs.append((name, load_scenario(name, quick)))
+        except SpecError as e:
+            print(f"lasthop: internal error: bench scenario {name}: spec error: {e}",
+                  file=sys.stderr)
+            return 1
+    header = (f"{'scenario':<24} {'sim s':>7} {'wall s':>8} {'MPDUs/wall s':>13} "
+              f"{'events/s':>12} {'peak RSS MiB':>13}")
+    print(f"lasthop bench ({_native.version()}){' --quick' if quick else ''}", file=out)
+    print(header, file=out)
+    failed = 0
+    for name, spec in specs:
+        spec_json = spec.to_json()
+        t0 = time.perf_counter()
+        try:
+            with _DefaultSigint():
+                data_json = _native.run(spec_json, spec.seed, None)
+        except RuntimeError as e:
+            print(f"{name:<24} failed: {e}", file=out)
+            failed += 1
+            continue
+        wall = time.perf_counter() - t0
+        stats = json.loads(data_json).get("stats", {})
+        sim_s = stats.get("sim_time_ns", spec.duration_ns) / 1e9
+        mpdus = stats.get("mpdus_delivered", 0)
+        events = stats.get("events", 0)
+        rate = (lambda n: f"{n / wall:,.0f}" if wall > 0 else "-")
+        print(f"{name:<24} {sim_s:>7.2f} {wall:>8.3f} {rate(mpdus):>13} {rate(events):>12} "
+              f"{_peak_rss_mib():>13.1f}", file=out)
+        out.flush()
+    return 1 if failed else 0

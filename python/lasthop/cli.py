@@ -1,0 +1,226 @@
+"""The `lasthop` command line.
+
+    lasthop run SPEC [--seed N] [-o DIR] [--quiet]   simulate; write DIR/<name>-s<seed>.json
+    lasthop validate SPEC                            check a spec without simulating
+    lasthop bench [--quick]                          time the fixed benchmark scenarios
+    lasthop version                                  print the code version
+
+Exit codes: 0 success; 2 user error (bad spec, missing file, bad arguments), reported as ONE
+line on stderr and before anything is written; 1 internal or simulator error.
+Set LASTHOP_DEBUG=1 to get a traceback for internal errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any, NoReturn, Sequence
+
+from .spec import SpecError, SpecFileError, load_spec
+
+EXIT_OK = 0
+EXIT_INTERNAL = 1
+EXIT_USAGE = 2
+
+PROG = "lasthop"
+
+
+class UserError(Exception):
+    """A problem the user can fix (exit code 2); the message is printed as is."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UserError(message)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog=PROG, description="Fast, deterministic 802.11 last-hop simulator.")
+    p.add_argument("-V", "--version", action="store_true", help="print the version and exit")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    r = sub.add_parser("run", help="run one simulation and write its result file")
+    r.add_argument("spec", metavar="SPEC", help="scenario spec (TOML, docs/spec.md)")
+    r.add_argument("--seed", type=_seed, default=None,
+                   help="random seed (default: sim.seed of the spec)")
+    r.add_argument("-o", "--out", default="results", metavar="DIR",
+                   help="output directory (default: results)")
+    r.add_argument("-q", "--quiet", action="store_true",
+                   help="no progress bar and no summary; print only the result path")
+
+    v = sub.add_parser("validate", help="check a spec without simulating")
+    v.add_argument("spec", metavar="SPEC")
+    v.add_argument("--json", action="store_true", help="print the normalized spec as JSON")
+
+    b = sub.add_parser("bench", help="time the fixed benchmark scenarios")
+    b.add_argument("--quick", action="store_true", help="shorter simulated durations")
+
+    sub.add_parser("version", help="print the code version")
+    return p
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--seed = {text!r}: an integer in 0..=2^64-1") from None
+    if not 0 <= value < 2**64:
+        raise argparse.ArgumentTypeError(f"--seed = {text}: an integer in 0..=2^64-1")
+    return value
+
+
+def _native() -> Any:
+    try:
+        from . import _native as native
+    except ImportError as e:
+        raise RuntimeError(f"the native module is not built ({e}); run `make` first") from None
+    return native
+
+
+def code_version() -> str:
+    return str(_native().version())
+
+
+def _check_out_dir(out: Path) -> None:
+    """Fail (as a user error) before simulating if results could not be written to `out`."""
+    if out.exists():
+        if not out.is_dir():
+            raise UserError(f"output directory {str(out)!r} exists and is not a directory")
+        if not os.access(out, os.W_OK | os.X_OK):
+            raise UserError(f"output directory {str(out)!r} is not writable")
+        return
+    parent = out.absolute().parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise UserError(f"cannot create output directory {str(out)!r}: "
+                        f"{str(parent)!r} is not a directory")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UserError(f"cannot create output directory {str(out)!r}: "
+                        f"{str(parent)!r} is not writable")
+
+
+class _DefaultSigint:
+    """Let Ctrl-C end the process at once while native code runs (nothing is written yet)."""
+
+    def __enter__(self) -> None:
+        self.old = None
+        try:
+            self.old = signal.signal(signal.SIGINT, signal.SIG_DFL)
+        except ValueError:  # not the main thread
+            pass
+
+    def __exit__(self, *exc: object) -> None:
+        if self.old is not None:
+            signal.signal(signal.SIGINT, self.old)
+
+
+def simulate(spec_json: str, seed: int, progress: Any = None) -> dict[str, Any]:
+    """Run the native simulator; return the parsed `data` document."""
+    native = _native()
+    with _DefaultSigint():
+        data_json = native.run(spec_json, seed, progress)
+    data = json.loads(data_json)
+    if not isinstance(data, dict):
+        raise RuntimeError("simulator returned something other than a JSON object")
+    return data
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from .progress import Progress
+    from .results import envelope, result_path, write_result
+    from .summary import summarize
+
+    spec = load_spec(args.spec)
+    seed = spec.seed if args.seed is None else args.seed
+    out = Path(args.out)
+    _check_out_dir(out)
+    path = result_path(out, spec.name, seed)
+    if path.is_dir():
+        raise UserError(f"result path {str(path)!r} is a directory")
+    version = code_version()
+
+    bar = Progress(spec.duration_ns, label=spec.name, quiet=args.quiet)
+    try:
+        data = simulate(spec.to_json(), seed, bar)
+    except RuntimeError as e:
+        bar.finish(ok=False)
+        print(f"{PROG}: simulation failed: {e}", file=sys.stderr)
+        return EXIT_INTERNAL
+    bar.finish()
+    wall = bar.elapsed()
+
+    doc = envelope(spec.normalized, seed, data, version)
+    out.mkdir(parents=True, exist_ok=True)
+    write_result(path, doc)
+    if not args.quiet:
+        print(summarize(doc, wall_s=wall))
+        print(f"result: {path}")
+    else:
+        print(path)
+    return EXIT_OK
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    spec = load_spec(args.spec)
+    if args.json:
+        print(json.dumps(spec.normalized, sort_keys=True, indent=2))
+        return EXIT_OK
+    n = spec.normalized
+    print(f"ok: {spec.name}: {n['phy']['standard']} {n['phy']['channel_width']} MHz, "
+          f"{len(n['stations'])} station(s), {len(n['flows'])} flow(s), "
+          f"{n['sim']['duration_ns'] / 1e9:g} s")
+    return EXIT_OK
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from .bench import run_bench
+
+    return run_bench(quick=args.quick)
+
+
+def cmd_version(_args: argparse.Namespace) -> int:
+    print(f"{PROG} {code_version()}")
+    return EXIT_OK
+
+
+COMMANDS = {"run": cmd_run, "validate": cmd_validate, "bench": cmd_bench,
+            "version": cmd_version}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = _parser().parse_args(argv)
+        if args.version and not args.command:
+            return cmd_version(args)
+        if not args.command:
+            _parser().print_help(sys.stderr)
+            return EXIT_USAGE
+        return COMMANDS[args.command](args)
+    except SpecError as e:
+        print(f"{PROG}: spec error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except (SpecFileError, UserError) as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except BrokenPipeError:
+        # Output piped into e.g. `head`: not an error; silence the interpreter's flush.
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return EXIT_OK
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:  # internal error: one line unless debugging
+        if os.environ.get("LASTHOP_DEBUG"):
+            raise
+        print(f"{PROG}: internal error: {type(e).__name__}: {e} "
+              f"(set LASTHOP_DEBUG=1 for a traceback)", file=sys.stderr)
+        return EXIT_INTERNAL
+

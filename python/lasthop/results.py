@@ -1,0 +1,89 @@
+"""Result files (docs/results.md): one self-describing JSON file per run.
+
+The envelope carries the normalized spec, the seed, the code version and the simulator's
+`data`. It is written deterministically (sorted keys, compact separators, floats by Python's
+shortest round-trip repr, nothing from the wall clock or the host) and atomically: to a
+temporary file in the destination directory, flushed and fsynced, then renamed over the final
+name, so a result file is either complete or absent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+FORMAT = "lasthop.result"
+FORMAT_VERSION = 1
+
+__all__ = ["FORMAT", "FORMAT_VERSION", "ResultError", "envelope", "dumps", "result_path",
+           "write_result", "load_result"]
+
+
+class ResultError(Exception):
+    """A result file is missing, unreadable or not a lasthop result."""
+
+
+def envelope(spec: dict[str, Any], seed: int, data: dict[str, Any], code_version: str
+             ) -> dict[str, Any]:
+    return {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "code_version": code_version,
+        "seed": seed,
+        "spec": spec,
+        "data": data,
+    }
+
+
+def dumps(doc: dict[str, Any]) -> str:
+    """Canonical text of a result document (ends with a newline)."""
+    return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
+                      allow_nan=False) + "\n"
+
+
+def result_path(out_dir: str | Path, name: str, seed: int) -> Path:
+    return Path(out_dir) / f"{name}-s{seed}.json"
+
+
+def write_result(path: str | Path, doc: dict[str, Any]) -> Path:
+    """Write `doc` to `path` atomically. The parent directory must exist."""
+    path = Path(path)
+    text = dumps(doc)  # serialize first: a bad document never creates a file
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="ascii") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    return path
+
+
+def load_result(path: str | Path) -> dict[str, Any]:
+    """Read and sanity-check a result file."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except FileNotFoundError:
+        raise ResultError(f"{path}: no such file") from None
+    except (OSError, ValueError) as e:
+        raise ResultError(f"{path}: not a readable JSON file: {e}") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise ResultError(f"{path}: not a lasthop result file")
+    if doc.get("format_version") != FORMAT_VERSION:
+        raise ResultError(f"{path}: result format_version {doc.get('format_version')!r}; "
+                          f"this lasthop reads {FORMAT_VERSION}")
+    for key in ("code_version", "seed", "spec", "data"):
+        if key not in doc:
+            raise ResultError(f"{path}: incomplete result: no {key!r}")
+    return doc

@@ -1,0 +1,573 @@
+"""Scenario specs: TOML in, a validated and normalized spec out (docs/spec.md).
+
+`load_spec(path)` parses the TOML, checks structure, types, ranges and the cross-field rules
+that docs/spec.md states, fills defaults, converts every quantity to integers in base units
+(ns, bit/s), expands station groups and flows (one normalized flow per station), and finally
+asks the native simulator to check its 802.11 rules (`_native.validate`), mapping the station
+and flow indices of its answers back to the TOML tables. The first problem found raises
+`SpecError(path, value, allowed)`; nothing is simulated or written before a spec passes.
+
+The per-standard sets below (widths, guard intervals, MCS and NSS ranges, Block Ack windows,
+maximum A-MPDU lengths) are the ones docs/spec.md lists; checking them here gives the user a
+message naming the TOML key. The simulator checks them again, so the two cannot silently drift.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+from .units import UnitError, parse_duration, parse_rate
+
+__all__ = [
+    "SpecError",
+    "SpecFileError",
+    "Spec",
+    "load_spec",
+    "load_spec_text",
+    "normalize",
+    "show_value",
+]
+
+MISSING: Any = object()
+
+
+class SpecError(Exception):
+    """One problem in a spec: the TOML key path, the offending value, what is allowed."""
+
+    def __init__(self, path: str, value: str, allowed: str) -> None:
+        super().__init__(path, value, allowed)
+        self.path = path
+        self.value = value
+        self.allowed = allowed
+
+    def __str__(self) -> str:
+        return f"{self.path} = {self.value}: {self.allowed}"
+
+
+class SpecFileError(Exception):
+    """The spec file cannot be read or is not valid TOML (message includes line and column)."""
+
+
+def show_value(v: Any) -> str:
+    """Render a TOML value for an error message, in TOML-like syntax."""
+    if v is MISSING:
+        return "(missing)"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, str):
+        return json.dumps(v, ensure_ascii=False)
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, dict):
+        return "{...}"
+    if isinstance(v, list):
+        text = "[" + ", ".join(show_value(x) for x in v[:8]) + (", ..." if len(v) > 8 else "") + "]"
+        return text
+    return repr(v)
+
+
+# --- per-standard facts (docs/spec.md "Sections") ------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Std:
+    widths: tuple[int, ...]
+    guard_intervals: tuple[int, ...]
+    mcs_max: int
+    nss_max: int
+    bands: tuple[str, ...]
+    ba_window: int
+    max_ampdu_bytes: int
+    max_ppdu_time_ns: int
+    default_width: int
+
+
+STANDARDS: dict[str, _Std] = {
+    # Clause 17 OFDM (802.11a/g): MCS index 0..7 = 6, 9, 12, 18, 24, 36, 48, 54 Mb/s.
+    "ofdm": _Std((20,), (800,), 7, 1, ("2.4GHz", "5GHz"), 64, 65535, 5_484_000, 20),
+    # Clause 19 HT: per-stream MCS 0..7 with nss 1..4 (equal modulation).
+    "ht": _Std((20, 40), (800, 400), 7, 4, ("2.4GHz", "5GHz"), 64, 65535, 10_000_000, 20),
+    # Clause 21 VHT (5 GHz only).
+    "vht": _Std((20, 40, 80, 160), (800, 400), 9, 8, ("5GHz",), 64, 1_048_575,
+                5_484_000, 80),
+    # Clause 27 HE (SU).
+    "he": _Std((20, 40, 80, 160), (800, 1600, 3200), 11, 8, ("2.4GHz", "5GHz", "6GHz"), 256,
+               6_500_631, 5_484_000, 80),
+}
+
+# IEEE 802.11-2020 Tables 21-30..21-61: VHT (width, mcs, nss) combinations that do not exist
+# (the number of data bits per symbol would not be an integer per encoder).
+VHT_INVALID: frozenset[tuple[int, int, int]] = frozenset(
+    [(20, 9, n) for n in (1, 2, 4, 5, 7, 8)] + [(80, 6, 3), (80, 6, 7), (80, 9, 6), (160, 9, 3)]
+)
+
+CONTROL_RATES_MBPS = (6, 9, 12, 18, 24, 36, 48, 54)
+ACCESS_CATEGORIES = ("BK", "BE", "VI", "VO")
+ERROR_MODELS = ("none", "fixed", "snr")
+DIRECTIONS = ("down", "up")
+PATTERNS = ("cbr", "poisson", "saturated")
+SCHEDULERS = ("round_robin",)
+MAX_STATIONS = 2007  # association IDs 1..=2007
+MAX_BINS = 1_000_000
+U64_MAX = 2**64 - 1
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+SECTIONS: dict[str, tuple[str, ...]] = {
+    "": ("name", "description", "sim", "phy", "mac", "ap", "wired", "stations", "flows"),
+    "sim": ("duration", "warmup", "seed", "bin"),
+    "phy": ("standard", "band", "channel_width", "guard_interval", "control_rate"),
+    "mac": ("aggregation", "max_ampdu_mpdus", "max_ampdu_bytes", "max_ppdu_time", "retry_limit",
+            "beacon_interval", "access_category", "cw_min", "cw_max", "aifsn",
+            "eifs_after_collision"),
+    "ap": ("queue_limit", "scheduler"),
+    "wired": ("rate", "delay", "queue_limit", "loss"),
+    "stations": ("count", "mcs", "nss", "error_model", "per", "snr_db", "queue_limit"),
+    "flows": ("stations", "direction", "pattern", "rate", "packet_size", "start", "stop"),
+}
+
+
+# --- typed access to one TOML table ----------------------------------------------------------
+
+
+class _Table:
+    """A TOML table at `path` whose keys are checked against `allowed` on construction."""
+
+    def __init__(self, data: Any, path: str, allowed: tuple[str, ...], what: str) -> None:
+        if not isinstance(data, dict):
+            raise SpecError(path or "(top level)", show_value(data), what)
+        self.data = data
+        self.path = path
+        for key in data:
+            if key not in allowed:
+                raise SpecError(self.key(key), show_value(data[key]), _unknown_key(key, allowed))
+
+    def key(self, name: str) -> str:
+        return f"{self.path}.{name}" if self.path else name
+
+    def has(self, name: str) -> bool:
+        return name in self.data
+
+    def raw(self, name: str) -> Any:
+        return self.data.get(name, MISSING)
+
+    def fail(self, name: str, allowed: str) -> SpecError:
+        return SpecError(self.key(name), show_value(self.raw(name)), allowed)
+
+    def _get(self, name: str, default: Any, check: Callable[[Any], Any], allowed: str) -> Any:
+        v = self.raw(name)
+        if v is MISSING:
+            if default is MISSING:
+                raise SpecError(self.key(name), "(missing)", f"required: {allowed}")
+            return default
+        try:
+            return check(v)
+        except _Bad as e:
+            raise self.fail(name, e.allowed or allowed) from None
+
+    def get_int(self, name: str, default: Any, lo: int | None = None, hi: int | None = None,
+            allowed: str | None = None) -> int:
+        text = allowed or _range_text("an integer", lo, hi)
+
+        def check(v: Any) -> int:
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise _Bad(text)
+            if (lo is not None and v < lo) or (hi is not None and v > hi):
+                raise _Bad(text)
+            return v
+
+        return self._get(name, default, check, text)
+
+    def choice_int(self, name: str, default: Any, choices: tuple[int, ...], why: str = "") -> int:
+        text = "one of " + "|".join(str(c) for c in choices) + why
+
+        def check(v: Any) -> int:
+            if isinstance(v, bool) or not isinstance(v, int) or v not in choices:
+                raise _Bad(text)
+            return v
+
+        return self._get(name, default, check, text)
+
+    def get_float(self, name: str, default: Any, lo: float, hi: float,
+                  closed: bool = False) -> float:
+        """A number in [lo, hi) (or [lo, hi] when `closed`); TOML integers are accepted."""
+        text = f"a number in [{lo:g}, {hi:g}{']' if closed else ')'}"
+
+        def check(v: Any) -> float:
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise _Bad(text)
+            f = float(v)
+            if not math.isfinite(f) or f < lo or f > hi or (f == hi and not closed):
+                raise _Bad(text)
+            return f
+
+        return self._get(name, default, check, text)
+
+    def get_bool(self, name: str, default: Any) -> bool:
+        def check(v: Any) -> bool:
+            if not isinstance(v, bool):
+                raise _Bad("true or false")
+            return v
+
+        return self._get(name, default, check, "true or false")
+
+    def get_str(self, name: str, default: Any, allowed: str = "a string") -> str:
+        def check(v: Any) -> str:
+            if not isinstance(v, str):
+                raise _Bad(allowed)
+            return v
+
+        return self._get(name, default, check, allowed)
+
+    def choice(self, name: str, default: Any, choices: tuple[str, ...], why: str = "") -> str:
+        text = "one of " + "|".join(f'"{c}"' for c in choices) + why
+
+        def check(v: Any) -> str:
+            if not isinstance(v, str) or v not in choices:
+                raise _Bad(text)
+            return v
+
+        return self._get(name, default, check, text)
+
+    def duration(self, name: str, default: Any, positive: bool = False) -> int:
+        def check(v: Any) -> int:
+            try:
+                ns = parse_duration(v)
+            except UnitError as e:
+                raise _Bad(str(e)) from None
+            if positive and ns == 0:
+                raise _Bad('must be > 0, e.g. "10s"')
+            return ns
+
+        return self._get(name, default, check, 'a duration such as "10s" or "102.4ms"')
+
+    def rate(self, name: str, default: Any) -> int:
+        def check(v: Any) -> int:
+            try:
+                bps = parse_rate(v)
+            except UnitError as e:
+                raise _Bad(str(e)) from None
+            if bps == 0:
+                raise _Bad('must be > 0, e.g. "100Mbps"')
+            return bps
+
+        return self._get(name, default, check, 'a rate such as "100Mbps" or "1.5Gbps"')
+
+
+class _Bad(Exception):
+    def __init__(self, allowed: str = "") -> None:
+        super().__init__(allowed)
+        self.allowed = allowed
+
+
+def _range_text(what: str, lo: int | None, hi: int | None) -> str:
+    if lo is not None and hi is not None:
+        return f"{what} in {lo}..={hi}"
+    if lo is not None:
+        return f"{what} >= {lo}"
+    if hi is not None:
+        return f"{what} <= {hi}"
+    return what
+
+
+def _unknown_key(key: str, allowed: tuple[str, ...]) -> str:
+    close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
+    if not close:
+        close = [a for a in allowed if a.lower() == key.lower()]
+    if close:
+        return f'unknown key; did you mean "{close[0]}"?'
+    return "unknown key; allowed: " + ", ".join(allowed)
+
+
+# --- the normalized spec ----------------------------------------------------------------------
+
+
+@dataclass
+class Spec:
+    """A validated, normalized spec and how its lists map back to the TOML tables."""
+
+    normalized: dict[str, Any]
+    station_group: list[int] = field(default_factory=list)  # normalized station -> [[stations]]
+    flow_table: list[int] = field(default_factory=list)  # normalized flow -> [[flows]]
+    source: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.normalized["name"]
+
+    @property
+    def seed(self) -> int:
+        return self.normalized["sim"]["seed"]
+
+    @property
+    def duration_ns(self) -> int:
+        return self.normalized["sim"]["duration_ns"]
+
+    def to_json(self) -> str:
+        """Canonical JSON handed to the native module (sorted keys, no whitespace)."""
+        return json.dumps(self.normalized, sort_keys=True, separators=(",", ":"))
+
+    def map_path(self, path: str) -> str:
+        """`stations[5].mcs` (normalized index) -> `stations[1].mcs` (TOML table index)."""
+        m = re.match(r"^(stations|flows)\[(\d+)\](.*)$", path)
+        if not m:
+            return path
+        table = self.station_group if m.group(1) == "stations" else self.flow_table
+        i = int(m.group(2))
+        if i < len(table):
+            return f"{m.group(1)}[{table[i]}]{m.group(3)}"
+        return path
+
+
+def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
+    """Validate a parsed TOML document and return the normalized spec (no native checks)."""
+    top = _Table(doc, "", SECTIONS[""], "a TOML document")
+
+    name = top.get_str("name", default_name, "a name of letters, digits, '.', '_', '-' "
+                   "(it names the result file)")
+    if not NAME_RE.match(name):
+        raise top.fail("name", "letters, digits, '.', '_', '-', starting with a letter or digit "
+                       "(it names the result file)")
+    description = top.get_str("description", "")
+
+    # [sim]
+    sim = _Table(top.raw("sim"), "sim", SECTIONS["sim"], "a table [sim]") if top.has("sim") \
+        else None
+    if sim is None:
+        raise SpecError("sim.duration", "(missing)", 'required: a [sim] table with duration, '
+                        'e.g. duration = "10s"')
+    duration = sim.duration("duration", MISSING, positive=True)
+    warmup = sim.duration("warmup", 0)
+    if warmup >= duration:
+        raise sim.fail("warmup", "must be < sim.duration")
+    seed = sim.get_int("seed", 1, 0, U64_MAX)
+    bin_ns = sim.duration("bin", min(100_000_000, duration), positive=True)
+    if bin_ns > duration:
+        raise sim.fail("bin", "must be <= sim.duration")
+    if -(-duration // bin_ns) > MAX_BINS:
+        raise sim.fail("bin", f"too small: at most {MAX_BINS} bins per run (duration / bin)")
+
+    # [phy]
+    phy = _Table(top.raw("phy") if top.has("phy") else {}, "phy", SECTIONS["phy"], "a table [phy]")
+    standard = phy.choice("standard", "vht", tuple(STANDARDS))
+    std = STANDARDS[standard]
+    band = phy.choice("band", "5GHz", std.bands, f" for {standard}")
+    width = phy.choice_int("channel_width", std.default_width, std.widths, f" MHz for {standard}")
+    gi = phy.choice_int("guard_interval", 800, std.guard_intervals, f" ns for {standard}")
+    control_rate = phy.rate("control_rate", 24_000_000)
+    if control_rate not in tuple(r * 1_000_000 for r in CONTROL_RATES_MBPS):
+        raise phy.fail("control_rate", "a legacy OFDM rate: "
+                       + "|".join(f"{r}Mbps" for r in CONTROL_RATES_MBPS))
+
+    # [mac]
+    mac = _Table(top.raw("mac") if top.has("mac") else {}, "mac", SECTIONS["mac"], "a table [mac]")
+    aggregation = mac.get_bool("aggregation", standard != "ofdm")
+    if standard == "ofdm" and aggregation:
+        raise mac.fail("aggregation", "must be false for ofdm (no A-MPDU in Clause 17)")
+    max_mpdus = mac.get_int("max_ampdu_mpdus", 64, 1, std.ba_window,
+                        f"an integer in 1..={std.ba_window} (the {standard} Block Ack window)")
+    max_bytes = mac.get_int("max_ampdu_bytes", 0, 0, std.max_ampdu_bytes,
+                        f"0 (the standard's maximum) or 1..={std.max_ampdu_bytes} for {standard}")
+    max_ppdu = mac.duration("max_ppdu_time", 5_484_000, positive=True)
+    if max_ppdu > std.max_ppdu_time_ns:
+        raise mac.fail("max_ppdu_time", f"0 < t <= {_ms(std.max_ppdu_time_ns)} for {standard}")
+    retry_limit = mac.get_int("retry_limit", 7, 1, 64)
+    beacon = mac.duration("beacon_interval", 102_400_000)
+    ac = mac.choice("access_category", "BE", ACCESS_CATEGORIES)
+    cw_text = "2^k - 1 for k in 0..=15 (0, 1, 3, 7, ..., 32767)"
+    cw_values = tuple(2**k - 1 for k in range(16))
+    cw_min = mac.get_int("cw_min", None, allowed=cw_text)
+    if cw_min is not None and cw_min not in cw_values:
+        raise mac.fail("cw_min", cw_text)
+    cw_max = mac.get_int("cw_max", None, allowed=cw_text)
+    if cw_max is not None and cw_max not in cw_values:
+        raise mac.fail("cw_max", cw_text)
+    if cw_min is not None and cw_max is not None and cw_min > cw_max:
+        raise mac.fail("cw_min", "must be <= mac.cw_max")
+    aifsn = mac.get_int("aifsn", None, 1, 15)
+    eifs_after_collision = mac.get_bool("eifs_after_collision", False)
+
+    # [ap]
+    ap = _Table(top.raw("ap") if top.has("ap") else {}, "ap", SECTIONS["ap"], "a table [ap]")
+    ap_queue = ap.get_int("queue_limit", 1000, 1)
+    scheduler = ap.choice("scheduler", "round_robin", SCHEDULERS)
+
+    # [wired]
+    wired = _Table(top.raw("wired") if top.has("wired") else {}, "wired", SECTIONS["wired"],
+                   "a table [wired]")
+    wired_rate = wired.rate("rate", 10_000_000_000)
+    wired_delay = wired.duration("delay", 1_000_000)
+    wired_queue = wired.get_int("queue_limit", 1000, 1)
+    wired_loss = wired.get_float("loss", 0.0, 0.0, 1.0)
+
+    # [[stations]]
+    groups = top.raw("stations")
+    if groups is MISSING:
+        raise SpecError("stations", "(missing)", "at least one [[stations]] table is required")
+    if not isinstance(groups, list) or not all(isinstance(g, dict) for g in groups):
+        raise SpecError("stations", show_value(groups), "an array of tables [[stations]]")
+    if not groups:
+        raise SpecError("stations", "[]", "at least one [[stations]] table is required")
+    stations: list[dict[str, Any]] = []
+    station_group: list[int] = []
+    for gi_, g in enumerate(groups):
+        t = _Table(g, f"stations[{gi_}]", SECTIONS["stations"], "a table [[stations]]")
+        count = t.get_int("count", 1, 1, MAX_STATIONS)
+        mcs = t.get_int("mcs", MISSING, 0, std.mcs_max,
+                    f"an integer in 0..={std.mcs_max} for {standard}"
+                    + (" (0..7 = 6, 9, 12, 18, 24, 36, 48, 54 Mb/s)" if standard == "ofdm" else ""))
+        nss = t.get_int("nss", 1, 1, std.nss_max, f"an integer in 1..={std.nss_max} for {standard}")
+        if standard == "vht" and (width, mcs, nss) in VHT_INVALID:
+            raise t.fail("mcs", f"VHT MCS {mcs} does not exist at {width} MHz with nss = {nss}")
+        model = t.choice("error_model", "none", ERROR_MODELS)
+        per = t.get_float("per", 0.0, 0.0, 1.0)
+        if t.has("per") and model != "fixed":
+            raise t.fail("per", 'only with error_model = "fixed"')
+        snr = t.get_float("snr_db", 30.0, -20.0, 100.0, closed=True)
+        if t.has("snr_db") and model != "snr":
+            raise t.fail("snr_db", 'only with error_model = "snr"')
+        queue = t.get_int("queue_limit", 1000, 1)
+        if len(stations) + count > MAX_STATIONS:
+            raise t.fail("count", f"at most {MAX_STATIONS} stations in total")
+        for _ in range(count):
+            stations.append({"mcs": mcs, "nss": nss, "error_model": model, "per": per,
+                             "snr_db": snr, "queue_limit": queue})
+            station_group.append(gi_)
+    n_sta = len(stations)
+
+    # [[flows]]
+    tables = top.raw("flows")
+    if tables is MISSING:
+        tables = []
+    if not isinstance(tables, list) or not all(isinstance(f, dict) for f in tables):
+        raise SpecError("flows", show_value(tables), "an array of tables [[flows]]")
+    flows: list[dict[str, Any]] = []
+    flow_table: list[int] = []
+    for fi, f in enumerate(tables):
+        t = _Table(f, f"flows[{fi}]", SECTIONS["flows"], "a table [[flows]]")
+        sel = _stations_selector(t, n_sta)
+        direction = t.choice("direction", "down", DIRECTIONS)
+        pattern = t.choice("pattern", "cbr", PATTERNS)
+        if pattern == "saturated":
+            if t.has("rate"):
+                raise t.fail("rate", 'only for pattern = "cbr" or "poisson"')
+            rate = 0  # not used by a saturated flow; the normalized spec keeps every key
+        else:
+            rate = t.rate("rate", MISSING)
+        size = t.get_int("packet_size", 1500, 20, 2304)
+        start = t.duration("start", 0)
+        stop = t.duration("stop", duration)
+        if stop > duration:
+            raise t.fail("stop", "must be <= sim.duration")
+        if start >= stop:
+            raise t.fail("start", f"must be < stop ({_ms(stop)})")
+        for s in sel:
+            flows.append({"station": s, "direction": direction, "pattern": pattern,
+                          "rate_bps": rate, "packet_size": size, "start_ns": start,
+                          "stop_ns": stop})
+            flow_table.append(fi)
+
+    normalized = {
+        "name": name,
+        "description": description,
+        "sim": {"duration_ns": duration, "warmup_ns": warmup, "seed": seed, "bin_ns": bin_ns},
+        "phy": {"standard": standard, "band": band, "channel_width": width,
+                "guard_interval": gi, "control_rate_bps": control_rate},
+        "mac": {"aggregation": aggregation, "max_ampdu_mpdus": max_mpdus,
+                "max_ampdu_bytes": max_bytes, "max_ppdu_time_ns": max_ppdu,
+                "retry_limit": retry_limit, "beacon_interval_ns": beacon,
+                "access_category": ac, "cw_min": cw_min, "cw_max": cw_max, "aifsn": aifsn,
+                "eifs_after_collision": eifs_after_collision},
+        "ap": {"queue_limit": ap_queue, "scheduler": scheduler},
+        "wired": {"rate_bps": wired_rate, "delay_ns": wired_delay, "queue_limit": wired_queue,
+                  "loss": wired_loss},
+        "stations": stations,
+        "flows": flows,
+    }
+    return Spec(normalized, station_group, flow_table)
+
+
+def _stations_selector(t: _Table, n_sta: int) -> list[int]:
+    allowed = f'"all", a station index in 0..={n_sta - 1}, or a list of distinct indices'
+    v = t.raw("stations")
+    if v is MISSING or v == "all":
+        return list(range(n_sta))
+    if isinstance(v, bool):
+        raise t.fail("stations", allowed)
+    if isinstance(v, int):
+        v_list = [v]
+    elif isinstance(v, list) and v:
+        v_list = v
+    else:
+        raise t.fail("stations", allowed)
+    for x in v_list:
+        if isinstance(x, bool) or not isinstance(x, int) or not 0 <= x < n_sta:
+            raise t.fail("stations", allowed)
+    if len(set(v_list)) != len(v_list):
+        raise t.fail("stations", allowed)
+    return list(v_list)
+
+
+def _ms(ns: int) -> str:
+    from .units import format_duration
+
+    return format_duration(ns)
+
+
+# --- entry points -----------------------------------------------------------------------------
+
+
+def parse_toml(text: str, source: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise SpecFileError(f"{source}: invalid TOML: {e}") from None
+
+
+def load_spec_text(text: str, source: str = "<string>", default_name: str = "scenario",
+                   native: bool = True) -> Spec:
+    spec = normalize(parse_toml(text, source), default_name)
+    spec.source = source
+    if native:
+        check_native(spec)
+    return spec
+
+
+def load_spec(path: str | Path, native: bool = True) -> Spec:
+    """Read, validate and normalize the spec file at `path` (raises SpecError/SpecFileError)."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SpecFileError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise SpecFileError(f"{path}: is a directory, not a spec file") from None
+    except UnicodeDecodeError as e:
+        raise SpecFileError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+    except OSError as e:
+        raise SpecFileError(f"{path}: cannot read: {e.strerror}") from None
+    default_name = re.sub(r"[^A-Za-z0-9._-]", "_", p.stem).lstrip("._-") or "scenario"
+    return load_spec_text(text, str(path), default_name, native)
+
+
+def check_native(spec: Spec) -> None:
+    """Ask the simulator for its 802.11 rules; raise the first problem as a SpecError."""
+    from . import _native
+
+    problems = _native.validate(spec.to_json())
+    if problems:
+        path, value, allowed = problems[0]
+        if path == "spec":  # the simulator could not read what we produced: our bug, not the user's
+            raise RuntimeError(f"normalized spec rejected by the simulator: {allowed}")
+        raise SpecError(spec.map_path(path), value or "(default)", allowed)

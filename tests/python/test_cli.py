@@ -1,0 +1,177 @@
+"""The `lasthop` command as a user runs it (subprocesses of the installed console script)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from helpers import ROOT, run_cli
+
+from lasthop.results import load_result
+from lasthop.spec import load_spec
+
+BAD_SPECS = sorted((ROOT / "tests" / "python" / "bad_specs").glob("*.toml"))
+
+
+def expected_path(spec: Path) -> str:
+    first = spec.read_text().splitlines()[0]
+    m = re.match(r"#\s*expect:\s*(.+?)\s*$", first)
+    assert m, f"{spec.name}: first line must be '# expect: <key path>'"
+    return m.group(1)
+
+
+def assert_one_line_user_error(proc, expect: str) -> None:
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("lasthop: ")
+    assert expect in lines[0], lines[0]
+
+
+def test_corpus_is_big_enough():
+    assert len(BAD_SPECS) >= 15
+
+
+@pytest.mark.parametrize("spec", BAD_SPECS, ids=lambda p: p.stem)
+def test_bad_spec_validate(spec: Path):
+    expect = expected_path(spec)
+    proc = run_cli("validate", str(spec))
+    assert_one_line_user_error(proc, expect)
+    assert proc.stdout == ""
+    if not expect.startswith("line "):
+        assert proc.stderr.startswith(f"lasthop: spec error: {expect} = ")
+
+
+@pytest.mark.parametrize("spec", BAD_SPECS, ids=lambda p: p.stem)
+def test_bad_spec_run_writes_nothing(spec: Path, tmp_path: Path):
+    out = tmp_path / "out"
+    proc = run_cli("run", str(spec), "-o", str(out), cwd=tmp_path)
+    assert_one_line_user_error(proc, expected_path(spec))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_missing_file(tmp_path: Path):
+    proc = run_cli("run", str(tmp_path / "nope.toml"), "-o", str(tmp_path / "o"))
+    assert_one_line_user_error(proc, "nope.toml")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_output_dir_is_a_file(tmp_path: Path):
+    f = tmp_path / "file"
+    f.write_text("x")
+    proc = run_cli("run", str(ROOT / "experiments" / "demo.toml"), "-o", str(f))
+    assert_one_line_user_error(proc, "not a directory")
+
+
+@pytest.mark.parametrize("args,expect", [
+    ((), "COMMAND"),
+    (("run",), "SPEC"),
+    (("frobnicate",), "frobnicate"),
+    (("run", "x.toml", "--seed", "-1"), "--seed"),
+    (("run", "x.toml", "--seed", "abc"), "--seed"),
+])
+def test_usage_errors(args, expect):
+    proc = run_cli(*args)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert expect in proc.stderr
+
+
+def test_version():
+    proc = run_cli("version")
+    assert proc.returncode == 0
+    assert re.fullmatch(r"lasthop 0\.1\.0\+([0-9a-f]{4,}(-dirty)?|unknown)\n", proc.stdout)
+
+
+def test_validate_ok():
+    proc = run_cli("validate", str(ROOT / "experiments" / "demo.toml"))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("ok: demo:")
+    proc = run_cli("validate", "--json", str(ROOT / "experiments" / "demo.toml"))
+    assert json.loads(proc.stdout) == load_spec(ROOT / "experiments" / "demo.toml").normalized
+
+
+# --- tests that need the real simulator (skipped while _native.run is the stub) -------------
+
+DATA_KEYS = {"stats", "channel", "flows", "stations", "timeseries"}
+
+
+def test_run_writes_valid_complete_result(simulator, tiny_spec: Path, tmp_path: Path):
+    out = tmp_path / "res"
+    proc = run_cli("run", str(tiny_spec), "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    files = sorted(p.name for p in out.iterdir())
+    assert files == ["tiny-s7.json"]  # no temporary files left behind
+    doc = load_result(out / "tiny-s7.json")
+    spec = load_spec(tiny_spec)
+    assert doc["format"] == "lasthop.result" and doc["format_version"] == 1
+    assert doc["seed"] == 7
+    assert doc["spec"] == spec.normalized
+    assert re.fullmatch(r"0\.1\.0\+.+", doc["code_version"])
+    data = doc["data"]
+    assert DATA_KEYS <= set(data)
+    assert len(data["flows"]) == len(spec.normalized["flows"])
+    assert len(data["stations"]) == len(spec.normalized["stations"])
+    assert data["stats"]["sim_time_ns"] == spec.duration_ns
+    for key in ("events", "mpdus_delivered", "ppdus", "collisions", "beacons"):
+        assert isinstance(data["stats"][key], int)
+    # The summary went to stdout and names the result file.
+    assert "goodput" in proc.stdout and str(out / "tiny-s7.json") in proc.stdout
+    # The file is in canonical form (sorted keys, compact, newline-terminated).
+    text = (out / "tiny-s7.json").read_text()
+    assert text == json.dumps(json.loads(text), sort_keys=True, separators=(",", ":")) + "\n"
+
+
+def test_same_seed_is_byte_identical(simulator, tiny_spec: Path, tmp_path: Path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    for d in (a, b):
+        proc = run_cli("run", str(tiny_spec), "--seed", "3", "-o", str(d), "--quiet")
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.strip() == str(d / "tiny-s3.json")
+    assert (a / "tiny-s3.json").read_bytes() == (b / "tiny-s3.json").read_bytes()
+
+
+def test_different_seed_differs(simulator, tiny_spec: Path, tmp_path: Path):
+    for seed in ("3", "4"):
+        proc = run_cli("run", str(tiny_spec), "--seed", seed, "-o", str(tmp_path), "--quiet")
+        assert proc.returncode == 0, proc.stderr
+    a = load_result(tmp_path / "tiny-s3.json")
+    b = load_result(tmp_path / "tiny-s4.json")
+    assert a["spec"] == b["spec"]
+    assert a["data"] != b["data"]
+
+
+def test_run_default_seed_from_spec(simulator, tiny_spec: Path, tmp_path: Path):
+    proc = run_cli("run", str(tiny_spec), "-q", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "results" / "tiny-s7.json").is_file()
+
+
+def test_bench_quick(simulator):
+    proc = run_cli("bench", "--quick", timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("lasthop bench")
+    for name in ("vht80-mcs9-nss2-1sta", "vht80-mcs7-20sta", "ofdm54-10sta-up"):
+        row = next(line for line in lines if line.startswith(name))
+        assert "failed" not in row
+
+
+def test_simulator_failure_is_exit_1_and_writes_nothing(tmp_path: Path, monkeypatch, capsys):
+    """A simulator error (e.g. the stub's) is one line, exit code 1, and no file."""
+    from lasthop import _native, cli
+
+    def failing_run(*_args, **_kwargs):
+        raise RuntimeError("simulator not built yet")
+
+    monkeypatch.setattr(_native, "run", failing_run)
+    out = tmp_path / "out"
+    rc = cli.main(["run", str(ROOT / "experiments" / "demo.toml"), "-o", str(out), "--quiet"])
+    assert rc == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["lasthop: simulation failed: simulator not built yet"]
+    assert list(tmp_path.iterdir()) == []

@@ -1,0 +1,217 @@
+"""Spec parsing, defaults, expansion and error paths (in-process; the CLI is in test_cli.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lasthop import spec as spec_mod
+from lasthop.spec import SpecError, SpecFileError, load_spec, load_spec_text
+
+from helpers import ROOT
+
+MINIMAL = """
+[sim]
+duration = "2s"
+[[stations]]
+mcs = 9
+"""
+
+
+def norm(text: str, native: bool = False):
+    return load_spec_text(text, "t.toml", "t", native=native)
+
+
+def err(text: str) -> SpecError:
+    with pytest.raises(SpecError) as info:
+        norm(text)
+    return info.value
+
+
+def test_defaults_filled():
+    s = norm(MINIMAL).normalized
+    assert s == {
+        "name": "t", "description": "",
+        "sim": {"duration_ns": 2_000_000_000, "warmup_ns": 0, "seed": 1, "bin_ns": 100_000_000},
+        "phy": {"standard": "vht", "band": "5GHz", "channel_width": 80, "guard_interval": 800,
+                "control_rate_bps": 24_000_000},
+        "mac": {"aggregation": True, "max_ampdu_mpdus": 64, "max_ampdu_bytes": 0,
+                "max_ppdu_time_ns": 5_484_000, "retry_limit": 7,
+                "beacon_interval_ns": 102_400_000, "access_category": "BE",
+                "cw_min": None, "cw_max": None, "aifsn": None,
+                "eifs_after_collision": False},
+        "ap": {"queue_limit": 1000, "scheduler": "round_robin"},
+        "wired": {"rate_bps": 10_000_000_000, "delay_ns": 1_000_000, "queue_limit": 1000,
+                  "loss": 0.0},
+        "stations": [{"mcs": 9, "nss": 1, "error_model": "none", "per": 0.0, "snr_db": 30.0,
+                      "queue_limit": 1000}],
+        "flows": [],
+    }
+
+
+def test_normalized_json_is_canonical():
+    a = norm(MINIMAL).to_json()
+    assert a == norm("\n\n" + MINIMAL).to_json()
+    assert " " not in a and a.startswith('{"ap":')
+
+
+def test_standard_dependent_defaults():
+    s = norm('[sim]\nduration="1s"\n[phy]\nstandard="ofdm"\n[[stations]]\nmcs=7\n').normalized
+    assert s["phy"]["channel_width"] == 20 and s["mac"]["aggregation"] is False
+    s = norm('[sim]\nduration="1s"\n[phy]\nstandard="ht"\n[[stations]]\nmcs=7\n').normalized
+    assert s["phy"]["channel_width"] == 20 and s["mac"]["aggregation"] is True
+
+
+def test_short_duration_shrinks_default_bin():
+    assert norm('[sim]\nduration="20ms"\n[[stations]]\nmcs=9\n').normalized["sim"]["bin_ns"] \
+        == 20_000_000
+
+
+def test_station_groups_and_flows_expand():
+    s = norm("""
+[sim]
+duration = "1s"
+[[stations]]
+count = 3
+mcs = 9
+[[stations]]
+mcs = 4
+nss = 2
+error_model = "snr"
+snr_db = 12
+[[flows]]
+rate = "10Mbps"
+[[flows]]
+stations = [3, 1]
+direction = "up"
+pattern = "poisson"
+rate = "1.5Mbps"
+start = "100ms"
+[[flows]]
+stations = 2
+pattern = "saturated"
+""")
+    n = s.normalized
+    assert [st["mcs"] for st in n["stations"]] == [9, 9, 9, 4]
+    assert n["stations"][3] == {"mcs": 4, "nss": 2, "error_model": "snr", "per": 0.0,
+                                "snr_db": 12.0, "queue_limit": 1000}
+    assert s.station_group == [0, 0, 0, 1]
+    assert [f["station"] for f in n["flows"]] == [0, 1, 2, 3, 3, 1, 2]
+    assert s.flow_table == [0, 0, 0, 0, 1, 1, 2]
+    assert n["flows"][4] == {"station": 3, "direction": "up", "pattern": "poisson",
+                             "rate_bps": 1_500_000, "packet_size": 1500,
+                             "start_ns": 100_000_000, "stop_ns": 1_000_000_000}
+    assert n["flows"][6]["rate_bps"] == 0 and n["flows"][6]["pattern"] == "saturated"
+    assert s.map_path("stations[2].mcs") == "stations[0].mcs"
+    assert s.map_path("stations[3].nss") == "stations[1].nss"
+    assert s.map_path("flows[5].rate") == "flows[1].rate"
+    assert s.map_path("mac.aifsn") == "mac.aifsn"
+    assert s.map_path("stations[99].mcs") == "stations[99].mcs"
+
+
+def test_name_defaults_to_file_stem(tmp_path: Path):
+    p = tmp_path / "my scenario.toml"
+    p.write_text(MINIMAL)
+    assert load_spec(p, native=False).name == "my_scenario"
+
+
+def test_integers_accepted_for_floats_but_not_bools():
+    s = norm('[sim]\nduration="1s"\n[wired]\nloss=0\n[[stations]]\nmcs=9\n').normalized
+    assert s["wired"]["loss"] == 0.0 and isinstance(s["wired"]["loss"], float)
+    e = err('[sim]\nduration="1s"\n[wired]\nloss=false\n[[stations]]\nmcs=9\n')
+    assert e.path == "wired.loss" and e.value == "false"
+
+
+@pytest.mark.parametrize("text,path,fragment", [
+    ('[sim]\nduration="1s"\n[mac]\nagregation=true\n[[stations]]\nmcs=9\n',
+     "mac.agregation", 'did you mean "aggregation"'),
+    ('[simm]\nduration="1s"\n[[stations]]\nmcs=9\n', "simm", 'did you mean "sim"'),
+    ('[sim]\nduration="1s"\n[[station]]\nmcs=9\n', "station", 'did you mean "stations"'),
+    ('[sim]\nduration="1s"\nzzz=1\n[[stations]]\nmcs=9\n', "sim.zzz", "allowed: duration"),
+    ('[sim]\nduration=10\n[[stations]]\nmcs=9\n', "sim.duration", "units are mandatory"),
+    ('[sim]\nduration="0s"\n[[stations]]\nmcs=9\n', "sim.duration", "> 0"),
+    ('[sim]\nduration="1s"\nbin="2s"\n[[stations]]\nmcs=9\n', "sim.bin", "<= sim.duration"),
+    ('[sim]\nduration="100s"\nbin="1us"\n[[stations]]\nmcs=9\n', "sim.bin", "bins"),
+    ('[sim]\nduration="1s"\nseed=-1\n[[stations]]\nmcs=9\n', "sim.seed", "0..="),
+    ('[sim]\nduration="1s"\n[mac]\ncw_min=16\n[[stations]]\nmcs=9\n', "mac.cw_min", "2^k - 1"),
+    ('[sim]\nduration="1s"\n[mac]\ncw_min=31\ncw_max=15\n[[stations]]\nmcs=9\n', "mac.cw_min",
+     "cw_max"),
+    ('[sim]\nduration="1s"\n[[stations]]\nmcs=9\nnss=9\n', "stations[0].nss", "1..=8"),
+    ('[sim]\nduration="1s"\n[[stations]]\nmcs=9\nerror_model="snr"\nsnr_db=200\n',
+     "stations[0].snr_db", "[-20, 100]"),
+    ('[sim]\nduration="1s"\n[[stations]]\nmcs=9\nsnr_db=20\n', "stations[0].snr_db",
+     'error_model = "snr"'),
+    ('[sim]\nduration="1s"\n[[stations]]\nmcs=9\n[[flows]]\nstations=[0,0]\nrate="1Mbps"\n',
+     "flows[0].stations", "distinct"),
+    ('[sim]\nduration="1s"\n[[stations]]\nmcs=9\n[[flows]]\nstations="some"\nrate="1Mbps"\n',
+     "flows[0].stations", '"all"'),
+    ('[sim]\nduration="1s"\n[[stations]]\nnss=1\n', "stations[0].mcs", "required"),
+    ('[sim]\nduration="1s"\n[[stations]]\ncount=0\nmcs=9\n', "stations[0].count", "1..="),
+    ('[sim]\nduration="1s"\nstations=[]\n', "sim.stations", "unknown key"),
+    ('[sim]\nduration="1s"\n[ap]\nscheduler="fifo"\n[[stations]]\nmcs=9\n', "ap.scheduler",
+     '"round_robin"'),
+])
+def test_errors(text, path, fragment):
+    e = err(text)
+    assert e.path == path
+    assert fragment in str(e)
+    assert str(e).startswith(f"{path} = ")
+
+
+def test_error_value_is_shown_in_toml_syntax():
+    e = err('[sim]\nduration="1s"\n[phy]\nstandard="vhtt"\n[[stations]]\nmcs=9\n')
+    assert str(e) == 'phy.standard = "vhtt": one of "ofdm"|"ht"|"vht"|"he"'
+
+
+def test_missing_and_directory(tmp_path: Path):
+    with pytest.raises(SpecFileError, match="no such file"):
+        load_spec(tmp_path / "nope.toml")
+    with pytest.raises(SpecFileError, match="directory"):
+        load_spec(tmp_path)
+
+
+def test_toml_error_has_line_number():
+    with pytest.raises(SpecFileError, match="line 3"):
+        load_spec_text('[sim]\nduration="1s"\nx = = 1\n', "x.toml")
+
+
+class _FakeNative:
+    def __init__(self, problems):
+        self.problems = problems
+
+    def validate(self, _json):
+        return self.problems
+
+
+def test_native_problem_paths_map_back_to_toml_groups(monkeypatch):
+    import lasthop
+
+    text = MINIMAL + "[[stations]]\ncount = 3\nmcs = 5\n[[flows]]\nrate = '1Mbps'\n"
+    monkeypatch.setattr(lasthop, "_native", _FakeNative([("stations[3].mcs", "5", "nope")]),
+                        raising=False)
+    with pytest.raises(SpecError) as info:
+        norm(text, native=True)
+    assert str(info.value) == "stations[1].mcs = 5: nope"
+    monkeypatch.setattr(lasthop, "_native", _FakeNative([("flows[3].rate", "", "x")]),
+                        raising=False)
+    with pytest.raises(SpecError) as info:
+        norm(text, native=True)
+    assert info.value.path == "flows[0].rate"
+    monkeypatch.setattr(lasthop, "_native", _FakeNative([("spec", "", "does not parse")]),
+                        raising=False)
+    with pytest.raises(RuntimeError, match="does not parse"):
+        norm(text, native=True)
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "experiments").glob("*.toml"))
+                         + sorted((ROOT / "python" / "lasthop" / "bench").glob("*.toml")),
+                         ids=lambda p: p.name)
+def test_checked_in_specs_are_valid(path):
+    s = load_spec(path)  # includes the simulator's own 802.11 checks
+    assert s.normalized["stations"]
+
+
+def test_vht_invalid_combinations_table():
+    assert (20, 9, 1) in spec_mod.VHT_INVALID and (20, 9, 3) not in spec_mod.VHT_INVALID
+    assert (80, 9, 6) in spec_mod.VHT_INVALID and (160, 9, 3) in spec_mod.VHT_INVALID
