@@ -5,6 +5,7 @@
 #   make demo    build, then simulate experiments/demo.toml into results/demo
 #   make test    Rust tests, no_std build, clippy, then the Python tests
 #   make bench   build, then `lasthop bench`
+#   make bench-sweep  build, then `lasthop bench --sweep` (process-pool speedup)
 
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -19,7 +20,7 @@ PYTEST_REQ := pytest>=8.3,<10
 RUST_SOURCES := Cargo.toml Cargo.lock \
 	$(shell find crates -type f \( -name '*.rs' -o -name 'Cargo.toml' \) 2>/dev/null)
 
-.PHONY: all build demo test test-rust test-nostd clippy test-python bench clean
+.PHONY: all build demo test test-rust test-nostd clippy test-python bench bench-sweep clean
 
 all: build
 
@@ -34,16 +35,23 @@ $(VENV)/.deps-stamp: Makefile
 # `lasthop` console script into $(BIN).
 $(VENV)/.native-stamp: $(VENV)/.deps-stamp $(RUST_SOURCES) pyproject.toml
 	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(BIN)):$$PATH \
-		$(BIN)/maturin develop --release --quiet
+		$(BIN)/maturin develop --release --quiet --extras ray
 	touch $@
 
 build: $(VENV)/.native-stamp
 
+# The main job on the built-in simulator: one cell in detail, then every reproduction suite
+# (quick mode) with its HTML report; nothing is opened, the paths are printed.
 demo: build
 	$(BIN)/lasthop run experiments/demo.toml -o results/demo
+	$(BIN)/lasthop reproduce all --quick -o results/reproduce-quick
 
 bench: build
 	$(BIN)/lasthop bench
+
+# 24 runs of ~1 s wall each at -j 1 and -j 2: runs/s and the pool's speedup (not a test).
+bench-sweep: build
+	$(BIN)/lasthop bench --sweep
 
 test: test-rust test-nostd clippy test-python
 

@@ -13,6 +13,17 @@ def run(spec_json: str, seed: int, progress: Optional[Callable[[float], object]]
     when the run ends. Simulator errors raise RuntimeError.
     """
 
+def run_capture(spec_json: str, seed: int, pcap: str,
+                progress: Optional[Callable[[float], object]] = None, limit: int = 100_000,
+                records: bool = False) -> tuple[str, bytes, Optional[str]]:
+    """Run one simulation like `run` and capture the frames of node `pcap` ("ap" or a station
+    index as a string): every PPDU it sends or is the addressed receiver of.
+
+    Returns (data JSON — identical to `run`'s, the pcap file with at most `limit` records, the
+    per-PPDU frame records as JSON if `records` else None). A malformed node raises ValueError,
+    a node out of range or a simulator error RuntimeError.
+    """
+
 def validate(spec_json: str) -> list[tuple[str, str, str]]:
     """The 802.11 rule violations of a normalized spec as (key path, value, allowed).
 

@@ -1,9 +1,12 @@
 """The `lasthop` command line.
 
     lasthop run SPEC [--seed N] [-o DIR] [--quiet]   simulate; write DIR/<name>-s<seed>.json
+        [--pcap NODE [--pcap-limit N]]               ... and DIR/<name>-s<seed>-<NODE>.pcap
     lasthop validate SPEC                            check a spec without simulating
     lasthop bench [--quick]                          time the fixed benchmark scenarios
+    lasthop sweep SPEC --vary KEY=V1,V2 [--seeds K]   run a grid of specs x seeds (sweep.py)
     lasthop version                                  print the code version
+    lasthop table|plot|report -i RESULTS ...         analysis from files (analysis_cli.py)
 
 Exit codes: 0 success; 2 user error (bad spec, missing file, bad arguments), reported as ONE
 line on stderr and before anything is written; 1 internal or simulator error.
@@ -51,6 +54,11 @@ def _parser() -> argparse.ArgumentParser:
                    help="output directory (default: results)")
     r.add_argument("-q", "--quiet", action="store_true",
                    help="no progress bar and no summary; print only the result path")
+    r.add_argument("--pcap", default=None, metavar="NODE",
+                   help="also write a pcap of the frames NODE ('ap' or a station index) sends "
+                        "or receives: DIR/<name>-s<seed>-<NODE>.pcap")
+    r.add_argument("--pcap-limit", default=None, metavar="N",
+                   help="at most N pcap records (default 100000; ~150 MB with 1500-byte packets)")
 
     v = sub.add_parser("validate", help="check a spec without simulating")
     v.add_argument("spec", metavar="SPEC")
@@ -58,8 +66,19 @@ def _parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("bench", help="time the fixed benchmark scenarios")
     b.add_argument("--quick", action="store_true", help="shorter simulated durations")
+    b.add_argument("--sweep", action="store_true",
+                   help="time a 24-run sweep at -j 1 and -j 2 and print the speedup")
 
     sub.add_parser("version", help="print the code version")
+
+    from .sweep import add_parser as _add_sweep
+    _add_sweep(sub)
+
+    from .reproduce.cli import add_parser as _add_reproduce
+    _add_reproduce(sub)
+
+    from .analysis_cli import add_parsers as _add_analysis
+    _add_analysis(sub)
     return p
 
 
@@ -142,11 +161,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     path = result_path(out, spec.name, seed)
     if path.is_dir():
         raise UserError(f"result path {str(path)!r} is a directory")
+    pcap = _pcap_request(args, spec, out, seed)
     version = code_version()
 
     bar = Progress(spec.duration_ns, label=spec.name, quiet=args.quiet)
     try:
-        data = simulate(spec.to_json(), seed, bar)
+        if pcap is None:
+            data = simulate(spec.to_json(), seed, bar)
+        else:
+            data, pcap_bytes = _simulate_capture(spec.to_json(), seed, bar, pcap[1], pcap[2])
     except RuntimeError as e:
         bar.finish(ok=False)
         print(f"{PROG}: simulation failed: {e}", file=sys.stderr)
@@ -157,12 +180,51 @@ def cmd_run(args: argparse.Namespace) -> int:
     doc = envelope(spec.normalized, seed, data, version)
     out.mkdir(parents=True, exist_ok=True)
     write_result(path, doc)
+    if pcap is not None:
+        from .capture import write_pcap
+        write_pcap(pcap[0], pcap_bytes)
     if not args.quiet:
         print(summarize(doc, wall_s=wall))
         print(f"result: {path}")
+        if pcap is not None:
+            print(f"pcap: {pcap[0]}")
     else:
         print(path)
     return EXIT_OK
+
+
+def _pcap_request(args: argparse.Namespace, spec: Any, out: Path, seed: int
+                  ) -> tuple[Path, str, int] | None:
+    """(pcap path, node, record limit) of `run --pcap`, checked before simulating."""
+    from .capture import DEFAULT_LIMIT, CaptureError, parse_limit, parse_node, pcap_path
+
+    if args.pcap is None:
+        if args.pcap_limit is not None:
+            raise UserError("--pcap-limit needs --pcap NODE")
+        return None
+    try:
+        node = parse_node(args.pcap, len(spec.normalized["stations"]))
+        limit = DEFAULT_LIMIT if args.pcap_limit is None else parse_limit(args.pcap_limit)
+    except CaptureError as e:
+        raise UserError(str(e)) from None
+    path = pcap_path(out, spec.name, seed, node)
+    if path.is_dir():
+        raise UserError(f"pcap path {str(path)!r} is a directory")
+    return path, node, limit
+
+
+def _simulate_capture(spec_json: str, seed: int, progress: Any, node: str, limit: int
+                      ) -> tuple[dict[str, Any], bytes]:
+    """`simulate` with a capture of `node`: the parsed `data` document and the pcap bytes."""
+    from .capture import simulate_capture
+
+    _native()  # a clear error if the module is not built
+    with _DefaultSigint():
+        data_json, pcap_bytes, _ = simulate_capture(spec_json, seed, node, progress, limit)
+    data = json.loads(data_json)
+    if not isinstance(data, dict):
+        raise RuntimeError("simulator returned something other than a JSON object")
+    return data, pcap_bytes
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -180,6 +242,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     from .bench import run_bench
 
+    if getattr(args, "sweep", False):
+        from .sweep import bench_sweep
+        return bench_sweep()
     return run_bench(quick=args.quick)
 
 
@@ -190,6 +255,30 @@ def cmd_version(_args: argparse.Namespace) -> int:
 
 COMMANDS = {"run": cmd_run, "validate": cmd_validate, "bench": cmd_bench,
             "version": cmd_version}
+
+
+def _cmd_reproduce(args: argparse.Namespace) -> int:
+    from .reproduce.cli import cmd_reproduce
+    return cmd_reproduce(args)
+
+
+COMMANDS["reproduce"] = _cmd_reproduce
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from .sweep import cmd_sweep
+    return cmd_sweep(args)
+
+
+COMMANDS["sweep"] = _cmd_sweep
+
+
+def _cmd_analysis(args: argparse.Namespace) -> int:
+    from .analysis_cli import COMMANDS as _analysis_commands
+    return _analysis_commands[args.command](args)
+
+
+COMMANDS.update({"table": _cmd_analysis, "plot": _cmd_analysis, "report": _cmd_analysis})
 
 
 def main(argv: Sequence[str] | None = None) -> int:

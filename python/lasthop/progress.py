@@ -13,7 +13,7 @@ from typing import TextIO
 
 from .units import format_duration
 
-__all__ = ["Progress"]
+__all__ = ["Progress", "SweepProgress"]
 
 BAR_WIDTH = 30
 
@@ -83,4 +83,83 @@ class Progress:
             label = f"{self.label}: " if self.label else ""
             self.stream.write(f"{label}simulated {format_duration(self.duration_ns)} in "
                               f"{self.elapsed():.2f}s wall\n")
+        self.stream.flush()
+
+
+class SweepProgress:
+    """Progress of a sweep on stderr: runs done/total, how many were cached, elapsed, ETA.
+
+    `update(executed)` after each completed (not cached) run; `finish()` once. On a terminal the
+    line redraws in place (at most 10 times a second); elsewhere a line is printed at every
+    further 10 % and a final one. `quiet` prints nothing.
+    """
+
+    def __init__(self, total: int, cached: int = 0, label: str = "", quiet: bool = False,
+                 stream: TextIO | None = None) -> None:
+        self.total = total
+        self.cached = cached
+        self.label = label
+        self.quiet = quiet
+        self.stream = stream if stream is not None else sys.stderr
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.start = time.monotonic()
+        self.executed = 0
+        self._last_draw = -1.0
+        self._last_decile = (10 * cached // total) if total else 10
+        self._drawn = False
+        if not quiet and self.tty and total:
+            self._draw(self.start)
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.start
+
+    def line(self, now: float | None = None) -> str:
+        now = time.monotonic() if now is None else now
+        elapsed = now - self.start
+        done = self.cached + self.executed
+        todo = self.total - done
+        f = done / self.total if self.total else 1.0
+        filled = int(f * BAR_WIDTH)
+        bar = "#" * filled + "." * (BAR_WIDTH - filled)
+        if todo == 0:
+            eta = "0:00"
+        elif self.executed:
+            eta = _clock(elapsed / self.executed * todo)
+        else:
+            eta = "?"
+        label = f"{self.label} " if self.label else ""
+        return (f"{label}[{bar}] {done}/{self.total} runs ({self.cached} cached)  "
+                f"elapsed {_clock(elapsed)}  ETA {eta}")
+
+    def _draw(self, now: float) -> None:
+        self.stream.write("\r" + self.line(now) + "\x1b[K")
+        self.stream.flush()
+        self._drawn = True
+        self._last_draw = now
+
+    def update(self, executed: int) -> None:
+        self.executed = executed
+        if self.quiet or not self.total:
+            return
+        now = time.monotonic()
+        if self.tty:
+            if now - self._last_draw >= 0.1 or self.cached + executed >= self.total:
+                self._draw(now)
+            return
+        decile = 10 * (self.cached + executed) // self.total
+        if decile > self._last_decile and decile < 10 and now - self._last_draw >= 2.0:
+            self._last_decile = decile
+            self._last_draw = now
+            self.stream.write(self.line(now) + "\n")
+            self.stream.flush()
+
+    def finish(self, ok: bool = True) -> None:
+        if self.quiet:
+            return
+        if self.tty:
+            if self._drawn:
+                self._draw(time.monotonic())
+                self.stream.write("\n")
+        elif self.total:
+            self.stream.write(self.line() + ("" if ok else "  (stopped)") + "\n")
         self.stream.flush()

@@ -9,6 +9,7 @@
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"
 #include "ns3/internet-module.h"
+#include "ns3/neighbor-cache-helper.h"
 #include "ns3/mobility-module.h"
 #include "ns3/network-module.h"
 #include "ns3/wifi-module.h"
@@ -104,6 +105,10 @@ int main(int argc, char* argv[]) {
     addr.SetBase("10.1.0.0", "255.255.0.0");
     Ipv4InterfaceContainer apIf = addr.Assign(apDev);
     Ipv4InterfaceContainer staIf = addr.Assign(staDev);
+    // Pre-filled ARP caches: with several flooding UDP clients, ARP requests and replies would
+    // otherwise be lost in the full queues and some flows would never start.
+    NeighborCacheHelper neighbors;
+    neighbors.PopulateNeighborCache();
 
     std::vector<Ptr<UdpServer>> servers;
     for (uint32_t i = 0; i < nSta; i++) {

@@ -5,8 +5,9 @@
 //! its typed view of this module is `python/lasthop/_native.pyi`.
 #![forbid(unsafe_code)]
 
-use pyo3::exceptions::PyRuntimeError;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 
 /// Run one simulation of a normalized spec (JSON, docs/spec.md) with `seed`.
 ///
@@ -39,6 +40,56 @@ fn run(py: Python<'_>, spec_json: String, seed: u64, progress: Option<PyObject>)
     result.map_err(PyRuntimeError::new_err)
 }
 
+/// Run one simulation like [`run`] and capture the frames of node `pcap` ("ap" or a station
+/// index as a string).
+///
+/// Returns `(data_json, pcap_bytes, records_json)`: the same `data` JSON as `run`, the pcap file
+/// (at most `limit` records), and — only if `records` is true, else None — the per-PPDU frame
+/// records as JSON (see `lasthop_sim::capture::Capture::to_json`). A bad node raises
+/// `ValueError`, a simulator error `RuntimeError`.
+#[pyfunction]
+#[pyo3(signature = (spec_json, seed, pcap, progress=None, limit=100_000, records=false))]
+fn run_capture(
+    py: Python<'_>,
+    spec_json: String,
+    seed: u64,
+    pcap: String,
+    progress: Option<PyObject>,
+    limit: usize,
+    records: bool,
+) -> PyResult<(String, PyObject, Option<String>)> {
+    let node = match lasthop_sim::Node::parse(&pcap) {
+        Some(n) => n,
+        None => return Err(PyValueError::new_err(format!("pcap node = {pcap:?}: \"ap\" or a station index"))),
+    };
+    let req = lasthop_sim::CaptureRequest { node, limit };
+    let mut callback_error: Option<PyErr> = None;
+    let result = py.allow_threads(|| {
+        let mut on_progress = |fraction: f64| {
+            if callback_error.is_some() {
+                return;
+            }
+            if let Some(cb) = progress.as_ref() {
+                Python::with_gil(|py| {
+                    if let Err(e) = cb.call1(py, (fraction,)) {
+                        callback_error = Some(e);
+                    }
+                });
+            }
+        };
+        lasthop_sim::run_json_with_capture(&spec_json, seed, &mut on_progress, Some(req)).map(|(data, cap)| {
+            let cap = cap.expect("capture requested");
+            let json = records.then(|| cap.to_json());
+            (data, cap.to_pcap(), json)
+        })
+    });
+    if let Some(e) = callback_error {
+        return Err(e);
+    }
+    let (data, bytes, json) = result.map_err(PyRuntimeError::new_err)?;
+    Ok((data, PyBytes::new(py, &bytes).into(), json))
+}
+
 /// Check the 802.11-specific rules of a normalized spec (JSON).
 ///
 /// Returns a list of `(key path, value, what is allowed)`; empty when the spec is valid.
@@ -58,6 +109,7 @@ fn version() -> String {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(run_capture, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     Ok(())

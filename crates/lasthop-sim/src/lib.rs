@@ -5,17 +5,21 @@
 //! * [`world`]: one 802.11 cell (AP, stations, wired server) and its event handlers.
 //! * [`wired`]: the server ↔ AP link (rate, delay, queue, loss).
 //! * [`metrics`]: latency histograms, counters, time series.
+//! * [`capture`]: per-PPDU frame records of one node; [`pcap`] writes them as a pcap file.
 //!
-//! Entry points for hosts: [`validate_json`] and [`run_json`] (used by the Python module), or
-//! [`run`] with a parsed [`spec::Spec`].
+//! Entry points for hosts: [`validate_json`], [`run_json`] and [`run_json_with_capture`] (used
+//! by the Python module), or [`run`] with a parsed [`spec::Spec`].
 
+pub mod capture;
 pub mod engine;
 pub mod metrics;
 pub mod output;
+pub mod pcap;
 pub mod spec;
 pub mod wired;
 pub mod world;
 
+pub use capture::{Capture, CaptureRequest, Node};
 pub use output::RunData;
 pub use spec::Spec;
 
@@ -40,11 +44,40 @@ pub fn run(spec: Spec, seed: u64, progress: &mut dyn FnMut(f64)) -> RunData {
 /// Run one simulation of a normalized spec; returns the `data` JSON of docs/results.md.
 /// `progress` is called with the fraction of simulated time done, about 200 times.
 pub fn run_json(spec_json: &str, seed: u64, progress: &mut dyn FnMut(f64)) -> Result<String, String> {
+    run_json_with_capture(spec_json, seed, progress, None).map(|(data, _)| data)
+}
+
+/// [`run_json`], and if `capture` is given, the frame records of that node (turn them into a
+/// pcap file with [`Capture::to_pcap`]). The `data` JSON is the same with and without capture.
+pub fn run_json_with_capture(
+    spec_json: &str,
+    seed: u64,
+    progress: &mut dyn FnMut(f64),
+    capture: Option<CaptureRequest>,
+) -> Result<(String, Option<Capture>), String> {
     let spec = Spec::from_json(spec_json)?;
     let problems = spec.problems();
     if let Some((path, value, allowed)) = problems.first() {
         return Err(format!("{path} = {value}: {allowed}"));
     }
-    let data = run(spec, seed, progress);
-    serde_json::to_string(&data).map_err(|e| e.to_string())
+    if let Some(req) = capture {
+        let n = spec.stations.len();
+        let ok = match req.node {
+            Node::Ap => true,
+            Node::Station(i) => (i as usize) < n,
+            Node::Broadcast => false,
+        };
+        if !ok {
+            return Err(format!("capture node = {}: \"ap\" or a station index in 0..{n}", req.node.name()));
+        }
+    }
+    let mut w = world::World::new(spec, seed);
+    if let Some(req) = capture {
+        w.set_capture(req);
+    }
+    w.run(progress);
+    let data = output::collect(&w);
+    let cap = w.take_capture();
+    let json = serde_json::to_string(&data).map_err(|e| e.to_string())?;
+    Ok((json, cap))
 }

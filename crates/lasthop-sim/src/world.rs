@@ -13,6 +13,7 @@
 //! The engine is batched per exchange: two events per PPDU (channel access, end of exchange),
 //! plus one per packet for sources that are not saturated and one for the wired link.
 
+use crate::capture::{Capture, CaptureRequest, MpduRec, Node, PhyRec, PpduKind};
 use crate::engine::EventQueue;
 use crate::metrics::{FlowCounters, Series};
 use crate::spec::{Spec, StationSpec};
@@ -200,6 +201,8 @@ pub struct World {
     scratch: Vec<PktRef>,
     scratch_dup: Vec<PktRef>,
     progress_step: Duration,
+    /// Frame records of the requested capture (None: no capture, no cost).
+    capture: Option<Box<Capture>>,
     // metrics
     pub counters: Vec<FlowCounters>,
     pub totals: Totals,
@@ -377,6 +380,7 @@ impl World {
             scratch: Vec::new(),
             scratch_dup: Vec::new(),
             progress_step: Duration((spec.sim.duration_ns / 200).max(1)),
+            capture: None,
             counters: vec![FlowCounters::default(); n_flows],
             totals: Totals::default(),
             ts_goodput: Series::new(n_flows, bins, bin),
@@ -406,6 +410,32 @@ impl World {
     }
     pub fn band(&self) -> Band {
         self.band
+    }
+
+    /// Record the PPDUs `req.node` sends or is the addressed receiver of (see `capture.rs`).
+    /// Call before [`World::run`]; the node must exist.
+    pub fn set_capture(&mut self, req: CaptureRequest) {
+        if let Node::Station(i) = req.node {
+            assert!((i as usize) < self.stations.len(), "capture node {i}: no such station");
+        }
+        let resp = phy::legacy_duration(self.control_rate, self.response_len, self.band);
+        let nav_ns = (self.timing.sifs + resp).as_nanos();
+        let ba_bitmap_octets = if self.response_len == frame::BLOCK_ACK_256 { 32 } else { 8 };
+        self.capture = Some(Box::new(Capture::new(
+            req,
+            self.band,
+            self.standard,
+            self.qos,
+            ba_bitmap_octets,
+            nav_ns.div_ceil(1000).min(32767) as u16,
+            self.beacon_interval.as_nanos(),
+            self.flows.iter().map(|f| f.station).collect(),
+        )));
+    }
+
+    /// The capture's records (after [`World::run`]).
+    pub fn take_capture(&mut self) -> Option<Capture> {
+        self.capture.take().map(|c| *c)
     }
 
     /// Run to the end of the simulation, reporting progress in [0, 1].
@@ -705,9 +735,55 @@ impl World {
                 }
             }
         }
+        if self.capture.is_some() {
+            self.record_exchange(now, &txs, collision, response_sent, acked);
+        }
         self.totals.busy_ns += (end - now).as_nanos();
         self.exchange = Some(Exchange { txs, start: now, end, acked, response_sent });
         self.q.schedule(end, Ev::ExchangeEnd);
+    }
+
+    /// Add the PPDUs of the exchange starting at `now` that the captured node sends or is the
+    /// addressed receiver of to the capture. Reads the world, changes nothing else.
+    fn record_exchange(&mut self, now: Instant, txs: &[Tx], collision: bool, response_sent: bool, acked: bool) {
+        let Some(cap) = self.capture.as_deref_mut() else { return };
+        let ampdu = self.aggregation || matches!(self.standard, Standard::Vht | Standard::He);
+        let control = PhyRec::Legacy { rate_bps: self.control_rate };
+        for tx in txs {
+            match tx.kind {
+                TxKind::Beacon => {
+                    let seq = self.totals.beacons;
+                    let phy = PhyRec::Legacy { rate_bps: BEACON_RATE };
+                    cap.single(now.as_nanos(), PpduKind::Beacon { seq }, Node::Ap, Node::Broadcast, phy, collision, !collision);
+                }
+                TxKind::Data { sta, dir } => {
+                    if !cap.involves(sta) {
+                        continue;
+                    }
+                    let (t, r) = match dir {
+                        Dir::Down => (Node::Ap, Node::Station(sta)),
+                        Dir::Up => (Node::Station(sta), Node::Ap),
+                    };
+                    let v = self.stations[sta as usize].tx;
+                    let phy = if v.standard == Standard::Ofdm {
+                        PhyRec::Legacy { rate_bps: phy::LEGACY_RATES[v.mcs as usize] }
+                    } else {
+                        PhyRec::Mcs(v)
+                    };
+                    let pkts = &self.pkts;
+                    let mpdus = tx.mpdus.iter().map(|&(seq, p, ok)| {
+                        let pk = &pkts[p.id as usize];
+                        MpduRec { seq, flow: pk.flow, ip_len: p.len, retry: pk.retries > 0 || pk.ghost, ok }
+                    });
+                    let Some(idx) = cap.data(now.as_nanos(), t, r, phy, ampdu, collision, mpdus) else { return };
+                    if response_sent {
+                        let at = (tx.ppdu_end + self.timing.sifs).as_nanos();
+                        let kind = if self.aggregation { PpduKind::BlockAck { data: idx } } else { PpduKind::Ack { data: idx } };
+                        cap.single(at, kind, r, t, control, false, acked);
+                    }
+                }
+            }
+        }
     }
 
     /// What contender `c` sends now.

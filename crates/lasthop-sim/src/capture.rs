@@ -1,0 +1,345 @@
+//! Frame records for packet capture: what one node of the cell sent and was the addressed
+//! receiver of, PPDU by PPDU, in time order. [`crate::pcap`] turns them into a pcap file.
+//!
+//! The world records only when a capture was requested (`World::set_capture`): one `Option`
+//! test per exchange, no draw from any random stream, so results are identical with and without
+//! a capture. Recording stops (and [`Capture::truncated`] is set) before the number of pcap
+//! records (one per MPDU, Block Ack, Ack or beacon) would exceed the requested limit.
+
+use lasthop_wifi::mac::frame;
+use lasthop_wifi::phy::{Band, Standard, TxVector};
+use serde::Serialize;
+
+/// A node of the cell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Node {
+    Ap,
+    /// Station index (normalized spec order).
+    Station(u32),
+    /// Broadcast receiver (beacons).
+    Broadcast,
+}
+
+impl Node {
+    /// "ap", the station index, or "broadcast".
+    pub fn name(self) -> String {
+        match self {
+            Node::Ap => "ap".into(),
+            Node::Station(i) => i.to_string(),
+            Node::Broadcast => "broadcast".into(),
+        }
+    }
+    /// Parse a capture node: "ap" or a station index (range checked by the caller).
+    pub fn parse(s: &str) -> Option<Node> {
+        match s {
+            "ap" => Some(Node::Ap),
+            _ => s.parse::<u32>().ok().map(Node::Station),
+        }
+    }
+}
+
+/// Default maximum number of pcap records of a capture.
+pub const DEFAULT_LIMIT: usize = 1_000_000;
+
+/// What to capture: the node whose PPDUs are recorded, and the maximum number of records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CaptureRequest {
+    /// [`Node::Ap`] or [`Node::Station`].
+    pub node: Node,
+    /// Maximum number of pcap records (MPDUs + control frames + beacons).
+    pub limit: usize,
+}
+
+/// PHY parameters of a recorded PPDU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PhyRec {
+    /// Non-HT OFDM at `rate_bps` (control responses, beacons, `ofdm` data).
+    Legacy { rate_bps: u64 },
+    /// HT/VHT/HE at the station's TXVECTOR.
+    Mcs(TxVector),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PpduKind {
+    /// QoS Data (Data for `ofdm`) MPDUs, aggregated or not.
+    Data,
+    /// Compressed Block Ack answering the data PPDU at index `data` of [`Capture::ppdus`].
+    BlockAck { data: u32 },
+    /// Ack answering the data PPDU at index `data`.
+    Ack { data: u32 },
+    /// Beacon number `seq` (counted from 1 over the whole run).
+    Beacon { seq: u64 },
+}
+
+/// One recorded PPDU.
+#[derive(Clone, Copy, Debug)]
+pub struct PpduRec {
+    pub start_ns: u64,
+    pub kind: PpduKind,
+    pub tx: Node,
+    pub rx: Node,
+    pub phy: PhyRec,
+    /// A-MPDU reference number (per capture, from 0) if sent in the A-MPDU format.
+    pub ampdu_ref: Option<u32>,
+    /// Sent at the same time as another PPDU: nothing of it was received.
+    pub collision: bool,
+    /// Control frames and beacons: received correctly (data: see the MPDUs).
+    pub received: bool,
+    /// Data: the MPDUs are `mpdus[first_mpdu .. first_mpdu + n_mpdus]`.
+    pub first_mpdu: u32,
+    pub n_mpdus: u32,
+}
+
+/// One MPDU of a recorded data PPDU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MpduRec {
+    /// Sequence number (unbounded counter; the frame carries it modulo 4096).
+    pub seq: u32,
+    pub flow: u32,
+    /// IP packet length carried.
+    pub ip_len: u32,
+    /// A retransmission.
+    pub retry: bool,
+    /// Received correctly by the addressed receiver.
+    pub ok: bool,
+}
+
+/// The records of one capture, and the cell parameters needed to write them out.
+#[derive(Clone, Debug)]
+pub struct Capture {
+    pub node: Node,
+    pub limit: usize,
+    /// Recording stopped at the limit.
+    pub truncated: bool,
+    pub records: usize,
+    pub ppdus: Vec<PpduRec>,
+    pub mpdus: Vec<MpduRec>,
+    next_ampdu_ref: u32,
+    pub band: Band,
+    pub standard: Standard,
+    /// QoS Data frames (all but `ofdm`).
+    pub qos: bool,
+    /// Block Ack bitmap length in octets (8 or 32).
+    pub ba_bitmap_octets: u32,
+    /// Duration/ID of data frames: SIFS + the response, µs.
+    pub data_nav_us: u16,
+    pub beacon_interval_ns: u64,
+    /// Flow index → station, for the IP addresses of data frames.
+    pub flow_station: Vec<u32>,
+}
+
+impl Capture {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        req: CaptureRequest,
+        band: Band,
+        standard: Standard,
+        qos: bool,
+        ba_bitmap_octets: u32,
+        data_nav_us: u16,
+        beacon_interval_ns: u64,
+        flow_station: Vec<u32>,
+    ) -> Capture {
+        Capture {
+            node: req.node,
+            limit: req.limit,
+            truncated: false,
+            records: 0,
+            ppdus: Vec::new(),
+            mpdus: Vec::new(),
+            next_ampdu_ref: 0,
+            band,
+            standard,
+            qos,
+            ba_bitmap_octets,
+            data_nav_us,
+            beacon_interval_ns,
+            flow_station,
+        }
+    }
+
+    /// Whether the captured node sends or is the addressed receiver of a data PPDU of `sta`.
+    #[inline]
+    pub(crate) fn involves(&self, sta: u32) -> bool {
+        match self.node {
+            Node::Station(i) => i == sta,
+            _ => true,
+        }
+    }
+
+    /// Reserve `n` records; false (and recording stops) if that would exceed the limit.
+    fn reserve(&mut self, n: usize) -> bool {
+        if self.truncated || self.records + n > self.limit {
+            self.truncated = true;
+            return false;
+        }
+        self.records += n;
+        true
+    }
+
+    /// Record a data PPDU; returns its index, or None once the limit is reached.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn data(
+        &mut self,
+        start_ns: u64,
+        tx: Node,
+        rx: Node,
+        phy: PhyRec,
+        ampdu: bool,
+        collision: bool,
+        mpdus: impl ExactSizeIterator<Item = MpduRec>,
+    ) -> Option<u32> {
+        let n = mpdus.len();
+        if !self.reserve(n) {
+            return None;
+        }
+        let first = self.mpdus.len() as u32;
+        self.mpdus.extend(mpdus);
+        let ampdu_ref = if ampdu {
+            self.next_ampdu_ref += 1;
+            Some(self.next_ampdu_ref - 1)
+        } else {
+            None
+        };
+        self.ppdus.push(PpduRec {
+            start_ns,
+            kind: PpduKind::Data,
+            tx,
+            rx,
+            phy,
+            ampdu_ref,
+            collision,
+            received: !collision,
+            first_mpdu: first,
+            n_mpdus: n as u32,
+        });
+        Some(self.ppdus.len() as u32 - 1)
+    }
+
+    /// Record a control frame or beacon (one record).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn single(&mut self, start_ns: u64, kind: PpduKind, tx: Node, rx: Node, phy: PhyRec, collision: bool, received: bool) {
+        if !self.reserve(1) {
+            return;
+        }
+        self.ppdus.push(PpduRec {
+            start_ns,
+            kind,
+            tx,
+            rx,
+            phy,
+            ampdu_ref: None,
+            collision,
+            received,
+            first_mpdu: self.mpdus.len() as u32,
+            n_mpdus: 0,
+        });
+    }
+
+    /// The MPDUs of a recorded PPDU.
+    pub fn mpdus_of(&self, p: &PpduRec) -> &[MpduRec] {
+        &self.mpdus[p.first_mpdu as usize..(p.first_mpdu + p.n_mpdus) as usize]
+    }
+
+    /// The pcap file (classic pcap, ns timestamps, radiotap + 802.11).
+    pub fn to_pcap(&self) -> Vec<u8> {
+        crate::pcap::write(self)
+    }
+
+    /// The records as JSON (for tests and debugging): `{"node", "truncated", "records",
+    /// "ppdus": [{"t_ns", "kind", "tx", "rx", "phy", "ampdu_ref", "collision", "received",
+    /// "mpdus": [{"len", "seq", "retry", "flow", "ip_len", "ok"}]}]}`.
+    pub fn to_json(&self) -> String {
+        let ppdus: Vec<PpduOut> = self
+            .ppdus
+            .iter()
+            .map(|p| {
+                let (kind, response_to) = match p.kind {
+                    PpduKind::Data => ("data", None),
+                    PpduKind::BlockAck { data } => ("block_ack", Some(data)),
+                    PpduKind::Ack { data } => ("ack", Some(data)),
+                    PpduKind::Beacon { .. } => ("beacon", None),
+                };
+                let phy = match p.phy {
+                    PhyRec::Legacy { rate_bps } => PhyOut { standard: "legacy", rate_bps: Some(rate_bps), mcs: None, nss: None, width: 20, gi: 800 },
+                    PhyRec::Mcs(t) => PhyOut {
+                        standard: t.standard.name(),
+                        rate_bps: None,
+                        mcs: Some(t.mcs),
+                        nss: Some(t.nss),
+                        width: t.channel_width,
+                        gi: t.guard_interval,
+                    },
+                };
+                PpduOut {
+                    t_ns: p.start_ns,
+                    kind,
+                    response_to,
+                    tx: p.tx.name(),
+                    rx: p.rx.name(),
+                    phy,
+                    ampdu_ref: p.ampdu_ref,
+                    collision: p.collision,
+                    received: p.received,
+                    mpdus: self
+                        .mpdus_of(p)
+                        .iter()
+                        .map(|m| MpduOut {
+                            len: frame::mpdu_len(m.ip_len, self.qos),
+                            seq: m.seq,
+                            retry: m.retry,
+                            flow: m.flow,
+                            ip_len: m.ip_len,
+                            ok: m.ok,
+                        })
+                        .collect(),
+                }
+            })
+            .collect();
+        let out = CaptureOut { node: self.node.name(), truncated: self.truncated, records: self.records, ppdus };
+        serde_json::to_string(&out).expect("serializable")
+    }
+}
+
+#[derive(Serialize)]
+struct CaptureOut {
+    node: String,
+    truncated: bool,
+    records: usize,
+    ppdus: Vec<PpduOut>,
+}
+
+#[derive(Serialize)]
+struct PpduOut {
+    t_ns: u64,
+    kind: &'static str,
+    /// Index of the data PPDU a Block Ack/Ack answers.
+    response_to: Option<u32>,
+    tx: String,
+    rx: String,
+    phy: PhyOut,
+    ampdu_ref: Option<u32>,
+    collision: bool,
+    received: bool,
+    mpdus: Vec<MpduOut>,
+}
+
+#[derive(Serialize)]
+struct PhyOut {
+    standard: &'static str,
+    rate_bps: Option<u64>,
+    mcs: Option<u8>,
+    nss: Option<u8>,
+    width: u16,
+    gi: u16,
+}
+
+#[derive(Serialize)]
+struct MpduOut {
+    len: u32,
+    seq: u32,
+    retry: bool,
+    flow: u32,
+    ip_len: u32,
+    ok: bool,
+}

@@ -1,0 +1,567 @@
+//! Writes a [`Capture`] as a classic pcap file: nanosecond timestamps (magic 0xa1b23c4d),
+//! link type 127 (IEEE 802.11 + radiotap), one record per MPDU, Block Ack, Ack or beacon.
+//!
+//! Radiotap (radiotap.org): TSFT, Flags (FCS at end; Bad FCS for an MPDU or control frame that
+//! was not received correctly, which includes every frame of a collision), Rate (non-HT
+//! frames), Channel, then MCS (HT), A-MPDU status, VHT or HE. Each field is aligned to its
+//! natural size from the start of the radiotap header.
+//!
+//! 802.11 frames: QoS Data (Data for `ofdm`) with ToDS (uplink) or FromDS (downlink), the
+//! Retry bit on retransmissions, TID 0, LLC/SNAP, an IPv4 + UDP header and zero payload up to
+//! the packet's IP length, and a correct FCS. Addresses: AP (BSSID) 02:00:00:00:00:00, station
+//! i 02:00:00:00:00:(i+1), the server behind the AP 02:00:00:ff:00:01 (SA downlink, DA uplink);
+//! IP: server 10.0.0.1, station i 10.0.1.(i+1); UDP ports 40000 + flow index on both ends.
+//! Compressed Block Acks carry a bitmap of the MPDUs of the answered A-MPDU that arrived
+//! (starting at its lowest sequence number); beacons carry SSID "lasthop", the OFDM rates, the
+//! DS parameter set and a vendor element padding them to the simulated 300 octets.
+
+use crate::capture::{Capture, MpduRec, Node, PhyRec, PpduKind, PpduRec};
+use lasthop_wifi::mac::frame;
+use lasthop_wifi::phy::{Band, Standard, TxVector};
+
+/// pcap magic for nanosecond timestamps.
+pub const MAGIC_NS: u32 = 0xa1b2_3c4d;
+/// LINKTYPE_IEEE802_11_RADIOTAP.
+pub const LINKTYPE_RADIOTAP: u32 = 127;
+const SNAPLEN: u32 = 65_535;
+
+pub const AP_MAC: [u8; 6] = [2, 0, 0, 0, 0, 0];
+pub const SERVER_MAC: [u8; 6] = [2, 0, 0, 0xff, 0, 1];
+pub const BROADCAST_MAC: [u8; 6] = [0xff; 6];
+pub const SERVER_IP: [u8; 4] = [10, 0, 0, 1];
+pub const SSID: &[u8] = b"lasthop";
+const UDP_BASE_PORT: u32 = 40_000;
+
+/// MAC address of station `i`: 02:00:00:00:hi:lo with hi:lo = i + 1.
+pub fn station_mac(i: u32) -> [u8; 6] {
+    let n = i + 1;
+    [2, 0, 0, (n >> 16) as u8 & 0x7f, (n >> 8) as u8, n as u8]
+}
+
+/// IPv4 address of station `i`: 10.0.x.y with x.y = 256 + i + 1 (10.0.1.(i+1) for i < 255).
+pub fn station_ip(i: u32) -> [u8; 4] {
+    let n = 256 + i + 1;
+    [10, (n >> 16) as u8, (n >> 8) as u8, n as u8]
+}
+
+fn node_mac(n: Node) -> [u8; 6] {
+    match n {
+        Node::Ap => AP_MAC,
+        Node::Station(i) => station_mac(i),
+        Node::Broadcast => BROADCAST_MAC,
+    }
+}
+
+// ------------------------------------------------------------------------------ checksums
+
+const fn crc32_table() -> [u32; 256] {
+    let mut t = [0u32; 256];
+    let mut i = 0;
+    while i < 256 {
+        let mut c = i as u32;
+        let mut k = 0;
+        while k < 8 {
+            c = if c & 1 != 0 { 0xedb8_8320 ^ (c >> 1) } else { c >> 1 };
+            k += 1;
+        }
+        t[i] = c;
+        i += 1;
+    }
+    t
+}
+
+static CRC32_TABLE: [u32; 256] = crc32_table();
+
+/// CRC-32 (IEEE 802.3, the 802.11 FCS).
+pub fn crc32(data: &[u8]) -> u32 {
+    let mut c = 0xffff_ffffu32;
+    for &b in data {
+        c = CRC32_TABLE[((c ^ b as u32) & 0xff) as usize] ^ (c >> 8);
+    }
+    !c
+}
+
+/// Internet checksum (RFC 1071) of `data`.
+pub fn ip_checksum(data: &[u8]) -> u16 {
+    let mut sum = 0u32;
+    for ch in data.chunks(2) {
+        let w = if ch.len() == 2 { u16::from_be_bytes([ch[0], ch[1]]) } else { u16::from_be_bytes([ch[0], 0]) };
+        sum += w as u32;
+    }
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    !(sum as u16)
+}
+
+// ------------------------------------------------------------------------------ radiotap
+
+pub const RT_TSFT: u32 = 0;
+pub const RT_FLAGS: u32 = 1;
+pub const RT_RATE: u32 = 2;
+pub const RT_CHANNEL: u32 = 3;
+pub const RT_MCS: u32 = 19;
+pub const RT_AMPDU: u32 = 20;
+pub const RT_VHT: u32 = 21;
+pub const RT_HE: u32 = 23;
+
+const F_FCS: u8 = 0x10;
+const F_BADFCS: u8 = 0x40;
+
+/// A radiotap header under construction. Fields must be added in increasing bit order; each is
+/// padded to its alignment, counted from the start of the header.
+pub struct Radiotap {
+    buf: Vec<u8>,
+    present: u32,
+}
+
+impl Default for Radiotap {
+    fn default() -> Self {
+        Radiotap::new()
+    }
+}
+
+impl Radiotap {
+    pub fn new() -> Radiotap {
+        Radiotap { buf: vec![0; 8], present: 0 }
+    }
+    pub fn field(&mut self, bit: u32, align: usize, bytes: &[u8]) -> &mut Self {
+        debug_assert!(self.present >> bit == 0, "radiotap fields out of order");
+        debug_assert!(align.is_power_of_two());
+        while self.buf.len() & (align - 1) != 0 {
+            self.buf.push(0);
+        }
+        self.buf.extend_from_slice(bytes);
+        self.present |= 1 << bit;
+        self
+    }
+    /// The finished header (version 0, length, present word).
+    pub fn finish(mut self) -> Vec<u8> {
+        let len = self.buf.len() as u16;
+        self.buf[2..4].copy_from_slice(&len.to_le_bytes());
+        self.buf[4..8].copy_from_slice(&self.present.to_le_bytes());
+        self.buf
+    }
+}
+
+/// (frequency MHz, channel flags): 2.4 GHz channel 6, 5 GHz channel 36, 6 GHz channel 1; OFDM.
+fn channel(band: Band) -> (u16, u16) {
+    match band {
+        Band::Ghz2_4 => (2437, 0x0080 | 0x0040),
+        Band::Ghz5 => (5180, 0x0100 | 0x0040),
+        Band::Ghz6 => (5955, 0x0100 | 0x0040),
+    }
+}
+
+/// Per-frame position in an A-MPDU: (reference, is last).
+type AmpduPos = Option<(u32, bool)>;
+
+/// The radiotap header of one frame.
+pub fn radiotap(start_ns: u64, band: Band, phy: PhyRec, bad_fcs: bool, ampdu: AmpduPos) -> Vec<u8> {
+    let mut rt = Radiotap::new();
+    rt.field(RT_TSFT, 8, &(start_ns / 1000).to_le_bytes());
+    rt.field(RT_FLAGS, 1, &[F_FCS | if bad_fcs { F_BADFCS } else { 0 }]);
+    if let PhyRec::Legacy { rate_bps } = phy {
+        rt.field(RT_RATE, 1, &[(rate_bps / 500_000) as u8]);
+    }
+    let (freq, cflags) = channel(band);
+    let mut ch = [0u8; 4];
+    ch[..2].copy_from_slice(&freq.to_le_bytes());
+    ch[2..].copy_from_slice(&cflags.to_le_bytes());
+    rt.field(RT_CHANNEL, 2, &ch);
+    let v = match phy {
+        PhyRec::Mcs(v) => Some(v),
+        PhyRec::Legacy { .. } => None,
+    };
+    if let Some(v) = v.filter(|v| v.standard == Standard::Ht) {
+        // known: bandwidth, MCS index, GI, HT format, FEC type; flags: BW 20/40, SGI; BCC, mixed.
+        let bw = if v.channel_width == 40 { 1 } else { 0 };
+        let sgi = if v.guard_interval == 400 { 0x04 } else { 0 };
+        rt.field(RT_MCS, 1, &[0x1f, bw | sgi, ht_mcs_index(&v)]);
+    }
+    if let Some((reference, last)) = ampdu {
+        let mut a = [0u8; 8];
+        a[..4].copy_from_slice(&reference.to_le_bytes());
+        let flags: u16 = 0x0004 | if last { 0x0008 } else { 0 };
+        a[4..6].copy_from_slice(&flags.to_le_bytes());
+        rt.field(RT_AMPDU, 4, &a);
+    }
+    if let Some(v) = v.filter(|v| v.standard == Standard::Vht) {
+        rt.field(RT_VHT, 2, &vht_field(&v));
+    }
+    if let Some(v) = v.filter(|v| v.standard == Standard::He) {
+        rt.field(RT_HE, 2, &he_field(&v));
+    }
+    rt.finish()
+}
+
+/// HT MCS index: mcs + 8·(nss − 1).
+pub fn ht_mcs_index(v: &TxVector) -> u8 {
+    v.mcs + 8 * (v.nss.max(1) - 1)
+}
+
+/// Radiotap VHT field (12 octets): known = GI + bandwidth, SGI flag, bandwidth code, user 0
+/// MCS/NSS, BCC.
+pub fn vht_field(v: &TxVector) -> [u8; 12] {
+    let mut f = [0u8; 12];
+    f[..2].copy_from_slice(&0x0044u16.to_le_bytes());
+    f[2] = if v.guard_interval == 400 { 0x04 } else { 0 };
+    f[3] = match v.channel_width {
+        40 => 1,
+        80 => 4,
+        160 => 11,
+        _ => 0,
+    };
+    f[4] = (v.mcs << 4) | (v.nss & 0x0f);
+    f
+}
+
+/// Radiotap HE field (six little-endian u16): HE SU, MCS, coding (LDPC), bandwidth and GI
+/// known; NSTS = nss.
+pub fn he_field(v: &TxVector) -> [u8; 12] {
+    let data1: u16 = 0x0020 | 0x0080 | 0x4000;
+    let data2: u16 = 0x0002;
+    let data3: u16 = ((v.mcs as u16 & 0x0f) << 8) | 0x2000;
+    let data4: u16 = 0;
+    let bw: u16 = match v.channel_width {
+        40 => 1,
+        80 => 2,
+        160 => 3,
+        _ => 0,
+    };
+    let gi: u16 = match v.guard_interval {
+        1600 => 1,
+        3200 => 2,
+        _ => 0,
+    };
+    let data5: u16 = bw | (gi << 4);
+    let data6: u16 = v.nss as u16 & 0x0f;
+    let mut f = [0u8; 12];
+    for (i, d) in [data1, data2, data3, data4, data5, data6].into_iter().enumerate() {
+        f[2 * i..2 * i + 2].copy_from_slice(&d.to_le_bytes());
+    }
+    f
+}
+
+// ------------------------------------------------------------------------------ 802.11 frames
+
+fn push_fcs(f: &mut Vec<u8>) {
+    let c = crc32(f);
+    f.extend_from_slice(&c.to_le_bytes());
+}
+
+/// The IPv4 + UDP headers of a packet of `ip_len` octets (zero payload follows). Packets too
+/// short for a UDP header (20..=27 octets) carry IP protocol 253 (experimentation).
+pub fn ip_udp_header(ip_len: u32, id: u16, src: [u8; 4], dst: [u8; 4], sport: u16, dport: u16) -> Vec<u8> {
+    let mut h = Vec::with_capacity(28);
+    let udp = ip_len >= 28;
+    h.extend_from_slice(&[0x45, 0]);
+    h.extend_from_slice(&(ip_len as u16).to_be_bytes());
+    h.extend_from_slice(&id.to_be_bytes());
+    h.extend_from_slice(&0x4000u16.to_be_bytes()); // DF
+    h.push(64);
+    h.push(if udp { 17 } else { 253 });
+    h.extend_from_slice(&[0, 0]);
+    h.extend_from_slice(&src);
+    h.extend_from_slice(&dst);
+    let c = ip_checksum(&h);
+    h[10..12].copy_from_slice(&c.to_be_bytes());
+    if udp {
+        h.extend_from_slice(&sport.to_be_bytes());
+        h.extend_from_slice(&dport.to_be_bytes());
+        h.extend_from_slice(&((ip_len - 20) as u16).to_be_bytes());
+        h.extend_from_slice(&[0, 0]); // no checksum (IPv4)
+    }
+    h
+}
+
+/// A QoS Data (or Data) MPDU with FCS, of length `frame::mpdu_len(m.ip_len, qos)`.
+pub fn data_frame(cap: &Capture, tx: Node, rx: Node, m: &MpduRec) -> Vec<u8> {
+    let qos = cap.qos;
+    let len = frame::mpdu_len(m.ip_len, qos) as usize;
+    let mut f = Vec::with_capacity(len);
+    let (uplink, sta) = match (tx, rx) {
+        (Node::Station(i), _) => (true, i),
+        (_, Node::Station(i)) => (false, i),
+        _ => (false, 0),
+    };
+    f.push(if qos { 0x88 } else { 0x08 });
+    let mut fc1 = if uplink { 0x01 } else { 0x02 };
+    if m.retry {
+        fc1 |= 0x08;
+    }
+    f.push(fc1);
+    f.extend_from_slice(&cap.data_nav_us.to_le_bytes());
+    let (a1, a2, a3) = if uplink {
+        (AP_MAC, station_mac(sta), SERVER_MAC)
+    } else {
+        (station_mac(sta), AP_MAC, SERVER_MAC)
+    };
+    f.extend_from_slice(&a1);
+    f.extend_from_slice(&a2);
+    f.extend_from_slice(&a3);
+    f.extend_from_slice(&(((m.seq % 4096) as u16) << 4).to_le_bytes());
+    if qos {
+        f.extend_from_slice(&[0, 0]); // TID 0, normal ack
+    }
+    f.extend_from_slice(&[0xaa, 0xaa, 0x03, 0, 0, 0, 0x08, 0x00]);
+    let st = cap.flow_station.get(m.flow as usize).copied().unwrap_or(sta);
+    let port = (UDP_BASE_PORT + m.flow).min(65_535) as u16;
+    let (src, dst) = if uplink { (station_ip(st), SERVER_IP) } else { (SERVER_IP, station_ip(st)) };
+    f.extend_from_slice(&ip_udp_header(m.ip_len, m.seq as u16, src, dst, port, port));
+    f.resize(len - 4, 0);
+    push_fcs(&mut f);
+    debug_assert_eq!(f.len(), len);
+    f
+}
+
+/// Compressed Block Ack from `tx` to `rx` for the MPDUs of `data`.
+pub fn block_ack_frame(cap: &Capture, tx: Node, rx: Node, data: &[MpduRec]) -> Vec<u8> {
+    let octets = cap.ba_bitmap_octets as usize;
+    let ssn = data.iter().map(|m| m.seq).min().unwrap_or(0);
+    let mut bitmap = vec![0u8; octets];
+    for m in data.iter().filter(|m| m.ok) {
+        let off = (m.seq - ssn) as usize;
+        if off < octets * 8 {
+            bitmap[off / 8] |= 1 << (off % 8);
+        }
+    }
+    let mut f = Vec::with_capacity(24 + octets);
+    f.extend_from_slice(&[0x94, 0x00, 0, 0]);
+    f.extend_from_slice(&node_mac(rx));
+    f.extend_from_slice(&node_mac(tx));
+    f.extend_from_slice(&0x0004u16.to_le_bytes()); // BA type: compressed, TID 0
+    // Fragment Number subfield B1–B2 = 2 signals a 256-bit bitmap (802.11ax §9.3.1.8.2).
+    let frag: u16 = if octets == 32 { 0x4 } else { 0 };
+    f.extend_from_slice(&((((ssn % 4096) as u16) << 4) | frag).to_le_bytes());
+    f.extend_from_slice(&bitmap);
+    push_fcs(&mut f);
+    f
+}
+
+/// Ack to `rx`.
+pub fn ack_frame(rx: Node) -> Vec<u8> {
+    let mut f = vec![0xd4, 0x00, 0, 0];
+    f.extend_from_slice(&node_mac(rx));
+    push_fcs(&mut f);
+    f
+}
+
+/// A beacon of [`frame::BEACON`] octets.
+pub fn beacon_frame(cap: &Capture, start_ns: u64, seq: u64) -> Vec<u8> {
+    let total = frame::BEACON as usize;
+    let mut f = Vec::with_capacity(total);
+    f.extend_from_slice(&[0x80, 0x00, 0, 0]);
+    f.extend_from_slice(&BROADCAST_MAC);
+    f.extend_from_slice(&AP_MAC);
+    f.extend_from_slice(&AP_MAC);
+    f.extend_from_slice(&(((seq % 4096) as u16) << 4).to_le_bytes());
+    f.extend_from_slice(&(start_ns / 1000).to_le_bytes()); // timestamp (TSF, µs)
+    let tu = (cap.beacon_interval_ns / 1_024_000).clamp(1, 65_535) as u16;
+    f.extend_from_slice(&tu.to_le_bytes());
+    let short_slot = if cap.band == Band::Ghz2_4 { 0x0400 } else { 0 };
+    f.extend_from_slice(&(0x0001u16 | short_slot).to_le_bytes()); // ESS
+    f.extend_from_slice(&[0, SSID.len() as u8]);
+    f.extend_from_slice(SSID);
+    f.extend_from_slice(&[1, 8, 0x8c, 0x12, 0x98, 0x24, 0xb0, 0x48, 0x60, 0x6c]);
+    let (freq, _) = channel(cap.band);
+    let chan = match cap.band {
+        Band::Ghz2_4 => (freq - 2407) / 5,
+        Band::Ghz5 => (freq - 5000) / 5,
+        Band::Ghz6 => (freq - 5950) / 5,
+    };
+    f.extend_from_slice(&[3, 1, chan as u8]);
+    // Vendor-specific elements (locally administered OUI) up to the simulated size.
+    while total - 4 - f.len() >= 6 {
+        let body = (total - 4 - f.len() - 2).min(255);
+        f.extend_from_slice(&[221, body as u8, 0x02, 0x00, 0x00, 0x00]);
+        f.resize(f.len() + body - 4, 0);
+    }
+    f.resize(total - 4, 0);
+    push_fcs(&mut f);
+    f
+}
+
+// ------------------------------------------------------------------------------ the file
+
+fn push_record(out: &mut Vec<u8>, t_ns: u64, rt: &[u8], frame: &[u8]) {
+    let len = (rt.len() + frame.len()) as u32;
+    out.extend_from_slice(&((t_ns / 1_000_000_000) as u32).to_le_bytes());
+    out.extend_from_slice(&((t_ns % 1_000_000_000) as u32).to_le_bytes());
+    out.extend_from_slice(&len.to_le_bytes());
+    out.extend_from_slice(&len.to_le_bytes());
+    out.extend_from_slice(rt);
+    out.extend_from_slice(frame);
+}
+
+/// The pcap global header.
+pub fn file_header() -> Vec<u8> {
+    let mut h = Vec::with_capacity(24);
+    h.extend_from_slice(&MAGIC_NS.to_le_bytes());
+    h.extend_from_slice(&2u16.to_le_bytes());
+    h.extend_from_slice(&4u16.to_le_bytes());
+    h.extend_from_slice(&0i32.to_le_bytes());
+    h.extend_from_slice(&0u32.to_le_bytes());
+    h.extend_from_slice(&SNAPLEN.to_le_bytes());
+    h.extend_from_slice(&LINKTYPE_RADIOTAP.to_le_bytes());
+    h
+}
+
+/// The whole pcap file of a capture.
+pub fn write(cap: &Capture) -> Vec<u8> {
+    let mut out = file_header();
+    for p in &cap.ppdus {
+        write_ppdu(&mut out, cap, p);
+    }
+    out
+}
+
+fn write_ppdu(out: &mut Vec<u8>, cap: &Capture, p: &PpduRec) {
+    let t = p.start_ns;
+    match p.kind {
+        PpduKind::Data => {
+            let mpdus = cap.mpdus_of(p);
+            let n = mpdus.len();
+            for (k, m) in mpdus.iter().enumerate() {
+                let ampdu = p.ampdu_ref.map(|r| (r, k + 1 == n));
+                let rt = radiotap(t, cap.band, p.phy, !m.ok, ampdu);
+                push_record(out, t, &rt, &data_frame(cap, p.tx, p.rx, m));
+            }
+        }
+        PpduKind::BlockAck { data } => {
+            let d = &cap.ppdus[data as usize];
+            let rt = radiotap(t, cap.band, p.phy, !p.received, None);
+            push_record(out, t, &rt, &block_ack_frame(cap, p.tx, p.rx, cap.mpdus_of(d)));
+        }
+        PpduKind::Ack { .. } => {
+            let rt = radiotap(t, cap.band, p.phy, !p.received, None);
+            push_record(out, t, &rt, &ack_frame(p.rx));
+        }
+        PpduKind::Beacon { seq } => {
+            let rt = radiotap(t, cap.band, p.phy, !p.received, None);
+            push_record(out, t, &rt, &beacon_frame(cap, t, seq));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capture::{CaptureRequest, DEFAULT_LIMIT};
+
+    fn cap(standard: Standard, qos: bool, octets: u32) -> Capture {
+        Capture::new(
+            CaptureRequest { node: Node::Ap, limit: DEFAULT_LIMIT },
+            Band::Ghz5,
+            standard,
+            qos,
+            octets,
+            44,
+            102_400_000,
+            vec![0, 1],
+        )
+    }
+
+    #[test]
+    fn crc32_known_vector() {
+        assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
+        assert_eq!(crc32(b""), 0);
+    }
+
+    #[test]
+    fn ip_checksum_known_header() {
+        // RFC 1071 style example: a header whose checksum field is zero.
+        let h = [
+            0x45, 0x00, 0x00, 0x73, 0x00, 0x00, 0x40, 0x00, 0x40, 0x11, 0x00, 0x00, 0xc0, 0xa8, 0x00, 0x01, 0xc0, 0xa8,
+            0x00, 0xc7,
+        ];
+        assert_eq!(ip_checksum(&h), 0xb861);
+        let hdr = ip_udp_header(1500, 7, SERVER_IP, station_ip(0), 40_000, 40_000);
+        assert_eq!(hdr.len(), 28);
+        assert_eq!(ip_checksum(&hdr[..20]), 0, "a header with its checksum sums to 0xffff");
+        assert_eq!(&hdr[16..20], &[10, 0, 1, 1]);
+        assert_eq!(u16::from_be_bytes([hdr[24], hdr[25]]), 1480);
+        assert_eq!(ip_udp_header(24, 0, SERVER_IP, station_ip(0), 1, 1).len(), 20);
+    }
+
+    fn fields_at(rt: &[u8]) -> (u16, u32) {
+        (u16::from_le_bytes([rt[2], rt[3]]), u32::from_le_bytes([rt[4], rt[5], rt[6], rt[7]]))
+    }
+
+    #[test]
+    fn radiotap_layouts() {
+        // Legacy: hdr 8, TSFT 8..16, flags 16, rate 17, channel 18..22.
+        let rt = radiotap(1_234_567, Band::Ghz5, PhyRec::Legacy { rate_bps: 24_000_000 }, false, None);
+        assert_eq!(fields_at(&rt), (22, 0b1111));
+        assert_eq!(rt[0], 0);
+        assert_eq!(u64::from_le_bytes(rt[8..16].try_into().unwrap()), 1234);
+        assert_eq!(rt[16], 0x10);
+        assert_eq!(rt[17], 48);
+        assert_eq!(u16::from_le_bytes([rt[18], rt[19]]), 5180);
+        // HT in an A-MPDU: flags 16, channel 18..22 (1 pad byte at 17), MCS 22..25,
+        // A-MPDU aligned to 4 → 28..36.
+        let ht = TxVector::new(Standard::Ht, 7, 2, 40, 400);
+        let rt = radiotap(0, Band::Ghz5, PhyRec::Mcs(ht), true, Some((9, true)));
+        assert_eq!(fields_at(&rt), (36, 0b1011 | 1 << RT_MCS | 1 << RT_AMPDU));
+        assert_eq!(rt[16], 0x50);
+        assert_eq!(rt[17], 0, "pad");
+        assert_eq!(&rt[22..25], &[0x1f, 0x05, 15]);
+        assert_eq!(u32::from_le_bytes(rt[28..32].try_into().unwrap()), 9);
+        assert_eq!(u16::from_le_bytes([rt[32], rt[33]]), 0x000c);
+        // VHT in an A-MPDU: A-MPDU 24..32, VHT 32..44.
+        let vht = TxVector::new(Standard::Vht, 9, 2, 80, 800);
+        let rt = radiotap(0, Band::Ghz5, PhyRec::Mcs(vht), false, Some((1, false)));
+        assert_eq!(fields_at(&rt), (44, 0b1011 | 1 << RT_AMPDU | 1 << RT_VHT));
+        assert_eq!(u16::from_le_bytes([rt[28], rt[29]]), 0x0004);
+        assert_eq!(u16::from_le_bytes([rt[32], rt[33]]), 0x0044);
+        assert_eq!(rt[35], 4);
+        assert_eq!(rt[36], 0x92);
+        // HE without A-MPDU: channel 18..22, HE 22..34.
+        let he = TxVector::new(Standard::He, 11, 2, 160, 3200);
+        let rt = radiotap(0, Band::Ghz6, PhyRec::Mcs(he), false, None);
+        assert_eq!(fields_at(&rt), (34, 0b1011 | 1 << RT_HE));
+        assert_eq!(u16::from_le_bytes([rt[26], rt[27]]), 0x2b00);
+        assert_eq!(u16::from_le_bytes([rt[30], rt[31]]), 0x0023);
+        // Every present field's offset honours its alignment (TSFT 8, channel 2, A-MPDU 4).
+        for (off, align) in [(8usize, 8usize), (18, 2), (24, 4), (32, 2)] {
+            assert_eq!(off % align, 0);
+        }
+    }
+
+    #[test]
+    fn frame_sizes_match_the_model() {
+        let c = cap(Standard::Vht, true, 8);
+        let m = MpduRec { seq: 4097, flow: 1, ip_len: 1500, retry: true, ok: true };
+        let f = data_frame(&c, Node::Station(1), Node::Ap, &m);
+        assert_eq!(f.len() as u32, frame::mpdu_len(1500, true));
+        assert_eq!(&f[..2], &[0x88, 0x09]);
+        assert_eq!(u16::from_le_bytes([f[22], f[23]]), 1 << 4);
+        assert_eq!(crc32(&f[..f.len() - 4]).to_le_bytes(), f[f.len() - 4..]);
+        let c0 = cap(Standard::Ofdm, false, 8);
+        let f = data_frame(&c0, Node::Ap, Node::Station(0), &MpduRec { ip_len: 20, ..m });
+        assert_eq!(f.len() as u32, frame::mpdu_len(20, false));
+        assert_eq!(&f[..2], &[0x08, 0x0a]);
+        let ms = [
+            MpduRec { seq: 10, ok: true, ..m },
+            MpduRec { seq: 11, ok: false, ..m },
+            MpduRec { seq: 12, ok: true, ..m },
+        ];
+        let ba = block_ack_frame(&c, Node::Ap, Node::Station(0), &ms);
+        assert_eq!(ba.len() as u32, frame::BLOCK_ACK_64);
+        assert_eq!(ba[20], 0b101);
+        let c256 = cap(Standard::He, true, 32);
+        assert_eq!(block_ack_frame(&c256, Node::Ap, Node::Station(0), &ms).len() as u32, frame::BLOCK_ACK_256);
+        assert_eq!(ack_frame(Node::Ap).len() as u32, frame::ACK);
+        let b = beacon_frame(&c, 0, 1);
+        assert_eq!(b.len() as u32, frame::BEACON);
+        assert_eq!(crc32(&b[..b.len() - 4]).to_le_bytes(), b[b.len() - 4..]);
+    }
+
+    #[test]
+    fn addresses() {
+        assert_eq!(station_mac(0), [2, 0, 0, 0, 0, 1]);
+        assert_eq!(station_mac(300), [2, 0, 0, 0, 1, 45]);
+        assert_eq!(station_ip(0), [10, 0, 1, 1]);
+        assert_eq!(station_ip(254), [10, 0, 1, 255]);
+    }
+}

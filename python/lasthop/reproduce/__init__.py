@@ -1,0 +1,21 @@
+"""`lasthop reproduce`: the registry of suites (one module per paper, plus `phy-mac`).
+
+See `framework.py` for what a suite declares and how it is run and reported.
+"""
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+# command-line name -> module (relative to this package)
+SUITES: dict[str, str] = {
+    "phy-mac": ".phy_mac",
+}
+
+
+def names() -> list[str]:
+    return list(SUITES)
+
+
+def load(name: str) -> ModuleType:
+    return importlib.import_module(SUITES[name], __name__)

@@ -1,0 +1,225 @@
+"""phy-mac: validation of the 802.11 model against analytic results.
+
+Three checks, each a sweep of the simulator compared with a closed-form or analytic model that
+is written independently of it (`lasthop.analytic`):
+
+1. one saturated downlink station with A-MPDUs of exactly N MPDUs vs the closed form
+   AIFS + mean backoff + PPDU + SIFS + Block Ack;
+2. legacy 802.11a DCF with n saturated stations vs Bianchi's model (IEEE JSAC 2000) with the
+   standard's retry limit, with DIFS (Bianchi's own) and with EIFS after collisions;
+3. an offered-load sweep of one 802.11ac station (80 MHz, MCS 9, NSS 2): the mean A-MPDU size
+   rises monotonically to the 64-MPDU limit and the one-way delay has a knee there — the shape
+   of Fig. 3 in Hassani, Gringoli, Leith, "Regulating Aggregation Level For Low Latency in
+   802.11ac".
+"""
+from __future__ import annotations
+
+from .. import analytic
+from .framework import Claim, ClaimResult, Figure, SuiteRun, SweepDef, fmt_pct
+
+NAME = "phy-mac"
+TITLE = "PHY/MAC model validation"
+SOURCE = ("model validation: closed-form A-MPDU goodput; G. Bianchi, 'Performance analysis of the IEEE "
+          "802.11 distributed coordination function', IEEE JSAC 18(3), 2000; Fig. 3 of Hassani et al., "
+          "'Regulating Aggregation Level For Low Latency in 802.11ac'")
+DESCRIPTION = ("Saturated UDP with 1500-byte IP packets, no channel errors, no beacons unless stated. "
+               "Closed form: VHT 80 MHz MCS 9 NSS 2 (800 ns GI), A-MPDUs of exactly N MPDUs. Bianchi: "
+               "802.11a at 54 Mb/s, n uplink stations, Ack at 24 Mb/s, retry limit 7. Offered load: "
+               "VHT 80 MHz MCS 9 NSS 2, CBR downlink through a 10 Gb/s, 1 ms wired link, 1000-packet AP queue.")
+
+N_MPDUS = [1, 8, 16, 32, 64]
+N_STATIONS = [1, 5, 10, 20]
+LOADS_MBPS = [50, 150, 250, 350, 450, 500, 540, 580, 600, 620, 640, 660, 700, 750]
+
+
+def _cell(**over) -> dict:
+    spec = {
+        "sim": {"duration": "2s", "warmup": "0s", "seed": 1, "bin": "100ms"},
+        "phy": {"standard": "vht", "band": "5GHz", "channel_width": 80, "guard_interval": 800},
+        "mac": {"aggregation": True, "max_ampdu_mpdus": 64, "beacon_interval": "0s"},
+        "stations": [{"count": 1, "mcs": 9, "nss": 2}],
+        "flows": [{"stations": "all", "direction": "down", "pattern": "saturated"}],
+    }
+    for k, v in over.items():
+        spec[k] = v
+    return spec
+
+
+def sweeps(quick: bool) -> list[SweepDef]:
+    return [
+        SweepDef("closed-form", {**_cell(), "name": "pm-closed-form"}, [("mac.max_ampdu_mpdus", N_MPDUS)],
+                 seeds=5, quick_seeds=2, quick={"sim": {"duration": "1s"}}),
+        SweepDef("bianchi", {
+            "name": "pm-bianchi",
+            "sim": {"duration": "10s", "warmup": "500ms", "seed": 1, "bin": "500ms"},
+            "phy": {"standard": "ofdm", "band": "5GHz", "channel_width": 20, "guard_interval": 800},
+            "mac": {"aggregation": False, "max_ampdu_mpdus": 1, "beacon_interval": "0s"},
+            "stations": [{"count": 5, "mcs": 7, "nss": 1}],
+            "flows": [{"stations": "all", "direction": "up", "pattern": "saturated"}],
+        }, [("stations[0].count", N_STATIONS), ("mac.eifs_after_collision", [False, True])],
+            seeds=5, quick_seeds=2, quick={"sim": {"duration": "3s"}}),
+        SweepDef("offered-load", {
+            **_cell(), "name": "pm-offered-load",
+            "sim": {"duration": "3s", "warmup": "1s", "seed": 1, "bin": "100ms"},
+            "wired": {"rate": "10Gbps", "delay": "1ms"},
+            "flows": [{"stations": "all", "direction": "down", "pattern": "cbr", "rate": "100Mbps"}],
+        }, [("flows[0].rate", [f"{r}Mbps" for r in LOADS_MBPS])],
+            seeds=3, quick_seeds=1, quick={"sim": {"duration": "2s", "warmup": "500ms"}}),
+    ]
+
+
+# ----------------------------------------------------------------- claims
+
+def _closed_form_expected(n: int) -> float:
+    txtime, _ = analytic.CONFIGS["vht80-mcs9-nss2"]
+    return analytic.closed_form_goodput(txtime, n, 1500)
+
+
+def _check_closed_form(run: SuiteRun) -> ClaimResult:
+    pts = run.by_point("closed-form", "goodput_bps", ["mac.max_ampdu_mpdus"])
+    worst, detail = None, {}
+    for (n,), (m, h, k) in sorted(pts.items(), key=lambda kv: int(kv[0][0])):
+        exp = _closed_form_expected(int(n))
+        err = m / exp - 1
+        detail[f"N={n}"] = {"sim_mbps": m / 1e6, "ci_mbps": h / 1e6, "closed_form_mbps": exp / 1e6, "error": err}
+        if worst is None or abs(err) > abs(worst[1]):
+            worst = (n, err, h / exp)
+    holds = all(abs(d["error"]) <= 0.02 for d in detail.values())
+    value = f"worst {fmt_pct(worst[1])} ± {worst[2] * 100:.2f}% at N={worst[0]}"
+    return ClaimResult(value, holds, "" if holds else "simulated cycle differs from AIFS + backoff + PPDU + SIFS + BA",
+                       detail)
+
+
+def _check_bianchi(eifs: bool):
+    def check(run: SuiteRun) -> ClaimResult:
+        pts = run.by_point("bianchi", "goodput_bps", ["stations[0].count", "mac.eifs_after_collision"])
+        worst, detail = None, {}
+        for (n, e), (m, h, k) in sorted(pts.items(), key=lambda kv: int(kv[0][0])):
+            if (e.lower() == "true") != eifs:
+                continue
+            exp, _, _ = analytic.bianchi(int(n), 1500, eifs=eifs)
+            err = m / exp - 1
+            detail[f"n={n}"] = {"sim_mbps": m / 1e6, "ci_mbps": h / 1e6, "bianchi_mbps": exp / 1e6, "error": err}
+            if worst is None or abs(err) > abs(worst[1]):
+                worst = (n, err, h / exp)
+        holds = all(abs(d["error"]) <= 0.03 for d in detail.values())
+        return ClaimResult(f"worst {fmt_pct(worst[1])} ± {worst[2] * 100:.2f}% at n={worst[0]}", holds,
+                           "" if holds else "collision resolution differs from the model's assumptions", detail)
+    return check
+
+
+def _load_curves(run: SuiteRun):
+    agg = run.by_point("offered-load", "mean_ampdu", ["flows[0].rate#num"], flows="first")
+    p50 = run.by_point("offered-load", "delay_p50_ms", ["flows[0].rate#num"], flows="first")
+    rates = sorted(k[0] for k in agg)
+    return rates, [agg[(r,)][0] for r in rates], [p50[(r,)][0] for r in rates]
+
+
+def _check_monotone(run: SuiteRun) -> ClaimResult:
+    rates, agg, _ = _load_curves(run)
+    drops = [(rates[i + 1], agg[i] - agg[i + 1]) for i in range(len(agg) - 1) if agg[i + 1] < agg[i] - 0.5]
+    top = max(agg)
+    holds = not drops and top >= 63.0
+    why = "" if holds else (f"decreases at {drops[0][0] / 1e6:.0f} Mb/s" if drops else f"peaks at {top:.1f} MPDUs")
+    return ClaimResult(f"{agg[0]:.1f} → {top:.1f} MPDUs, {'monotone' if not drops else 'not monotone'}", holds, why,
+                       {"rates_mbps": [r / 1e6 for r in rates], "mean_ampdu": agg})
+
+
+def _check_knee(run: SuiteRun) -> ClaimResult:
+    rates, agg, p50 = _load_curves(run)
+    first56 = next((r for r, a in zip(rates, agg) if a > 56), None)
+    base = p50[0]
+    knee = next((r for r, d in zip(rates, p50) if d > 2 * base + 1.0), None)
+    if first56 is None or knee is None:
+        return ClaimResult("no knee found", False, "aggregation never exceeds 56 or delay never rises",
+                           {"rates_mbps": [r / 1e6 for r in rates], "p50_ms": p50})
+    off = knee / first56 - 1
+    holds = abs(off) <= 0.10
+    return ClaimResult(f"knee at {knee / 1e6:.0f} Mb/s, aggregation > 56 at {first56 / 1e6:.0f} Mb/s ({fmt_pct(off)})",
+                       holds, "" if holds else "the delay knee is not where aggregation saturates",
+                       {"rates_mbps": [r / 1e6 for r in rates], "p50_ms": p50, "mean_ampdu": agg})
+
+
+def claims() -> list[Claim]:
+    return [
+        Claim("PM1", "Saturated one-station goodput vs the closed form, N = 1…64 MPDUs per A-MPDU",
+              "closed form (lasthop.analytic)", "within ±2% for every N", _check_closed_form),
+        Claim("PM2", "802.11a DCF saturation throughput, n = 1, 5, 10, 20 stations, DIFS after collisions",
+              "Bianchi's model, T_c = T_DATA + DIFS", "within ±3% for every n", _check_bianchi(False)),
+        Claim("PM3", "Same, bystanders defer EIFS after collisions (mac.eifs_after_collision)",
+              "Bianchi's model, T_c = T_DATA + EIFS", "within ±3% for every n", _check_bianchi(True)),
+        Claim("PM4", "Mean A-MPDU size vs offered load (one VHT station)",
+              "monotone up to the limit (aggctl paper, Fig. 3)", "non-decreasing (±0.5); reaches ≥ 63 of 64",
+              _check_monotone),
+        Claim("PM5", "Delay knee coincides with aggregation reaching the limit",
+              "knee where aggregation → 64 (aggctl paper, Fig. 3)",
+              "median-delay knee within 10% of the load where mean A-MPDU first exceeds 56", _check_knee),
+    ]
+
+
+# ----------------------------------------------------------------- figures
+
+def figures(run: SuiteRun) -> list[Figure]:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out = []
+    # 1. goodput vs N with the closed form
+    pts = run.by_point("closed-form", "goodput_bps", ["mac.max_ampdu_mpdus"])
+    ns = sorted(int(k[0]) for k in pts)
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    fine = list(range(1, 65))
+    ax.plot(fine, [_closed_form_expected(n) / 1e6 for n in fine], color="#555555", lw=1.2, label="closed form")
+    ax.errorbar(ns, [pts[(str(n),)][0] / 1e6 for n in ns], yerr=[pts[(str(n),)][1] / 1e6 for n in ns],
+                fmt="o", color="#0072B2", capsize=3, label="lasthop (mean, 95% CI)")
+    ax.set_xlabel("MPDUs per A-MPDU")
+    ax.set_ylabel("goodput (Mb/s)")
+    ax.set_title("One saturated VHT station: goodput vs aggregation")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    out.append(Figure("Goodput vs A-MPDU size", "VHT 80 MHz MCS 9 NSS 2, 1500-byte packets; line: AIFS + mean "
+                      "backoff + PPDU + SIFS + Block Ack.", fig))
+
+    # 2. Bianchi
+    pts = run.by_point("bianchi", "goodput_bps", ["stations[0].count", "mac.eifs_after_collision"])
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    nfine = list(range(1, 31))
+    for eifs, color, label in [(False, "#0072B2", "DIFS after collision"), (True, "#D55E00", "EIFS after collision")]:
+        ax.plot(nfine, [analytic.bianchi(n, 1500, eifs=eifs)[0] / 1e6 for n in nfine], color=color, lw=1.2,
+                label=f"Bianchi, {label}")
+        keys = sorted((k for k in pts if (k[1].lower() == "true") == eifs), key=lambda k: int(k[0]))
+        ax.errorbar([int(k[0]) for k in keys], [pts[k][0] / 1e6 for k in keys], yerr=[pts[k][1] / 1e6 for k in keys],
+                    fmt="o", color=color, capsize=3, label=f"lasthop, {label}")
+    ax.set_xlabel("saturated stations n")
+    ax.set_ylabel("aggregate throughput (Mb/s)")
+    ax.set_title("802.11a DCF at 54 Mb/s: saturation throughput")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    out.append(Figure("DCF saturation throughput vs Bianchi", "Lines: Bianchi's model with the retry limit; "
+                      "points: simulation, mean and 95% CI across seeds.", fig))
+
+    # 3. offered load (Fig. 3 shape)
+    rates, agg, p50 = _load_curves(run)
+    p95 = run.by_point("offered-load", "delay_p95_ms", ["flows[0].rate#num"], flows="first")
+    fig, ax1 = plt.subplots(figsize=(6.4, 4.0))
+    x = [r / 1e6 for r in rates]
+    ax1.plot(x, agg, "o-", color="#0072B2", label="mean A-MPDU size")
+    ax1.set_xlabel("offered load (Mb/s)")
+    ax1.set_ylabel("MPDUs per A-MPDU", color="#0072B2")
+    ax1.set_ylim(0, 70)
+    ax2 = ax1.twinx()
+    ax2.semilogy(x, p50, "s-", color="#D55E00", label="median delay")
+    ax2.semilogy(x, [p95[(r,)][0] for r in rates], "^--", color="#D55E00", alpha=0.6, label="p95 delay")
+    ax2.set_ylabel("one-way delay (ms)", color="#D55E00")
+    ax1.grid(alpha=0.3)
+    lines = ax1.get_legend_handles_labels()
+    lines2 = ax2.get_legend_handles_labels()
+    ax1.legend(lines[0] + lines2[0], lines[1] + lines2[1], loc="upper left", fontsize=8)
+    ax1.set_title("One VHT station: aggregation and delay vs offered load")
+    fig.tight_layout()
+    out.append(Figure("Aggregation and delay vs offered load", "VHT 80 MHz MCS 9 NSS 2, CBR downlink via a 1 ms "
+                      "wired link; compare Fig. 3 of the aggctl paper.", fig))
+    return out

@@ -1,0 +1,1019 @@
+"""Parameter sweeps (docs/experiments.md, "Sweeps").
+
+A sweep is a base spec (a TOML file or a dict with the TOML structure), a list of
+`(KEY, [values])` to vary and a number of seeds. The grid is the Cartesian product of the value
+lists in the order given (the first key varies slowest); each grid point runs with the seeds
+`sim.seed .. sim.seed + K - 1`.
+
+    from lasthop.sweep import Sweep, run_sweep
+    sw = Sweep(base="experiments/demo.toml", vary=[("mac.max_ampdu_mpdus", [1, 8, 64])], seeds=3)
+    result = run_sweep(sw, "results/demo-sweep", jobs=None, ray=None, progress=True)
+    result.summary            # pyarrow.Table, the content of summary.parquet
+    result.runs               # the manifest's run records
+    result.load(point, seed)  # one result file (dict)
+
+Overrides are applied to the raw TOML document (`stations[1].mcs` is the second `[[stations]]`
+table of the file), then every point is validated and normalized by `lasthop.spec` (and the
+simulator's own checks) before anything is written or run, so a bad key or value is one error
+naming `--vary KEY`.
+
+Output (DIR = out_dir):
+
+    DIR/sweep.json          manifest, written first
+    DIR/runs/<key>.json     one result file per run (or CACHE/<key>.json with `cache`)
+    DIR/summary.parquet     one row per (run, flow), written last
+
+Every file is written atomically (temporary file in the same directory, then rename). The run
+key is content-addressed (normalized spec, seed, code version), so a run whose file exists and
+parses is not run again: interrupted sweeps resume, and sweeps sharing a cache share runs.
+
+Runs execute in worker processes (`concurrent.futures.ProcessPoolExecutor`, forkserver start
+method on Linux) or as Ray tasks (`ray="local"` or a cluster address). Workers only compute the
+result text (`results.dumps(results.envelope(...))`, exactly what `lasthop run` writes); the
+driver writes every file, so the layout and bytes are identical whatever executes the runs.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import itertools
+import json
+import math
+import os
+import re
+import signal
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+from .results import FORMAT as RESULT_FORMAT
+from .results import ResultError, dumps, envelope, load_result
+from .spec import (
+    SECTIONS,
+    Spec,
+    SpecError,
+    SpecFileError,
+    _unknown_key,
+    check_native,
+    normalize,
+    parse_toml,
+    show_value,
+    tomllib,
+)
+from .units import UnitError, parse_duration, parse_rate
+
+__all__ = [
+    "MANIFEST_FORMAT",
+    "MANIFEST_VERSION",
+    "Sweep",
+    "SweepError",
+    "SweepInterrupted",
+    "SweepPlan",
+    "SweepResult",
+    "apply_override",
+    "bench_sweep",
+    "check_key",
+    "parse_value",
+    "parse_vary",
+    "plan_sweep",
+    "run_key",
+    "run_sweep",
+    "summary_columns",
+    "value_label",
+]
+
+MANIFEST_FORMAT = "lasthop.sweep"
+MANIFEST_VERSION = 1
+KEY_HEX_DIGITS = 20
+
+# Tables that are arrays of tables in the TOML (indexed as `stations[i]`), and plain tables.
+ARRAY_TABLES = ("stations", "flows")
+TOP_SCALARS = ("name", "description")
+
+
+class SweepError(Exception):
+    """A problem with the sweep the user can fix (bad --vary key or value, bad output dir)."""
+
+
+class SweepInterrupted(KeyboardInterrupt):
+    """The sweep was stopped (Ctrl-C); completed run files are kept, nothing partial is left."""
+
+    def __init__(self, done: int, cached: int, total: int) -> None:
+        super().__init__(done, cached, total)
+        self.done = done
+        self.cached = cached
+        self.total = total
+
+    def __str__(self) -> str:
+        return (f"sweep interrupted: {self.done + self.cached}/{self.total} runs complete "
+                f"({self.cached} cached); run the same command again to resume")
+
+
+# --- keys and values -------------------------------------------------------------------------
+
+_PART = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*)(?:\[(\d+)\])?$")
+
+
+def _split_key(key: str) -> list[tuple[str, int | None]]:
+    parts = []
+    for text in key.split("."):
+        m = _PART.match(text)
+        if not m:
+            raise SweepError(f"--vary {key}: not a key path; write e.g. mac.max_ampdu_mpdus, "
+                             f"flows[0].rate, stations[1].mcs")
+        parts.append((m.group(1), None if m.group(2) is None else int(m.group(2))))
+    return parts
+
+
+def check_key(key: str, doc: dict[str, Any]) -> list[tuple[str, int | None]]:
+    """Check that `key` names a setting of the spec schema (and, for `stations[i]` /
+    `flows[i]`, a table that exists in `doc`); return its parsed parts or raise SweepError."""
+    parts = _split_key(key)
+    name, index = parts[0]
+    where = f"--vary {key}"
+    if name not in SECTIONS[""]:
+        raise SweepError(f"{where}: {_unknown_key(name, SECTIONS[''])}")
+    if name in TOP_SCALARS:
+        if index is not None or len(parts) > 1:
+            raise SweepError(f"{where}: {name} is a top-level string; it has no index or keys")
+        return parts
+    allowed = SECTIONS[name]
+    if name in ARRAY_TABLES:
+        tables = doc.get(name, [])
+        n = len(tables) if isinstance(tables, list) else 0
+        span = f"{name}[0]..{name}[{n - 1}]" if n else "none"
+        if index is None:
+            raise SweepError(f"{where}: index the [[{name}]] table, e.g. {name}[0].KEY "
+                             f"(the spec has {n}: {span})")
+        if index >= n:
+            raise SweepError(f"{where}: no such table: the spec has {n} [[{name}]] table(s)"
+                             + (f" ({span})" if n else ""))
+    elif index is not None:
+        raise SweepError(f"{where}: [{name}] is a table, not an array of tables; "
+                         f"write {name}.KEY")
+    if len(parts) < 2:
+        raise SweepError(f"{where}: name one key of [{name}]: " + ", ".join(allowed))
+    sub, sub_index = parts[1]
+    if sub not in allowed:
+        raise SweepError(f"{where}: {_unknown_key(sub, allowed)}")
+    if sub_index is not None or len(parts) > 2:
+        head = name if index is None else f"{name}[{index}]"
+        raise SweepError(f"{where}: {head}.{sub} is a value; it has no index or sub-keys")
+    return parts
+
+
+def apply_override(doc: dict[str, Any], key: str, value: Any) -> None:
+    """Set `key` (e.g. `flows[0].rate`, `mac.aggregation`) to `value` in the raw TOML `doc`,
+    in place. The key must have passed `check_key(key, doc)`."""
+    parts = _split_key(key)
+    node: Any = doc
+    for i, (name, index) in enumerate(parts):
+        last = i == len(parts) - 1
+        if not isinstance(node, dict):
+            raise SweepError(f"--vary {key}: the spec's {'.'.join(p for p, _ in parts[:i])} "
+                             f"is not a table")
+        if index is not None:
+            tables = node.get(name)
+            if not isinstance(tables, list) or index >= len(tables):
+                raise SweepError(f"--vary {key}: no such table {name}[{index}]")
+            if last:
+                tables[index] = value
+            else:
+                node = tables[index]
+        elif last:
+            node[name] = value
+        else:
+            node = node.setdefault(name, {})
+
+
+def parse_value(text: str) -> Any:
+    """A --vary value: a TOML literal (`8`, `true`, `0.1`, `"100Mbps"`, `[0, 1]`), else the
+    text as a string (so `100Mbps` works)."""
+    stripped = text.strip()
+    try:
+        parsed = tomllib.loads(f"v = {stripped}")
+    except (tomllib.TOMLDecodeError, ValueError):
+        return stripped
+    if set(parsed) != {"v"} or not _json_able(parsed["v"]):
+        return stripped  # e.g. a date-time literal, or text smuggling in another key
+    return parsed["v"]
+
+
+def _json_able(v: Any) -> bool:
+    if isinstance(v, (bool, int, float, str)):
+        return True
+    if isinstance(v, list):
+        return all(_json_able(x) for x in v)
+    if isinstance(v, dict):
+        return all(_json_able(x) for x in v.values())
+    return False
+
+
+def _split_values(text: str) -> list[str]:
+    """Split `V1,V2,...` on commas outside quotes and brackets (`[0, 1],all` is two values)."""
+    out, cur, depth, quote = [], [], 0, ""
+    for ch in text:
+        if quote:
+            cur.append(ch)
+            if ch == quote:
+                quote = ""
+        elif ch in "\"'":
+            quote = ch
+            cur.append(ch)
+        elif ch in "[{":
+            depth += 1
+            cur.append(ch)
+        elif ch in "]}":
+            depth -= 1
+            cur.append(ch)
+        elif ch == "," and depth <= 0:
+            out.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    out.append("".join(cur))
+    return out
+
+
+def parse_vary(text: str) -> tuple[str, list[Any]]:
+    """`KEY=V1,V2,...` -> (KEY, [parsed values])."""
+    key, sep, values = text.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise SweepError(f"--vary {text}: expected KEY=V1,V2,... (e.g. mac.max_ampdu_mpdus=1,8,64)")
+    items = _split_values(values)
+    if any(not item.strip() for item in items):
+        raise SweepError(f"--vary {key}: empty value in {values!r}; expected KEY=V1,V2,...")
+    return key, [parse_value(item) for item in items]
+
+
+def value_label(v: Any) -> str:
+    """The text of a varied value for the summary's `<KEY>` column: strings as they are,
+    everything else as a TOML literal (`8`, `true`, `0.1`, `[0, 1]`)."""
+    if isinstance(v, str):
+        return v
+    return show_value(v)
+
+
+def value_number(v: Any) -> float | None:
+    """The `<KEY>#num` column: numbers as float, durations in ns, rates in bit/s, else None."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, (int, float)):
+        f = float(v)
+        return f if math.isfinite(f) else None
+    if isinstance(v, str):
+        for parse in (parse_duration, parse_rate):
+            try:
+                return float(parse(v))
+            except UnitError:
+                pass
+    return None
+
+
+def _canonical(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"))
+
+
+def run_key(normalized: dict[str, Any], seed: int, code_version: str) -> str:
+    """Content address of one run: 20 hex digits of sha256 of the canonical JSON."""
+    text = _canonical({"spec": normalized, "seed": seed, "code_version": code_version})
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:KEY_HEX_DIGITS]
+
+
+# --- the plan -------------------------------------------------------------------------------
+
+
+@dataclass
+class Sweep:
+    """What to run: `base` (TOML path or dict with the TOML structure), `vary` (a list of
+    `(KEY, [values])`, or a dict), `seeds` (how many seeds per grid point)."""
+
+    base: str | Path | dict[str, Any]
+    vary: Sequence[tuple[str, Sequence[Any]]] | dict[str, Sequence[Any]] = field(
+        default_factory=list)
+    seeds: int = 1
+
+
+@dataclass
+class SweepPlan:
+    """A validated sweep: every grid point normalized, every run keyed."""
+
+    name: str
+    code_version: str
+    base: dict[str, Any] | None  # the normalized base spec (None if only the points are valid)
+    vary: list[tuple[str, list[Any]]]
+    seeds: list[int]
+    points: list[dict[str, Any]]  # {"point", "overrides", "spec": Spec}
+    runs: list[dict[str, Any]]  # manifest run records (without "file")
+
+
+def _vary_list(vary: Any) -> list[tuple[str, list[Any]]]:
+    items = list(vary.items()) if isinstance(vary, dict) else list(vary)
+    out = []
+    for item in items:
+        try:
+            key, values = item
+        except (TypeError, ValueError):
+            raise SweepError(f"vary: expected (KEY, [values]) pairs, got {item!r}") from None
+        if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+            raise SweepError(f"--vary {key}: expected a list of values, got {values!r}")
+        values = list(values)
+        if not values:
+            raise SweepError(f"--vary {key}: no values")
+        for v in values:
+            if not _json_able(v):
+                raise SweepError(f"--vary {key}: {v!r} is not a TOML value")
+        out.append((str(key), values))
+    seen = set()
+    for key, _ in out:
+        if key in seen:
+            raise SweepError(f"--vary {key}: given twice; list all its values in one --vary")
+        seen.add(key)
+    return out
+
+
+def _load_base(base: Any) -> tuple[dict[str, Any], str]:
+    if isinstance(base, dict):
+        return copy.deepcopy(base), "scenario"
+    p = Path(base)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SpecFileError(f"{base}: no such file") from None
+    except IsADirectoryError:
+        raise SpecFileError(f"{base}: is a directory, not a spec file") from None
+    except UnicodeDecodeError as e:
+        raise SpecFileError(f"{base}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+    except OSError as e:
+        raise SpecFileError(f"{base}: cannot read: {e.strerror}") from None
+    default_name = re.sub(r"[^A-Za-z0-9._-]", "_", p.stem).lstrip("._-") or "scenario"
+    return parse_toml(text, str(base)), default_name
+
+
+def _validate(doc: dict[str, Any], default_name: str) -> Spec:
+    spec = normalize(doc, default_name)
+    check_native(spec)
+    return spec
+
+
+def _code_version() -> str:
+    from . import _native
+
+    return str(_native.version())
+
+
+def plan_sweep(sweep: Sweep, code_version: str | None = None) -> SweepPlan:
+    """Validate every grid point; raise SweepError/SpecError/SpecFileError on the first problem.
+    Nothing is written."""
+    if isinstance(sweep.seeds, bool) or not isinstance(sweep.seeds, int) or sweep.seeds < 1:
+        raise SweepError(f"--seeds {sweep.seeds!r}: an integer >= 1")
+    vary = _vary_list(sweep.vary)
+    raw, default_name = _load_base(sweep.base)
+    for key, _ in vary:
+        check_key(key, raw)
+    version = code_version or _code_version()
+
+    base_spec: Spec | None = None
+    base_error: SpecError | None = None
+    try:
+        base_spec = _validate(copy.deepcopy(raw), default_name)
+    except SpecError as e:
+        base_error = e
+    if base_error is not None and not vary:
+        raise base_error
+
+    points: list[dict[str, Any]] = []
+    for index, combo in enumerate(itertools.product(*(values for _, values in vary))):
+        overrides = {key: value for (key, _), value in zip(vary, combo)}
+        doc = copy.deepcopy(raw)
+        for key, value in overrides.items():
+            apply_override(doc, key, copy.deepcopy(value))
+        try:
+            spec = _validate(doc, default_name)
+        except SpecError as e:
+            if base_error is not None and (e.path, e.value, e.allowed) == (
+                    base_error.path, base_error.value, base_error.allowed):
+                raise base_error from None  # the spec itself is wrong, whatever is varied
+            given = " ".join(f"{k}={value_label(v)}" for k, v in overrides.items())
+            raise SweepError(f"--vary {given}: {e}") from None
+        points.append({"point": index, "overrides": overrides, "spec": spec})
+
+    first = points[0]["spec"]
+    base_seed = (base_spec or first).seed
+    seeds = [base_seed + i for i in range(sweep.seeds)]
+    if seeds[-1] >= 2**64:
+        raise SweepError(f"--seeds {sweep.seeds}: sim.seed + seeds - 1 must be < 2^64")
+    runs = []
+    for p in points:
+        for seed in seeds:
+            runs.append({"point": p["point"], "seed": seed, "overrides": p["overrides"],
+                         "key": run_key(p["spec"].normalized, seed, version)})
+    return SweepPlan(name=(base_spec or first).name, code_version=version,
+                     base=base_spec.normalized if base_spec else None, vary=vary, seeds=seeds,
+                     points=points, runs=runs)
+
+
+# --- files --------------------------------------------------------------------------------
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def _check_writable_dir(d: Path, what: str) -> None:
+    if d.exists():
+        if not d.is_dir():
+            raise SweepError(f"{what} {str(d)!r} exists and is not a directory")
+        if not os.access(d, os.W_OK | os.X_OK):
+            raise SweepError(f"{what} {str(d)!r} is not writable")
+        return
+    parent = d.absolute().parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        raise SweepError(f"cannot create {what} {str(d)!r}: {str(parent)!r} is not a "
+                         f"writable directory")
+
+
+def _manifest(plan: SweepPlan, runs: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "format": MANIFEST_FORMAT,
+        "format_version": MANIFEST_VERSION,
+        "code_version": plan.code_version,
+        "name": plan.name,
+        "spec": plan.base,
+        "vary": [[key, values] for key, values in plan.vary],
+        "seeds": plan.seeds,
+        "runs": runs,
+    }
+
+
+def _cached_doc(path: Path, spec: dict[str, Any], seed: int, version: str
+                ) -> dict[str, Any] | None:
+    """The result document at `path` if it exists, parses and is this run's; else None."""
+    if not path.is_file():
+        return None
+    try:
+        doc = load_result(path)
+    except ResultError:
+        return None
+    if doc["seed"] != seed or doc["code_version"] != version or doc["spec"] != spec:
+        return None
+    return doc
+
+
+# --- summary.parquet ------------------------------------------------------------------------
+
+# (name, arrow type) of the per-run-and-flow columns, after point/seed/run and the varied keys.
+FLOW_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("flow", "int64"), ("station", "int64"), ("direction", "string"), ("pattern", "string"),
+    ("offered_bps", "float64"), ("goodput_bps", "float64"),
+    ("delay_mean_ms", "float64"), ("delay_p50_ms", "float64"), ("delay_p95_ms", "float64"),
+    ("delay_p99_ms", "float64"), ("delay_max_ms", "float64"),
+    ("loss", "float64"), ("mean_ampdu", "float64"), ("airtime_frac", "float64"),
+    ("busy_frac", "float64"), ("collisions", "int64"),
+)
+
+
+def summary_columns(keys: Sequence[str]) -> list[tuple[str, str]]:
+    """Column names and arrow types of summary.parquet for the varied `keys`."""
+    return ([("point", "int64"), ("seed", "int64"), ("run", "string")]
+            + [(k, "string") for k in keys] + [(f"{k}#num", "float64") for k in keys]
+            + list(FLOW_COLUMNS))
+
+
+def _num(v: Any) -> float | None:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    f = float(v)
+    return f if math.isfinite(f) else None
+
+
+def _int(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def _ms(v: Any) -> float | None:
+    x = _num(v)
+    return None if x is None else x / 1e6
+
+
+def flow_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """The per-flow columns of one result document (FLOW_COLUMNS), one dict per flow."""
+    spec = doc.get("spec") or {}
+    data = doc.get("data") or {}
+    sim = spec.get("sim") or {}
+    window = (sim.get("duration_ns") or 0) - (sim.get("warmup_ns") or 0)
+    window_s = window / 1e9 if window > 0 else None
+    channel = data.get("channel") or {}
+    busy = _num(channel.get("busy_frac"))
+    if busy is None and _num(channel.get("busy_ns")) is not None and window > 0:
+        busy = channel["busy_ns"] / window
+    collisions = _int(channel.get("collisions"))
+    stations = {s.get("id"): s for s in data.get("stations") or []}
+    rows = []
+    for i, f in enumerate(data.get("flows") or []):
+        d = f.get("delay_ns") or {}
+        sta = stations.get(f.get("station")) or {}
+        direction = f.get("direction")
+        airtime = None
+        if window_s is not None:
+            tx, rx = _num(sta.get("airtime_tx_ns")), _num(sta.get("airtime_rx_ns"))
+            if tx is not None or rx is not None:
+                airtime = ((tx or 0.0) + (rx or 0.0)) / window
+        offered = _num(f.get("offered_bytes"))
+        delivered = (d.get("samples") or f.get("delivered_packets") or 0) > 0
+        rows.append({
+            "flow": _int(f.get("id", i)),
+            "station": _int(f.get("station")),
+            "direction": direction,
+            "pattern": f.get("pattern"),
+            "offered_bps": offered * 8 / window_s if offered is not None and window_s else None,
+            "goodput_bps": _num(f.get("goodput_bps")),
+            # A flow that delivered nothing has no delay: null, not 0 ms.
+            "delay_mean_ms": _ms(d.get("mean")) if delivered else None,
+            "delay_p50_ms": _ms(d.get("p50")) if delivered else None,
+            "delay_p95_ms": _ms(d.get("p95")) if delivered else None,
+            "delay_p99_ms": _ms(d.get("p99")) if delivered else None,
+            "delay_max_ms": _ms(d.get("max")) if delivered else None,
+            "loss": _num(f.get("loss")),
+            "mean_ampdu": _num(sta.get(f"mean_ampdu_{direction}")),
+            "airtime_frac": airtime,
+            "busy_frac": busy,
+            "collisions": collisions,
+        })
+    return rows
+
+
+def build_summary(plan: SweepPlan, runs: list[dict[str, Any]],
+                  rows_by_key: dict[str, list[dict[str, Any]]]) -> Any:
+    """The summary as a pyarrow Table, rows sorted by (point, seed, flow)."""
+    import pyarrow as pa
+
+    keys = [k for k, _ in plan.vary]
+    columns = summary_columns(keys)
+    cols: dict[str, list[Any]] = {name: [] for name, _ in columns}
+    for rec in sorted(runs, key=lambda r: (r["point"], r["seed"])):
+        labels = {k: value_label(rec["overrides"][k]) for k in keys}
+        nums = {f"{k}#num": value_number(rec["overrides"][k]) for k in keys}
+        for row in sorted(rows_by_key[rec["key"]], key=lambda r: (r["flow"] is None, r["flow"])):
+            full = {"point": rec["point"], "seed": rec["seed"], "run": rec["key"], **labels,
+                    **nums, **row}
+            for name, _ in columns:
+                cols[name].append(full[name])
+    schema = pa.schema([(name, getattr(pa, t)()) for name, t in columns])
+    return pa.Table.from_pydict(cols, schema=schema)
+
+
+def _parquet_bytes(table: Any) -> bytes:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, compression="zstd", store_schema=True)
+    return sink.getvalue().to_pybytes()
+
+
+# --- execution ----------------------------------------------------------------------------
+
+
+def _execute(spec_json: str, seed: int, code_version: str) -> str:
+    """One run, in a worker: the text of its result file (what `lasthop run` would write)."""
+    from . import _native
+
+    here = str(_native.version())
+    if here != code_version:
+        raise RuntimeError(f"worker runs lasthop {here}, the driver {code_version}")
+    data = json.loads(_native.run(spec_json, seed, None))
+    if not isinstance(data, dict):
+        raise RuntimeError("simulator returned something other than a JSON object")
+    return dumps(envelope(json.loads(spec_json), seed, data, code_version))
+
+
+def _worker_init(driver_pid: int | None = None) -> None:
+    # Ctrl-C is the driver's to handle: it stops the workers itself, and only it writes files.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if driver_pid is not None:
+        # A worker blocks on its task queue forever if the driver is killed (SIGKILL, OOM):
+        # watch the driver and leave with it.
+        threading.Thread(target=_watch_driver, args=(driver_pid,), daemon=True).start()
+
+
+def _watch_driver(pid: int) -> None:
+    while True:
+        time.sleep(0.5)
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            os._exit(1)
+        except PermissionError:  # pid reused by another user's process: the driver is gone
+            os._exit(1)
+
+
+class _StopFlag:
+    """SIGINT sets a flag (checked by the driver loop between writes); a second one raises."""
+
+    def __init__(self) -> None:
+        self.stop = False
+        self.old: Any = None
+
+    def __enter__(self) -> _StopFlag:
+        if threading.current_thread() is threading.main_thread():
+            self.old = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if self.stop:
+            raise KeyboardInterrupt
+        self.stop = True
+
+    def __exit__(self, *exc: object) -> None:
+        if self.old is not None:
+            signal.signal(signal.SIGINT, self.old)
+
+
+Task = tuple[str, str, int]  # (run key, spec JSON, seed)
+OnDone = Callable[[str, str], None]  # (run key, result text)
+
+
+def _run_pool(tasks: list[Task], jobs: int, version: str, on_done: OnDone,
+              stop: _StopFlag) -> bool:
+    """Run `tasks` on a local process pool; False if stopped early."""
+    import multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+    method = "forkserver" if sys.platform.startswith("linux") else "spawn"
+    ctx = multiprocessing.get_context(method)
+    if method == "forkserver":
+        ctx.set_forkserver_preload(["lasthop.sweep", "lasthop._native"])
+    ex = ProcessPoolExecutor(max_workers=max(1, min(jobs, len(tasks))), mp_context=ctx,
+                             initializer=_worker_init, initargs=(os.getpid(),))
+    finished = False
+    try:
+        pending = {ex.submit(_execute, spec_json, seed, version): key
+                   for key, spec_json, seed in tasks}
+        while pending and not stop.stop:
+            done, _ = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
+            for fut in done:
+                key = pending.pop(fut)
+                on_done(key, fut.result())
+                if stop.stop:
+                    break
+        finished = not pending
+        return finished
+    finally:
+        if finished:
+            ex.shutdown(wait=True)
+        else:
+            ex.shutdown(wait=False, cancel_futures=True)
+            procs = list((getattr(ex, "_processes", None) or {}).values())
+            for p in procs:
+                if p.is_alive():
+                    p.terminate()
+            for p in procs:
+                p.join(timeout=5)
+
+
+def _run_ray(tasks: list[Task], jobs: int, address: str, version: str, on_done: OnDone,
+             stop: _StopFlag) -> bool:
+    """Run `tasks` as Ray tasks (`address` = "local" starts Ray in this process)."""
+    import logging
+
+    try:
+        import ray
+    except ImportError as e:
+        raise SweepError(f"--ray: Ray is not installed ({e}); pip install 'ray>=2,<3'") from None
+
+    started = False
+    if not ray.is_initialized():
+        if address == "local":
+            ray.init(num_cpus=jobs, include_dashboard=False, log_to_driver=False,
+                     logging_level=logging.ERROR)
+        else:
+            ray.init(address=address, log_to_driver=False, logging_level=logging.ERROR)
+        started = True
+    finished = False
+    refs: dict[Any, str] = {}
+    try:
+        remote = ray.remote(num_cpus=1)(_execute)
+        refs = {remote.remote(spec_json, seed, version): key for key, spec_json, seed in tasks}
+        while refs and not stop.stop:
+            ready, _ = ray.wait(list(refs), num_returns=1, timeout=0.2)
+            if ready:
+                more, _ = ray.wait(list(refs), num_returns=len(refs), timeout=0)
+                ready = list(dict.fromkeys([*ready, *more]))
+            for ref in ready:
+                key = refs.pop(ref)
+                on_done(key, ray.get(ref))
+                if stop.stop:
+                    break
+        finished = not refs
+        return finished
+    finally:
+        if not finished:
+            for ref in refs:
+                try:
+                    ray.cancel(ref, force=True)
+                except Exception:  # noqa: BLE001 - best effort on the way out
+                    pass
+        if started:
+            ray.shutdown()
+
+
+# --- results ------------------------------------------------------------------------------
+
+
+@dataclass
+class SweepResult:
+    out_dir: Path
+    manifest: dict[str, Any]
+    summary: Any  # pyarrow.Table
+    executed: int
+    cached: int
+    wall_s: float
+
+    @property
+    def runs(self) -> list[dict[str, Any]]:
+        return self.manifest["runs"]
+
+    @property
+    def summary_path(self) -> Path:
+        return self.out_dir / "summary.parquet"
+
+    def run_path(self, point: int, seed: int) -> Path:
+        for rec in self.runs:
+            if rec["point"] == point and rec["seed"] == seed:
+                return (self.out_dir / rec["file"]).resolve()
+        raise KeyError(f"no run for point {point}, seed {seed}")
+
+    def load(self, point: int, seed: int) -> dict[str, Any]:
+        """The result document of grid point `point` with `seed`."""
+        return load_result(self.run_path(point, seed))
+
+
+def run_sweep(sweep: Sweep, out_dir: str | Path | None = None, jobs: int | None = None,
+              ray: str | None = None, progress: bool = True, cache: str | Path | None = None,
+              ) -> SweepResult:
+    """Validate, then run every (point, seed) not already on disk; write the manifest, the run
+    files and summary.parquet. Raises SweepError/SpecError/SpecFileError before writing
+    anything; SweepInterrupted on Ctrl-C (completed runs are kept); RuntimeError if a run fails.
+    `out_dir` defaults to `results/<spec name>-sweep`; `cache` keeps the run files in that
+    directory instead of `out_dir/runs`. `jobs` is the pool size (default: CPUs; with
+    `ray="local"` the CPUs Ray may use). `ray` is "local" or a cluster address; if Ray is already
+    initialized in this process it is used as it is and left running, else it is started for
+    this sweep and shut down after it."""
+    from .progress import SweepProgress
+
+    t0 = time.monotonic()
+    plan = plan_sweep(sweep)
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
+        raise SweepError(f"-j {jobs!r}: an integer >= 1")
+    jobs = jobs or os.cpu_count() or 1
+    out = Path(out_dir) if out_dir is not None else Path("results") / f"{plan.name}-sweep"
+    runs_dir = Path(cache) if cache is not None else out / "runs"
+    _check_writable_dir(out, "output directory")
+    if cache is not None:
+        _check_writable_dir(runs_dir, "cache directory")
+    if ray is not None:
+        if not isinstance(ray, str) or not ray:
+            raise SweepError("--ray: an address (host:port, ray://...) or 'local'")
+        try:
+            import ray as _ray  # noqa: F401 - checked before anything is written
+        except ImportError as e:
+            raise SweepError(f"--ray: Ray is not installed ({e})") from None
+
+    out.mkdir(parents=True, exist_ok=True)
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    records = []
+    for rec in plan.runs:
+        path = runs_dir / f"{rec['key']}.json"
+        file = f"runs/{rec['key']}.json" if cache is None else os.path.relpath(path, out)
+        records.append({**rec, "file": file})
+    manifest = _manifest(plan, records)
+    _write_atomic(out / "sweep.json", (json.dumps(manifest, sort_keys=True, indent=1,
+                                                  ensure_ascii=True, allow_nan=False)
+                                       + "\n").encode("ascii"))
+
+    # One task per distinct run key (two grid points may normalize to the same spec).
+    specs: dict[str, tuple[dict[str, Any], int]] = {}
+    for rec, p in zip(plan.runs, _points_of(plan)):
+        specs.setdefault(rec["key"], (p["spec"].normalized, rec["seed"]))
+    rows_by_key: dict[str, list[dict[str, Any]]] = {}
+    tasks: list[Task] = []
+    for key, (spec, seed) in specs.items():
+        doc = _cached_doc(runs_dir / f"{key}.json", spec, seed, plan.code_version)
+        if doc is not None:
+            rows_by_key[key] = flow_rows(doc)
+        else:
+            tasks.append((key, _canonical(spec), seed))
+    n_cached = len(specs) - len(tasks)
+
+    bar = SweepProgress(len(specs), cached=n_cached, label=plan.name, quiet=not progress)
+    executed = 0
+
+    def on_done(key: str, text: str) -> None:
+        nonlocal executed
+        doc = json.loads(text)
+        if not isinstance(doc, dict) or doc.get("format") != RESULT_FORMAT:
+            raise RuntimeError(f"run {key}: worker returned something other than a result")
+        _write_atomic(runs_dir / f"{key}.json", text.encode("ascii"))
+        rows_by_key[key] = flow_rows(doc)
+        executed += 1
+        bar.update(executed)
+
+    finished = True
+    if tasks:
+        with _StopFlag() as stop:
+            try:
+                if ray is not None:
+                    finished = _run_ray(tasks, jobs, ray, plan.code_version, on_done, stop)
+                else:
+                    finished = _run_pool(tasks, jobs, plan.code_version, on_done, stop)
+            except BaseException:
+                bar.finish(ok=False)
+                raise
+    if not finished:
+        bar.finish(ok=False)
+        raise SweepInterrupted(executed, n_cached, len(specs))
+    bar.finish()
+
+    table = build_summary(plan, records, rows_by_key)
+    _write_atomic(out / "summary.parquet", _parquet_bytes(table))
+    return SweepResult(out_dir=out, manifest=manifest, summary=table, executed=executed,
+                       cached=n_cached, wall_s=time.monotonic() - t0)
+
+
+def _points_of(plan: SweepPlan) -> list[dict[str, Any]]:
+    by_index = {p["point"]: p for p in plan.points}
+    return [by_index[rec["point"]] for rec in plan.runs]
+
+
+# --- command line ---------------------------------------------------------------------------
+
+
+def add_parser(sub: Any) -> None:
+    s = sub.add_parser("sweep", help="run a spec over a grid of parameter values and seeds")
+    s.add_argument("spec", metavar="SPEC", help="base scenario spec (TOML, docs/spec.md)")
+    s.add_argument("--vary", action="append", default=[], metavar="KEY=V1,V2,...",
+                   help="a spec key and its values, e.g. mac.max_ampdu_mpdus=1,8,64 or "
+                        "flows[0].rate=10Mbps,50Mbps (repeatable; the grid is the product)")
+    s.add_argument("--seeds", type=_positive("--seeds"), default=1, metavar="K",
+                   help="seeds per grid point: sim.seed .. sim.seed+K-1 (default 1)")
+    s.add_argument("-j", "--jobs", type=_positive("-j"), default=None, metavar="N",
+                   help="parallel runs (default: number of CPUs)")
+    s.add_argument("--ray", default=None, metavar="ADDRESS",
+                   help="run as Ray tasks on the cluster at ADDRESS, or 'local' to start Ray "
+                        "in this process")
+    s.add_argument("-o", "--out", default=None, metavar="DIR",
+                   help="output directory (default: results/<spec name>-sweep)")
+    s.add_argument("--cache", default=None, metavar="DIR",
+                   help="keep run files in DIR instead of OUT/runs (shared between sweeps)")
+    s.add_argument("-q", "--quiet", action="store_true",
+                   help="no progress bar and no summary; print only the summary path")
+
+
+def _positive(flag: str) -> Callable[[str], int]:
+    import argparse
+
+    def parse(text: str) -> int:
+        try:
+            v = int(text, 10)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{flag} {text!r}: an integer >= 1") from None
+        if v < 1:
+            raise argparse.ArgumentTypeError(f"{flag} {text}: an integer >= 1")
+        return v
+
+    return parse
+
+
+def point_table(table: Any, keys: Sequence[str], limit: int = 40) -> list[str]:
+    """Per grid point: the varied values, runs, mean total goodput (Mb/s) and mean p95 delay
+    (ms) across seeds."""
+    cols = table.to_pydict()
+    per: dict[int, dict[str, Any]] = {}
+    for i, point in enumerate(cols["point"]):
+        p = per.setdefault(point, {"labels": [cols[k][i] for k in keys], "runs": {},
+                                   "p95": []})
+        run = cols["run"][i], cols["seed"][i]
+        p["runs"][run] = p["runs"].get(run, 0.0) + (cols["goodput_bps"][i] or 0.0)
+        if cols["delay_p95_ms"][i] is not None:
+            p["p95"].append(cols["delay_p95_ms"][i])
+    header = ["point", *keys, "seeds", "goodput Mb/s", "p95 delay ms"]
+    rows = []
+    for point in sorted(per):
+        p = per[point]
+        good = sum(p["runs"].values()) / len(p["runs"]) / 1e6
+        p95 = f"{sum(p['p95']) / len(p['p95']):.3f}" if p["p95"] else "-"
+        rows.append([str(point), *p["labels"], str(len(p["runs"])), f"{good:.2f}", p95])
+    shown = rows[:limit]
+    widths = [max(len(h), *(len(r[i]) for r in shown)) if shown else len(h)
+              for i, h in enumerate(header)]
+    lines = ["  " + "  ".join(h.rjust(w) for h, w in zip(header, widths))]
+    lines += ["  " + "  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in shown]
+    if len(rows) > limit:
+        lines.append(f"  ... {len(rows) - limit} more points (see the summary)")
+    return lines
+
+
+def cmd_sweep(args: Any) -> int:
+    from .cli import UserError
+
+    try:
+        vary = [parse_vary(text) for text in args.vary]
+        result = run_sweep(Sweep(args.spec, vary, args.seeds), args.out, jobs=args.jobs,
+                           ray=args.ray, progress=not args.quiet, cache=args.cache)
+    except SweepError as e:
+        raise UserError(str(e)) from None
+    except SweepInterrupted as e:
+        print(f"lasthop: {e}", file=sys.stderr)
+        return 130
+    except RuntimeError as e:
+        print(f"lasthop: simulation failed: {e}", file=sys.stderr)
+        return 1
+    if args.quiet:
+        print(result.summary_path)
+        return 0
+    total = len({r["key"] for r in result.runs})
+    print(f"sweep {result.manifest['name']}: {len(result.runs)} runs "
+          f"({total} distinct): {result.executed} done, {result.cached} cached, "
+          f"wall {result.wall_s:.2f} s")
+    print("per point, mean over seeds (goodput: sum over flows; p95 delay: mean over flows)")
+    for line in point_table(result.summary, [k for k, _ in result.manifest["vary"]]):
+        print(line)
+    print(f"summary: {result.summary_path}")
+    return 0
+
+
+# --- benchmark ------------------------------------------------------------------------------
+
+BENCH_SPEC = """\
+name = "bench-sweep"
+[sim]
+duration = "10s"
+bin = "1s"
+seed = 1
+[phy]
+standard = "ofdm"
+[[stations]]
+count = 10
+mcs = 7
+[[flows]]
+direction = "up"
+pattern = "poisson"
+rate = "2Mbps"
+packet_size = 100
+"""
+
+
+def bench_sweep(runs: int = 24, target_s: float = 1.0, out: Any = None) -> int:
+    """Time `runs` runs of ~`target_s` wall each at -j 1 and at -j 2; print runs/s and the
+    speedup. Not a test: timings are reported, never asserted."""
+    import shutil
+
+    out = out or sys.stdout
+    doc = tomllib.loads(BENCH_SPEC)
+    spec = _validate(copy.deepcopy(doc), "bench-sweep")
+    t = time.perf_counter()
+    _execute(spec.to_json(), 1, _code_version())
+    per_sim_s = (time.perf_counter() - t) / (spec.duration_ns / 1e9)
+    sim_s = max(0.1, round(target_s / max(per_sim_s, 1e-6), 1))
+    doc["sim"]["duration"] = f"{sim_s:g}s"
+    print(f"lasthop bench --sweep ({_code_version()}): {runs} runs of {doc['name']} "
+          f"({sim_s:g} s simulated, ~{sim_s * per_sim_s:.2f} s wall each), "
+          f"{os.cpu_count()} CPU(s)", file=out)
+    rates = {}
+    tmp = Path(tempfile.mkdtemp(prefix="lasthop-bench-sweep-"))
+    try:
+        for jobs in (1, 2):
+            d = tmp / f"j{jobs}"
+            t = time.perf_counter()
+            res = run_sweep(Sweep(doc, [], runs), d, jobs=jobs, progress=False)
+            wall = time.perf_counter() - t
+            rates[jobs] = res.executed / wall
+            print(f"  -j {jobs}: {res.executed} runs in {wall:6.2f} s = {rates[jobs]:.2f} runs/s",
+                  file=out)
+            out.flush()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"  speedup -j 2 / -j 1: {rates[2] / rates[1]:.2f}x", file=out)
+    return 0
