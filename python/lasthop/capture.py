@@ -7,10 +7,9 @@ writes that file next to the result file.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from typing import Any, Callable, Optional
+from .results import write_atomic
 
 DEFAULT_LIMIT = 100_000
 
@@ -48,23 +47,7 @@ def pcap_path(out_dir: str | Path, name: str, seed: int, node: str) -> Path:
 
 def write_pcap(path: str | Path, data: bytes) -> Path:
     """Write `data` to `path` atomically (temporary file in the same directory, then rename)."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    return path
-
+    return write_atomic(path, data)
 
 def simulate_capture(spec_json: str, seed: int, node: str, progress: Optional[Callable[[float], Any]] = None,
                      limit: int = DEFAULT_LIMIT, records: bool = False

@@ -35,8 +35,6 @@ from __future__ import annotations
 
 import io
 import math
-import os
-import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Sequence
@@ -50,6 +48,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: 
 
 from .analysis import METRICS, Results, aggregate, metric  # noqa: E402
 from .cli import UserError  # noqa: E402
+from .results import write_atomic
 
 __all__ = ["KINDS", "TS_METRICS", "PALETTE", "DPI", "STYLE", "style", "make_plot",
            "validate_plot", "plot_timeseries", "plot_cdf", "plot_bar", "plot_xy", "plot_ampdu",
@@ -135,26 +134,8 @@ def png_bytes(fig: Figure) -> bytes:
 
 
 def save_png(fig: Figure, path: str | Path) -> Path:
-    """Write `fig` as PNG to `path` atomically (temporary file in the same directory, then
-    rename), so the file is complete or absent."""
-    path = Path(path)
-    data = png_bytes(fig)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    return path
-
+    """Write `fig` as PNG to `path` atomically, so the file is complete or absent."""
+    return write_atomic(path, png_bytes(fig))
 
 # ---------------------------------------------------------------------------------------------
 # Argument checks

@@ -31,12 +31,11 @@ from __future__ import annotations
 import base64
 import html as _html
 import math
-import os
-import tempfile
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from .analysis import METRICS, Results, aggregate, group_rows
+from .results import write_atomic
 
 __all__ = ["CSS", "esc", "figure_png_b64", "html_img", "html_figure", "html_table",
            "html_page", "write_html", "build_report", "report_plots"]
@@ -157,24 +156,8 @@ def html_page(title: str, body_html: str) -> str:
 
 
 def write_html(path: str | Path, html: str) -> Path:
-    path = Path(path)
-    data = html.encode("utf-8")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    return path
-
+    """Write an HTML page atomically."""
+    return write_atomic(path, html.encode("utf-8"))
 
 # ---------------------------------------------------------------------------------------------
 # The `lasthop report` page

@@ -48,14 +48,14 @@ def result_path(out_dir: str | Path, name: str, seed: int) -> Path:
     return Path(out_dir) / f"{name}-s{seed}.json"
 
 
-def write_result(path: str | Path, doc: dict[str, Any]) -> Path:
-    """Write `doc` to `path` atomically. The parent directory must exist."""
+def write_atomic(path: str | Path, data: bytes) -> Path:
+    """Write `data` to `path` so that the file is either complete or absent: a temporary file
+    in the same directory, flushed to disk, then renamed over `path`. The parent must exist."""
     path = Path(path)
-    text = dumps(doc)  # serialize first: a bad document never creates a file
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="ascii") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, 0o644)
@@ -67,6 +67,12 @@ def write_result(path: str | Path, doc: dict[str, Any]) -> Path:
             pass
         raise
     return path
+
+
+def write_result(path: str | Path, doc: dict[str, Any]) -> Path:
+    """Write `doc` to `path` atomically. The parent directory must exist."""
+    text = dumps(doc)  # serialize first: a bad document never creates a file
+    return write_atomic(path, text.encode("ascii"))
 
 
 def load_result(path: str | Path) -> dict[str, Any]:

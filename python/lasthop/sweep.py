@@ -66,6 +66,7 @@ from .spec import (
     tomllib,
 )
 from .units import UnitError, parse_duration, parse_rate
+from .results import write_atomic
 
 __all__ = [
     "MANIFEST_FORMAT",
@@ -423,21 +424,7 @@ def plan_sweep(sweep: Sweep, code_version: str | None = None) -> SweepPlan:
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-
+    write_atomic(path, data)
 
 def _check_writable_dir(d: Path, what: str) -> None:
     if d.exists():

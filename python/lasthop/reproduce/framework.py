@@ -163,6 +163,7 @@ def write_report(reports: list[SuiteReport], out_dir: Path, code_version: str) -
     """Write `report.html` (self-contained) and `claims.json` into `out_dir`; also each figure
     as a PNG under `<suite>/figures/`. Returns the report path."""
     from ..report import figure_png_b64, html_page, html_table, write_html
+    from ..results import write_atomic
     import base64
     import html as _html
 
@@ -196,21 +197,15 @@ def write_report(reports: list[SuiteReport], out_dir: Path, code_version: str) -
         fig_dir.mkdir(parents=True, exist_ok=True)
         for i, f in enumerate(r.figures):
             b64 = figure_png_b64(f.fig)
-            png = fig_dir / f"{i + 1:02d}-{_slug(f.title)}.png"
-            tmp = png.with_suffix(".png.tmp")
-            tmp.write_bytes(base64.b64decode(b64))
-            tmp.replace(png)
+            write_atomic(fig_dir / f"{i + 1:02d}-{_slug(f.title)}.png", base64.b64decode(b64))
             body.append(f"<figure><img alt='{_html.escape(f.title)}' src='data:image/png;base64,{b64}'>"
                         f"<figcaption><b>{_html.escape(f.title)}.</b> {_html.escape(f.caption)}</figcaption></figure>")
         body.append("<p>Sweep data: " + ", ".join(f"<code>{_html.escape(d)}</code>" for d in r.sweeps.values()) + "</p>")
     page = html_page(title, "\n".join(body))
     path = out_dir / "report.html"
     write_html(path, page)
-    claims_path = out_dir / "claims.json"
-    tmp = claims_path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps({"code_version": code_version, "claims": machine}, indent=1, sort_keys=True,
-                              default=_jsonable) + "\n")
-    tmp.replace(claims_path)
+    write_atomic(out_dir / "claims.json", (json.dumps({"code_version": code_version, "claims": machine}, indent=1,
+                                                       sort_keys=True, default=_jsonable) + "\n").encode())
     return path
 
 
