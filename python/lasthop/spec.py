@@ -116,8 +116,9 @@ VHT_INVALID: frozenset[tuple[int, int, int]] = frozenset(
 CONTROL_RATES_MBPS = (6, 9, 12, 18, 24, 36, 48, 54)
 ACCESS_CATEGORIES = ("BK", "BE", "VI", "VO")
 ERROR_MODELS = ("none", "fixed", "snr")
-DIRECTIONS = ("down", "up")
-PATTERNS = ("cbr", "poisson", "saturated")
+DIRECTIONS = ("down", "up", "cross")
+PATTERNS = ("cbr", "poisson", "saturated", "tcp")
+CONGESTION_CONTROLS = ("newreno", "cubic", "bbr")
 SCHEDULERS = ("round_robin",)
 MAX_STATIONS = 2007  # association IDs 1..=2007
 MAX_BINS = 1_000_000
@@ -134,7 +135,8 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "ap": ("queue_limit", "scheduler"),
     "wired": ("rate", "delay", "queue_limit", "loss"),
     "stations": ("count", "mcs", "nss", "error_model", "per", "snr_db", "queue_limit"),
-    "flows": ("stations", "direction", "pattern", "rate", "packet_size", "start", "stop"),
+    "flows": ("stations", "direction", "pattern", "rate", "packet_size", "start", "stop",
+              "cc", "bytes", "pacing", "hystart", "extra_acked"),
 }
 
 
@@ -456,16 +458,38 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
     flow_table: list[int] = []
     for fi, f in enumerate(tables):
         t = _Table(f, f"flows[{fi}]", SECTIONS["flows"], "a table [[flows]]")
-        sel = _stations_selector(t, n_sta)
         direction = t.choice("direction", "down", DIRECTIONS)
+        if direction == "cross":
+            # Cross traffic on the wired path: consumed at the AP, no station involved.
+            if t.has("stations"):
+                raise t.fail("stations", 'not used with direction = "cross"')
+            sel = [0]
+        else:
+            sel = _stations_selector(t, n_sta)
         pattern = t.choice("pattern", "cbr", PATTERNS)
-        if pattern == "saturated":
+        if direction == "cross" and pattern not in ("cbr", "poisson"):
+            raise t.fail("pattern", '"cbr" or "poisson" for direction = "cross"')
+        if pattern in ("saturated", "tcp"):
             if t.has("rate"):
                 raise t.fail("rate", 'only for pattern = "cbr" or "poisson"')
-            rate = 0  # not used by a saturated flow; the normalized spec keeps every key
+            rate = 0  # not used by saturated/TCP flows; the normalized spec keeps every key
         else:
             rate = t.rate("rate", MISSING)
-        size = t.get_int("packet_size", 1500, 20, 2304)
+        tcp_keys = ("cc", "bytes", "pacing", "hystart", "extra_acked")
+        if pattern != "tcp":
+            for k in tcp_keys:
+                if t.has(k):
+                    raise t.fail(k, 'only for pattern = "tcp"')
+        cc = t.choice("cc", "cubic", CONGESTION_CONTROLS) if pattern == "tcp" else "cubic"
+        nbytes = t.get_int("bytes", 0, 0) if pattern == "tcp" else 0
+        pacing = t.get_bool("pacing", None) if pattern == "tcp" else None
+        hystart = t.get_bool("hystart", True) if pattern == "tcp" else True
+        extra_acked = t.get_bool("extra_acked", True) if pattern == "tcp" else True
+        if pattern == "tcp" and cc != "cubic" and t.has("hystart"):
+            raise t.fail("hystart", 'only with cc = "cubic"')
+        if pattern == "tcp" and cc != "bbr" and t.has("extra_acked"):
+            raise t.fail("extra_acked", 'only with cc = "bbr"')
+        size = t.get_int("packet_size", 1500, 120 if pattern == "tcp" else 20, 2304)
         start = t.duration("start", 0)
         stop = t.duration("stop", duration)
         if stop > duration:
@@ -475,7 +499,8 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
         for s in sel:
             flows.append({"station": s, "direction": direction, "pattern": pattern,
                           "rate_bps": rate, "packet_size": size, "start_ns": start,
-                          "stop_ns": stop})
+                          "stop_ns": stop, "cc": cc, "bytes": nbytes, "pacing": pacing,
+                          "hystart": hystart, "extra_acked": extra_acked})
             flow_table.append(fi)
 
     normalized = {

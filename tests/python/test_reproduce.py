@@ -42,3 +42,18 @@ def test_phy_mac_quick_end_to_end(tmp_path):
     r2 = run_cli("reproduce", "phy-mac", "--quick", "-o", str(out), "-q", timeout=600)
     assert r2.returncode == 0, r2.stderr
     assert (out / "claims.json").read_text() == before
+
+
+def test_tcp_baselines_quick_reports_every_claim(tmp_path):
+    out = tmp_path / "tcp"
+    r = run_cli("reproduce", "tcp-baselines", "--quick", "-o", str(out), "-q", timeout=600)
+    assert r.returncode == 0, r.stderr
+    claims = {c["claim"]: c for c in json.loads((out / "claims.json").read_text())["claims"]}
+    assert set(claims) == {"T1", "T2", "W6", "V4", "T3", "T4", "T5"}
+    # The behaviours the transport model must have.
+    for cid in ("T2", "W6", "T4", "T5"):
+        assert claims[cid]["holds"], claims[cid]
+    # A claim that does not hold always says why.
+    for c in claims.values():
+        assert c["ours"] and (c["holds"] or c["explanation"]), c
+    assert len(re.findall(r"<img ", (out / "report.html").read_text())) == 3

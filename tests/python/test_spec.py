@@ -101,7 +101,10 @@ pattern = "saturated"
     assert s.flow_table == [0, 0, 0, 0, 1, 1, 2]
     assert n["flows"][4] == {"station": 3, "direction": "up", "pattern": "poisson",
                              "rate_bps": 1_500_000, "packet_size": 1500,
-                             "start_ns": 100_000_000, "stop_ns": 1_000_000_000}
+                             "start_ns": 100_000_000, "stop_ns": 1_000_000_000,
+                             # TCP keys are present, at their defaults, on every normalized flow
+                             "cc": "cubic", "bytes": 0, "pacing": None, "hystart": True,
+                             "extra_acked": True}
     assert n["flows"][6]["rate_bps"] == 0 and n["flows"][6]["pattern"] == "saturated"
     assert s.map_path("stations[2].mcs") == "stations[0].mcs"
     assert s.map_path("stations[3].nss") == "stations[1].nss"
@@ -215,3 +218,14 @@ def test_checked_in_specs_are_valid(path):
 def test_vht_invalid_combinations_table():
     assert (20, 9, 1) in spec_mod.VHT_INVALID and (20, 9, 3) not in spec_mod.VHT_INVALID
     assert (80, 9, 6) in spec_mod.VHT_INVALID and (160, 9, 3) in spec_mod.VHT_INVALID
+
+
+def test_tcp_and_cross_flows_normalize(tmp_path):
+    from lasthop.spec import load_spec_text
+    s = load_spec_text(
+        'name = "t"\n[sim]\nduration = "1s"\n[phy]\nstandard = "vht"\n[[stations]]\nmcs = 7\n'
+        '[[flows]]\nstations = 0\npattern = "tcp"\ncc = "bbr"\nbytes = 1000000\nextra_acked = false\n'
+        '[[flows]]\ndirection = "cross"\nrate = "10Mbps"\n')
+    f0, f1 = s.normalized["flows"]
+    assert (f0["pattern"], f0["cc"], f0["bytes"], f0["extra_acked"], f0["rate_bps"]) == ("tcp", "bbr", 1_000_000, False, 0)
+    assert (f1["direction"], f1["pattern"], f1["rate_bps"]) == ("cross", "cbr", 10_000_000)

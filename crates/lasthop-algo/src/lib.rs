@@ -7,3 +7,5 @@
 extern crate alloc;
 
 pub mod aqm;
+pub mod cc;
+pub mod tcp;

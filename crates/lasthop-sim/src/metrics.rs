@@ -152,6 +152,12 @@ impl Series {
         let b = ((t_ns / self.width_ns) as usize).min(self.bins - 1);
         self.data[entity * self.bins + b] += v;
     }
+    /// Overwrite: the bin keeps the last value set in it (for sampled state such as cwnd).
+    #[inline]
+    pub fn set(&mut self, entity: usize, t_ns: u64, v: f64) {
+        let b = ((t_ns / self.width_ns) as usize).min(self.bins - 1);
+        self.data[entity * self.bins + b] = v;
+    }
     pub fn row(&self, entity: usize) -> &[f64] {
         &self.data[entity * self.bins..(entity + 1) * self.bins]
     }

@@ -50,6 +50,28 @@ pub struct FlowOut {
     pub goodput_bps: f64,
     pub loss: f64,
     pub delay_ns: DelaySummary,
+    /// TCP flows only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tcp: Option<TcpOut>,
+}
+
+/// End-of-run state of a TCP connection. For TCP flows `delivered_bytes` and goodput count
+/// application payload delivered in order; `delivered_packets` and delays count data segments
+/// arriving at the receiver; offered counts every data segment sent, retransmissions included.
+#[derive(Serialize, Debug, Clone)]
+pub struct TcpOut {
+    pub cc: String,
+    pub state: String,
+    /// Transfer size (0 = unlimited) and completion time from the flow's start, if done.
+    pub bytes: u64,
+    pub completion_ns: Option<u64>,
+    pub app_bytes_delivered: u64,
+    pub retransmits: u64,
+    pub rto_count: u64,
+    pub fast_recoveries: u64,
+    pub cwnd_bytes: u64,
+    pub srtt_ns: u64,
+    pub min_rtt_ns: u64,
 }
 
 #[derive(Serialize, Debug, Clone)]
@@ -75,6 +97,14 @@ pub struct TimeSeries {
     pub flow_delay_mean_ns: Vec<Vec<f64>>,
     pub station_mean_ampdu_down: Vec<Vec<f64>>,
     pub station_airtime_frac: Vec<Vec<f64>>,
+    /// Per flow (empty lists for non-TCP flows): last value in each bin.
+    pub flow_cwnd_bytes: Vec<Vec<f64>>,
+    pub flow_inflight_bytes: Vec<Vec<f64>>,
+    pub flow_pacing_rate_bps: Vec<Vec<f64>>,
+    /// Mean RTT sample in each bin (0 where none).
+    pub flow_rtt_ns: Vec<Vec<f64>>,
+    /// Retransmitted segments in each bin.
+    pub flow_retransmits: Vec<Vec<f64>>,
 }
 
 fn hist_mean(h: &[u64]) -> f64 {
@@ -111,6 +141,7 @@ pub fn collect(w: &World) -> RunData {
                 goodput_bps: c.delivered_bytes as f64 * 8.0 / window_s,
                 loss: if drops + c.delivered_packets == 0 { 0.0 } else { drops as f64 / (drops + c.delivered_packets) as f64 },
                 delay_ns: c.delay.summary(),
+                tcp: w.tcp_out(i),
             }
         })
         .collect();
@@ -139,6 +170,9 @@ pub fn collect(w: &World) -> RunData {
     let bin_len = |b: usize| ((b as u64 + 1) * bin).min(dur) - b as u64 * bin;
     let per_bin = |row: &[f64], f: &dyn Fn(usize, f64) -> f64| row.iter().enumerate().map(|(b, &v)| f(b, v)).collect::<Vec<f64>>();
     let n_flows = spec.flows.len();
+    let tcp_rows = |s: &crate::metrics::Series| -> Vec<Vec<f64>> {
+        (0..n_flows).map(|f| if w.is_tcp(f) { s.row(f).to_vec() } else { Vec::new() }).collect()
+    };
     let n_sta = spec.stations.len();
     let ts = TimeSeries {
         bin_ns: bin,
@@ -161,6 +195,19 @@ pub fn collect(w: &World) -> RunData {
         station_airtime_frac: (0..n_sta)
             .map(|s| per_bin(w.ts_airtime.row(s), &|b, v| v / bin_len(b) as f64))
             .collect(),
+        flow_cwnd_bytes: tcp_rows(&w.ts_cwnd),
+        flow_inflight_bytes: tcp_rows(&w.ts_inflight),
+        flow_pacing_rate_bps: tcp_rows(&w.ts_pacing),
+        flow_rtt_ns: (0..n_flows)
+            .map(|f| {
+                if !w.is_tcp(f) {
+                    return Vec::new();
+                }
+                let n = w.ts_rtt_n.row(f);
+                per_bin(w.ts_rtt_sum.row(f), &|b, v| if n[b] > 0.0 { v / n[b] } else { 0.0 })
+            })
+            .collect(),
+        flow_retransmits: tcp_rows(&w.ts_retx),
     };
     let t = &w.totals;
     RunData {

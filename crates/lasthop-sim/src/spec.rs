@@ -93,12 +93,35 @@ pub struct StationSpec {
 #[serde(deny_unknown_fields)]
 pub struct FlowSpec {
     pub station: u32,
+    /// "down", "up", or "cross" (wired path only, consumed at the AP).
     pub direction: String,
     pub pattern: String,
     pub rate_bps: u64,
     pub packet_size: u32,
     pub start_ns: u64,
     pub stop_ns: u64,
+    /// TCP: congestion controller ("newreno", "cubic", "bbr").
+    #[serde(default = "default_cc")]
+    pub cc: String,
+    /// TCP: application bytes to transfer; 0 = unlimited bulk transfer.
+    #[serde(default)]
+    pub bytes: u64,
+    /// TCP: pacing at the sender (default: on for BBR, off otherwise).
+    #[serde(default)]
+    pub pacing: Option<bool>,
+    /// TCP CUBIC: HyStart++ in slow start.
+    #[serde(default = "yes")]
+    pub hystart: bool,
+    /// TCP BBR: the ACK-aggregation (extra_acked) estimator.
+    #[serde(default = "yes")]
+    pub extra_acked: bool,
+}
+
+fn default_cc() -> String {
+    "cubic".into()
+}
+fn yes() -> bool {
+    true
 }
 
 /// (key path, value, what is allowed)
@@ -275,8 +298,8 @@ impl Spec {
             if f.station as usize >= self.stations.len() {
                 bad(&format!("flows[{i}].stations"), f.station.to_string(), format!("a station index 0..{}", self.stations.len()));
             }
-            if f.direction != "down" && f.direction != "up" {
-                bad(&format!("flows[{i}].direction"), format!("{:?}", f.direction), "\"down\" or \"up\"".into());
+            if !["down", "up", "cross"].contains(&f.direction.as_str()) {
+                bad(&format!("flows[{i}].direction"), format!("{:?}", f.direction), "\"down\", \"up\" or \"cross\"".into());
             }
             match f.pattern.as_str() {
                 "cbr" | "poisson" => {
@@ -285,7 +308,21 @@ impl Spec {
                     }
                 }
                 "saturated" => {}
-                other => bad(&format!("flows[{i}].pattern"), format!("{other:?}"), "one of \"cbr\", \"poisson\", \"saturated\"".into()),
+                "tcp" => {
+                    if f.direction == "cross" {
+                        bad(&format!("flows[{i}].pattern"), "\"tcp\"".into(), "cbr, poisson or saturated for cross traffic".into());
+                    }
+                    if !["newreno", "cubic", "bbr"].contains(&f.cc.as_str()) {
+                        bad(&format!("flows[{i}].cc"), format!("{:?}", f.cc), "one of \"newreno\", \"cubic\", \"bbr\"".into());
+                    }
+                    if f.packet_size < 120 {
+                        bad(&format!("flows[{i}].packet_size"), f.packet_size.to_string(), "at least 120 bytes for TCP (52 bytes of headers)".into());
+                    }
+                }
+                other => bad(&format!("flows[{i}].pattern"), format!("{other:?}"), "one of \"cbr\", \"poisson\", \"saturated\", \"tcp\"".into()),
+            }
+            if f.direction == "cross" && f.pattern == "saturated" {
+                bad(&format!("flows[{i}].pattern"), "\"saturated\"".into(), "cbr or poisson for cross traffic".into());
             }
             if !(20..=2304).contains(&f.packet_size) {
                 bad(&format!("flows[{i}].packet_size"), f.packet_size.to_string(), "20..=2304 bytes".into());

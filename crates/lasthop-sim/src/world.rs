@@ -27,6 +27,10 @@ use lasthop_wifi::mac::medium::{ContenderId, Medium};
 use lasthop_wifi::mac::txq::TxqSet;
 use lasthop_wifi::phy::{self, Band, Standard, TxVector};
 use crate::wired::{WiredLink, WiredOutcome};
+use lasthop_algo::tcp::{AckSegment, DataSegment};
+
+#[path = "world_tcp.rs"]
+mod tcp;
 
 /// Handle of a packet in the arena; carries its IP length for queue accounting.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,6 +53,16 @@ struct Pkt {
     retries: u16,
     /// A retransmission copy of an MPDU the recipient already holds.
     ghost: bool,
+    /// What a TCP packet carries (None for UDP).
+    tcp: TcpMeta,
+}
+
+/// The TCP content of a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TcpMeta {
+    None,
+    Data(DataSegment),
+    Ack(AckSegment),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,6 +76,7 @@ enum Pattern {
     Cbr,
     Poisson,
     Saturated,
+    Tcp,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -78,10 +93,15 @@ enum Ev {
     Beacon,
     /// Report progress to the host.
     Progress,
+    /// A TCP connection's timer (RTO, delayed ACK, pacing, queue drained); stale if the
+    /// generation moved on.
+    TcpTimer(u32, u64),
 }
 
 struct Flow {
     station: u32,
+    /// Cross traffic on the wired path only: consumed at the AP, never enters the cell.
+    cross: bool,
     dir: Dir,
     pattern: Pattern,
     size: u32,
@@ -200,6 +220,11 @@ pub struct World {
     tx_pool: Vec<Vec<(u32, PktRef, bool)>>,
     scratch: Vec<PktRef>,
     scratch_dup: Vec<PktRef>,
+    /// TCP connections by flow index (None for other flows).
+    tcp: Vec<Option<tcp::TcpConn>>,
+    /// TCP flows whose queued bytes drained during the current exchange.
+    tcp_dirty: Vec<u32>,
+    wired_delay: Duration,
     progress_step: Duration,
     /// Frame records of the requested capture (None: no capture, no cost).
     capture: Option<Box<Capture>>,
@@ -212,6 +237,12 @@ pub struct World {
     pub ts_ampdu_mpdus: Series,
     pub ts_ampdu_n: Series,
     pub ts_airtime: Series,
+    pub ts_cwnd: Series,
+    pub ts_inflight: Series,
+    pub ts_pacing: Series,
+    pub ts_rtt_sum: Series,
+    pub ts_rtt_n: Series,
+    pub ts_retx: Series,
 }
 
 /// aRxPHYStartDelay for OFDM PHYs (IEEE 802.11-2020 Table 17-21): part of the Ack timeout.
@@ -295,6 +326,7 @@ impl World {
 
         let n_sta = stations.len();
         let mut flows = Vec::with_capacity(spec.flows.len());
+        let mut tcp = Vec::with_capacity(spec.flows.len());
         let mut sat_down = vec![None; n_sta];
         let mut sat_up = vec![None; n_sta];
         let n_sat_down = spec.flows.iter().filter(|f| f.pattern == "saturated" && f.direction == "down").count().max(1);
@@ -303,8 +335,11 @@ impl World {
             let pattern = match f.pattern.as_str() {
                 "cbr" => Pattern::Cbr,
                 "poisson" => Pattern::Poisson,
+                "tcp" => Pattern::Tcp,
                 _ => Pattern::Saturated,
             };
+            let cross = f.direction == "cross";
+            let dir = if cross { Dir::Down } else { dir };
             let sta = f.station as usize;
             let sat_target = if pattern == Pattern::Saturated {
                 match dir {
@@ -320,8 +355,12 @@ impl World {
             } else {
                 0
             };
+            tcp.push((pattern == Pattern::Tcp).then(|| {
+                tcp::new_conn(f, dir == Dir::Down, Rng::stream(seed, StreamKind::Other, i as u64).next_u64())
+            }));
             flows.push(Flow {
                 station: f.station,
+                cross,
                 dir,
                 pattern,
                 size: f.packet_size,
@@ -379,6 +418,9 @@ impl World {
             tx_pool: Vec::new(),
             scratch: Vec::new(),
             scratch_dup: Vec::new(),
+            tcp,
+            tcp_dirty: Vec::new(),
+            wired_delay: Duration(spec.wired.delay_ns),
             progress_step: Duration((spec.sim.duration_ns / 200).max(1)),
             capture: None,
             counters: vec![FlowCounters::default(); n_flows],
@@ -389,6 +431,12 @@ impl World {
             ts_ampdu_mpdus: Series::new(n_sta, bins, bin),
             ts_ampdu_n: Series::new(n_sta, bins, bin),
             ts_airtime: Series::new(n_sta, bins, bin),
+            ts_cwnd: Series::new(n_flows, bins, bin),
+            ts_inflight: Series::new(n_flows, bins, bin),
+            ts_pacing: Series::new(n_flows, bins, bin),
+            ts_rtt_sum: Series::new(n_flows, bins, bin),
+            ts_rtt_n: Series::new(n_flows, bins, bin),
+            ts_retx: Series::new(n_flows, bins, bin),
             spec,
         }
     }
@@ -461,6 +509,7 @@ impl World {
                 }
                 Ev::ExchangeEnd => self.on_exchange_end(),
                 Ev::Beacon => self.on_beacon(),
+                Ev::TcpTimer(f, g) => self.on_tcp_timer(f, g),
                 Ev::Progress => {
                     let now = self.q.now();
                     progress(now.as_nanos() as f64 / self.end.as_nanos() as f64);
@@ -475,7 +524,19 @@ impl World {
 
     #[inline]
     fn alloc(&mut self, flow: u32, len: u32, now: Instant) -> PktRef {
-        let p = Pkt { flow, created: now, retries: 0, ghost: false };
+        let p = self.alloc_control(flow, len, now);
+        if now >= self.warmup {
+            let c = &mut self.counters[flow as usize];
+            c.offered_packets += 1;
+            c.offered_bytes += len as u64;
+        }
+        p
+    }
+
+    /// A packet that does not count as offered load (TCP ACKs).
+    #[inline]
+    fn alloc_control(&mut self, flow: u32, len: u32, now: Instant) -> PktRef {
+        let p = Pkt { flow, created: now, retries: 0, ghost: false, tcp: TcpMeta::None };
         let id = match self.free.pop() {
             Some(id) => {
                 self.pkts[id as usize] = p;
@@ -486,11 +547,6 @@ impl World {
                 self.pkts.len() as u32 - 1
             }
         };
-        if now >= self.warmup {
-            let c = &mut self.counters[flow as usize];
-            c.offered_packets += 1;
-            c.offered_bytes += len as u64;
-        }
         PktRef { id, len }
     }
 
@@ -510,7 +566,8 @@ impl World {
     /// Drops and deliveries count when they happen inside the measurement window
     /// [warmup, end]; offered load counts packets created inside it.
     fn drop_pkt(&mut self, p: PktRef, why: DropWhy) {
-        if self.q.now() >= self.warmup && !self.pkts[p.id as usize].ghost {
+        let pk = self.pkts[p.id as usize];
+        if self.q.now() >= self.warmup && !pk.ghost && !matches!(pk.tcp, TcpMeta::Ack(_)) {
             let c = &mut self.counters[self.pkts[p.id as usize].flow as usize];
             match why {
                 DropWhy::Queue => c.dropped_queue += 1,
@@ -519,6 +576,16 @@ impl World {
             }
         }
         self.release(p);
+    }
+
+    /// The packet reached its destination node (the server, the AP for cross traffic, or a
+    /// station) at `t`: TCP packets go to their endpoint, others to the application.
+    fn arrive(&mut self, p: PktRef, t: Instant) {
+        if matches!(self.pkts[p.id as usize].tcp, TcpMeta::None) {
+            self.deliver(p, t);
+        } else {
+            self.tcp_arrive(p, t);
+        }
     }
 
     /// The packet reached its destination application at `t`.
@@ -546,6 +613,10 @@ impl World {
         }
         if fl.pattern == Pattern::Saturated {
             self.fill_saturated(f, now);
+            return;
+        }
+        if fl.pattern == Pattern::Tcp {
+            self.tcp_start(f);
             return;
         }
         let (size, dir, sta) = (fl.size, fl.dir, fl.station);
@@ -628,10 +699,15 @@ impl World {
         let now = self.q.now();
         match dir {
             Dir::Down => {
-                let sta = self.flows[self.pkts[p.id as usize].flow as usize].station;
-                self.ap_enqueue(sta, p, now);
+                let fl = &self.flows[self.pkts[p.id as usize].flow as usize];
+                if fl.cross {
+                    self.deliver(p, now);
+                } else {
+                    let sta = fl.station;
+                    self.ap_enqueue(sta, p, now);
+                }
             }
-            Dir::Up => self.deliver(p, now),
+            Dir::Up => self.arrive(p, now),
         }
     }
 
@@ -649,7 +725,10 @@ impl World {
                 let c = s.contender;
                 self.make_ready(c, now);
             }
-            Err(p) => self.drop_pkt(p, DropWhy::Queue),
+            Err(p) => {
+                self.tcp_station_sent(p);
+                self.drop_pkt(p, DropWhy::Queue);
+            }
         }
     }
 
@@ -970,6 +1049,8 @@ impl World {
                 }
             }
         }
+        let now = self.q.now();
+        self.tcp_pump_dirty(now);
         self.schedule_next_access();
     }
 
@@ -988,6 +1069,9 @@ impl World {
                     Dir::Up => &mut s.up_rcpt,
                 };
                 rcpt.receive(seq, p, |x| released.push(x), |x| dups.push(x));
+                if dir == Dir::Up {
+                    self.tcp_station_sent(p);
+                }
                 if acked {
                     continue;
                 }
@@ -998,6 +1082,9 @@ impl World {
             let pk = &mut self.pkts[p.id as usize];
             pk.retries += 1;
             if pk.retries as u32 >= self.retry_limit {
+                if dir == Dir::Up {
+                    self.tcp_station_sent(p);
+                }
                 self.drop_pkt(p, DropWhy::Retry);
             } else {
                 let s = &mut self.stations[sta as usize];
@@ -1019,7 +1106,7 @@ impl World {
         self.totals.mpdus_delivered += released.len() as u64;
         for p in released.drain(..) {
             match dir {
-                Dir::Down => self.deliver(p, rx_time),
+                Dir::Down => self.arrive(p, rx_time),
                 Dir::Up => self.wired_send(p, Dir::Up, rx_time),
             }
         }

@@ -10,6 +10,7 @@ from types import ModuleType
 # command-line name -> module (relative to this package)
 SUITES: dict[str, str] = {
     "phy-mac": ".phy_mac",
+    "tcp-baselines": ".tcp_baselines",
 }
 
 

@@ -1,0 +1,922 @@
+//! CUBIC congestion control (RFC 9438) with HyStart++ slow start (RFC 9406).
+//!
+//! CUBIC (RFC 9438 §4):
+//! * §4.2 window increase function W_cubic(t) = C·(t − K)³ + W_max, in SMSS units, with
+//!   K = ∛((W_max − cwnd_epoch)/C); t is the time since the start of the current congestion
+//!   avoidance stage (the epoch, started by the first ACK in congestion avoidance after slow
+//!   start or a congestion event). The target is W_cubic(t + RTT) (RTT = smoothed RTT) clamped
+//!   to [cwnd, 1.5·cwnd]; in the concave (§4.4) and convex (§4.5) regions cwnd grows by
+//!   (target − cwnd)/cwnd per acknowledged SMSS.
+//! * §4.3 Reno-friendly region: W_est starts at cwnd_epoch and grows by
+//!   α_cubic·segments_acked/cwnd, α_cubic = 3(1 − β)/(1 + β), switching to α = 1 once
+//!   W_est ≥ cwnd_prior; if W_cubic(t) < W_est, cwnd = W_est.
+//! * §4.6 multiplicative decrease: ssthresh = max(cwnd·β_cubic, 2·SMSS), cwnd = ssthresh.
+//! * §4.7 fast convergence: W_max = cwnd·(1 + β)/2 if cwnd < W_max, else W_max = cwnd.
+//! * §4.8 timeout: ssthresh as in §4.6, cwnd = 1 SMSS (RFC 5681), and in the first congestion
+//!   avoidance stage after the timeout K = 0 and W_max = cwnd_epoch.
+//! * §4.10 slow start: HyStart++ (below) or standard slow start (RFC 5681 with RFC 3465 ABC);
+//!   when HyStart++ leaves slow start without a loss, W_max is undefined: K = 0 and
+//!   W_max = cwnd_epoch for that stage.
+//!
+//! HyStart++ (RFC 9406 §4.2), used only in the initial slow start (RFC 9406 §4.2: later slow
+//! starts, after an RTO, are bounded by ssthresh and use standard slow start):
+//! * Rounds: RFC 9406 delimits a round by windowEnd = SND.NXT at its start. Equivalently here,
+//!   a round ends when an ACK's [`RateSample::prior_delivered`](super::RateSample) reaches the
+//!   connection's `delivered` count recorded at the start of the round (the same round counting
+//!   BBR uses). ACKs without a rate sample do not advance rounds.
+//! * Per round: lastRoundMinRTT ← currentRoundMinRTT, currentRoundMinRTT ← ∞, rttSampleCount ← 0.
+//! * Slow start: cwnd += min(N, L·SMSS); after N_RTT_SAMPLE samples, if currentRoundMinRTT ≥
+//!   lastRoundMinRTT + clamp(lastRoundMinRTT/MIN_RTT_DIVISOR, MIN_RTT_THRESH, MAX_RTT_THRESH),
+//!   enter Conservative Slow Start (CSS) with cssBaselineMinRtt = currentRoundMinRTT.
+//! * CSS: cwnd += min(N, L·SMSS)/CSS_GROWTH_DIVISOR; after N_RTT_SAMPLE samples in a round, if
+//!   currentRoundMinRTT < cssBaselineMinRtt, resume slow start; after CSS_ROUNDS rounds in CSS,
+//!   enter congestion avoidance with ssthresh = cwnd. A loss in slow start or CSS ends
+//!   HyStart++ (normal loss response).
+//!
+//! Not implemented: idle-period exclusion of t (§4.2 note, an application-limited sender
+//! question), spurious-congestion undo (§4.9), the flight-size variant of §4.6, ECN.
+
+use super::{AckInfo, CongestionControl};
+use lasthop_core::{Duration, Instant};
+
+/// HyStart++ parameters (RFC 9406 §4.3 recommended values as defaults).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HyStartConfig {
+    /// Use HyStart++ in the initial slow start. Default true.
+    pub enabled: bool,
+    /// The sender paces: L = infinity (RFC 9406 §4.2). Default false (L = `l_non_paced`).
+    pub paced: bool,
+    /// L for a non-paced sender, in SMSS. Default 8.
+    pub l_non_paced: u32,
+    /// MIN_RTT_THRESH, default 4 ms.
+    pub min_rtt_thresh: Duration,
+    /// MAX_RTT_THRESH, default 16 ms.
+    pub max_rtt_thresh: Duration,
+    /// MIN_RTT_DIVISOR, default 8.
+    pub min_rtt_divisor: u32,
+    /// N_RTT_SAMPLE, default 8.
+    pub n_rtt_sample: u32,
+    /// CSS_GROWTH_DIVISOR, default 4.
+    pub css_growth_divisor: u32,
+    /// CSS_ROUNDS, default 5.
+    pub css_rounds: u32,
+}
+
+impl Default for HyStartConfig {
+    fn default() -> Self {
+        HyStartConfig {
+            enabled: true,
+            paced: false,
+            l_non_paced: 8,
+            min_rtt_thresh: Duration::from_millis(4),
+            max_rtt_thresh: Duration::from_millis(16),
+            min_rtt_divisor: 8,
+            n_rtt_sample: 8,
+            css_growth_divisor: 4,
+            css_rounds: 5,
+        }
+    }
+}
+
+/// CUBIC parameters (RFC 9438 §5 defaults).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CubicConfig {
+    /// C, in SMSS/s³. Default 0.4 (RFC 9438 §5).
+    pub c: f64,
+    /// β_cubic. Default 0.7 (RFC 9438 §4.6).
+    pub beta: f64,
+    /// Fast convergence (RFC 9438 §4.7). Default true.
+    pub fast_convergence: bool,
+    /// Reno-friendly region (RFC 9438 §4.3). Default true.
+    pub reno_friendly: bool,
+    /// RFC 3465 limit L (in SMSS) for standard slow start, used when HyStart++ is off or after
+    /// the initial slow start. Default 2. 0 means no limit.
+    pub abc_l: u32,
+    pub hystart: HyStartConfig,
+}
+
+impl Default for CubicConfig {
+    fn default() -> Self {
+        CubicConfig {
+            c: 0.4,
+            beta: 0.7,
+            fast_convergence: true,
+            reno_friendly: true,
+            abc_l: 2,
+            hystart: HyStartConfig::default(),
+        }
+    }
+}
+
+/// Which part of the control law set cwnd on the most recent ACK.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CubicRegion {
+    #[default]
+    SlowStart,
+    /// HyStart++ Conservative Slow Start.
+    Css,
+    /// RFC 9438 §4.3.
+    RenoFriendly,
+    /// RFC 9438 §4.4 (cwnd below W_max).
+    Concave,
+    /// RFC 9438 §4.5 (cwnd at or above W_max).
+    Convex,
+    Recovery,
+}
+
+/// How the initial slow start ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SlowStartExit {
+    /// HyStart++ finished CSS_ROUNDS of CSS (RFC 9406 §4.2).
+    HyStart,
+    Loss,
+    Rto,
+    /// cwnd reached a configured ssthresh.
+    Ssthresh,
+}
+
+/// Snapshot for reports (assembled from the variables; never read by the control law).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CubicStats {
+    pub region: CubicRegion,
+    /// W_max in bytes (None before the first congestion event / CA stage).
+    pub w_max: Option<u64>,
+    /// K in seconds for the current epoch.
+    pub k_secs: f64,
+    /// Start of the current congestion-avoidance epoch.
+    pub epoch_start: Option<Instant>,
+    /// cwnd at the epoch start, bytes.
+    pub cwnd_epoch: u64,
+    /// W_est, bytes (RFC 9438 §4.3).
+    pub w_est: u64,
+    pub loss_events: u64,
+    pub rtos: u64,
+    /// Number of times HyStart++ entered CSS, and resumed slow start from CSS.
+    pub hystart_css_entries: u32,
+    pub hystart_css_resumes: u32,
+    /// When HyStart++ last entered CSS.
+    pub hystart_css_at: Option<Instant>,
+    /// When and how the initial slow start ended.
+    pub slow_start_exit: Option<(Instant, SlowStartExit)>,
+    /// HyStart++ round counter (rounds seen during the initial slow start).
+    pub hystart_rounds: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum HyPhase {
+    SlowStart,
+    Css,
+    /// Not (or no longer) in the initial slow start, or disabled.
+    Off,
+}
+
+#[derive(Clone, Debug)]
+struct HyStart {
+    phase: HyPhase,
+    round_end_delivered: u64,
+    rounds: u64,
+    last_round_min_rtt: Option<Duration>,
+    current_round_min_rtt: Option<Duration>,
+    rtt_sample_count: u32,
+    css_baseline_min_rtt: Option<Duration>,
+    css_rounds_done: u32,
+}
+
+/// RFC 9438 CUBIC.
+#[derive(Clone, Debug)]
+pub struct Cubic {
+    cfg: CubicConfig,
+    // --- variables (RFC 9438 §4.1.2) ---
+    mss: u32,
+    cwnd: u64,
+    /// Fractional bytes of cwnd growth not yet applied.
+    cwnd_frac: f64,
+    ssthresh: u64,
+    in_recovery: bool,
+    /// Bytes. None until the first congestion event or CA stage.
+    w_max: Option<f64>,
+    cwnd_prior: f64,
+    k: f64,
+    t_epoch: Option<Instant>,
+    cwnd_epoch: f64,
+    w_est: f64,
+    /// The next CA stage is the first after an RTO (§4.8).
+    after_rto: bool,
+    region: CubicRegion,
+    hy: HyStart,
+    // --- counters ---
+    loss_events: u64,
+    rtos: u64,
+    css_entries: u32,
+    css_resumes: u32,
+    css_at: Option<Instant>,
+    ss_exit: Option<(Instant, SlowStartExit)>,
+}
+
+impl Cubic {
+    pub fn new(cfg: CubicConfig, _now: Instant, mss: u32, initial_cwnd: u64) -> Self {
+        let mss = mss.max(1);
+        Cubic {
+            cfg,
+            mss,
+            cwnd: initial_cwnd.max(mss as u64),
+            cwnd_frac: 0.0,
+            ssthresh: u64::MAX,
+            in_recovery: false,
+            w_max: None,
+            cwnd_prior: 0.0,
+            k: 0.0,
+            t_epoch: None,
+            cwnd_epoch: 0.0,
+            w_est: 0.0,
+            after_rto: false,
+            region: CubicRegion::SlowStart,
+            hy: HyStart {
+                phase: if cfg.hystart.enabled {
+                    HyPhase::SlowStart
+                } else {
+                    HyPhase::Off
+                },
+                round_end_delivered: 0,
+                rounds: 0,
+                last_round_min_rtt: None,
+                current_round_min_rtt: None,
+                rtt_sample_count: 0,
+                css_baseline_min_rtt: None,
+                css_rounds_done: 0,
+            },
+            loss_events: 0,
+            rtos: 0,
+            css_entries: 0,
+            css_resumes: 0,
+            css_at: None,
+            ss_exit: None,
+        }
+    }
+
+    pub fn config(&self) -> &CubicConfig {
+        &self.cfg
+    }
+
+    pub fn stats(&self) -> CubicStats {
+        CubicStats {
+            region: self.region,
+            w_max: self.w_max.map(|w| w as u64),
+            k_secs: self.k,
+            epoch_start: self.t_epoch,
+            cwnd_epoch: self.cwnd_epoch as u64,
+            w_est: self.w_est as u64,
+            loss_events: self.loss_events,
+            rtos: self.rtos,
+            hystart_css_entries: self.css_entries,
+            hystart_css_resumes: self.css_resumes,
+            hystart_css_at: self.css_at,
+            slow_start_exit: self.ss_exit,
+            hystart_rounds: self.hy.rounds,
+        }
+    }
+
+    /// W_cubic(t) in bytes (RFC 9438 §4.2, Figure 1; C is in SMSS/s³).
+    pub fn w_cubic(&self, t_secs: f64) -> f64 {
+        let d = t_secs - self.k;
+        self.cfg.c * d * d * d * self.mss as f64 + self.w_max.unwrap_or(self.cwnd_epoch)
+    }
+
+    fn add_bytes(&mut self, inc: f64) {
+        let total = self.cwnd_frac + inc;
+        if total <= 0.0 {
+            self.cwnd_frac = total.max(-(self.cwnd as f64));
+            return;
+        }
+        let whole = libm::floor(total);
+        self.cwnd = self.cwnd.saturating_add(whole as u64);
+        self.cwnd_frac = total - whole;
+    }
+
+    fn set_cwnd_f(&mut self, w: f64) {
+        let w = w.max(self.mss as f64);
+        let whole = libm::floor(w);
+        self.cwnd = whole as u64;
+        self.cwnd_frac = w - whole;
+    }
+
+    fn end_slow_start(&mut self, now: Instant, why: SlowStartExit) {
+        if self.ss_exit.is_none() {
+            self.ss_exit = Some((now, why));
+        }
+        self.hy.phase = HyPhase::Off;
+    }
+
+    /// HyStart++ (RFC 9406 §4.2) for one ACK of the initial slow start.
+    fn hystart_on_ack(&mut self, a: &AckInfo) {
+        let h = self.cfg.hystart;
+        let mss = self.mss as u64;
+        // Round boundaries (windowEnd equivalent, see module docs).
+        if let Some(rs) = a.rate {
+            if rs.prior_delivered >= self.hy.round_end_delivered {
+                self.hy.round_end_delivered = a.delivered;
+                self.hy.rounds += 1;
+                self.hy.last_round_min_rtt = self.hy.current_round_min_rtt;
+                self.hy.current_round_min_rtt = None;
+                self.hy.rtt_sample_count = 0;
+                if self.hy.phase == HyPhase::Css {
+                    self.hy.css_rounds_done += 1;
+                    if self.hy.css_rounds_done >= h.css_rounds {
+                        // "If CSS_ROUNDS rounds are complete, enter congestion avoidance by
+                        // setting the ssthresh to the current cwnd."
+                        self.ssthresh = self.cwnd;
+                        self.end_slow_start(a.now, SlowStartExit::HyStart);
+                        return;
+                    }
+                }
+            }
+        }
+        // cwnd increase, limited to L·SMSS per ACK.
+        let l = if h.paced {
+            u64::MAX
+        } else {
+            h.l_non_paced.max(1) as u64 * mss
+        };
+        let n = a.newly_acked.min(l);
+        if self.hy.phase == HyPhase::Css {
+            self.region = CubicRegion::Css;
+            self.add_bytes(n as f64 / h.css_growth_divisor.max(1) as f64);
+        } else {
+            self.region = CubicRegion::SlowStart;
+            self.add_bytes(n as f64);
+        }
+        // Track the round's minimum RTT.
+        if let Some(rtt) = a.rtt {
+            let cur = self.hy.current_round_min_rtt.map_or(rtt, |m| m.min(rtt));
+            self.hy.current_round_min_rtt = Some(cur);
+            self.hy.rtt_sample_count += 1;
+        }
+        if self.hy.rtt_sample_count < h.n_rtt_sample {
+            return;
+        }
+        let Some(cur) = self.hy.current_round_min_rtt else {
+            return;
+        };
+        match self.hy.phase {
+            HyPhase::SlowStart => {
+                let Some(last) = self.hy.last_round_min_rtt else {
+                    return;
+                };
+                let eta = (last / h.min_rtt_divisor.max(1) as u64)
+                    .min(h.max_rtt_thresh)
+                    .max(h.min_rtt_thresh);
+                if cur >= last + eta {
+                    self.hy.css_baseline_min_rtt = Some(cur);
+                    self.hy.phase = HyPhase::Css;
+                    self.hy.css_rounds_done = 0;
+                    self.css_entries += 1;
+                    self.css_at = Some(a.now);
+                }
+            }
+            HyPhase::Css => {
+                if self.hy.css_baseline_min_rtt.is_some_and(|b| cur < b) {
+                    // The RTT increase was spurious: resume slow start.
+                    self.hy.css_baseline_min_rtt = None;
+                    self.hy.phase = HyPhase::SlowStart;
+                    self.css_resumes += 1;
+                }
+            }
+            HyPhase::Off => {}
+        }
+    }
+
+    /// Start of a congestion-avoidance epoch (RFC 9438 §4.2, §4.8, §4.10).
+    fn start_epoch(&mut self, now: Instant) {
+        let cwnd = self.cwnd as f64 + self.cwnd_frac;
+        self.t_epoch = Some(now);
+        self.cwnd_epoch = cwnd;
+        self.w_est = cwnd;
+        match self.w_max {
+            Some(w) if !self.after_rto => {
+                // K = ∛((W_max − cwnd_epoch)/C), in SMSS; negative if cwnd_epoch > W_max,
+                // which makes W_cubic(0) = cwnd_epoch.
+                self.k = libm::cbrt((w - cwnd) / self.mss as f64 / self.cfg.c);
+            }
+            _ => {
+                // §4.8 (first CA after RTO) and §4.10 (HyStart++ exit without loss).
+                self.w_max = Some(cwnd);
+                self.k = 0.0;
+                if self.cwnd_prior <= 0.0 {
+                    self.cwnd_prior = cwnd;
+                }
+            }
+        }
+        self.after_rto = false;
+    }
+
+    fn congestion_avoidance(&mut self, a: &AckInfo) {
+        if self.t_epoch.is_none() {
+            self.start_epoch(a.now);
+        }
+        let t_epoch = self.t_epoch.unwrap_or(a.now);
+        let rtt = if !a.srtt.is_zero() {
+            a.srtt
+        } else {
+            a.rtt.unwrap_or(a.min_rtt)
+        };
+        let t = (a.now - t_epoch).as_secs_f64();
+        let cwnd = self.cwnd as f64 + self.cwnd_frac;
+        let acked = a.newly_acked as f64;
+        let mss = self.mss as f64;
+        // §4.2: target = clamp(W_cubic(t + RTT), cwnd, 1.5·cwnd).
+        let w_t = self.w_cubic(t);
+        let target = self.w_cubic(t + rtt.as_secs_f64()).clamp(cwnd, 1.5 * cwnd);
+        // §4.3: W_est += α·segments_acked/cwnd, α = 1 once W_est ≥ cwnd_prior.
+        let beta = self.cfg.beta;
+        let alpha = if self.w_est >= self.cwnd_prior {
+            1.0
+        } else {
+            3.0 * (1.0 - beta) / (1.0 + beta)
+        };
+        self.w_est += alpha * acked * mss / cwnd;
+        if self.cfg.reno_friendly && w_t < self.w_est {
+            // Reno-friendly region: cwnd = W_est.
+            self.region = CubicRegion::RenoFriendly;
+            if self.w_est > cwnd {
+                self.set_cwnd_f(self.w_est);
+            }
+        } else {
+            // §4.4 concave / §4.5 convex: cwnd += (target − cwnd)/cwnd per SMSS acked.
+            self.region = if cwnd < self.w_max.unwrap_or(0.0) {
+                CubicRegion::Concave
+            } else {
+                CubicRegion::Convex
+            };
+            self.add_bytes((target - cwnd) * acked / cwnd);
+        }
+    }
+
+    /// §4.6 ssthresh and §4.7 W_max on a congestion event.
+    fn reduce(&mut self, update_w_max: bool) {
+        let cwnd = self.cwnd as f64 + self.cwnd_frac;
+        if update_w_max {
+            self.w_max = Some(match self.w_max {
+                Some(w) if self.cfg.fast_convergence && cwnd < w => {
+                    cwnd * (1.0 + self.cfg.beta) / 2.0
+                }
+                _ => cwnd,
+            });
+        }
+        self.cwnd_prior = cwnd;
+        self.ssthresh = ((cwnd * self.cfg.beta) as u64).max(2 * self.mss as u64);
+        self.t_epoch = None;
+    }
+}
+
+impl CongestionControl for Cubic {
+    fn on_ack(&mut self, a: &AckInfo) {
+        if a.mss > 0 {
+            self.mss = a.mss;
+        }
+        if a.in_recovery || self.in_recovery {
+            self.region = CubicRegion::Recovery;
+            return;
+        }
+        if a.newly_acked == 0 {
+            return;
+        }
+        if self.cwnd < self.ssthresh {
+            if self.hy.phase != HyPhase::Off {
+                self.hystart_on_ack(a);
+                return;
+            }
+            // Standard slow start (RFC 5681 §3.1, RFC 3465 §2.2), capped at ssthresh.
+            let l = if self.cfg.abc_l == 0 {
+                u64::MAX
+            } else {
+                self.cfg.abc_l as u64 * self.mss as u64
+            };
+            self.region = CubicRegion::SlowStart;
+            self.cwnd = (self.cwnd + a.newly_acked.min(l)).min(self.ssthresh);
+            if self.cwnd >= self.ssthresh {
+                self.end_slow_start(a.now, SlowStartExit::Ssthresh);
+            }
+            return;
+        }
+        self.congestion_avoidance(a);
+    }
+
+    fn on_loss_event(&mut self, now: Instant, _bytes_in_flight: u64, mss: u32) {
+        if mss > 0 {
+            self.mss = mss;
+        }
+        self.loss_events += 1;
+        if self.hy.phase != HyPhase::Off || self.ss_exit.is_none() {
+            self.end_slow_start(now, SlowStartExit::Loss);
+        }
+        // §4.6, §4.7; cwnd = ssthresh.
+        self.reduce(true);
+        self.set_cwnd_f(self.ssthresh as f64);
+        self.in_recovery = true;
+        self.region = CubicRegion::Recovery;
+    }
+
+    fn on_recovery_exit(&mut self, _now: Instant) {
+        self.in_recovery = false;
+    }
+
+    fn on_rto(&mut self, now: Instant, _bytes_in_flight: u64, mss: u32) {
+        if mss > 0 {
+            self.mss = mss;
+        }
+        self.rtos += 1;
+        if self.hy.phase != HyPhase::Off || self.ss_exit.is_none() {
+            self.end_slow_start(now, SlowStartExit::Rto);
+        }
+        // §4.8: ssthresh per §4.6, cwnd = 1 SMSS; next CA stage uses K = 0, W_max = cwnd_epoch.
+        self.reduce(false);
+        self.set_cwnd_f(self.mss as f64);
+        self.after_rto = true;
+        self.in_recovery = false;
+        self.region = CubicRegion::SlowStart;
+    }
+
+    fn cwnd(&self) -> u64 {
+        self.cwnd
+    }
+
+    fn ssthresh(&self) -> u64 {
+        self.ssthresh
+    }
+
+    fn pacing_rate(&self) -> Option<u64> {
+        None
+    }
+
+    fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+
+    fn state(&self) -> &'static str {
+        if self.in_recovery {
+            "recovery"
+        } else if self.cwnd < self.ssthresh {
+            if self.hy.phase == HyPhase::Css {
+                "css"
+            } else {
+                "slow_start"
+            }
+        } else {
+            "avoidance"
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::RateSample;
+    use super::*;
+    use alloc::vec::Vec;
+
+    const MSS: u32 = 1000;
+    const M: u64 = MSS as u64;
+
+    fn no_hystart() -> CubicConfig {
+        CubicConfig {
+            hystart: HyStartConfig {
+                enabled: false,
+                ..HyStartConfig::default()
+            },
+            ..CubicConfig::default()
+        }
+    }
+
+    /// Put a CUBIC in congestion avoidance right after a loss at `w_max` bytes.
+    fn after_loss(cfg: CubicConfig, w_max: u64, now: Instant) -> Cubic {
+        let mut cc = Cubic::new(cfg, Instant::ZERO, MSS, w_max);
+        cc.on_loss_event(now, w_max, MSS);
+        cc.on_recovery_exit(now);
+        cc
+    }
+
+    /// Smooth ACK clocking at constant RTT: each round, cwnd/MSS ACKs evenly spread over `rtt`.
+    /// Returns (time, cwnd) after every ACK.
+    fn clock(
+        cc: &mut Cubic,
+        now: &mut Instant,
+        until: Instant,
+        rtt: Duration,
+    ) -> Vec<(Instant, u64)> {
+        let mut out = Vec::new();
+        while *now < until {
+            let n = (cc.cwnd() / M).max(1);
+            for _ in 0..n {
+                *now += rtt / n;
+                cc.on_ack(&AckInfo {
+                    now: *now,
+                    newly_acked: M,
+                    rtt: Some(rtt),
+                    srtt: rtt,
+                    min_rtt: rtt,
+                    mss: MSS,
+                    ..AckInfo::default()
+                });
+                out.push((*now, cc.cwnd()));
+            }
+        }
+        out
+    }
+
+    fn cwnd_at(trace: &[(Instant, u64)], t: Instant) -> u64 {
+        trace
+            .iter()
+            .rev()
+            .find(|(at, _)| *at <= t)
+            .map(|x| x.1)
+            .unwrap()
+    }
+
+    #[test]
+    fn window_follows_cubic_function() {
+        let w_max = 200 * M;
+        let t0 = Instant::from_nanos(1_000_000_000);
+        let mut cc = after_loss(no_hystart(), w_max, t0);
+        assert_eq!(cc.cwnd(), 140 * M);
+        assert_eq!(cc.ssthresh(), 140 * M);
+        let mut now = t0;
+        let trace = clock(
+            &mut cc,
+            &mut now,
+            t0 + Duration::from_secs(9),
+            Duration::from_millis(100),
+        );
+        let st = cc.stats();
+        let epoch = st.epoch_start.unwrap();
+        let k = st.k_secs;
+        // K = ∛(W_max(1 − β)/C) = ∛(200·0.3/0.4) = ∛150 s.
+        assert!((k - libm::cbrt(150.0)).abs() < 1e-9, "K = {k}");
+        assert_eq!(st.w_max, Some(w_max));
+        let w = |t: f64| 0.4 * (t - k) * (t - k) * (t - k) * M as f64 + w_max as f64;
+        for t in [0.5, 1.0, 2.0, 3.0, 4.0, k, 6.0, 7.0, 8.0] {
+            let at = epoch + Duration::from_secs_f64(t);
+            let got = cwnd_at(&trace, at) as f64;
+            assert!(
+                (got - w(t)).abs() <= M as f64,
+                "t={t}: cwnd {got} vs W(t) {}",
+                w(t)
+            );
+        }
+        // At t = K, W ≈ W_max; concave before, convex after.
+        let at_k = cwnd_at(&trace, epoch + Duration::from_secs_f64(k));
+        assert!(at_k.abs_diff(w_max) <= M);
+        assert_eq!(cc.stats().region, CubicRegion::Convex);
+    }
+
+    #[test]
+    fn concave_region_before_k() {
+        let t0 = Instant::from_nanos(1);
+        let mut cc = after_loss(no_hystart(), 200 * M, t0);
+        let mut now = t0;
+        clock(
+            &mut cc,
+            &mut now,
+            t0 + Duration::from_secs(2),
+            Duration::from_millis(100),
+        );
+        assert_eq!(cc.stats().region, CubicRegion::Concave);
+        assert_eq!(cc.state(), "avoidance");
+    }
+
+    #[test]
+    fn fast_convergence_lowers_w_max() {
+        for fc in [true, false] {
+            let cfg = CubicConfig {
+                fast_convergence: fc,
+                ..no_hystart()
+            };
+            let t0 = Instant::from_nanos(1);
+            let mut cc = after_loss(cfg, 100 * M, t0);
+            let mut now = t0;
+            clock(
+                &mut cc,
+                &mut now,
+                t0 + Duration::from_secs(1),
+                Duration::from_millis(100),
+            );
+            let c1 = cc.cwnd();
+            assert!(c1 < 100 * M);
+            cc.on_loss_event(now, c1, MSS);
+            let w_max = cc.stats().w_max.unwrap();
+            if fc {
+                // W_max = cwnd·(1 + β)/2 (RFC 9438 §4.7).
+                assert!(
+                    w_max.abs_diff((c1 as f64 * 0.85) as u64) <= 1,
+                    "{w_max} vs {c1}"
+                );
+            } else {
+                assert_eq!(w_max, c1);
+            }
+            assert!(cc.ssthresh().abs_diff((c1 as f64 * 0.7) as u64) <= 1);
+            assert_eq!(cc.cwnd(), cc.ssthresh());
+        }
+    }
+
+    #[test]
+    fn reno_friendly_region_dominates_at_small_rtt() {
+        let t0 = Instant::from_nanos(1);
+        let mut cc = after_loss(no_hystart(), 20 * M, t0);
+        let mut now = t0;
+        clock(
+            &mut cc,
+            &mut now,
+            t0 + Duration::from_millis(200),
+            Duration::from_millis(1),
+        );
+        let st = cc.stats();
+        assert_eq!(st.region, CubicRegion::RenoFriendly);
+        let t = (now - st.epoch_start.unwrap()).as_secs_f64();
+        assert!((cc.cwnd() as f64) > cc.w_cubic(t) * 5.0);
+        // ~0.53 SMSS/RTT until W_est reaches cwnd_prior (≈ 11 RTTs), then 1 SMSS/RTT.
+        assert!(
+            cc.cwnd() > 150 * M && cc.cwnd() < 220 * M,
+            "cwnd {}",
+            cc.cwnd() / M
+        );
+        // Without the Reno-friendly region, the cubic function alone governs.
+        let cfg = CubicConfig {
+            reno_friendly: false,
+            ..no_hystart()
+        };
+        let mut cc2 = after_loss(cfg, 20 * M, t0);
+        let mut now = t0;
+        clock(
+            &mut cc2,
+            &mut now,
+            t0 + Duration::from_millis(200),
+            Duration::from_millis(1),
+        );
+        assert!(cc2.cwnd() < 20 * M);
+    }
+
+    #[test]
+    fn rto_one_mss_then_k_zero_epoch() {
+        let t0 = Instant::from_nanos(1);
+        let mut cc = after_loss(no_hystart(), 100 * M, t0);
+        cc.on_rto(t0, 70 * M, MSS);
+        assert_eq!(cc.cwnd(), M);
+        assert_eq!(cc.ssthresh(), 49 * M);
+        let mut now = t0;
+        clock(
+            &mut cc,
+            &mut now,
+            t0 + Duration::from_secs(1),
+            Duration::from_millis(100),
+        );
+        let st = cc.stats();
+        assert_eq!(st.k_secs, 0.0);
+        assert_eq!(st.w_max, Some(st.cwnd_epoch));
+        assert!(st.cwnd_epoch >= 49 * M);
+    }
+
+    // ---- HyStart++ ----
+
+    struct Rounds {
+        now: Instant,
+        delivered: u64,
+    }
+
+    /// One round: cwnd/MSS ACKs spread over the round, RTT samples from `rtt(i, n)`.
+    /// All packets of the round were sent when `delivered` had its value at the round start.
+    fn hy_round(cc: &mut Cubic, r: &mut Rounds, rtt: impl Fn(u64, u64) -> Duration) {
+        let n = (cc.cwnd() / M).max(1);
+        let prior = r.delivered;
+        for i in 0..n {
+            let s = rtt(i, n);
+            r.now += s / n;
+            r.delivered += M;
+            cc.on_ack(&AckInfo {
+                now: r.now,
+                newly_acked: M,
+                rtt: Some(s),
+                srtt: s,
+                min_rtt: s,
+                delivered: r.delivered,
+                rate: Some(RateSample {
+                    prior_delivered: prior,
+                    rtt: s,
+                    ..RateSample::default()
+                }),
+                mss: MSS,
+                ..AckInfo::default()
+            });
+        }
+    }
+
+    fn ms(x: u64) -> Duration {
+        Duration::from_millis(x)
+    }
+
+    #[test]
+    fn hystart_flat_rtt_does_not_exit() {
+        let mut cc = Cubic::new(CubicConfig::default(), Instant::ZERO, MSS, 10 * M);
+        let mut r = Rounds {
+            now: Instant::ZERO,
+            delivered: 0,
+        };
+        for _ in 0..10 {
+            let before = cc.cwnd();
+            hy_round(&mut cc, &mut r, |_, _| ms(100));
+            assert_eq!(cc.cwnd(), 2 * before);
+        }
+        assert_eq!(cc.state(), "slow_start");
+        assert_eq!(cc.stats().hystart_css_entries, 0);
+        assert_eq!(cc.stats().slow_start_exit, None);
+    }
+
+    #[test]
+    fn hystart_rtt_rise_enters_css_then_avoidance() {
+        let mut cc = Cubic::new(CubicConfig::default(), Instant::ZERO, MSS, 10 * M);
+        let mut r = Rounds {
+            now: Instant::ZERO,
+            delivered: 0,
+        };
+        for _ in 0..3 {
+            hy_round(&mut cc, &mut r, |_, _| ms(100));
+        }
+        assert_eq!(cc.cwnd(), 80 * M);
+        // RTTs rising within the round by more than eta = max(4, min(100/8, 16)) = 12.5 ms:
+        // 100 → 130 ms; the min over the first 8 samples (≥ 113 ms) exceeds 112.5 ms.
+        hy_round(&mut cc, &mut r, |i, n| ms(113) + ms(17) * i / n);
+        assert_eq!(cc.state(), "css");
+        let st = cc.stats();
+        assert_eq!(st.hystart_css_entries, 1);
+        assert!(st.hystart_css_at.is_some());
+        // 8 ACKs of slow start, then 72 of CSS at 1/4 growth.
+        assert_eq!(cc.cwnd(), 80 * M + 8 * M + 72 * M / 4);
+        // CSS rounds: growth is a quarter of slow start's (cwnd × 1.25 per round).
+        let mut k = 1;
+        while cc.state() == "css" {
+            let before = cc.cwnd();
+            hy_round(&mut cc, &mut r, |_, _| ms(130));
+            if cc.state() == "css" {
+                // One ACK per whole SMSS of the round's cwnd, each adding SMSS/4.
+                assert_eq!(cc.cwnd(), before + (before / M) * M / 4);
+            }
+            k += 1;
+            assert!(k <= 6);
+        }
+        // Entered CA at the start of the 5th round after the entry round.
+        assert_eq!(k, 6);
+        assert_eq!(cc.state(), "avoidance");
+        let (at, why) = cc.stats().slow_start_exit.unwrap();
+        assert_eq!(why, SlowStartExit::HyStart);
+        assert!(at > st.hystart_css_at.unwrap());
+        assert!(cc.ssthresh() <= cc.cwnd());
+    }
+
+    #[test]
+    fn hystart_rtt_drop_in_css_resumes_slow_start() {
+        let mut cc = Cubic::new(CubicConfig::default(), Instant::ZERO, MSS, 10 * M);
+        let mut r = Rounds {
+            now: Instant::ZERO,
+            delivered: 0,
+        };
+        for _ in 0..3 {
+            hy_round(&mut cc, &mut r, |_, _| ms(100));
+        }
+        hy_round(&mut cc, &mut r, |_, _| ms(120));
+        assert_eq!(cc.state(), "css");
+        // The next round's RTT falls below the CSS baseline (120 ms): back to slow start.
+        hy_round(&mut cc, &mut r, |_, _| ms(105));
+        assert_eq!(cc.state(), "slow_start");
+        assert_eq!(cc.stats().hystart_css_resumes, 1);
+        let before = cc.cwnd();
+        hy_round(&mut cc, &mut r, |_, _| ms(105));
+        assert_eq!(cc.cwnd(), 2 * before);
+        assert_eq!(cc.state(), "slow_start");
+    }
+
+    #[test]
+    fn hystart_off_is_standard_slow_start() {
+        let mut cc = Cubic::new(no_hystart(), Instant::ZERO, MSS, 10 * M);
+        let mut r = Rounds {
+            now: Instant::ZERO,
+            delivered: 0,
+        };
+        for _ in 0..3 {
+            hy_round(&mut cc, &mut r, |_, _| ms(100));
+        }
+        hy_round(&mut cc, &mut r, |_, _| ms(150));
+        assert_eq!(cc.state(), "slow_start");
+        assert_eq!(cc.cwnd(), 160 * M);
+    }
+
+    #[test]
+    fn loss_in_slow_start_ends_hystart() {
+        let mut cc = Cubic::new(CubicConfig::default(), Instant::ZERO, MSS, 10 * M);
+        let mut r = Rounds {
+            now: Instant::ZERO,
+            delivered: 0,
+        };
+        hy_round(&mut cc, &mut r, |_, _| ms(100));
+        cc.on_loss_event(r.now, 20 * M, MSS);
+        assert_eq!(cc.cwnd(), 14 * M);
+        assert_eq!(cc.stats().slow_start_exit.unwrap().1, SlowStartExit::Loss);
+        assert_eq!(cc.stats().w_max, Some(20 * M));
+    }
+}

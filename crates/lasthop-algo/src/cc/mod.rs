@@ -1,0 +1,161 @@
+//! Congestion controllers, sans-IO, behind one trait with enum dispatch ([`AnyCc`]).
+//!
+//! The TCP sender (`crate::tcp::TcpSender`) owns loss detection, RTT estimation and delivery
+//! rate sampling (draft-cheng-iccrg-delivery-rate-estimation) and feeds a controller with:
+//! every ACK ([`AckInfo`], carrying a [`RateSample`]), the start of each loss-recovery episode,
+//! its end, and retransmission timeouts. The controller answers with a congestion window and,
+//! optionally, a pacing rate. All quantities are bytes, bytes per second and [`Duration`]s;
+//! floats only inside control laws.
+//!
+//! * [`newreno`]: RFC 5681 / RFC 6582.
+//! * [`cubic`]: RFC 9438, with HyStart++ (RFC 9406).
+//! * [`bbr`]: BBR v1 (draft-cardwell-iccrg-bbr-congestion-control-00), with the Linux
+//!   ACK-aggregation ("extra_acked") estimator, switchable.
+
+pub mod bbr;
+pub mod cubic;
+pub mod newreno;
+
+pub use bbr::{Bbr, BbrConfig};
+pub use cubic::{Cubic, CubicConfig};
+pub use newreno::{NewReno, NewRenoConfig};
+
+use lasthop_core::{Duration, Instant};
+
+/// A delivery-rate sample, computed by the sender for each ACK that newly acknowledges data
+/// (draft-cheng-iccrg-delivery-rate-estimation §3.3).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RateSample {
+    /// Bytes per second; 0 if the sample is invalid.
+    pub delivery_rate: u64,
+    /// max(send elapsed, ack elapsed) of the sample.
+    pub interval: Duration,
+    /// Bytes delivered during `interval`.
+    pub delivered: u64,
+    /// The sender's `delivered` when the most recently sent, newly acked packet was sent.
+    pub prior_delivered: u64,
+    /// The sample was taken while the sender was application-limited.
+    pub is_app_limited: bool,
+    /// RTT of the most recently sent, newly acked packet.
+    pub rtt: Duration,
+    /// Bytes in flight when that packet was sent.
+    pub tx_in_flight: u64,
+    /// Bytes newly marked lost by this ACK.
+    pub newly_lost: u64,
+}
+
+/// What the sender tells its controller about one ACK.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct AckInfo {
+    pub now: Instant,
+    /// Bytes newly acknowledged (cumulatively or selectively) by this ACK.
+    pub newly_acked: u64,
+    /// Bytes in flight after processing the ACK (RFC 6675 "pipe").
+    pub bytes_in_flight: u64,
+    /// Bytes in flight before processing the ACK.
+    pub prior_in_flight: u64,
+    /// RTT sample from this ACK, if it produced one.
+    pub rtt: Option<Duration>,
+    pub min_rtt: Duration,
+    pub srtt: Duration,
+    /// Total bytes delivered since the connection started (C.delivered).
+    pub delivered: u64,
+    pub rate: Option<RateSample>,
+    /// The sender is in fast recovery (RFC 6675) after a loss event.
+    pub in_recovery: bool,
+    pub mss: u32,
+}
+
+/// The narrow interface every congestion controller implements.
+pub trait CongestionControl {
+    /// Every ACK that arrives (also duplicate ACKs: `newly_acked` is then 0).
+    fn on_ack(&mut self, a: &AckInfo);
+    /// A loss-recovery episode starts (fast retransmit). Called once per episode.
+    fn on_loss_event(&mut self, now: Instant, bytes_in_flight: u64, mss: u32);
+    /// The episode ended (everything outstanding at its start is acknowledged).
+    fn on_recovery_exit(&mut self, now: Instant);
+    /// The retransmission timer fired.
+    fn on_rto(&mut self, now: Instant, bytes_in_flight: u64, mss: u32);
+    /// A segment left the sender (new data or retransmission).
+    fn on_sent(&mut self, _now: Instant, _bytes: u32, _bytes_in_flight: u64) {}
+    /// Congestion window in bytes.
+    fn cwnd(&self) -> u64;
+    /// Slow-start threshold in bytes (u64::MAX while unset).
+    fn ssthresh(&self) -> u64;
+    /// The controller's own pacing rate in bytes/s, if it has one (BBR). Others return None and
+    /// the sender derives one from cwnd/srtt when pacing is on.
+    fn pacing_rate(&self) -> Option<u64>;
+    fn in_slow_start(&self) -> bool;
+    /// Short name of the current state for time series ("slow_start", "avoidance",
+    /// "recovery", "startup", "drain", "probe_bw", "probe_rtt", ...).
+    fn state(&self) -> &'static str;
+}
+
+/// Choice of controller and its parameters (a name in a spec maps to a variant here).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum CcConfig {
+    NewReno(NewRenoConfig),
+    Cubic(CubicConfig),
+    Bbr(BbrConfig),
+}
+
+impl CcConfig {
+    pub fn build(&self, now: Instant, mss: u32, initial_cwnd: u64) -> AnyCc {
+        match self {
+            CcConfig::NewReno(c) => AnyCc::NewReno(NewReno::new(*c, now, mss, initial_cwnd)),
+            CcConfig::Cubic(c) => AnyCc::Cubic(Cubic::new(*c, now, mss, initial_cwnd)),
+            CcConfig::Bbr(c) => AnyCc::Bbr(Bbr::new(*c, now, mss, initial_cwnd)),
+        }
+    }
+}
+
+/// Enum dispatch over the controllers (no boxes in the hot loop).
+#[derive(Clone, Debug)]
+pub enum AnyCc {
+    NewReno(NewReno),
+    Cubic(Cubic),
+    Bbr(Bbr),
+}
+
+macro_rules! dispatch {
+    ($self:ident, $c:ident => $e:expr) => {
+        match $self {
+            AnyCc::NewReno($c) => $e,
+            AnyCc::Cubic($c) => $e,
+            AnyCc::Bbr($c) => $e,
+        }
+    };
+}
+
+impl CongestionControl for AnyCc {
+    fn on_ack(&mut self, a: &AckInfo) {
+        dispatch!(self, c => c.on_ack(a))
+    }
+    fn on_loss_event(&mut self, now: Instant, bif: u64, mss: u32) {
+        dispatch!(self, c => c.on_loss_event(now, bif, mss))
+    }
+    fn on_recovery_exit(&mut self, now: Instant) {
+        dispatch!(self, c => c.on_recovery_exit(now))
+    }
+    fn on_rto(&mut self, now: Instant, bif: u64, mss: u32) {
+        dispatch!(self, c => c.on_rto(now, bif, mss))
+    }
+    fn on_sent(&mut self, now: Instant, bytes: u32, bif: u64) {
+        dispatch!(self, c => c.on_sent(now, bytes, bif))
+    }
+    fn cwnd(&self) -> u64 {
+        dispatch!(self, c => c.cwnd())
+    }
+    fn ssthresh(&self) -> u64 {
+        dispatch!(self, c => c.ssthresh())
+    }
+    fn pacing_rate(&self) -> Option<u64> {
+        dispatch!(self, c => c.pacing_rate())
+    }
+    fn in_slow_start(&self) -> bool {
+        dispatch!(self, c => c.in_slow_start())
+    }
+    fn state(&self) -> &'static str {
+        dispatch!(self, c => c.state())
+    }
+}

@@ -1,0 +1,969 @@
+//! TCP sender, sans-IO.
+//!
+//! The connection is established at creation (no SYN/FIN, no handshake, no window scaling):
+//! sequence numbers are u64 byte offsets of the application stream, starting at 0, never
+//! wrapping. Until the first ACK the peer's receive window is taken as unlimited. Each
+//! transmission is timestamped, as with the TCP timestamp option (RFC 7323), so every ACK
+//! yields an unambiguous RTT sample. The standards followed, clause by clause:
+//!
+//! * **RFC 6675** (SACK-based loss recovery), via a per-segment scoreboard:
+//!   - §2 DupAck: an ACK whose cumulative point equals HighACK (`snd_una`) while data is
+//!     outstanding and whose SACK blocks cover previously unSACKed data; a cumulative advance
+//!     resets the counter.
+//!   - §4 IsLost(SeqNum): DupThresh SACKed segments above SeqNum, or more than
+//!     (DupThresh − 1)·SMSS SACKed bytes above it. Evaluated incrementally ("lost" marks; the
+//!     predicate is monotone while the receiver does not renege).
+//!   - §4 SetPipe: pipe = Σ over unSACKed outstanding segments of (1 if not IsLost) + (1 if a
+//!     retransmission is outstanding). Kept as counters: pipe = outstanding − SACKed − lost +
+//!     retransmitted. It is used as "bytes in flight" in every state (also outside recovery,
+//!     where it equals FlightSize minus SACKed bytes).
+//!   - §4 NextSeg rules 1–4 (rule 1 lowest lost segment above HighRxt and below the highest
+//!     SACKed octet, rule 2 new data within rwnd, rule 3 lowest unSACKed segment above
+//!     HighRxt, rule 4 one rescue retransmission of the highest unSACKed segment per
+//!     episode, RescueRxt := RecoveryPoint, HighRxt unchanged).
+//!   - §5 entry when DupAcks ≥ DupThresh or IsLost(HighACK + 1), not before HighACK ≥ the
+//!     previous RecoveryPoint; (4.1) RecoveryPoint := HighData; (4.2) the controller is told
+//!     once (`on_loss_event`, with FlightSize); (4.3) the segment at HighACK is retransmitted
+//!     at once (regardless of cwnd), HighRxt and RescueRxt := its end; (C) further segments
+//!     are sent by NextSeg while cwnd − pipe ≥ one segment; exit when HighACK ≥
+//!     RecoveryPoint (`on_recovery_exit`).
+//!   - §5.1 retransmission timeout: RecoveryPoint := HighData, recovery terminated, no new
+//!     recovery until HighACK ≥ RecoveryPoint. Every unSACKed outstanding segment is marked
+//!     lost (as Linux does in CA_Loss); SACK marks are kept (no reneging is modelled); lost
+//!     segments are then resent in order from `snd_una` (NextSeg rule 1 without 1.b), then
+//!     new data.
+//! * **RFC 3042** limited transmit: on each of the first DupThresh − 1 duplicate ACKs the
+//!   newly SACKed segment leaves pipe, which releases one previously unsent segment (if rwnd
+//!   allows) without touching cwnd; outstanding data thus stays ≤ cwnd + 2·SMSS (§2).
+//! * **RFC 6298** RTO: (2.1) RTO := `rto_initial` before any sample; (2.2) first sample R:
+//!   SRTT := R, RTTVAR := R/2; (2.3) then RTTVAR := ¾RTTVAR + ¼|SRTT − R|, SRTT := ⅞SRTT +
+//!   ⅛R; RTO := SRTT + 4·RTTVAR (clock granularity G = 1 ns), (2.4) at least `rto_min` (200 ms,
+//!   Linux-like rather than the RFC's 1 s), (2.5) at most `rto_max`. Samples are taken on
+//!   every ACK that newly acknowledges data (cumulatively or by SACK), from the send time of
+//!   the most recently (re)sent newly acknowledged segment (§3, Karn-safe thanks to
+//!   per-transmission timestamps, as RFC 7323 allows). Timer (5.1) started when data is sent
+//!   and it is not running, (5.2) stopped when everything is acknowledged, (5.3) restarted
+//!   when an ACK advances `snd_una`; on expiry (5.4) retransmit the earliest unacknowledged
+//!   segment, (5.5) back off RTO ×2 (capped at `rto_max`), (5.6) restart the timer. The
+//!   backoff is cleared by the next ACK that advances `snd_una` (5.7 / Linux).
+//! * **RFC 5681 / RFC 6582** are the controller's business (`crate::cc`); the sender tells it
+//!   every ACK (`on_ack`), each loss episode (`on_loss_event`), recovery exit and RTO.
+//! * **draft-cheng-iccrg-delivery-rate-estimation** §3: per-segment snapshot at each
+//!   (re)transmission of C.delivered, C.delivered_time, C.first_sent_time, C.app_limited and
+//!   bytes in flight; C.first_sent_time and C.delivered_time reset when nothing is
+//!   outstanding; on each ACK the newest (by send time, then end sequence) newly delivered
+//!   segment yields the sample: interval = max(send_elapsed, ack_elapsed), delivered =
+//!   C.delivered − P.delivered, invalid (rate 0, interval 0) if the interval is shorter than
+//!   min_rtt; C.app_limited := (C.delivered + pipe) when the application has less than one
+//!   segment to send, nothing awaits retransmission and cwnd is not full (§3.4), cleared once
+//!   C.delivered passes it.
+//! * **Pacing** (Linux `tcp_update_pacing_rate` + `sch_fq`): the controller's own rate if it
+//!   has one (BBR, always paced), else with `pacing` on 2·cwnd/SRTT in slow start and
+//!   1.2·cwnd/SRTT otherwise (no pacing before the first RTT sample). After each departure
+//!   the next segment may leave at departure + payload/rate (no bursts, no credit). A rate
+//!   of 0 means unpaced.
+//! * **TCP small queues** (Linux `tcp_small_queue_check`): no transmission while the bytes of
+//!   this connection queued below the socket are ≥ min(`tsq_limit`, max(2·MSS, rate·1 ms))
+//!   when pacing, ≥ `tsq_limit` otherwise. The host must call `poll_transmit` again when its
+//!   queue drains (TSQ is not reflected in `poll_timeout`).
+//!
+//! Not modelled: Nagle/autocorking (a partial segment is sent as soon as it may), zero-window
+//! probing (our receiver never closes its window with nothing outstanding), D-SACK, RACK/TLP,
+//! F-RTO/undo, PRR (during recovery the sender simply keeps pipe ≤ cwnd, RFC 6675 (C)).
+
+use super::{AckSegment, DataSegment};
+use crate::cc::{AckInfo, AnyCc, CcConfig, CongestionControl, NewRenoConfig, RateSample};
+use alloc::collections::VecDeque;
+use lasthop_core::{Duration, Instant};
+
+/// Parameters of a [`TcpSender`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TcpSenderConfig {
+    /// Sender maximum segment size, payload bytes (1448).
+    pub mss: u32,
+    /// Initial window in segments (10, RFC 6928).
+    pub initial_cwnd_segments: u32,
+    pub cc: CcConfig,
+    /// Pace with Linux's default rate even if the controller has no rate of its own.
+    pub pacing: bool,
+    /// Lower bound of RTO (200 ms, Linux `TCP_RTO_MIN`).
+    pub rto_min: Duration,
+    /// RTO before the first RTT sample (1 s, RFC 6298 (2.1)).
+    pub rto_initial: Duration,
+    /// Upper bound of RTO, also of the backed-off value (120 s, Linux `TCP_RTO_MAX`).
+    pub rto_max: Duration,
+    /// TCP small queues: cap of bytes queued below the socket (1 MiB,
+    /// `tcp_limit_output_bytes`).
+    pub tsq_limit: u64,
+    /// DupThresh (3, RFC 6675).
+    pub dup_thresh: u32,
+}
+
+impl Default for TcpSenderConfig {
+    fn default() -> Self {
+        TcpSenderConfig {
+            mss: 1448,
+            initial_cwnd_segments: 10,
+            cc: CcConfig::NewReno(NewRenoConfig::default()),
+            pacing: false,
+            rto_min: Duration::from_millis(200),
+            rto_initial: Duration::from_secs(1),
+            rto_max: Duration::from_secs(120),
+            tsq_limit: 1 << 20,
+            dup_thresh: 3,
+        }
+    }
+}
+
+/// A snapshot of the sender's state and counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SenderStats {
+    pub cwnd: u64,
+    /// u64::MAX while unset.
+    pub ssthresh: u64,
+    /// Zero before the first RTT sample (also `rttvar`, `min_rtt`).
+    pub srtt: Duration,
+    pub rttvar: Duration,
+    pub min_rtt: Duration,
+    /// The most recent RTT sample.
+    pub latest_rtt: Option<Duration>,
+    /// Current (backed-off) retransmission timeout.
+    pub rto: Duration,
+    /// RFC 6675 pipe.
+    pub bytes_in_flight: u64,
+    /// Bytes per second; 0 when not pacing.
+    pub pacing_rate: u64,
+    /// C.delivered: bytes cumulatively or selectively acknowledged.
+    pub delivered: u64,
+    /// Payload bytes put on the wire (including retransmissions).
+    pub bytes_sent: u64,
+    pub segments_sent: u64,
+    /// Retransmitted segments.
+    pub retransmits: u64,
+    pub rto_count: u64,
+    pub fast_recovery_count: u64,
+    /// The controller's state name.
+    pub state: &'static str,
+    /// Bytes cumulatively acknowledged (`snd_una`).
+    pub app_bytes_acked: u64,
+    pub done: bool,
+    /// In RFC 6675 fast recovery.
+    pub in_recovery: bool,
+    /// After an RTO, until everything outstanding at the timeout is acknowledged.
+    pub in_loss: bool,
+}
+
+/// One transmitted, not yet cumulatively acknowledged segment of the scoreboard.
+#[derive(Clone, Copy, Debug)]
+struct Seg {
+    seq: u64,
+    len: u32,
+    sacked: bool,
+    /// IsLost() (or marked lost by an RTO). Cleared when SACKed.
+    lost: bool,
+    /// A retransmission of it is outstanding (counts in pipe). Cleared when SACKed or by RTO.
+    rtx: bool,
+    /// Last (re)transmission time.
+    tx_time: Instant,
+    /// Sent more than once: an ACK for it cannot tell which transmission it answers, so it gives
+    /// no RTT sample (Karn's algorithm, RFC 6298 §3; Linux takes no RTT from retransmitted data
+    /// without timestamps either).
+    retransmitted: bool,
+    // Delivery-rate snapshot at the last (re)transmission (draft §3.2).
+    delivered: u64,
+    delivered_time: Instant,
+    first_sent_time: Instant,
+    app_limited: bool,
+    tx_in_flight: u64,
+}
+
+impl Seg {
+    fn end(&self) -> u64 {
+        self.seq + self.len as u64
+    }
+}
+
+/// What NextSeg decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Next {
+    /// Retransmit `segs[idx]`; `kind` says which rule chose it.
+    Rtx { idx: usize, kind: RtxKind },
+    /// New data of this length.
+    New(u32),
+    /// Something to send but cwnd is full.
+    CwndLimited,
+    /// Nothing may be sent: `app` if the application has no data, else rwnd.
+    Nothing { app: bool },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RtxKind {
+    /// RFC 6675 (4.3), the first retransmission of an episode.
+    Fast,
+    /// NextSeg rule 1 (or the post-RTO resend).
+    Lost,
+    /// NextSeg rule 3.
+    Rule3,
+    /// NextSeg rule 4.
+    Rescue,
+}
+
+/// Per-ACK accumulator.
+#[derive(Default)]
+struct AckAcc {
+    newly_acked: u64,
+    newest: Option<Seg>,
+    /// The newest newly delivered segment that was never retransmitted (RTT sample source).
+    newest_clean: Option<Seg>,
+}
+
+/// The sending end of a TCP connection.
+#[derive(Clone, Debug)]
+pub struct TcpSender {
+    cfg: TcpSenderConfig,
+    cc: AnyCc,
+
+    // --- Sequence space.
+    snd_una: u64,
+    snd_nxt: u64,
+    /// Total bytes the application has written (u64::MAX: infinite).
+    app_written: u64,
+    /// Peer's advertised window.
+    rwnd: u64,
+
+    // --- Scoreboard (RFC 6675).
+    segs: VecDeque<Seg>,
+    sacked_bytes: u64,
+    /// Bytes of unSACKed segments marked lost.
+    lost_bytes: u64,
+    /// Bytes of unSACKed segments with an outstanding retransmission.
+    rtx_bytes: u64,
+    /// Highest octet (exclusive end) covered by any SACK block.
+    high_sacked: u64,
+    /// Every unSACKed segment below this is marked lost.
+    lost_marked_upto: u64,
+    dupacks: u32,
+    in_recovery: bool,
+    /// After an RTO, until `snd_una` ≥ `recovery_point`.
+    in_loss: bool,
+    recovery_point: Option<u64>,
+    /// End of the highest segment retransmitted by rules 1/3 (NextSeg's cursor).
+    high_rxt: u64,
+    rescue_rxt: Option<u64>,
+    fast_rtx_pending: bool,
+
+    // --- RTT / RTO (RFC 6298).
+    srtt: Option<Duration>,
+    rttvar: Duration,
+    min_rtt: Option<Duration>,
+    latest_rtt: Option<Duration>,
+    backoff: u32,
+    rto_deadline: Option<Instant>,
+
+    // --- Delivery rate (draft-cheng).
+    delivered: u64,
+    delivered_time: Instant,
+    first_sent_time: Instant,
+    /// C.app_limited: 0, or the `delivered` mark after which samples are no longer app-limited.
+    app_limited_until: u64,
+    last_rate_sample: Option<RateSample>,
+
+    // --- Pacing.
+    next_release: Option<Instant>,
+    /// Set when the last `poll_transmit` was held back by pacing only.
+    pacing_wait: Option<Instant>,
+
+    // --- Counters.
+    bytes_sent: u64,
+    segments_sent: u64,
+    retransmits: u64,
+    rto_count: u64,
+    fast_recovery_count: u64,
+}
+
+impl TcpSender {
+    pub fn new(cfg: TcpSenderConfig, now: Instant) -> Self {
+        let mss = cfg.mss.max(1);
+        let cfg = TcpSenderConfig { mss, dup_thresh: cfg.dup_thresh.max(1), ..cfg };
+        let iw = mss as u64 * cfg.initial_cwnd_segments.max(1) as u64;
+        TcpSender {
+            cc: cfg.cc.build(now, mss, iw),
+            cfg,
+            snd_una: 0,
+            snd_nxt: 0,
+            app_written: 0,
+            rwnd: u64::MAX,
+            segs: VecDeque::new(),
+            sacked_bytes: 0,
+            lost_bytes: 0,
+            rtx_bytes: 0,
+            high_sacked: 0,
+            lost_marked_upto: 0,
+            dupacks: 0,
+            in_recovery: false,
+            in_loss: false,
+            recovery_point: None,
+            high_rxt: 0,
+            rescue_rxt: None,
+            fast_rtx_pending: false,
+            srtt: None,
+            rttvar: Duration::ZERO,
+            min_rtt: None,
+            latest_rtt: None,
+            backoff: 0,
+            rto_deadline: None,
+            delivered: 0,
+            delivered_time: now,
+            first_sent_time: now,
+            app_limited_until: 0,
+            last_rate_sample: None,
+            next_release: None,
+            pacing_wait: None,
+            bytes_sent: 0,
+            segments_sent: 0,
+            retransmits: 0,
+            rto_count: 0,
+            fast_recovery_count: 0,
+        }
+    }
+
+    pub fn config(&self) -> &TcpSenderConfig {
+        &self.cfg
+    }
+
+    /// The congestion controller (read-only).
+    pub fn cc(&self) -> &AnyCc {
+        &self.cc
+    }
+
+    /// More application data; `u64::MAX` makes the transfer infinite.
+    pub fn app_write(&mut self, bytes: u64) {
+        self.app_written = self.app_written.saturating_add(bytes);
+    }
+
+    /// The rate sample handed to the controller with the last ACK that newly acked data.
+    pub fn last_rate_sample(&self) -> Option<RateSample> {
+        self.last_rate_sample
+    }
+
+    /// All written application bytes are cumulatively acknowledged (finite transfers with at
+    /// least one byte written).
+    pub fn is_done(&self) -> bool {
+        self.app_written != 0 && self.app_written != u64::MAX && self.snd_una >= self.app_written
+    }
+
+    // ------------------------------------------------------------------ ACK processing
+
+    pub fn handle_ack(&mut self, now: Instant, ack: &AckSegment) {
+        if ack.cum_ack > self.snd_nxt {
+            // Acknowledges data never sent: drop it (RFC 9293 §3.10.7.4).
+            return;
+        }
+        self.rwnd = ack.rwnd;
+        let prior_in_flight = self.pipe();
+        let mut acc = AckAcc::default();
+
+        // Scoreboard update from the SACK blocks (RFC 6675 §5 "update the scoreboard").
+        let mut sack_new = false;
+        for &(s, e) in ack.sack_blocks() {
+            sack_new |= self.apply_sack(now, s, e, &mut acc);
+        }
+        let cum_advanced = ack.cum_ack > self.snd_una;
+        if cum_advanced {
+            self.apply_cum(now, ack.cum_ack, &mut acc);
+        }
+
+        // RTT sample (RFC 6298 §2, §3), never from retransmitted data (Karn).
+        let rtt = acc.newest_clean.map(|p| now.saturating_since(p.tx_time));
+        if let Some(r) = rtt {
+            self.rtt_sample(r);
+        }
+
+        let outstanding = self.snd_una < self.snd_nxt;
+        if cum_advanced {
+            self.dupacks = 0;
+            self.backoff = 0;
+            // RFC 6298 (5.2), (5.3).
+            self.rto_deadline = if outstanding { Some(now + self.rto()) } else { None };
+        } else if sack_new && outstanding && ack.cum_ack == self.snd_una {
+            self.dupacks += 1;
+        }
+
+        let newly_lost = if sack_new { self.mark_lost() } else { 0 };
+
+        // Recovery exit (RFC 6675 §5: HighACK ≥ RecoveryPoint), end of the post-RTO phase.
+        if let Some(rp) = self.recovery_point {
+            if self.snd_una >= rp {
+                if self.in_recovery {
+                    self.in_recovery = false;
+                    self.fast_rtx_pending = false;
+                    self.cc.on_recovery_exit(now);
+                }
+                self.in_loss = false;
+            }
+        }
+        // Recovery entry (RFC 6675 §5 (a)/(b)).
+        if !self.in_recovery
+            && !self.in_loss
+            && outstanding
+            && self.recovery_point.is_none_or(|rp| self.snd_una >= rp)
+            && (self.dupacks >= self.cfg.dup_thresh || self.segs.front().is_some_and(|s| s.lost))
+        {
+            self.enter_recovery(now);
+        }
+
+        // Delivery-rate sample (draft §3.3).
+        if self.app_limited_until != 0 && self.delivered > self.app_limited_until {
+            self.app_limited_until = 0;
+        }
+        let rate = acc.newest.map(|p| self.rate_sample(now, &p, newly_lost));
+        if rate.is_some() {
+            self.last_rate_sample = rate;
+        }
+        let info = AckInfo {
+            now,
+            newly_acked: acc.newly_acked,
+            bytes_in_flight: self.pipe(),
+            prior_in_flight,
+            rtt,
+            min_rtt: self.min_rtt.unwrap_or(Duration::ZERO),
+            srtt: self.srtt.unwrap_or(Duration::ZERO),
+            delivered: self.delivered,
+            rate,
+            in_recovery: self.in_recovery,
+            mss: self.cfg.mss,
+        };
+        self.cc.on_ack(&info);
+    }
+
+    /// Mark the segments fully inside [s, e) SACKed. Returns whether anything was new.
+    fn apply_sack(&mut self, now: Instant, s: u64, e: u64, acc: &mut AckAcc) -> bool {
+        let s = s.max(self.snd_una);
+        let e = e.min(self.snd_nxt);
+        if s >= e {
+            return false;
+        }
+        let mut any = false;
+        let mut i = self.segs.partition_point(|g| g.seq < s);
+        while i < self.segs.len() && self.segs[i].end() <= e {
+            let g = &mut self.segs[i];
+            if !g.sacked {
+                g.sacked = true;
+                let len = g.len as u64;
+                self.sacked_bytes += len;
+                if g.lost {
+                    g.lost = false;
+                    self.lost_bytes -= len;
+                }
+                if g.rtx {
+                    g.rtx = false;
+                    self.rtx_bytes -= len;
+                }
+                let g = *g;
+                self.on_delivered(now, &g, acc);
+                any = true;
+            }
+            i += 1;
+        }
+        if any {
+            self.high_sacked = self.high_sacked.max(e);
+        }
+        any
+    }
+
+    /// Remove everything below `cum` from the scoreboard.
+    fn apply_cum(&mut self, now: Instant, cum: u64, acc: &mut AckAcc) {
+        while let Some(g) = self.segs.front().copied() {
+            if g.end() <= cum {
+                self.segs.pop_front();
+                let len = g.len as u64;
+                if g.sacked {
+                    self.sacked_bytes -= len;
+                } else {
+                    if g.lost {
+                        self.lost_bytes -= len;
+                    }
+                    if g.rtx {
+                        self.rtx_bytes -= len;
+                    }
+                    self.on_delivered(now, &g, acc);
+                }
+            } else {
+                if g.seq < cum && !g.sacked {
+                    // Cumulative ACK inside a segment (not produced by our receiver): trim.
+                    let cut = cum - g.seq;
+                    let f = self.segs.front_mut().unwrap();
+                    f.seq = cum;
+                    f.len -= cut as u32;
+                    if f.lost {
+                        self.lost_bytes -= cut;
+                    }
+                    if f.rtx {
+                        self.rtx_bytes -= cut;
+                    }
+                    self.delivered += cut;
+                    self.delivered_time = now;
+                    acc.newly_acked += cut;
+                }
+                break;
+            }
+        }
+        self.snd_una = cum;
+        self.high_rxt = self.high_rxt.max(cum);
+    }
+
+    /// draft §3.3 UpdateRateSample for one newly delivered segment.
+    fn on_delivered(&mut self, now: Instant, g: &Seg, acc: &mut AckAcc) {
+        let len = g.len as u64;
+        acc.newly_acked += len;
+        self.delivered += len;
+        self.delivered_time = now;
+        let newer = match &acc.newest {
+            None => true,
+            Some(n) => g.tx_time > n.tx_time || (g.tx_time == n.tx_time && g.end() > n.end()),
+        };
+        if newer {
+            acc.newest = Some(*g);
+            self.first_sent_time = g.tx_time;
+        }
+        if !g.retransmitted && acc.newest_clean.is_none_or(|n| g.tx_time > n.tx_time || (g.tx_time == n.tx_time && g.end() > n.end())) {
+            acc.newest_clean = Some(*g);
+        }
+    }
+
+    /// draft §3.3 GenerateRateSample from the newest newly delivered segment `p`.
+    fn rate_sample(&self, now: Instant, p: &Seg, newly_lost: u64) -> RateSample {
+        let send_elapsed = p.tx_time.saturating_since(p.first_sent_time);
+        let ack_elapsed = self.delivered_time.saturating_since(p.delivered_time);
+        let mut interval = send_elapsed.max(ack_elapsed);
+        let delivered = self.delivered - p.delivered;
+        let min_rtt = self.min_rtt.unwrap_or(Duration::ZERO);
+        let delivery_rate = if interval.is_zero() || interval < min_rtt {
+            interval = Duration::ZERO; // invalid sample (Linux: interval_us = -1)
+            0
+        } else {
+            (delivered as u128 * 1_000_000_000 / interval.as_nanos() as u128) as u64
+        };
+        RateSample {
+            delivery_rate,
+            interval,
+            delivered,
+            prior_delivered: p.delivered,
+            is_app_limited: p.app_limited,
+            // Karn: no RTT from a retransmitted segment (zero = no sample).
+            rtt: if p.retransmitted { Duration::ZERO } else { now.saturating_since(p.tx_time) },
+            tx_in_flight: p.tx_in_flight,
+            newly_lost,
+        }
+    }
+
+    /// RFC 6675 IsLost, applied to the scoreboard: marks newly lost segments, returns their
+    /// bytes.
+    fn mark_lost(&mut self) -> u64 {
+        if self.sacked_bytes == 0 {
+            return 0;
+        }
+        let thresh_segs = self.cfg.dup_thresh as u64;
+        let thresh_bytes = (self.cfg.dup_thresh as u64 - 1) * self.cfg.mss as u64;
+        let lo = self.segs.partition_point(|g| g.seq < self.lost_marked_upto);
+        let hi = self.segs.partition_point(|g| g.seq < self.high_sacked);
+        let (mut cnt, mut bytes) = (0u64, 0u64);
+        let mut boundary = None;
+        for j in (lo..hi).rev() {
+            let g = &self.segs[j];
+            if g.sacked {
+                cnt += 1;
+                bytes += g.len as u64;
+            } else if cnt >= thresh_segs || bytes > thresh_bytes {
+                boundary = Some(j);
+                break;
+            }
+        }
+        let Some(b) = boundary else { return 0 };
+        let mut newly = 0;
+        for j in lo..=b {
+            let g = &mut self.segs[j];
+            if !g.sacked && !g.lost {
+                g.lost = true;
+                newly += g.len as u64;
+            }
+        }
+        self.lost_bytes += newly;
+        self.lost_marked_upto = self.segs[b].end();
+        newly
+    }
+
+    fn enter_recovery(&mut self, now: Instant) {
+        self.in_recovery = true;
+        self.fast_recovery_count += 1;
+        self.recovery_point = Some(self.snd_nxt); // (4.1) RecoveryPoint = HighData
+        if let Some(f) = self.segs.front_mut() {
+            if !f.lost && !f.sacked {
+                f.lost = true;
+                self.lost_bytes += f.len as u64;
+            }
+            self.lost_marked_upto = self.lost_marked_upto.max(f.end());
+        }
+        self.fast_rtx_pending = true; // (4.3)
+        self.high_rxt = self.snd_una;
+        self.rescue_rxt = None;
+        // (4.2): the controller sets ssthresh/cwnd from FlightSize.
+        self.cc.on_loss_event(now, self.snd_nxt - self.snd_una, self.cfg.mss);
+    }
+
+    // ------------------------------------------------------------------ RTT / RTO
+
+    fn rtt_sample(&mut self, r: Duration) {
+        self.latest_rtt = Some(r);
+        self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
+        match self.srtt {
+            None => {
+                self.srtt = Some(r);
+                self.rttvar = r / 2;
+            }
+            Some(s) => {
+                let diff = if s > r { s - r } else { r - s };
+                self.rttvar = (self.rttvar * 3 + diff) / 4;
+                self.srtt = Some((s * 7 + r) / 8);
+            }
+        }
+    }
+
+    /// RTO without backoff (RFC 6298 (2.1)–(2.5)).
+    fn base_rto(&self) -> Duration {
+        match self.srtt {
+            None => self.cfg.rto_initial,
+            Some(s) => {
+                let var = (self.rttvar * 4).max(Duration::from_nanos(1));
+                (s + var).max(self.cfg.rto_min).min(self.cfg.rto_max)
+            }
+        }
+    }
+
+    /// Current RTO, backed off (RFC 6298 (5.5)).
+    fn rto(&self) -> Duration {
+        let b = self.base_rto();
+        let k = 1u64 << self.backoff.min(40);
+        b.saturating_mul(k).min(self.cfg.rto_max)
+    }
+
+    // ------------------------------------------------------------------ transmission
+
+    /// RFC 6675 pipe (SetPipe), in bytes.
+    fn pipe(&self) -> u64 {
+        (self.snd_nxt - self.snd_una) - self.sacked_bytes - self.lost_bytes + self.rtx_bytes
+    }
+
+    /// The pacing rate in force, bytes/s.
+    fn pacing_rate_now(&self) -> Option<u64> {
+        if let Some(r) = self.cc.pacing_rate() {
+            return (r > 0).then_some(r);
+        }
+        if !self.cfg.pacing {
+            return None;
+        }
+        let srtt = self.srtt?.as_nanos().max(1);
+        let ratio: u128 = if self.cc.in_slow_start() { 200 } else { 120 };
+        let r = self.cc.cwnd() as u128 * ratio * 10_000_000 / srtt as u128;
+        Some((r.min(u64::MAX as u128) as u64).max(1))
+    }
+
+    /// Bytes of new data the next segment would carry (0 if none), and whether rwnd blocks it.
+    fn new_data_len(&self) -> (u32, bool) {
+        if self.snd_nxt >= self.app_written {
+            return (0, false);
+        }
+        let len = (self.app_written - self.snd_nxt).min(self.cfg.mss as u64) as u32;
+        let right = self.snd_una.saturating_add(self.rwnd);
+        if self.snd_nxt + len as u64 > right {
+            return (0, true);
+        }
+        (len, false)
+    }
+
+    /// NextSeg rule 1 (1.b relaxed after an RTO): lowest lost, unSACKed, not yet
+    /// retransmitted segment at or above HighRxt.
+    fn rule1(&self) -> Option<usize> {
+        let mut i = self.segs.partition_point(|g| g.seq < self.high_rxt);
+        while let Some(g) = self.segs.get(i) {
+            if g.sacked || g.rtx {
+                i += 1;
+                continue;
+            }
+            return (g.lost && (self.in_loss || g.seq < self.high_sacked)).then_some(i);
+        }
+        None
+    }
+
+    /// NextSeg rule 3: lowest unSACKed, not retransmitted segment above HighRxt and below the
+    /// highest SACKed octet.
+    fn rule3(&self) -> Option<usize> {
+        let mut i = self.segs.partition_point(|g| g.seq < self.high_rxt);
+        while let Some(g) = self.segs.get(i) {
+            if g.sacked || g.rtx {
+                i += 1;
+                continue;
+            }
+            return (g.seq < self.high_sacked).then_some(i);
+        }
+        None
+    }
+
+    /// NextSeg rule 4: the highest unSACKed segment, once per episode.
+    fn rule4(&self) -> Option<usize> {
+        if self.rescue_rxt.is_some_and(|r| self.snd_una <= r) {
+            return None;
+        }
+        let i = self.segs.iter().rposition(|g| !g.sacked)?;
+        (!self.segs[i].rtx).then_some(i)
+    }
+
+    fn next_seg(&self) -> Next {
+        if self.in_recovery && self.fast_rtx_pending {
+            if let Some(g) = self.segs.front() {
+                if !g.sacked {
+                    return Next::Rtx { idx: 0, kind: RtxKind::Fast };
+                }
+            }
+        }
+        let (new_len, rwnd_blocked) = self.new_data_len();
+        let pick = if self.in_recovery || self.in_loss {
+            if let Some(i) = self.rule1() {
+                Some(Next::Rtx { idx: i, kind: RtxKind::Lost })
+            } else if new_len > 0 {
+                Some(Next::New(new_len))
+            } else if !self.in_recovery {
+                None
+            } else if let Some(i) = self.rule3() {
+                Some(Next::Rtx { idx: i, kind: RtxKind::Rule3 })
+            } else {
+                self.rule4().map(|i| Next::Rtx { idx: i, kind: RtxKind::Rescue })
+            }
+        } else {
+            (new_len > 0).then_some(Next::New(new_len))
+        };
+        let Some(next) = pick else {
+            return Next::Nothing { app: !rwnd_blocked };
+        };
+        let len = match next {
+            Next::Rtx { idx, .. } => self.segs[idx].len,
+            Next::New(l) => l,
+            _ => unreachable!(),
+        };
+        // RFC 6675 (C) / RFC 5681: send only while pipe + segment ≤ cwnd (always one segment
+        // when nothing is in flight, so that a tiny cwnd cannot stall the connection).
+        let pipe = self.pipe();
+        if pipe == 0 || pipe + len as u64 <= self.cc.cwnd() {
+            next
+        } else {
+            Next::CwndLimited
+        }
+    }
+
+    /// Next segment to put on the wire now, if cwnd, rwnd, pacing and TSQ allow.
+    /// `queued_below` = bytes of this connection still queued in the host below the socket.
+    pub fn poll_transmit(&mut self, now: Instant, queued_below: u64) -> Option<DataSegment> {
+        self.pacing_wait = None;
+        let next = self.next_seg();
+        match next {
+            Next::Rtx { .. } | Next::New(_) => {}
+            Next::CwndLimited => return None,
+            Next::Nothing { app } => {
+                if app {
+                    self.check_app_limited();
+                }
+                return None;
+            }
+        }
+        let rate = self.pacing_rate_now();
+        // TCP small queues.
+        let limit = match rate {
+            Some(r) => self.cfg.tsq_limit.min((2 * self.cfg.mss as u64).max(r / 1000)),
+            None => self.cfg.tsq_limit,
+        };
+        if queued_below >= limit {
+            return None;
+        }
+        if rate.is_some() {
+            if let Some(t) = self.next_release {
+                if now < t {
+                    self.pacing_wait = Some(t);
+                    return None;
+                }
+            }
+        }
+        Some(self.transmit(now, next, rate))
+    }
+
+    /// draft §3.4 CheckIfApplicationLimited.
+    fn check_app_limited(&mut self) {
+        let pipe = self.pipe();
+        let unsent = self.app_written.saturating_sub(self.snd_nxt);
+        let pending_rtx = (self.in_recovery || self.in_loss) && self.rule1().is_some();
+        if unsent < self.cfg.mss as u64 && !pending_rtx && pipe < self.cc.cwnd() {
+            self.app_limited_until = (self.delivered + pipe).max(1);
+        }
+    }
+
+    fn transmit(&mut self, now: Instant, next: Next, rate: Option<u64>) -> DataSegment {
+        let pipe_before = self.pipe();
+        if self.snd_nxt == self.snd_una {
+            // draft §3.2: start of a new flight.
+            self.first_sent_time = now;
+            self.delivered_time = now;
+        }
+        let (seq, len, retransmit) = match next {
+            Next::New(len) => {
+                let seq = self.snd_nxt;
+                self.segs.push_back(Seg {
+                    seq,
+                    len,
+                    sacked: false,
+                    lost: false,
+                    rtx: false,
+                    tx_time: now,
+                    retransmitted: false,
+                    delivered: 0,
+                    delivered_time: now,
+                    first_sent_time: now,
+                    app_limited: false,
+                    tx_in_flight: 0,
+                });
+                self.snd_nxt += len as u64;
+                (seq, len, false)
+            }
+            Next::Rtx { idx, kind } => {
+                let g = &mut self.segs[idx];
+                g.retransmitted = true;
+                if !g.rtx {
+                    g.rtx = true;
+                    self.rtx_bytes += g.len as u64;
+                }
+                let (seq, len, end) = (g.seq, g.len, g.end());
+                match kind {
+                    RtxKind::Fast => {
+                        self.fast_rtx_pending = false;
+                        self.high_rxt = end;
+                        self.rescue_rxt = Some(end);
+                    }
+                    RtxKind::Lost | RtxKind::Rule3 => self.high_rxt = self.high_rxt.max(end),
+                    RtxKind::Rescue => self.rescue_rxt = self.recovery_point,
+                }
+                self.retransmits += 1;
+                (seq, len, true)
+            }
+            _ => unreachable!(),
+        };
+        let in_flight = self.pipe();
+        let idx = self.segs.partition_point(|g| g.seq < seq);
+        let g = &mut self.segs[idx];
+        g.tx_time = now;
+        g.delivered = self.delivered;
+        g.delivered_time = self.delivered_time;
+        g.first_sent_time = self.first_sent_time;
+        g.app_limited = self.app_limited_until != 0;
+        g.tx_in_flight = pipe_before + len as u64;
+        self.bytes_sent += len as u64;
+        self.segments_sent += 1;
+        // RFC 6298 (5.1).
+        if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + self.rto());
+        }
+        if let Some(r) = rate {
+            let gap = (len as u128 * 1_000_000_000 / r as u128).min(u64::MAX as u128) as u64;
+            self.next_release = Some(now + Duration::from_nanos(gap));
+        }
+        self.cc.on_sent(now, len, in_flight);
+        DataSegment { seq, len, retransmit }
+    }
+
+    // ------------------------------------------------------------------ timers
+
+    /// min(RTO expiry, pacing release time when the last `poll_transmit` was held back by
+    /// pacing only).
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        match (self.rto_deadline, self.pacing_wait) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    pub fn handle_timeout(&mut self, now: Instant) {
+        if self.pacing_wait.is_some_and(|t| t <= now) {
+            self.pacing_wait = None;
+        }
+        let Some(deadline) = self.rto_deadline else { return };
+        if now < deadline {
+            return;
+        }
+        if self.snd_una == self.snd_nxt {
+            self.rto_deadline = None;
+            return;
+        }
+        // RFC 6298 (5.4)–(5.6), RFC 6675 §5.1.
+        self.rto_count += 1;
+        self.backoff = self.backoff.saturating_add(1);
+        let mut newly_lost = 0;
+        for g in self.segs.iter_mut() {
+            if !g.sacked {
+                if !g.lost {
+                    g.lost = true;
+                    newly_lost += g.len as u64;
+                }
+                g.rtx = false;
+            }
+        }
+        self.lost_bytes += newly_lost;
+        self.rtx_bytes = 0;
+        self.lost_marked_upto = self.snd_nxt;
+        self.high_rxt = self.snd_una;
+        self.in_recovery = false;
+        self.fast_rtx_pending = false;
+        self.in_loss = true;
+        self.recovery_point = Some(self.snd_nxt);
+        self.rescue_rxt = None;
+        self.dupacks = 0;
+        self.next_release = None;
+        self.cc.on_rto(now, self.snd_nxt - self.snd_una, self.cfg.mss);
+        self.rto_deadline = Some(now + self.rto());
+    }
+
+    pub fn stats(&self) -> SenderStats {
+        SenderStats {
+            cwnd: self.cc.cwnd(),
+            ssthresh: self.cc.ssthresh(),
+            srtt: self.srtt.unwrap_or(Duration::ZERO),
+            rttvar: self.rttvar,
+            min_rtt: self.min_rtt.unwrap_or(Duration::ZERO),
+            latest_rtt: self.latest_rtt,
+            rto: self.rto(),
+            bytes_in_flight: self.pipe(),
+            pacing_rate: self.pacing_rate_now().unwrap_or(0),
+            delivered: self.delivered,
+            bytes_sent: self.bytes_sent,
+            segments_sent: self.segments_sent,
+            retransmits: self.retransmits,
+            rto_count: self.rto_count,
+            fast_recovery_count: self.fast_recovery_count,
+            state: self.cc.state(),
+            app_bytes_acked: self.snd_una,
+            done: self.is_done(),
+            in_recovery: self.in_recovery,
+            in_loss: self.in_loss,
+        }
+    }
+
+    /// Recompute pipe from the scoreboard, as RFC 6675 SetPipe does (test cross-check).
+    #[cfg(test)]
+    pub(crate) fn set_pipe_slow(&self) -> u64 {
+        self.segs
+            .iter()
+            .filter(|g| !g.sacked)
+            .map(|g| (!g.lost as u64 + g.rtx as u64) * g.len as u64)
+            .sum()
+    }
+}
+
+#[cfg(test)]
+#[path = "tests.rs"]
+mod tests;

@@ -1,0 +1,289 @@
+//! TCP connections in the cell: the simulator as host of the sans-IO endpoints of
+//! `lasthop_algo::tcp`.
+//!
+//! A TCP flow is one connection between the server and a station. Data segments travel in the
+//! flow's direction, ACKs the other way, as real packets through the same wired link, AP queues
+//! and contended WiFi channel as everything else (uplink ACKs cost airtime and are aggregated).
+//! The host's duties: hand arriving segments and ACKs to the endpoints, pull what they want to
+//! send (`poll_transmit`, `poll_ack`), wake them at `poll_timeout`, and tell the sender how many
+//! of its bytes are still queued in its own host (TCP small queues): in the wired link's queue
+//! for a server-side sender, in the station's MAC queue until the Block Ack for a station.
+
+use super::{DropWhy, Ev, PktRef, TcpMeta, World};
+use crate::spec::FlowSpec;
+use lasthop_algo::cc::cubic::HyStartConfig;
+use lasthop_algo::cc::{BbrConfig, CcConfig, CubicConfig, NewRenoConfig};
+use lasthop_algo::tcp::{
+    ack_ip_len, data_ip_len, TcpReceiver, TcpReceiverConfig, TcpSender, TcpSenderConfig,
+};
+use lasthop_core::Instant;
+use std::collections::VecDeque;
+
+/// One connection and its host-side bookkeeping.
+pub(super) struct TcpConn {
+    pub sender: TcpSender,
+    pub receiver: TcpReceiver,
+    pub sender_at_server: bool,
+    pub cc_name: &'static str,
+    /// Bytes of this connection queued below the sender's socket.
+    pub queued_below: u64,
+    /// Server-side sender: (serialisation end, bytes) of its packets in the wired link.
+    departures: VecDeque<(Instant, u32)>,
+    /// The pending timer event and its generation.
+    timer: Option<Instant>,
+    timer_gen: u64,
+    /// A wake-up already scheduled for when the wired queue drains (server-side TSQ).
+    wake: Option<Instant>,
+    /// Finite transfers: application bytes to deliver, and when the last one arrived.
+    pub total_bytes: u64,
+    pub completed_at: Option<Instant>,
+    pub app_delivered: u64,
+}
+
+/// Build the endpoints of a TCP flow from its spec. The sender sits at the server for a
+/// downlink flow, at the station for an uplink flow.
+pub(super) fn new_conn(f: &FlowSpec, sender_at_server: bool, seed: u64) -> TcpConn {
+    let now = Instant(f.start_ns);
+    let mss = f.packet_size.saturating_sub(lasthop_algo::tcp::IP_TCP_HEADERS).max(64);
+    let (ccfg, name, pace_default) = match f.cc.as_str() {
+        "newreno" => (CcConfig::NewReno(NewRenoConfig::default()), "newreno", false),
+        "bbr" => (CcConfig::Bbr(BbrConfig { extra_acked: f.extra_acked, seed, ..BbrConfig::default() }), "bbr", true),
+        _ => {
+            let d = CubicConfig::default();
+            let hystart = HyStartConfig { enabled: f.hystart, paced: f.pacing.unwrap_or(false), ..d.hystart };
+            (CcConfig::Cubic(CubicConfig { hystart, ..d }), "cubic", false)
+        }
+    };
+    let scfg = TcpSenderConfig { mss, cc: ccfg, pacing: f.pacing.unwrap_or(pace_default), ..TcpSenderConfig::default() };
+    let rcfg = TcpReceiverConfig { mss, ..TcpReceiverConfig::default() };
+    let mut sender = TcpSender::new(scfg, now);
+    sender.app_write(if f.bytes == 0 { u64::MAX } else { f.bytes });
+    TcpConn {
+        sender,
+        receiver: TcpReceiver::new(rcfg),
+        sender_at_server,
+        cc_name: name,
+        queued_below: 0,
+        departures: VecDeque::new(),
+        timer: None,
+        timer_gen: 0,
+        wake: None,
+        total_bytes: f.bytes,
+        completed_at: None,
+        app_delivered: 0,
+    }
+}
+
+impl World {
+    pub fn is_tcp(&self, f: usize) -> bool {
+        self.tcp[f].is_some()
+    }
+
+    /// End-of-run summary of flow `f` if it is TCP.
+    pub fn tcp_out(&self, f: usize) -> Option<crate::output::TcpOut> {
+        let c = self.tcp[f].as_ref()?;
+        let s = c.sender.stats();
+        let start = self.flows[f].start;
+        Some(crate::output::TcpOut {
+            cc: c.cc_name.to_string(),
+            state: s.state.to_string(),
+            bytes: c.total_bytes,
+            completion_ns: c.completed_at.map(|t| (t - start).as_nanos()),
+            app_bytes_delivered: c.app_delivered,
+            retransmits: s.retransmits,
+            rto_count: s.rto_count,
+            fast_recoveries: s.fast_recovery_count,
+            cwnd_bytes: s.cwnd,
+            srtt_ns: s.srtt.as_nanos(),
+            min_rtt_ns: s.min_rtt.as_nanos(),
+        })
+    }
+
+    /// Start a TCP flow: the sender sends its first window.
+    pub(super) fn tcp_start(&mut self, f: u32) {
+        let now = self.q.now();
+        self.tcp_pump(f, now);
+    }
+
+    /// Let both endpoints of flow `f` act: send what they may, and re-arm their timer.
+    pub(super) fn tcp_pump(&mut self, f: u32, now: Instant) {
+        let stop = self.flows[f as usize].stop;
+        // Data segments.
+        loop {
+            let conn = self.tcp[f as usize].as_mut().expect("tcp flow");
+            if conn.sender_at_server {
+                while conn.departures.front().is_some_and(|&(t, _)| t <= now) {
+                    let (_, b) = conn.departures.pop_front().unwrap();
+                    conn.queued_below -= b as u64;
+                }
+            }
+            if now >= stop {
+                break;
+            }
+            let Some(seg) = conn.sender.poll_transmit(now, conn.queued_below) else { break };
+            let len = data_ip_len(seg.len);
+            let at_server = conn.sender_at_server;
+            conn.queued_below += len as u64;
+            let p = self.alloc(f, len, now);
+            self.pkts[p.id as usize].tcp = TcpMeta::Data(seg);
+            if seg.retransmit && now >= self.warmup {
+                self.ts_retx.add(f as usize, now.as_nanos(), 1.0);
+            }
+            if at_server {
+                self.tcp_server_send(f, p, now);
+            } else {
+                let sta = self.flows[f as usize].station;
+                self.station_enqueue(sta, p, now);
+            }
+        }
+        // ACKs.
+        loop {
+            let conn = self.tcp[f as usize].as_mut().expect("tcp flow");
+            let Some(ack) = conn.receiver.poll_ack(now) else { break };
+            let receiver_at_server = !conn.sender_at_server;
+            let p = self.alloc_control(f, ack_ip_len(ack.n_sack), now);
+            self.pkts[p.id as usize].tcp = TcpMeta::Ack(ack);
+            if receiver_at_server {
+                self.wired_send(p, super::Dir::Down, now);
+            } else {
+                let sta = self.flows[f as usize].station;
+                self.station_enqueue(sta, p, now);
+            }
+        }
+        self.tcp_arm(f, now);
+    }
+
+    /// A server-side data segment enters the wired link; remember when it leaves the link's
+    /// queue so the TSQ budget frees up then.
+    fn tcp_server_send(&mut self, f: u32, p: PktRef, now: Instant) {
+        let len = p.len;
+        match self.wired_down.send(now, len) {
+            crate::wired::WiredOutcome::Arrives(t) => {
+                let depart = t - self.wired_delay;
+                let conn = self.tcp[f as usize].as_mut().unwrap();
+                conn.departures.push_back((depart, len));
+                self.q.schedule(t.max(now), Ev::WiredArrive(p, super::Dir::Down));
+            }
+            _ => {
+                let conn = self.tcp[f as usize].as_mut().unwrap();
+                conn.queued_below -= len as u64;
+                self.drop_pkt(p, DropWhy::Wired);
+            }
+        }
+    }
+
+    /// Re-arm the connection's timer at the earliest of the endpoints' timeouts and, for a
+    /// server-side sender held back by its queued bytes, the next departure from the link.
+    fn tcp_arm(&mut self, f: u32, now: Instant) {
+        let conn = self.tcp[f as usize].as_mut().unwrap();
+        let mut t = match (conn.sender.poll_timeout(), conn.receiver.poll_timeout()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        if conn.sender_at_server {
+            if let Some(&(d, _)) = conn.departures.front() {
+                if conn.wake.is_none_or(|w| w > d) && !conn.sender.is_done() {
+                    conn.wake = Some(d);
+                    t = Some(t.map_or(d, |x| x.min(d)));
+                }
+            }
+        }
+        let Some(t) = t else { return };
+        let t = t.max(now);
+        if conn.timer == Some(t) {
+            return;
+        }
+        conn.timer = Some(t);
+        conn.timer_gen += 1;
+        let g = conn.timer_gen;
+        self.q.schedule(t, Ev::TcpTimer(f, g));
+    }
+
+    pub(super) fn on_tcp_timer(&mut self, f: u32, gen: u64) {
+        let now = self.q.now();
+        {
+            let conn = self.tcp[f as usize].as_mut().unwrap();
+            if conn.timer_gen != gen {
+                return;
+            }
+            conn.timer = None;
+            if conn.wake.is_some_and(|w| w <= now) {
+                conn.wake = None;
+            }
+            conn.sender.handle_timeout(now);
+            conn.receiver.handle_timeout(now);
+        }
+        self.tcp_pump(f, now);
+    }
+
+    /// A TCP packet of flow `f` arrived at its endpoint (the server, or the flow's station).
+    pub(super) fn tcp_arrive(&mut self, p: PktRef, t: Instant) {
+        let pk = self.pkts[p.id as usize];
+        let f = pk.flow;
+        match pk.tcp {
+            TcpMeta::Data(seg) => {
+                let newly = self.tcp[f as usize].as_mut().unwrap().receiver.handle_segment(t, &seg);
+                if t >= self.warmup {
+                    let d = (t - pk.created).as_nanos();
+                    let c = &mut self.counters[f as usize];
+                    c.delivered_packets += 1;
+                    c.delivered_bytes += newly;
+                    c.delay.record(d);
+                    self.ts_goodput.add(f as usize, t.as_nanos(), newly as f64 * 8.0);
+                    self.ts_delay_sum.add(f as usize, t.as_nanos(), d as f64);
+                    self.ts_delay_n.add(f as usize, t.as_nanos(), 1.0);
+                }
+                let conn = self.tcp[f as usize].as_mut().unwrap();
+                conn.app_delivered += newly;
+                if conn.total_bytes > 0 && conn.completed_at.is_none() && conn.app_delivered >= conn.total_bytes {
+                    conn.completed_at = Some(t);
+                }
+            }
+            TcpMeta::Ack(ack) => {
+                let conn = self.tcp[f as usize].as_mut().unwrap();
+                conn.sender.handle_ack(t, &ack);
+                let s = conn.sender.stats();
+                let tn = t.as_nanos();
+                let fi = f as usize;
+                self.ts_cwnd.set(fi, tn, s.cwnd as f64);
+                self.ts_inflight.set(fi, tn, s.bytes_in_flight as f64);
+                self.ts_pacing.set(fi, tn, s.pacing_rate as f64 * 8.0);
+                if let Some(r) = s.latest_rtt {
+                    self.ts_rtt_sum.add(fi, tn, r.as_nanos() as f64);
+                    self.ts_rtt_n.add(fi, tn, 1.0);
+                }
+            }
+            TcpMeta::None => unreachable!("non-TCP packet on a TCP flow"),
+        }
+        self.release(p);
+        let now = self.q.now();
+        self.tcp_pump(f, now.max(t));
+    }
+
+    /// A station-side sender's segment left the station's MAC (Block Ack received or dropped):
+    /// its bytes no longer count against TCP small queues.
+    pub(super) fn tcp_station_sent(&mut self, p: PktRef) {
+        let pk = self.pkts[p.id as usize];
+        if let (TcpMeta::Data(_), Some(conn)) = (pk.tcp, self.tcp[pk.flow as usize].as_mut()) {
+            if !conn.sender_at_server && !pk.ghost {
+                conn.queued_below = conn.queued_below.saturating_sub(p.len as u64);
+                self.tcp_dirty.push(pk.flow);
+            }
+        }
+    }
+
+    /// Pump the connections whose queued bytes drained during an exchange.
+    pub(super) fn tcp_pump_dirty(&mut self, now: Instant) {
+        if self.tcp_dirty.is_empty() {
+            return;
+        }
+        let mut dirty = std::mem::take(&mut self.tcp_dirty);
+        dirty.sort_unstable();
+        dirty.dedup();
+        for &f in &dirty {
+            self.tcp_pump(f, now);
+        }
+        dirty.clear();
+        self.tcp_dirty = dirty;
+    }
+}

@@ -1,0 +1,164 @@
+//! TCP over the cell: the behaviours the transport issue asks for, end to end through the
+//! wired link, the AP queue and the contended WiFi channel. Figures are printed
+//! (`cargo test -p lasthop-sim --release --test tcp -- --nocapture`).
+
+mod common;
+use common::*;
+use serde_json::{json, Value};
+
+fn tcp_flow(sta: u32, dir: &str, cc: &str, stop_ns: u64) -> Value {
+    json!({"station": sta, "direction": dir, "pattern": "tcp", "rate_bps": 0, "packet_size": 1500,
+           "start_ns": 0, "stop_ns": stop_ns, "cc": cc, "bytes": 0, "pacing": null,
+           "hystart": true, "extra_acked": true})
+}
+
+fn vht_cell(secs: u64) -> Value {
+    let mut s = base("vht", 80, 800);
+    s["sim"]["duration_ns"] = json!(secs * 1_000_000_000);
+    s["sim"]["warmup_ns"] = json!(2_000_000_000u64);
+    s["mac"]["beacon_interval_ns"] = json!(102_400_000u64);
+    s["wired"]["delay_ns"] = json!(5_000_000u64); // 10 ms base RTT
+    s["stations"] = json!([station(9, 2)]);
+    s
+}
+
+fn goodput(d: &Value, f: usize) -> f64 {
+    d["flows"][f]["goodput_bps"].as_f64().unwrap()
+}
+
+fn mean_rtt_ms(d: &Value, f: usize, from_bin: usize) -> f64 {
+    let r: Vec<f64> = d["timeseries"]["flow_rtt_ns"][f].as_array().unwrap()[from_bin..]
+        .iter().map(|v| v.as_f64().unwrap()).filter(|&v| v > 0.0).collect();
+    r.iter().sum::<f64>() / r.len().max(1) as f64 / 1e6
+}
+
+/// One CUBIC download over VHT MCS 9 NSS 2 with a 1000-packet AP FIFO fills the link and the
+/// buffer: the RTT grows to about base + buffer / rate.
+///
+/// Goodput: every 64-MPDU downlink A-MPDU (~1.22 ms of exchange) is followed by one uplink
+/// exchange carrying the ACKs (AIFS + backoff + PPDU + Block Ack ≈ 0.23 ms), so TCP gets at most
+/// ~64·1448·8 bits per ~1.45 ms ≈ 82 % of the UDP goodput (IP bytes) on this link; the
+/// transport issue's 90 % would need A-MSDU, which the model does not have yet. The test holds
+/// TCP to 78 % of UDP: within a few percent of that bound.
+#[test]
+fn cubic_fills_the_link_and_the_buffer() {
+    let secs = 12;
+    let mut udp = vht_cell(secs);
+    udp["flows"] = json!([flow(0, "down", "saturated", 0, 1500, secs * 1_000_000_000)]);
+    let u = run(&udp, 1);
+    let mut t = vht_cell(secs);
+    t["flows"] = json!([tcp_flow(0, "down", "cubic", secs * 1_000_000_000)]);
+    let d = run(&t, 1);
+    let (gu, gt) = (goodput(&u, 0), goodput(&d, 0));
+    let rtt = mean_rtt_ms(&d, 0, 50);
+    // buffer/rate: 1000 packets of 1500 B at the UDP goodput
+    let expect_rtt = 10.0 + 1000.0 * 1500.0 * 8.0 / gu * 1e3;
+    eprintln!("UDP {:.1} Mb/s, CUBIC {:.1} Mb/s ({:.1}%), mean RTT {rtt:.1} ms (base + buffer/rate = {expect_rtt:.1} ms), tcp: {}",
+        gu / 1e6, gt / 1e6, gt / gu * 100.0, d["flows"][0]["tcp"]);
+    assert!(gt >= 0.78 * gu, "CUBIC goodput {gt} < 78% of UDP {gu}");
+    assert!(rtt > 0.5 * expect_rtt && rtt < 1.5 * expect_rtt, "RTT {rtt} ms vs {expect_rtt} ms");
+}
+
+/// TARGETS W6: a 6.5 Mb/s link (HT MCS 0, no aggregation) behind a 1000-packet FIFO: one bulk
+/// CUBIC flow drives the RTT above 1.5 s (bufferbloat).
+#[test]
+fn bufferbloat_on_a_slow_link() {
+    let secs = 30;
+    let mut s = base("ht", 20, 800);
+    s["mac"]["aggregation"] = json!(false);
+    s["mac"]["max_ampdu_mpdus"] = json!(1);
+    s["sim"]["duration_ns"] = json!(secs * 1_000_000_000);
+    s["sim"]["bin_ns"] = json!(1_000_000_000u64);
+    s["stations"] = json!([station(0, 1)]);
+    s["flows"] = json!([tcp_flow(0, "down", "cubic", secs * 1_000_000_000)]);
+    let d = run(&s, 1);
+    let rtt = mean_rtt_ms(&d, 0, 15);
+    eprintln!("6.5 Mb/s: goodput {:.2} Mb/s, mean RTT after 15 s {rtt:.0} ms", goodput(&d, 0) / 1e6);
+    assert!(rtt > 1500.0, "RTT {rtt} ms");
+}
+
+/// TARGETS V4: BBR over a WiFi bottleneck with the aggregation estimator off gets about
+/// B·r/R (B: link rate, r: min RTT, R: mean RTT); with it on, most of the gap closes.
+#[test]
+fn bbr_and_the_aggregation_estimator() {
+    let secs = 12;
+    let mut udp = vht_cell(secs);
+    udp["wired"]["delay_ns"] = json!(1_000_000u64);
+    udp["flows"] = json!([flow(0, "down", "saturated", 0, 1500, secs * 1_000_000_000)]);
+    let b = goodput(&run(&udp, 1), 0);
+    let mut res = Vec::new();
+    for extra in [false, true] {
+        let mut s = vht_cell(secs);
+        s["wired"]["delay_ns"] = json!(1_000_000u64);
+        let mut f = tcp_flow(0, "down", "bbr", secs * 1_000_000_000);
+        f["extra_acked"] = json!(extra);
+        s["flows"] = json!([f]);
+        let d = run(&s, 1);
+        let g = goodput(&d, 0);
+        let r = d["flows"][0]["tcp"]["min_rtt_ns"].as_f64().unwrap() / 1e6;
+        let big_r = mean_rtt_ms(&d, 0, 20);
+        let model = b * r / big_r;
+        eprintln!("BBR extra_acked={extra}: {:.1} Mb/s of B = {:.1} Mb/s; r = {r:.2} ms, R = {big_r:.2} ms, B·r/R = {:.1} Mb/s",
+            g / 1e6, b / 1e6, model / 1e6);
+        res.push(g);
+    }
+    assert!(res[1] > res[0], "the estimator should help: {res:?}");
+    assert!(res[1] > 0.7 * b, "BBR with extra_acked far below the link rate: {res:?} vs {b}");
+}
+
+/// Wired loss 0 … 5 %: CUBIC's goodput collapses (loss-based), BBR keeps most of the rate at
+/// 1 % and far more than CUBIC at every loss rate (model-based; it ignores random loss except
+/// for packet conservation in recovery).
+#[test]
+fn wired_loss_hurts_cubic_not_bbr() {
+    let secs = 10;
+    let mut g = Vec::new();
+    for loss in [0.0, 0.01, 0.05] {
+        let mut row = Vec::new();
+        for cc in ["cubic", "bbr"] {
+            let mut s = vht_cell(secs);
+            s["wired"]["loss"] = json!(loss);
+            s["flows"] = json!([tcp_flow(0, "down", cc, secs * 1_000_000_000)]);
+            row.push(goodput(&run(&s, 2), 0));
+        }
+        eprintln!("wired loss {:.0}%: CUBIC {:.1} Mb/s, BBR {:.1} Mb/s", loss * 100.0, row[0] / 1e6, row[1] / 1e6);
+        g.push(row);
+    }
+    assert!(g[1][0] < 0.2 * g[0][0] && g[2][0] < g[1][0], "CUBIC should fall with loss: {g:?}");
+    assert!(g[1][1] > 0.4 * g[0][1], "BBR should keep most of its rate at 1% loss: {g:?}");
+    for row in &g[1..] {
+        assert!(row[1] > 5.0 * row[0], "BBR should hold far better than CUBIC: {g:?}");
+    }
+}
+
+/// Four CUBIC downloads to four stations: fair shares, and the uplink ACKs cost airtime.
+#[test]
+fn four_flows_fairness_and_ack_airtime() {
+    let secs = 12;
+    let mut s = vht_cell(secs);
+    s["stations"] = json!([station(9, 2), station(9, 2), station(9, 2), station(9, 2)]);
+    s["flows"] = json!((0..4).map(|i| tcp_flow(i, "down", "cubic", secs * 1_000_000_000)).collect::<Vec<_>>());
+    let d = run(&s, 3);
+    let g: Vec<f64> = (0..4).map(|i| goodput(&d, i)).collect();
+    let jfi = g.iter().sum::<f64>().powi(2) / (4.0 * g.iter().map(|x| x * x).sum::<f64>());
+    let ack_air: Vec<f64> = (0..4).map(|i| d["stations"][i]["airtime_tx_ns"].as_f64().unwrap()).collect();
+    eprintln!("goodputs {:?} Mb/s, JFI {jfi:.3}, uplink (ACK) airtime {:?} ms",
+        g.iter().map(|x| (x / 1e5).round() / 10.0).collect::<Vec<_>>(), ack_air.iter().map(|x| (x / 1e5).round() / 10.0).collect::<Vec<_>>());
+    assert!(jfi > 0.9, "JFI {jfi}");
+    assert!(ack_air.iter().all(|&a| a > 0.0));
+}
+
+/// An uplink transfer of a fixed size completes, and its completion time is reported.
+#[test]
+fn finite_uplink_transfer_completes() {
+    let mut s = vht_cell(6);
+    s["sim"]["warmup_ns"] = json!(0);
+    let mut f = tcp_flow(0, "up", "newreno", 6_000_000_000);
+    f["bytes"] = json!(10_000_000u64);
+    s["flows"] = json!([f]);
+    let d = run(&s, 1);
+    let t = &d["flows"][0]["tcp"];
+    eprintln!("10 MB up: {}", t);
+    assert_eq!(t["app_bytes_delivered"].as_u64().unwrap(), 10_000_000);
+    assert!(t["completion_ns"].as_u64().is_some());
+}
