@@ -136,7 +136,8 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "wired": ("rate", "delay", "queue_limit", "loss"),
     "stations": ("count", "mcs", "nss", "error_model", "per", "snr_db", "queue_limit"),
     "flows": ("stations", "direction", "pattern", "rate", "packet_size", "start", "stop",
-              "cc", "bytes", "pacing", "hystart", "extra_acked"),
+              "cc", "bytes", "pacing", "hystart", "extra_acked", "app", "request_bytes",
+              "response_bytes", "think_time", "requests"),
 }
 
 
@@ -475,7 +476,8 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
             rate = 0  # not used by saturated/TCP flows; the normalized spec keeps every key
         else:
             rate = t.rate("rate", MISSING)
-        tcp_keys = ("cc", "bytes", "pacing", "hystart", "extra_acked")
+        tcp_keys = ("cc", "bytes", "pacing", "hystart", "extra_acked", "app", "request_bytes",
+                    "response_bytes", "think_time", "requests")
         if pattern != "tcp":
             for k in tcp_keys:
                 if t.has(k):
@@ -485,6 +487,18 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
         pacing = t.get_bool("pacing", None) if pattern == "tcp" else None
         hystart = t.get_bool("hystart", True) if pattern == "tcp" else True
         extra_acked = t.get_bool("extra_acked", True) if pattern == "tcp" else True
+        app = t.choice("app", "bulk", ("bulk", "request_response")) if pattern == "tcp" else "bulk"
+        rr_keys = ("request_bytes", "response_bytes", "think_time", "requests")
+        if app != "request_response":
+            for k in rr_keys:
+                if t.has(k):
+                    raise t.fail(k, 'only with app = "request_response"')
+        elif t.has("bytes"):
+            raise t.fail("bytes", 'only with app = "bulk" (request/response sizes are request_bytes and response_bytes)')
+        request_bytes = t.get_int("request_bytes", 300, 1) if app == "request_response" else 0
+        response_bytes = t.get_int("response_bytes", MISSING, 1) if app == "request_response" else 0
+        think = t.duration("think_time", 0) if app == "request_response" else 0
+        requests = t.get_int("requests", 0, 0) if app == "request_response" else 0
         if pattern == "tcp" and cc != "cubic" and t.has("hystart"):
             raise t.fail("hystart", 'only with cc = "cubic"')
         if pattern == "tcp" and cc != "bbr" and t.has("extra_acked"):
@@ -500,7 +514,9 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
             flows.append({"station": s, "direction": direction, "pattern": pattern,
                           "rate_bps": rate, "packet_size": size, "start_ns": start,
                           "stop_ns": stop, "cc": cc, "bytes": nbytes, "pacing": pacing,
-                          "hystart": hystart, "extra_acked": extra_acked})
+                          "hystart": hystart, "extra_acked": extra_acked, "app": app,
+                          "request_bytes": request_bytes, "response_bytes": response_bytes,
+                          "think_time_ns": think, "requests": requests})
             flow_table.append(fi)
 
     normalized = {

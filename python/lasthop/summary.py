@@ -73,6 +73,25 @@ def summarize(doc: dict[str, Any], wall_s: float | None = None) -> str:
                          "p95 ms", "p99 ms", "loss %"], rows)
         total = sum(_num(f.get("goodput_bps")) or 0.0 for f in flows)
         lines.append(f"  total goodput {total * 1e-6:.2f} Mb/s")
+        tcp = [f for f in flows if f.get("tcp")]
+        if tcp:
+            lines.append("tcp (goodput is payload; delays are one-way per data segment)")
+            trows = []
+            for f in tcp:
+                t = f["tcp"]
+                if t.get("requests_completed") is not None:
+                    rt = t.get("response_time_ns") or {}
+                    app = (f"{t['requests_completed']} requests, response p50 {_fmt(rt.get('p50'), 1e-6, 1)} ms"
+                           f" p95 {_fmt(rt.get('p95'), 1e-6, 1)} ms")
+                elif t.get("bytes"):
+                    done = t.get("completion_ns")
+                    app = (f"{t['bytes'] / 1e6:g} MB in {done / 1e9:.3f} s" if done is not None
+                           else f"{t['bytes'] / 1e6:g} MB, {t.get('app_bytes_delivered', 0) / 1e6:.2f} MB delivered")
+                else:
+                    app = "bulk"
+                trows.append([str(f.get("id")), t.get("cc", "?"), t.get("state", "?"), _fmt(t.get("srtt_ns"), 1e-6, 1),
+                              _fmt(t.get("min_rtt_ns"), 1e-6, 1), str(t.get("retransmits", 0)), str(t.get("rto_count", 0)), app])
+            lines += _table(["flow", "cc", "state", "srtt ms", "min rtt ms", "retx", "RTOs", "application"], trows)
 
     stations = data.get("stations") or []
     if stations:

@@ -104,7 +104,8 @@ pattern = "saturated"
                              "start_ns": 100_000_000, "stop_ns": 1_000_000_000,
                              # TCP keys are present, at their defaults, on every normalized flow
                              "cc": "cubic", "bytes": 0, "pacing": None, "hystart": True,
-                             "extra_acked": True}
+                             "extra_acked": True, "app": "bulk", "request_bytes": 0,
+                             "response_bytes": 0, "think_time_ns": 0, "requests": 0}
     assert n["flows"][6]["rate_bps"] == 0 and n["flows"][6]["pattern"] == "saturated"
     assert s.map_path("stations[2].mcs") == "stations[0].mcs"
     assert s.map_path("stations[3].nss") == "stations[1].nss"
@@ -229,3 +230,14 @@ def test_tcp_and_cross_flows_normalize(tmp_path):
     f0, f1 = s.normalized["flows"]
     assert (f0["pattern"], f0["cc"], f0["bytes"], f0["extra_acked"], f0["rate_bps"]) == ("tcp", "bbr", 1_000_000, False, 0)
     assert (f1["direction"], f1["pattern"], f1["rate_bps"]) == ("cross", "cbr", 10_000_000)
+
+
+def test_request_response_flow_normalizes():
+    from lasthop.spec import load_spec_text
+    s = load_spec_text(
+        'name = "rr"\n[sim]\nduration = "1s"\n[phy]\nstandard = "vht"\n[[stations]]\nmcs = 7\n'
+        '[[flows]]\nstations = 0\npattern = "tcp"\napp = "request_response"\nresponse_bytes = 100000\n'
+        'think_time = "20ms"\nrequests = 5\n')
+    f = s.normalized["flows"][0]
+    assert (f["app"], f["request_bytes"], f["response_bytes"], f["think_time_ns"], f["requests"]) == \
+        ("request_response", 300, 100_000, 20_000_000, 5)

@@ -72,6 +72,12 @@ pub struct TcpOut {
     pub cwnd_bytes: u64,
     pub srtt_ns: u64,
     pub min_rtt_ns: u64,
+    /// Request/response flows: requests answered, and response times (request issued → last
+    /// response byte delivered in order) of those answered in the measurement window.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requests_completed: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub response_time_ns: Option<DelaySummary>,
 }
 
 #[derive(Serialize, Debug, Clone)]

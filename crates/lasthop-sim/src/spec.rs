@@ -115,6 +115,24 @@ pub struct FlowSpec {
     /// TCP BBR: the ACK-aggregation (extra_acked) estimator.
     #[serde(default = "yes")]
     pub extra_acked: bool,
+    /// TCP application: "bulk" or "request_response".
+    #[serde(default = "default_app")]
+    pub app: String,
+    /// request_response: bytes per request (client → server) and per response.
+    #[serde(default)]
+    pub request_bytes: u64,
+    #[serde(default)]
+    pub response_bytes: u64,
+    /// request_response: pause between a response and the next request.
+    #[serde(default)]
+    pub think_time_ns: u64,
+    /// request_response: requests to issue (0 = until the flow stops).
+    #[serde(default)]
+    pub requests: u64,
+}
+
+fn default_app() -> String {
+    "bulk".into()
 }
 
 fn default_cc() -> String {
@@ -314,6 +332,12 @@ impl Spec {
                     }
                     if !["newreno", "cubic", "bbr"].contains(&f.cc.as_str()) {
                         bad(&format!("flows[{i}].cc"), format!("{:?}", f.cc), "one of \"newreno\", \"cubic\", \"bbr\"".into());
+                    }
+                    if f.app != "bulk" && f.app != "request_response" {
+                        bad(&format!("flows[{i}].app"), format!("{:?}", f.app), "\"bulk\" or \"request_response\"".into());
+                    }
+                    if f.app == "request_response" && (f.request_bytes == 0 || f.response_bytes == 0) {
+                        bad(&format!("flows[{i}].response_bytes"), f.response_bytes.to_string(), "request_bytes and response_bytes > 0".into());
                     }
                     if f.packet_size < 120 {
                         bad(&format!("flows[{i}].packet_size"), f.packet_size.to_string(), "at least 120 bytes for TCP (52 bytes of headers)".into());

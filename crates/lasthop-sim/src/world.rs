@@ -57,12 +57,13 @@ struct Pkt {
     tcp: TcpMeta,
 }
 
-/// The TCP content of a packet.
+/// The TCP content of a packet. `rev` marks the request connection of a request/response
+/// flow (client → server), the other direction of the flow's main connection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum TcpMeta {
     None,
-    Data(DataSegment),
-    Ack(AckSegment),
+    Data { seg: DataSegment, rev: bool },
+    Ack { ack: AckSegment, rev: bool },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -567,7 +568,9 @@ impl World {
     /// [warmup, end]; offered load counts packets created inside it.
     fn drop_pkt(&mut self, p: PktRef, why: DropWhy) {
         let pk = self.pkts[p.id as usize];
-        if self.q.now() >= self.warmup && !pk.ghost && !matches!(pk.tcp, TcpMeta::Ack(_)) {
+        // Flow counters follow the flow's payload: UDP packets and the main connection's data.
+        let counted = matches!(pk.tcp, TcpMeta::None | TcpMeta::Data { rev: false, .. });
+        if self.q.now() >= self.warmup && !pk.ghost && counted {
             let c = &mut self.counters[self.pkts[p.id as usize].flow as usize];
             match why {
                 DropWhy::Queue => c.dropped_queue += 1,

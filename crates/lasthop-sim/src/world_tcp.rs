@@ -8,6 +8,14 @@
 //! send (`poll_transmit`, `poll_ack`), wake them at `poll_timeout`, and tell the sender how many
 //! of its bytes are still queued in its own host (TCP small queues): in the wired link's queue
 //! for a server-side sender, in the station's MAC queue until the Block Ack for a station.
+//!
+//! Applications: bulk transfer (unlimited, or N bytes with a completion time), and
+//! request/response: the client (the main connection's receiver) sends `request_bytes`, the
+//! server answers with `response_bytes` once the whole request is in, the client waits
+//! `think_time` after the whole response and asks again. Requests travel on a second
+//! connection in the opposite direction (two unidirectional connections, ACKs not piggybacked
+//! on data — a simplification of one bidirectional HTTP/1.1-style connection). The response
+//! time of each request (request issued → last response byte in order) is recorded.
 
 use super::{DropWhy, Ev, PktRef, TcpMeta, World};
 use crate::spec::FlowSpec;
@@ -16,7 +24,8 @@ use lasthop_algo::cc::{BbrConfig, CcConfig, CubicConfig, NewRenoConfig};
 use lasthop_algo::tcp::{
     ack_ip_len, data_ip_len, TcpReceiver, TcpReceiverConfig, TcpSender, TcpSenderConfig,
 };
-use lasthop_core::Instant;
+use crate::metrics::LogHistogram;
+use lasthop_core::{Duration, Instant};
 use std::collections::VecDeque;
 
 /// One connection and its host-side bookkeeping.
@@ -38,11 +47,54 @@ pub(super) struct TcpConn {
     pub total_bytes: u64,
     pub completed_at: Option<Instant>,
     pub app_delivered: u64,
+    pub rr: Option<Box<ReqResp>>,
+}
+
+/// The request side of a request/response flow.
+pub(super) struct ReqResp {
+    pub req_bytes: u64,
+    pub resp_bytes: u64,
+    pub think: Duration,
+    /// Requests to issue; 0 = until the flow stops.
+    pub max_requests: u64,
+    /// Client → server connection carrying the requests (its sender sits with the main
+    /// connection's receiver). No TCP small-queues accounting: requests are small.
+    pub sender: TcpSender,
+    pub receiver: TcpReceiver,
+    pub issued: u64,
+    pub completed: u64,
+    /// Request bytes the server has received in order, and responses it has written.
+    pub req_received: u64,
+    pub responses_written: u64,
+    /// When the client issues its next request (after the think time).
+    pub next_issue: Option<Instant>,
+    /// Issue times of the requests not yet answered.
+    pub outstanding: VecDeque<Instant>,
+    pub response_time: LogHistogram,
 }
 
 /// Build the endpoints of a TCP flow from its spec. The sender sits at the server for a
 /// downlink flow, at the station for an uplink flow.
 pub(super) fn new_conn(f: &FlowSpec, sender_at_server: bool, seed: u64) -> TcpConn {
+    let rr = (f.app == "request_response").then(|| {
+        let mss = f.packet_size.saturating_sub(lasthop_algo::tcp::IP_TCP_HEADERS).max(64);
+        let scfg = TcpSenderConfig { mss, ..TcpSenderConfig::default() };
+        Box::new(ReqResp {
+            req_bytes: f.request_bytes,
+            resp_bytes: f.response_bytes,
+            think: Duration(f.think_time_ns),
+            max_requests: f.requests,
+            sender: TcpSender::new(scfg, Instant(f.start_ns)),
+            receiver: TcpReceiver::new(TcpReceiverConfig { mss, ..TcpReceiverConfig::default() }),
+            issued: 0,
+            completed: 0,
+            req_received: 0,
+            responses_written: 0,
+            next_issue: Some(Instant(f.start_ns)),
+            outstanding: VecDeque::new(),
+            response_time: LogHistogram::new(),
+        })
+    });
     let now = Instant(f.start_ns);
     let mss = f.packet_size.saturating_sub(lasthop_algo::tcp::IP_TCP_HEADERS).max(64);
     let (ccfg, name, pace_default) = match f.cc.as_str() {
@@ -57,7 +109,9 @@ pub(super) fn new_conn(f: &FlowSpec, sender_at_server: bool, seed: u64) -> TcpCo
     let scfg = TcpSenderConfig { mss, cc: ccfg, pacing: f.pacing.unwrap_or(pace_default), ..TcpSenderConfig::default() };
     let rcfg = TcpReceiverConfig { mss, ..TcpReceiverConfig::default() };
     let mut sender = TcpSender::new(scfg, now);
-    sender.app_write(if f.bytes == 0 { u64::MAX } else { f.bytes });
+    if rr.is_none() {
+        sender.app_write(if f.bytes == 0 { u64::MAX } else { f.bytes });
+    }
     TcpConn {
         sender,
         receiver: TcpReceiver::new(rcfg),
@@ -71,6 +125,7 @@ pub(super) fn new_conn(f: &FlowSpec, sender_at_server: bool, seed: u64) -> TcpCo
         total_bytes: f.bytes,
         completed_at: None,
         app_delivered: 0,
+        rr,
     }
 }
 
@@ -96,6 +151,8 @@ impl World {
             cwnd_bytes: s.cwnd,
             srtt_ns: s.srtt.as_nanos(),
             min_rtt_ns: s.min_rtt.as_nanos(),
+            requests_completed: c.rr.as_ref().map(|r| r.completed),
+            response_time_ns: c.rr.as_ref().map(|r| r.response_time.summary()),
         })
     }
 
@@ -125,7 +182,7 @@ impl World {
             let at_server = conn.sender_at_server;
             conn.queued_below += len as u64;
             let p = self.alloc(f, len, now);
-            self.pkts[p.id as usize].tcp = TcpMeta::Data(seg);
+            self.pkts[p.id as usize].tcp = TcpMeta::Data { seg, rev: false };
             if seg.retransmit && now >= self.warmup {
                 self.ts_retx.add(f as usize, now.as_nanos(), 1.0);
             }
@@ -142,7 +199,7 @@ impl World {
             let Some(ack) = conn.receiver.poll_ack(now) else { break };
             let receiver_at_server = !conn.sender_at_server;
             let p = self.alloc_control(f, ack_ip_len(ack.n_sack), now);
-            self.pkts[p.id as usize].tcp = TcpMeta::Ack(ack);
+            self.pkts[p.id as usize].tcp = TcpMeta::Ack { ack, rev: false };
             if receiver_at_server {
                 self.wired_send(p, super::Dir::Down, now);
             } else {
@@ -150,7 +207,49 @@ impl World {
                 self.station_enqueue(sta, p, now);
             }
         }
+        if self.tcp[f as usize].as_ref().unwrap().rr.is_some() {
+            self.tcp_pump_requests(f, now, stop);
+        }
         self.tcp_arm(f, now);
+    }
+
+    /// The request connection of a request/response flow: issue the next request when its
+    /// think time is over, then send request segments (client) and the ACKs of requests (server).
+    fn tcp_pump_requests(&mut self, f: u32, now: Instant, stop: Instant) {
+        let sta = self.flows[f as usize].station;
+        let conn = self.tcp[f as usize].as_mut().unwrap();
+        // The client sits where the main connection's receiver is.
+        let client_at_server = !conn.sender_at_server;
+        let rr = conn.rr.as_mut().unwrap();
+        if rr.next_issue.is_some_and(|t| t <= now) && now < stop {
+            rr.next_issue = None;
+            rr.issued += 1;
+            rr.outstanding.push_back(now);
+            rr.sender.app_write(rr.req_bytes);
+        }
+        loop {
+            let rr = self.tcp[f as usize].as_mut().unwrap().rr.as_mut().unwrap();
+            let Some(seg) = rr.sender.poll_transmit(now, 0) else { break };
+            let p = self.alloc_control(f, data_ip_len(seg.len), now);
+            self.pkts[p.id as usize].tcp = TcpMeta::Data { seg, rev: true };
+            if client_at_server {
+                self.wired_send(p, super::Dir::Down, now);
+            } else {
+                self.station_enqueue(sta, p, now);
+            }
+        }
+        loop {
+            let rr = self.tcp[f as usize].as_mut().unwrap().rr.as_mut().unwrap();
+            let Some(ack) = rr.receiver.poll_ack(now) else { break };
+            let p = self.alloc_control(f, ack_ip_len(ack.n_sack), now);
+            self.pkts[p.id as usize].tcp = TcpMeta::Ack { ack, rev: true };
+            // The request receiver (server side of the exchange) is where the main sender is.
+            if client_at_server {
+                self.station_enqueue(sta, p, now);
+            } else {
+                self.wired_send(p, super::Dir::Down, now);
+            }
+        }
     }
 
     /// A server-side data segment enters the wired link; remember when it leaves the link's
@@ -176,10 +275,13 @@ impl World {
     /// server-side sender held back by its queued bytes, the next departure from the link.
     fn tcp_arm(&mut self, f: u32, now: Instant) {
         let conn = self.tcp[f as usize].as_mut().unwrap();
-        let mut t = match (conn.sender.poll_timeout(), conn.receiver.poll_timeout()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
+        let mut t = [conn.sender.poll_timeout(), conn.receiver.poll_timeout()]
+            .into_iter()
+            .chain(conn.rr.as_ref().map_or([None; 3], |rr| {
+                [rr.sender.poll_timeout(), rr.receiver.poll_timeout(), rr.next_issue]
+            }))
+            .flatten()
+            .min();
         if conn.sender_at_server {
             if let Some(&(d, _)) = conn.departures.front() {
                 if conn.wake.is_none_or(|w| w > d) && !conn.sender.is_done() {
@@ -212,6 +314,10 @@ impl World {
             }
             conn.sender.handle_timeout(now);
             conn.receiver.handle_timeout(now);
+            if let Some(rr) = conn.rr.as_mut() {
+                rr.sender.handle_timeout(now);
+                rr.receiver.handle_timeout(now);
+            }
         }
         self.tcp_pump(f, now);
     }
@@ -220,31 +326,56 @@ impl World {
     pub(super) fn tcp_arrive(&mut self, p: PktRef, t: Instant) {
         let pk = self.pkts[p.id as usize];
         let f = pk.flow;
+        let fi = f as usize;
         match pk.tcp {
-            TcpMeta::Data(seg) => {
-                let newly = self.tcp[f as usize].as_mut().unwrap().receiver.handle_segment(t, &seg);
+            TcpMeta::Data { seg, rev: false } => {
+                let newly = self.tcp[fi].as_mut().unwrap().receiver.handle_segment(t, &seg);
                 if t >= self.warmup {
                     let d = (t - pk.created).as_nanos();
-                    let c = &mut self.counters[f as usize];
+                    let c = &mut self.counters[fi];
                     c.delivered_packets += 1;
                     c.delivered_bytes += newly;
                     c.delay.record(d);
-                    self.ts_goodput.add(f as usize, t.as_nanos(), newly as f64 * 8.0);
-                    self.ts_delay_sum.add(f as usize, t.as_nanos(), d as f64);
-                    self.ts_delay_n.add(f as usize, t.as_nanos(), 1.0);
+                    self.ts_goodput.add(fi, t.as_nanos(), newly as f64 * 8.0);
+                    self.ts_delay_sum.add(fi, t.as_nanos(), d as f64);
+                    self.ts_delay_n.add(fi, t.as_nanos(), 1.0);
                 }
-                let conn = self.tcp[f as usize].as_mut().unwrap();
+                let counted = t >= self.warmup;
+                let conn = self.tcp[fi].as_mut().unwrap();
                 conn.app_delivered += newly;
                 if conn.total_bytes > 0 && conn.completed_at.is_none() && conn.app_delivered >= conn.total_bytes {
                     conn.completed_at = Some(t);
                 }
+                // Request/response: whole responses complete requests.
+                if let Some(rr) = conn.rr.as_mut() {
+                    while rr.resp_bytes > 0 && conn.app_delivered >= (rr.completed + 1) * rr.resp_bytes {
+                        rr.completed += 1;
+                        let issued = rr.outstanding.pop_front().unwrap_or(t);
+                        if counted {
+                            rr.response_time.record((t - issued).as_nanos());
+                        }
+                        if rr.max_requests == 0 || rr.issued < rr.max_requests {
+                            rr.next_issue = Some(t + rr.think);
+                        }
+                    }
+                }
             }
-            TcpMeta::Ack(ack) => {
-                let conn = self.tcp[f as usize].as_mut().unwrap();
+            TcpMeta::Data { seg, rev: true } => {
+                // A request segment at the server: answer every whole request.
+                let conn = self.tcp[fi].as_mut().unwrap();
+                let rr = conn.rr.as_mut().unwrap();
+                rr.req_received += rr.receiver.handle_segment(t, &seg);
+                let whole = if rr.req_bytes == 0 { rr.issued } else { rr.req_received / rr.req_bytes };
+                while rr.responses_written < whole {
+                    rr.responses_written += 1;
+                    conn.sender.app_write(rr.resp_bytes);
+                }
+            }
+            TcpMeta::Ack { ack, rev: false } => {
+                let conn = self.tcp[fi].as_mut().unwrap();
                 conn.sender.handle_ack(t, &ack);
                 let s = conn.sender.stats();
                 let tn = t.as_nanos();
-                let fi = f as usize;
                 self.ts_cwnd.set(fi, tn, s.cwnd as f64);
                 self.ts_inflight.set(fi, tn, s.bytes_in_flight as f64);
                 self.ts_pacing.set(fi, tn, s.pacing_rate as f64 * 8.0);
@@ -252,6 +383,10 @@ impl World {
                     self.ts_rtt_sum.add(fi, tn, r.as_nanos() as f64);
                     self.ts_rtt_n.add(fi, tn, 1.0);
                 }
+            }
+            TcpMeta::Ack { ack, rev: true } => {
+                let rr = self.tcp[fi].as_mut().unwrap().rr.as_mut().unwrap();
+                rr.sender.handle_ack(t, &ack);
             }
             TcpMeta::None => unreachable!("non-TCP packet on a TCP flow"),
         }
@@ -264,7 +399,7 @@ impl World {
     /// its bytes no longer count against TCP small queues.
     pub(super) fn tcp_station_sent(&mut self, p: PktRef) {
         let pk = self.pkts[p.id as usize];
-        if let (TcpMeta::Data(_), Some(conn)) = (pk.tcp, self.tcp[pk.flow as usize].as_mut()) {
+        if let (TcpMeta::Data { rev: false, .. }, Some(conn)) = (pk.tcp, self.tcp[pk.flow as usize].as_mut()) {
             if !conn.sender_at_server && !pk.ghost {
                 conn.queued_below = conn.queued_below.saturating_sub(p.len as u64);
                 self.tcp_dirty.push(pk.flow);

@@ -162,3 +162,29 @@ fn finite_uplink_transfer_completes() {
     assert_eq!(t["app_bytes_delivered"].as_u64().unwrap(), 10_000_000);
     assert!(t["completion_ns"].as_u64().is_some());
 }
+
+/// Request/response over TCP: the client asks, the server answers once the whole request is
+/// in, the client thinks and asks again; every request is answered and response times are at
+/// least the handshake-free minimum of one RTT plus the response's transfer time.
+#[test]
+fn request_response_completes_every_request() {
+    let mut s = vht_cell(4);
+    s["sim"]["warmup_ns"] = json!(0);
+    let mut f = tcp_flow(0, "down", "cubic", 4_000_000_000);
+    f["app"] = json!("request_response");
+    f["request_bytes"] = json!(300);
+    f["response_bytes"] = json!(200_000);
+    f["think_time_ns"] = json!(50_000_000u64);
+    f["requests"] = json!(20);
+    s["flows"] = json!([f]);
+    let d = run(&s, 1);
+    let t = &d["flows"][0]["tcp"];
+    eprintln!("request/response: {t}");
+    assert_eq!(t["requests_completed"].as_u64().unwrap(), 20);
+    let rt = &t["response_time_ns"];
+    assert_eq!(rt["samples"].as_u64().unwrap(), 20);
+    // base RTT 10 ms; 200 kB can't arrive in less than one RTT after the request is sent.
+    assert!(rt["p50"].as_f64().unwrap() > 10e6, "{rt}");
+    assert!(rt["max"].as_f64().unwrap() < 500e6, "{rt}");
+    assert_eq!(t["app_bytes_delivered"].as_u64().unwrap(), 20 * 200_000);
+}
