@@ -365,7 +365,8 @@ impl World {
                 let conn = self.tcp[fi].as_mut().unwrap();
                 let rr = conn.rr.as_mut().unwrap();
                 rr.req_received += rr.receiver.handle_segment(t, &seg);
-                let whole = if rr.req_bytes == 0 { rr.issued } else { rr.req_received / rr.req_bytes };
+                // (request_bytes > 0 is a spec rule)
+                let whole = rr.req_received.checked_div(rr.req_bytes).unwrap_or(rr.issued);
                 while rr.responses_written < whole {
                     rr.responses_written += 1;
                     conn.sender.app_write(rr.resp_bytes);

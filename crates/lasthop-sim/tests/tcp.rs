@@ -106,9 +106,9 @@ fn bbr_and_the_aggregation_estimator() {
     assert!(res[1] > 0.7 * b, "BBR with extra_acked far below the link rate: {res:?} vs {b}");
 }
 
-/// Wired loss 0 … 5 %: CUBIC's goodput collapses (loss-based), BBR keeps most of the rate at
-/// 1 % and far more than CUBIC at every loss rate (model-based; it ignores random loss except
-/// for packet conservation in recovery).
+/// Wired loss 0 … 5 %: CUBIC's goodput collapses (loss-based), BBR keeps most of its rate
+/// (model-based; it ignores random loss except for packet conservation in recovery — and needs
+/// RACK to find lost retransmissions without waiting for the RTO).
 #[test]
 fn wired_loss_hurts_cubic_not_bbr() {
     let secs = 10;
@@ -125,7 +125,9 @@ fn wired_loss_hurts_cubic_not_bbr() {
         g.push(row);
     }
     assert!(g[1][0] < 0.2 * g[0][0] && g[2][0] < g[1][0], "CUBIC should fall with loss: {g:?}");
-    assert!(g[1][1] > 0.4 * g[0][1], "BBR should keep most of its rate at 1% loss: {g:?}");
+    for row in &g[1..] {
+        assert!(row[1] > 0.75 * g[0][1], "BBR should keep most of its rate under loss: {g:?}");
+    }
     for row in &g[1..] {
         assert!(row[1] > 5.0 * row[0], "BBR should hold far better than CUBIC: {g:?}");
     }

@@ -808,6 +808,7 @@ mod tests {
             let a = AckInfo {
                 now: self.now,
                 newly_acked: M,
+                cum_acked: M,
                 bytes_in_flight: self.in_flight(),
                 prior_in_flight,
                 rtt: Some(rtt),

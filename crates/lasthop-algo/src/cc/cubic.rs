@@ -33,6 +33,9 @@
 //!   enter congestion avoidance with ssthresh = cwnd. A loss in slow start or CSS ends
 //!   HyStart++ (normal loss response).
 //!
+//! Growth happens only on ACKs that advance snd_una ([`AckInfo::cum_acked`] > 0, RFC 5681
+//! §3.2 / RFC 3042: none on duplicate ACKs), by `newly_acked` (SACKed bytes included).
+//!
 //! Not implemented: idle-period exclusion of t (§4.2 note, an application-limited sender
 //! question), spurious-congestion undo (§4.9), the flight-size variant of §4.6, ECN.
 
@@ -337,13 +340,18 @@ impl Cubic {
         } else {
             h.l_non_paced.max(1) as u64 * mss
         };
-        let n = a.newly_acked.min(l);
+        // No growth on duplicate ACKs (see `on_ack`); rounds and RTT samples still count.
+        let n = if a.cum_acked > 0 { a.newly_acked.min(l) } else { 0 };
         if self.hy.phase == HyPhase::Css {
             self.region = CubicRegion::Css;
-            self.add_bytes(n as f64 / h.css_growth_divisor.max(1) as f64);
+            if n > 0 {
+                self.add_bytes(n as f64 / h.css_growth_divisor.max(1) as f64);
+            }
         } else {
             self.region = CubicRegion::SlowStart;
-            self.add_bytes(n as f64);
+            if n > 0 {
+                self.add_bytes(n as f64);
+            }
         }
         // Track the round's minimum RTT.
         if let Some(rtt) = a.rtt {
@@ -477,12 +485,20 @@ impl CongestionControl for Cubic {
             self.region = CubicRegion::Recovery;
             return;
         }
+        // Growth only on forward progress (RFC 5681 §3.2, RFC 3042; Linux
+        // `tcp_may_raise_cwnd`): a duplicate ACK (`cum_acked` = 0) never grows cwnd, whatever it
+        // SACKs; an ACK that advances snd_una grows it by everything it newly acknowledges
+        // (`newly_acked`, SACKed bytes included). HyStart++ still sees every ACK for its round
+        // and RTT bookkeeping.
         if a.newly_acked == 0 {
             return;
         }
         if self.cwnd < self.ssthresh {
             if self.hy.phase != HyPhase::Off {
                 self.hystart_on_ack(a);
+                return;
+            }
+            if a.cum_acked == 0 {
                 return;
             }
             // Standard slow start (RFC 5681 §3.1, RFC 3465 §2.2), capped at ssthresh.
@@ -496,6 +512,9 @@ impl CongestionControl for Cubic {
             if self.cwnd >= self.ssthresh {
                 self.end_slow_start(a.now, SlowStartExit::Ssthresh);
             }
+            return;
+        }
+        if a.cum_acked == 0 {
             return;
         }
         self.congestion_avoidance(a);
@@ -610,6 +629,7 @@ mod tests {
                 cc.on_ack(&AckInfo {
                     now: *now,
                     newly_acked: M,
+                    cum_acked: M,
                     rtt: Some(rtt),
                     srtt: rtt,
                     min_rtt: rtt,
@@ -792,6 +812,7 @@ mod tests {
             cc.on_ack(&AckInfo {
                 now: r.now,
                 newly_acked: M,
+                cum_acked: M,
                 rtt: Some(s),
                 srtt: s,
                 min_rtt: s,

@@ -50,6 +50,10 @@ pub struct AckInfo {
     pub now: Instant,
     /// Bytes newly acknowledged (cumulatively or selectively) by this ACK.
     pub newly_acked: u64,
+    /// Bytes by which this ACK advanced the cumulative acknowledgement point (`snd_una`); 0 for
+    /// a duplicate ACK, even one that SACKs new data. Loss-based controllers grow cwnd only
+    /// when this is positive (RFC 5681 §3.2, RFC 3042: no growth on duplicate ACKs).
+    pub cum_acked: u64,
     /// Bytes in flight after processing the ACK (RFC 6675 "pipe").
     pub bytes_in_flight: u64,
     /// Bytes in flight before processing the ACK.

@@ -1,6 +1,10 @@
 //! NewReno congestion control: RFC 5681 (TCP Congestion Control) with the RFC 6582 NewReno
 //! modification, as used together with the sender's RFC 6675 SACK loss recovery.
 //!
+//! * Growth only on forward progress (RFC 5681 §3.2, RFC 3042 §2): an ACK grows cwnd only if
+//!   it advances `snd_una` ([`AckInfo::cum_acked`] > 0), and then by all the bytes it newly
+//!   acknowledges (`newly_acked`, SACKed bytes included); duplicate ACKs never grow cwnd, so
+//!   the bytes they SACK are not credited (as in Linux, `tcp_may_raise_cwnd`).
 //! * Slow start (RFC 5681 §3.1) with Appropriate Byte Counting (RFC 3465 §2.2): each ACK
 //!   grows cwnd by min(bytes newly acked, L·SMSS), L = 2 by default ([`NewRenoConfig::abc_l`]).
 //! * Congestion avoidance (RFC 5681 §3.1, the byte-counting variant of eq. 3 recommended there
@@ -102,8 +106,12 @@ impl CongestionControl for NewReno {
             self.mss = a.mss;
         }
         let mss = self.mss as u64;
-        // RFC 6675 / RFC 6582: no window growth during fast recovery.
-        if a.newly_acked == 0 || a.in_recovery || self.in_recovery {
+        // RFC 6675 / RFC 6582: no window growth during fast recovery. RFC 5681 §3.2 / RFC 3042:
+        // no growth on duplicate ACKs either, SACK or not — cwnd grows only when snd_una
+        // advances (as Linux's tcp_may_raise_cwnd), and then by every byte this ACK newly
+        // delivered (cumulatively or by SACK). Bytes SACKed by earlier duplicate ACKs are not
+        // credited later (Linux behaves the same way).
+        if a.newly_acked == 0 || a.cum_acked == 0 || a.in_recovery || self.in_recovery {
             return;
         }
         let mut acked = a.newly_acked;
@@ -203,6 +211,7 @@ mod tests {
         AckInfo {
             now,
             newly_acked: n,
+            cum_acked: n,
             in_recovery,
             mss: MSS,
             srtt: Duration::from_millis(50),

@@ -32,6 +32,39 @@
 //!     lost (as Linux does in CA_Loss); SACK marks are kept (no reneging is modelled); lost
 //!     segments are then resent in order from `snd_una` (NextSeg rule 1 without 1.b), then
 //!     new data.
+//! * **RFC 8985** RACK (time-based loss detection), on top of the RFC 6675 scoreboard:
+//!   - §6.2 step 2: on each ACK, RACK.xmit_ts / RACK.end_seq := the most recently sent
+//!     newly delivered segment (RACK_sent_after: later send time, then higher end sequence),
+//!     RACK.rtt := now − its send time. Karn-safe rule: retransmitted segments never advance
+//!     RACK (our ACKs echo no timestamp, and the RFC's "RTT ≥ min_RTT" fallback lets the
+//!     ACK of a queued original pass for a fast delivery of its retransmission — a cascade of
+//!     spurious loss marks under bufferbloat); a lost retransmission is therefore detected
+//!     once data first sent after it (new data, or another segment's first transmission) is
+//!     delivered.
+//!   - §6.2 step 3: RACK.fack, and RACK.reordering_seen when a never-retransmitted segment is
+//!     delivered below the RACK.fack of before the ACK.
+//!   - §6.2 step 4: RACK.reo_wnd = 0 while no reordering was seen and the sender is in
+//!     recovery (fast or after RTO) or more than (DupThresh − 1)·SMSS are SACKed, else
+//!     min(min_RTT/4, SRTT). Simplified: no D-SACK (our receiver sends none), so
+//!     RACK.reo_wnd_mult stays 1 and reo_wnd_persist is not kept; reordering_seen is sticky.
+//!   - §6.2 step 5 RACK_detect_loss, run on every ACK that advanced RACK: every unSACKed
+//!     transmission sent before RACK.xmit_ts is lost once now ≥ its send time + RACK.rtt +
+//!     reo_wnd (segments already marked lost and not resent are skipped: the RFC's
+//!     xmit_ts := ∞). A lost original is marked lost (leaves pipe); a lost retransmission
+//!     clears its "retransmission outstanding" mark (leaves pipe) and HighRxt is moved back
+//!     to it, so NextSeg rule 1 resends it (rule 1's condition 1.b is dropped for RACK and
+//!     RTO marks, which may lie above the highest SACKed octet).
+//!   - §6.3 reordering timer: when segments sent before RACK.xmit_ts are not yet past their
+//!     deadline the timer is armed at the latest deadline (the RFC's max of the remaining
+//!     times); `poll_timeout` includes it, `handle_timeout` runs RACK_detect_loss; the
+//!     retransmissions leave through the next `poll_transmit`.
+//!   - Recovery entry: a RACK loss mark (like IsLost or DupThresh dupACKs) starts an RFC 6675
+//!     episode under the same rules (one `on_loss_event` per episode, not during recovery or
+//!     after an RTO, not before HighACK ≥ the previous RecoveryPoint); (4.3) then resends the
+//!     lowest lost, not yet resent segment. During the post-RTO phase RACK marks feed the
+//!     resend without any controller call. The RTO stays the last resort.
+//!   - §7 Tail Loss Probe is **not** implemented: a loss of the last segments of a flight
+//!     (no later data delivered) is still repaired by the RTO.
 //! * **RFC 3042** limited transmit: on each of the first DupThresh − 1 duplicate ACKs the
 //!   newly SACKed segment leaves pipe, which releases one previously unsent segment (if rwnd
 //!   allows) without touching cwnd; outstanding data thus stays ≤ cwnd + 2·SMSS (§2).
@@ -47,7 +80,8 @@
 //!   segment, (5.5) back off RTO ×2 (capped at `rto_max`), (5.6) restart the timer. The
 //!   backoff is cleared by the next ACK that advances `snd_una` (5.7 / Linux).
 //! * **RFC 5681 / RFC 6582** are the controller's business (`crate::cc`); the sender tells it
-//!   every ACK (`on_ack`), each loss episode (`on_loss_event`), recovery exit and RTO.
+//!   every ACK (`on_ack`, with `cum_acked` = how far `snd_una` advanced, so that loss-based
+//!   controllers grow cwnd on forward progress only, RFC 5681 §3.2), each loss episode (`on_loss_event`), recovery exit and RTO.
 //! * **draft-cheng-iccrg-delivery-rate-estimation** §3: per-segment snapshot at each
 //!   (re)transmission of C.delivered, C.delivered_time, C.first_sent_time, C.app_limited and
 //!   bytes in flight; C.first_sent_time and C.delivered_time reset when nothing is
@@ -68,7 +102,7 @@
 //!   queue drains (TSQ is not reflected in `poll_timeout`).
 //!
 //! Not modelled: Nagle/autocorking (a partial segment is sent as soon as it may), zero-window
-//! probing (our receiver never closes its window with nothing outstanding), D-SACK, RACK/TLP,
+//! probing (our receiver never closes its window with nothing outstanding), D-SACK, TLP,
 //! F-RTO/undo, PRR (during recovery the sender simply keeps pipe ≤ cwnd, RFC 6675 (C)).
 
 use super::{AckSegment, DataSegment};
@@ -142,6 +176,10 @@ pub struct SenderStats {
     pub retransmits: u64,
     pub rto_count: u64,
     pub fast_recovery_count: u64,
+    /// Transmissions (originals or retransmissions) that RACK (RFC 8985) declared lost.
+    pub rack_lost: u64,
+    /// RACK reordering timer expiries that marked something lost.
+    pub rack_timeouts: u64,
     /// The controller's state name.
     pub state: &'static str,
     /// Bytes cumulatively acknowledged (`snd_una`).
@@ -215,6 +253,12 @@ struct AckAcc {
     newest: Option<Seg>,
     /// The newest newly delivered segment that was never retransmitted (RTT sample source).
     newest_clean: Option<Seg>,
+    /// The newest newly delivered segment usable by RACK (RFC 8985 §6.2 step 2).
+    rack: Option<Seg>,
+    /// RACK.fack before this ACK (§6.2 step 3).
+    fack_before: u64,
+    /// Highest end of the segments newly delivered by this ACK.
+    max_end: u64,
 }
 
 /// The sending end of a TCP connection.
@@ -252,6 +296,20 @@ pub struct TcpSender {
     rescue_rxt: Option<u64>,
     fast_rtx_pending: bool,
 
+    // --- RACK (RFC 8985).
+    /// RACK.xmit_ts / RACK.end_seq: the most recently sent delivered segment (first
+    /// transmissions only, see `on_delivered`).
+    rack_xmit_ts: Option<Instant>,
+    rack_end_seq: u64,
+    /// RACK.rtt: now − send time of the newest such segment of the last ACK that had one.
+    rack_rtt: Duration,
+    /// RACK.fack: highest end sequence delivered (cumulatively or selectively).
+    rack_fack: u64,
+    /// RACK.reordering_seen.
+    rack_reordering_seen: bool,
+    /// The RACK reordering timer (§6.3).
+    rack_deadline: Option<Instant>,
+
     // --- RTT / RTO (RFC 6298).
     srtt: Option<Duration>,
     rttvar: Duration,
@@ -279,6 +337,13 @@ pub struct TcpSender {
     retransmits: u64,
     rto_count: u64,
     fast_recovery_count: u64,
+    rack_lost: u64,
+    rack_timeouts: u64,
+}
+
+/// RACK_sent_after (RFC 8985 §6.2): (t1, seq1) was sent after (t2, seq2).
+fn sent_after(t1: Instant, seq1: u64, t2: Instant, seq2: u64) -> bool {
+    t1 > t2 || (t1 == t2 && seq1 > seq2)
 }
 
 impl TcpSender {
@@ -306,6 +371,12 @@ impl TcpSender {
             high_rxt: 0,
             rescue_rxt: None,
             fast_rtx_pending: false,
+            rack_xmit_ts: None,
+            rack_end_seq: 0,
+            rack_rtt: Duration::ZERO,
+            rack_fack: 0,
+            rack_reordering_seen: false,
+            rack_deadline: None,
             srtt: None,
             rttvar: Duration::ZERO,
             min_rtt: None,
@@ -324,6 +395,8 @@ impl TcpSender {
             retransmits: 0,
             rto_count: 0,
             fast_recovery_count: 0,
+            rack_lost: 0,
+            rack_timeouts: 0,
         }
     }
 
@@ -361,7 +434,8 @@ impl TcpSender {
         }
         self.rwnd = ack.rwnd;
         let prior_in_flight = self.pipe();
-        let mut acc = AckAcc::default();
+        let mut acc = AckAcc { fack_before: self.rack_fack, ..AckAcc::default() };
+        let prior_una = self.snd_una;
 
         // Scoreboard update from the SACK blocks (RFC 6675 §5 "update the scoreboard").
         let mut sack_new = false;
@@ -379,6 +453,18 @@ impl TcpSender {
             self.rtt_sample(r);
         }
 
+        // RACK (RFC 8985 §6.2 steps 2, 3): RACK.rtt, RACK.xmit_ts, RACK.end_seq from the most
+        // recently sent Karn-safe delivered segment; RACK.fack.
+        let rack_advanced = acc.rack.is_some();
+        if let Some(p) = acc.rack {
+            self.rack_rtt = now.saturating_since(p.tx_time);
+            if self.rack_xmit_ts.is_none_or(|t| sent_after(p.tx_time, p.end(), t, self.rack_end_seq)) {
+                self.rack_xmit_ts = Some(p.tx_time);
+                self.rack_end_seq = p.end();
+            }
+        }
+        self.rack_fack = self.rack_fack.max(acc.max_end);
+
         let outstanding = self.snd_una < self.snd_nxt;
         if cum_advanced {
             self.dupacks = 0;
@@ -389,7 +475,13 @@ impl TcpSender {
             self.dupacks += 1;
         }
 
-        let newly_lost = if sack_new { self.mark_lost() } else { 0 };
+        let mut newly_lost = if sack_new { self.mark_lost() } else { 0 };
+        // RACK (§6.2 steps 4, 5; §6.3): detect losses by time, arm the reordering timer.
+        if !outstanding {
+            self.rack_deadline = None;
+        } else if rack_advanced {
+            newly_lost += self.rack_detect_loss(now);
+        }
 
         // Recovery exit (RFC 6675 §5: HighACK ≥ RecoveryPoint), end of the post-RTO phase.
         if let Some(rp) = self.recovery_point {
@@ -402,15 +494,8 @@ impl TcpSender {
                 self.in_loss = false;
             }
         }
-        // Recovery entry (RFC 6675 §5 (a)/(b)).
-        if !self.in_recovery
-            && !self.in_loss
-            && outstanding
-            && self.recovery_point.is_none_or(|rp| self.snd_una >= rp)
-            && (self.dupacks >= self.cfg.dup_thresh || self.segs.front().is_some_and(|s| s.lost))
-        {
-            self.enter_recovery(now);
-        }
+        // Recovery entry (RFC 6675 §5 (a)/(b), RFC 8985 §6.2 step 5).
+        self.maybe_enter_recovery(now);
 
         // Delivery-rate sample (draft §3.3).
         if self.app_limited_until != 0 && self.delivered > self.app_limited_until {
@@ -423,6 +508,7 @@ impl TcpSender {
         let info = AckInfo {
             now,
             newly_acked: acc.newly_acked,
+            cum_acked: self.snd_una - prior_una,
             bytes_in_flight: self.pipe(),
             prior_in_flight,
             rtt,
@@ -526,9 +612,27 @@ impl TcpSender {
             acc.newest = Some(*g);
             self.first_sent_time = g.tx_time;
         }
-        if !g.retransmitted && acc.newest_clean.is_none_or(|n| g.tx_time > n.tx_time || (g.tx_time == n.tx_time && g.end() > n.end())) {
+        if !g.retransmitted && acc.newest_clean.is_none_or(|n| sent_after(g.tx_time, g.end(), n.tx_time, n.end())) {
             acc.newest_clean = Some(*g);
         }
+        // RFC 8985 §6.2 step 2: a retransmitted segment counts only if this ACK cannot be for
+        // an earlier transmission. Our ACKs echo no timestamp, and the RFC's fallback ("RTT <
+        // min_RTT means the ACK is for an earlier transmission") is unsafe under bufferbloat:
+        // after a spurious retransmission (an RTO with seconds of queue), the ACK of the queued
+        // original looks like a fast delivery of the retransmission, RACK.xmit_ts jumps
+        // forward with a tiny RACK.rtt, and every older retransmission is declared lost again
+        // — a cascade (39 000 retransmissions for 10 000 segments on a 6.5 Mb/s, 1000-packet
+        // FIFO). So, as Karn does for RTT samples, retransmitted data never advances RACK: lost
+        // retransmissions are detected once data first sent after them is delivered.
+        if !g.retransmitted && acc.rack.is_none_or(|n| sent_after(g.tx_time, g.end(), n.tx_time, n.end())) {
+            acc.rack = Some(*g);
+        }
+        // §6.2 step 3: a never retransmitted segment delivered below RACK.fack (as it was
+        // before this ACK) arrived out of order.
+        if !g.retransmitted && g.end() < acc.fack_before {
+            self.rack_reordering_seen = true;
+        }
+        acc.max_end = acc.max_end.max(g.end());
     }
 
     /// draft §3.3 GenerateRateSample from the newest newly delivered segment `p`.
@@ -591,6 +695,87 @@ impl TcpSender {
         self.lost_bytes += newly;
         self.lost_marked_upto = self.segs[b].end();
         newly
+    }
+
+    /// RACK.reo_wnd (RFC 8985 §6.2 step 4, without the D-SACK adaptation: our receiver sends
+    /// no D-SACK, so RACK.reo_wnd_mult stays 1): 0 while no reordering has been seen and the
+    /// sender is in recovery (fast or RTO) or more than (DupThresh − 1)·SMSS are SACKed, else
+    /// min(min_RTT/4, SRTT).
+    fn rack_reo_wnd(&self) -> Duration {
+        let dup_sacked = self.sacked_bytes > (self.cfg.dup_thresh as u64 - 1) * self.cfg.mss as u64;
+        if !self.rack_reordering_seen && (self.in_recovery || self.in_loss || dup_sacked) {
+            return Duration::ZERO;
+        }
+        let q = self.min_rtt.unwrap_or(Duration::ZERO) / 4;
+        q.min(self.srtt.unwrap_or(Duration::ZERO))
+    }
+
+    /// RACK_detect_loss (RFC 8985 §6.2 step 5) and the reordering timer (§6.3): every
+    /// unacknowledged transmission sent before RACK.xmit_ts/RACK.end_seq is lost once now ≥
+    /// its xmit_ts + RACK.rtt + RACK.reo_wnd; for the others the timer is armed at the latest
+    /// such deadline (the RFC's max of the remaining times). Segments already marked lost and
+    /// not retransmitted since are skipped (the RFC's xmit_ts := ∞). A lost retransmission
+    /// stops counting in pipe and becomes eligible for NextSeg rule 1 again (HighRxt is moved
+    /// back to it). Returns the bytes newly declared lost.
+    fn rack_detect_loss(&mut self, now: Instant) -> u64 {
+        let Some(xts) = self.rack_xmit_ts else { return 0 };
+        let (end_seq, reo) = (self.rack_end_seq, self.rack_reo_wnd());
+        let wait = self.rack_rtt + reo;
+        let (mut newly, mut count, mut timeout) = (0u64, 0u64, None::<Instant>);
+        let mut lowest_rtx: Option<u64> = None;
+        let (mut lost_add, mut rtx_sub) = (0u64, 0u64);
+        for g in self.segs.iter_mut() {
+            if !sent_after(xts, end_seq, g.tx_time, g.end()) {
+                // Segments never retransmitted are in send order: none further can qualify
+                // (a later retransmitted one was resent after its own first transmission).
+                if !g.retransmitted {
+                    break;
+                }
+                continue;
+            }
+            if g.sacked || (g.lost && !g.rtx) {
+                continue;
+            }
+            let deadline = g.tx_time + wait;
+            if now >= deadline {
+                let len = g.len as u64;
+                if !g.lost {
+                    g.lost = true;
+                    lost_add += len;
+                }
+                if g.rtx {
+                    g.rtx = false;
+                    rtx_sub += len;
+                    lowest_rtx.get_or_insert(g.seq);
+                }
+                newly += len;
+                count += 1;
+            } else {
+                timeout = Some(timeout.map_or(deadline, |t| t.max(deadline)));
+            }
+        }
+        self.lost_bytes += lost_add;
+        self.rtx_bytes -= rtx_sub;
+        self.rack_lost += count;
+        if let Some(s) = lowest_rtx {
+            self.high_rxt = self.high_rxt.min(s).max(self.snd_una);
+        }
+        self.rack_deadline = timeout;
+        newly
+    }
+
+    /// Recovery entry (RFC 6675 §5: DupAcks ≥ DupThresh or a segment IsLost; RFC 8985: or
+    /// RACK marked a segment lost), at most once per episode: not during recovery or after an
+    /// RTO, not before HighACK ≥ the previous RecoveryPoint.
+    fn maybe_enter_recovery(&mut self, now: Instant) {
+        if !self.in_recovery
+            && !self.in_loss
+            && self.snd_una < self.snd_nxt
+            && self.recovery_point.is_none_or(|rp| self.snd_una >= rp)
+            && (self.dupacks >= self.cfg.dup_thresh || self.lost_bytes > 0)
+        {
+            self.enter_recovery(now);
+        }
     }
 
     fn enter_recovery(&mut self, now: Instant) {
@@ -681,8 +866,10 @@ impl TcpSender {
         (len, false)
     }
 
-    /// NextSeg rule 1 (1.b relaxed after an RTO): lowest lost, unSACKed, not yet
-    /// retransmitted segment at or above HighRxt.
+    /// NextSeg rule 1: lowest lost, unSACKed, not yet retransmitted (or whose retransmission
+    /// RACK declared lost) segment at or above HighRxt. Condition 1.b (below the highest SACKed
+    /// octet) holds by construction for IsLost marks; it is dropped for the marks of an RTO and
+    /// of RACK, which may lie above it (a tail sent before a delivered retransmission).
     fn rule1(&self) -> Option<usize> {
         let mut i = self.segs.partition_point(|g| g.seq < self.high_rxt);
         while let Some(g) = self.segs.get(i) {
@@ -690,7 +877,7 @@ impl TcpSender {
                 i += 1;
                 continue;
             }
-            return (g.lost && (self.in_loss || g.seq < self.high_sacked)).then_some(i);
+            return g.lost.then_some(i);
         }
         None
     }
@@ -720,10 +907,17 @@ impl TcpSender {
 
     fn next_seg(&self) -> Next {
         if self.in_recovery && self.fast_rtx_pending {
-            if let Some(g) = self.segs.front() {
-                if !g.sacked {
-                    return Next::Rtx { idx: 0, kind: RtxKind::Fast };
+            // (4.3): the first segment not yet repaired (normally the one at HighACK).
+            let mut i = 0;
+            while let Some(g) = self.segs.get(i) {
+                if g.sacked || g.rtx {
+                    i += 1;
+                    continue;
                 }
+                if g.lost {
+                    return Next::Rtx { idx: i, kind: RtxKind::Fast };
+                }
+                break;
             }
         }
         let (new_len, rwnd_blocked) = self.new_data_len();
@@ -879,18 +1073,24 @@ impl TcpSender {
 
     // ------------------------------------------------------------------ timers
 
-    /// min(RTO expiry, pacing release time when the last `poll_transmit` was held back by
-    /// pacing only).
+    /// min(RTO expiry, RACK reordering timer, pacing release time when the last
+    /// `poll_transmit` was held back by pacing only).
     pub fn poll_timeout(&self) -> Option<Instant> {
-        match (self.rto_deadline, self.pacing_wait) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [self.rto_deadline, self.rack_deadline, self.pacing_wait].into_iter().flatten().min()
     }
 
     pub fn handle_timeout(&mut self, now: Instant) {
         if self.pacing_wait.is_some_and(|t| t <= now) {
             self.pacing_wait = None;
+        }
+        // RACK reordering timer (RFC 8985 §6.3): detect losses again, enter recovery if this
+        // starts an episode; the retransmissions leave through the next `poll_transmit`.
+        if self.rack_deadline.is_some_and(|t| t <= now) {
+            self.rack_deadline = None;
+            if self.snd_una < self.snd_nxt && self.rack_detect_loss(now) > 0 {
+                self.rack_timeouts += 1;
+                self.maybe_enter_recovery(now);
+            }
         }
         let Some(deadline) = self.rto_deadline else { return };
         if now < deadline {
@@ -923,6 +1123,7 @@ impl TcpSender {
         self.recovery_point = Some(self.snd_nxt);
         self.rescue_rxt = None;
         self.dupacks = 0;
+        self.rack_deadline = None;
         self.next_release = None;
         self.cc.on_rto(now, self.snd_nxt - self.snd_una, self.cfg.mss);
         self.rto_deadline = Some(now + self.rto());
@@ -945,6 +1146,8 @@ impl TcpSender {
             retransmits: self.retransmits,
             rto_count: self.rto_count,
             fast_recovery_count: self.fast_recovery_count,
+            rack_lost: self.rack_lost,
+            rack_timeouts: self.rack_timeouts,
             state: self.cc.state(),
             app_bytes_acked: self.snd_una,
             done: self.is_done(),

@@ -30,6 +30,12 @@ struct Net {
     ack_q: VecDeque<(Instant, AckSegment)>,
     /// Transmissions to drop: (seq, how many of its next transmissions).
     drops: Vec<(u64, u32)>,
+    /// Random loss of every transmission with this probability (per million), drawn from a
+    /// seeded xorshift generator.
+    loss_ppm: u32,
+    rng: u64,
+    /// Extra one-way delay for the next transmission of a segment: (seq, delay) — reordering.
+    delays: Vec<(u64, Duration)>,
     log: Vec<Log>,
     samples: Vec<(Instant, RateSample)>,
     delivered: u64,
@@ -48,6 +54,9 @@ impl Net {
             data_q: VecDeque::new(),
             ack_q: VecDeque::new(),
             drops: Vec::new(),
+            loss_ppm: 0,
+            rng: 0x9E37_79B9_7F4A_7C15,
+            delays: Vec::new(),
             log: Vec::new(),
             samples: Vec::new(),
             delivered: 0,
@@ -77,8 +86,20 @@ impl Net {
                     break;
                 }
             }
+            if !dropped && self.loss_ppm > 0 {
+                self.rng ^= self.rng << 13;
+                self.rng ^= self.rng >> 7;
+                self.rng ^= self.rng << 17;
+                dropped = self.rng % 1_000_000 < self.loss_ppm as u64;
+            }
             if !dropped {
-                self.data_q.push_back((self.link_free + self.delay, seg));
+                let mut at = self.link_free + self.delay;
+                if let Some(i) = self.delays.iter().position(|d| d.0 == seg.seq) {
+                    at += self.delays.swap_remove(i).1;
+                }
+                // Keep the queue sorted by arrival time (FIFO among equal times).
+                let pos = self.data_q.partition_point(|x| x.0 <= at);
+                self.data_q.insert(pos, (at, seg));
             }
         }
         while let Some(a) = self.r.poll_ack(self.now) {
@@ -216,8 +237,12 @@ fn single_loss_fast_retransmit_and_limited_transmit() {
     for w in [dups[0], dups[1], dups[2]].windows(2) {
         assert!(w.iter().all(|&i| i < rtx));
     }
-    // Limited transmit (RFC 3042): each of the first two dupACKs releases new data; exactly
-    // one segment when the controller left cwnd unchanged.
+    // Limited transmit (RFC 3042): each of the first two dupACKs releases exactly one new
+    // segment, and cwnd does not grow on duplicate ACKs (RFC 5681 §3.2).
+    assert_limited_transmit(&net, &dups);
+}
+
+fn assert_limited_transmit(net: &Net, dups: &[usize]) {
     for k in 0..2 {
         let (i, j) = (dups[k], dups[k + 1]);
         let new: Vec<DataSegment> = net.log[i..j]
@@ -228,8 +253,8 @@ fn single_loss_fast_retransmit_and_limited_transmit() {
             })
             .collect();
         let Log::AckRx { cwnd_before, stats, .. } = net.log[i] else { unreachable!() };
-        let grown = (stats.cwnd - cwnd_before) / MSS as u64;
-        assert_eq!(new.len() as u64, 1 + grown, "dupACK {}: new segments {:?}", k + 1, new);
+        assert_eq!(stats.cwnd, cwnd_before, "dupACK {}: cwnd grew", k + 1);
+        assert_eq!(new.len(), 1, "dupACK {}: new segments {:?}", k + 1, new);
         assert!(new.iter().all(|s| s.seq >= segs(51)));
     }
 }
@@ -584,3 +609,138 @@ fn no_rtt_sample_from_retransmitted_data() {
     assert_eq!(st.min_rtt, Duration::ZERO, "no RTT sample at all yet");
     assert!(s.is_done());
 }
+
+/// RFC 3042 with every controller that grows cwnd by acknowledged bytes: one new segment per
+/// each of the first two duplicate ACKs, no cwnd growth on them (also in CUBIC's slow start,
+/// where SACKed bytes used to grow cwnd).
+#[test]
+fn limited_transmit_one_segment_per_dupack() {
+    use crate::cc::{CcConfig, CubicConfig};
+    for cc in [Net::newreno().cc, CcConfig::Cubic(CubicConfig::default())] {
+        for drop_at in [50, 150] {
+            let mut net = Net::new(TcpSenderConfig { cc, ..Net::newreno() }, 10_000_000, 10);
+            net.s.app_write(segs(400));
+            net.drop_seg(drop_at, 1);
+            net.run_until_done(Duration::from_secs(10));
+            assert_eq!(net.s.stats().rto_count, 0, "{cc:?}");
+            let (_, dups) = dupacks_before_first_rtx(&net, segs(drop_at));
+            assert!(dups.len() >= 2, "{cc:?}");
+            for k in 0..2 {
+                let (i, j) = (dups[k], dups[k + 1]);
+                let new = net.log[i..j].iter().filter(|l| matches!(l, Log::Sent { seg, .. } if !seg.retransmit)).count();
+                let Log::AckRx { cwnd_before, stats, .. } = net.log[i] else { unreachable!() };
+                assert_eq!(stats.cwnd, cwnd_before, "{cc:?} drop {drop_at}: cwnd grew on dupACK {}", k + 1);
+                assert_eq!(new, 1, "{cc:?} drop {drop_at}: dupACK {}", k + 1);
+            }
+        }
+    }
+}
+
+/// RFC 8985: a lost fast retransmission is detected by RACK (a segment sent after it was
+/// delivered, and its deadline passed) and retransmitted again, without waiting for the RTO.
+#[test]
+fn lost_retransmission_repaired_by_rack() {
+    use crate::cc::{BbrConfig, CcConfig, CubicConfig};
+    for cc in [Net::newreno().cc, CcConfig::Cubic(CubicConfig::default()), CcConfig::Bbr(BbrConfig::default())] {
+        let mut net = Net::new(TcpSenderConfig { cc, ..Net::newreno() }, 10_000_000, 10);
+        let n = 400;
+        net.s.app_write(segs(n));
+        net.drop_seg(50, 2);
+        net.run_until_done(Duration::from_secs(10));
+        let st = net.s.stats();
+        assert_eq!(st.rto_count, 0, "{cc:?}: {st:?}");
+        assert_eq!(st.fast_recovery_count, 1, "{cc:?}: one loss episode");
+        assert!(st.rack_lost >= 1, "{cc:?}: {st:?}");
+        assert_eq!(net.r.delivered(), segs(n));
+        let rtx: Vec<Instant> = net.sent().filter(|x| x.1.retransmit && x.1.seq == segs(50)).map(|x| x.0).collect();
+        assert_eq!(rtx.len(), 2, "{cc:?}: segment 50 sent three times in all");
+        // Only segment 50 is retransmitted (no spurious retransmissions).
+        assert_eq!(st.retransmits, 2, "{cc:?}: {st:?}");
+        // The RTT at the time (slow start has built a queue): the last sample before the loss.
+        let rtt = net
+            .log
+            .iter()
+            .take_while(|l| !matches!(l, Log::Sent { t, .. } if *t >= rtx[0]))
+            .filter_map(|l| match l {
+                Log::AckRx { stats, .. } => stats.latest_rtt,
+                _ => None,
+            })
+            .last()
+            .unwrap();
+        let d = rtx[1] - rtx[0];
+        assert!(d <= rtt * 2, "{cc:?}: second retransmission {d:?} after the first, rtt {rtt:?}");
+        assert!(d >= rtt, "{cc:?}: not before one RTT");
+    }
+}
+
+/// 5 % random loss of every transmission (retransmissions included): RACK repairs lost
+/// retransmissions, so timeouts stay rare and the transfer completes.
+#[test]
+fn random_loss_5pct_rarely_times_out() {
+    use crate::cc::{BbrConfig, CcConfig, CubicConfig};
+    for cc in [Net::newreno().cc, CcConfig::Cubic(CubicConfig::default()), CcConfig::Bbr(BbrConfig::default())] {
+        for seed in [1u64, 2, 3] {
+            let mut net = Net::new(TcpSenderConfig { cc, ..Net::newreno() }, 20_000_000, 10);
+            net.loss_ppm = 50_000;
+            net.rng ^= seed.wrapping_mul(0x2545_F491_4F6C_DD1D);
+            let n = 3000;
+            net.s.app_write(segs(n));
+            net.run_until_done(Duration::from_secs(120));
+            let st = net.s.stats();
+            assert_eq!(net.r.delivered(), segs(n));
+            assert!(st.rto_count <= 2, "{cc:?} seed {seed}: {st:?}");
+            assert!(st.rack_lost > 0 && st.retransmits > 100, "{cc:?} seed {seed}: {st:?}");
+        }
+    }
+}
+
+/// Reordering within the reordering window (fewer than DupThresh segments overtaken, delay
+/// below min_RTT/4): no retransmission, no recovery; RACK notes the reordering.
+#[test]
+fn reordering_within_reo_wnd_is_not_loss() {
+    let mut net = Net::new(Net::newreno(), 10_000_000, 10);
+    let n = 400;
+    net.s.app_write(segs(n));
+    // 1.2 ms per segment at 10 Mb/s: 3 ms lets two segments overtake; min_RTT/4 ≈ 5.5 ms.
+    for k in [40, 120, 250] {
+        net.delays.push((segs(k), Duration::from_millis(3)));
+    }
+    net.run_until_done(Duration::from_secs(10));
+    let st = net.s.stats();
+    assert_eq!(st.retransmits, 0, "{st:?}");
+    assert_eq!(st.fast_recovery_count, 0);
+    assert_eq!(st.rto_count, 0);
+    assert_eq!(st.rack_lost, 0);
+    assert!(net.s.rack_reordering_seen);
+    assert_eq!(net.r.delivered(), segs(n));
+}
+
+/// The RACK reordering timer: a lone SACK (fewer than DupThresh dupACKs, no new data to send)
+/// leaves the hole to RACK, which declares it lost at xmit_ts + RACK.rtt + reo_wnd through
+/// `poll_timeout` / `handle_timeout`, long before the RTO.
+#[test]
+fn rack_timer_detects_loss_before_rto() {
+    let mut net = Net::new(Net::newreno(), 10_000_000, 10);
+    let n = 12;
+    net.s.app_write(segs(n));
+    net.drop_seg(n - 2, 1); // one segment after it: a single dupACK
+    net.run_until_done(Duration::from_secs(10));
+    let st = net.s.stats();
+    assert_eq!(st.rto_count, 0, "{st:?}");
+    assert_eq!(st.rack_timeouts, 1, "{st:?}");
+    assert_eq!(st.retransmits, 1);
+    assert_eq!(st.fast_recovery_count, 1);
+    // The retransmission leaves reo_wnd = min_RTT/4 after the SACK arrived, roughly.
+    let sack_at = net
+        .log
+        .iter()
+        .find_map(|l| match l {
+            Log::AckRx { t, ack, .. } if ack.n_sack > 0 => Some(*t),
+            _ => None,
+        })
+        .unwrap();
+    let rtx_at = net.sent().find(|x| x.1.retransmit).unwrap().0;
+    let reo = st.min_rtt / 4;
+    assert!(rtx_at > sack_at && rtx_at - sack_at <= reo + Duration::from_millis(2), "{:?} after the SACK", rtx_at - sack_at);
+}
+
