@@ -106,21 +106,11 @@ def code_version() -> str:
 
 def _check_out_dir(out: Path) -> None:
     """Fail (as a user error) before simulating if results could not be written to `out`."""
-    if out.exists():
-        if not out.is_dir():
-            raise UserError(f"output directory {str(out)!r} exists and is not a directory")
-        if not os.access(out, os.W_OK | os.X_OK):
-            raise UserError(f"output directory {str(out)!r} is not writable")
-        return
-    parent = out.absolute().parent
-    while not parent.exists():
-        parent = parent.parent
-    if not parent.is_dir():
-        raise UserError(f"cannot create output directory {str(out)!r}: "
-                        f"{str(parent)!r} is not a directory")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise UserError(f"cannot create output directory {str(out)!r}: "
-                        f"{str(parent)!r} is not writable")
+    from .results import unwritable_dir
+
+    problem = unwritable_dir(out)
+    if problem:
+        raise UserError(problem)
 
 
 class _DefaultSigint:

@@ -69,6 +69,25 @@ def write_atomic(path: str | Path, data: bytes) -> Path:
     return path
 
 
+def unwritable_dir(d: str | Path, what: str = "output directory") -> str | None:
+    """Why results could not be written into directory `d` (created if missing), or None."""
+    d = Path(d)
+    if d.exists():
+        if not d.is_dir():
+            return f"{what} {str(d)!r} exists and is not a directory"
+        if not os.access(d, os.W_OK | os.X_OK):
+            return f"{what} {str(d)!r} is not writable"
+        return None
+    parent = d.absolute().parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        return f"cannot create {what} {str(d)!r}: {str(parent)!r} is not a directory"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"cannot create {what} {str(d)!r}: {str(parent)!r} is not writable"
+    return None
+
+
 def write_result(path: str | Path, doc: dict[str, Any]) -> Path:
     """Write `doc` to `path` atomically. The parent directory must exist."""
     text = dumps(doc)  # serialize first: a bad document never creates a file

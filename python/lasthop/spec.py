@@ -585,8 +585,9 @@ def load_spec_text(text: str, source: str = "<string>", default_name: str = "sce
     return spec
 
 
-def load_spec(path: str | Path, native: bool = True) -> Spec:
-    """Read, validate and normalize the spec file at `path` (raises SpecError/SpecFileError)."""
+def read_spec_file(path: str | Path) -> tuple[str, str]:
+    """The text of the spec file at `path` and the run name its file name suggests
+    (raises SpecFileError with one clear line)."""
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
@@ -598,7 +599,12 @@ def load_spec(path: str | Path, native: bool = True) -> Spec:
         raise SpecFileError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
     except OSError as e:
         raise SpecFileError(f"{path}: cannot read: {e.strerror}") from None
-    default_name = re.sub(r"[^A-Za-z0-9._-]", "_", p.stem).lstrip("._-") or "scenario"
+    return text, re.sub(r"[^A-Za-z0-9._-]", "_", p.stem).lstrip("._-") or "scenario"
+
+
+def load_spec(path: str | Path, native: bool = True) -> Spec:
+    """Read, validate and normalize the spec file at `path` (raises SpecError/SpecFileError)."""
+    text, default_name = read_spec_file(path)
     return load_spec_text(text, str(path), default_name, native)
 
 

@@ -62,11 +62,12 @@ from .spec import (
     check_native,
     normalize,
     parse_toml,
+    read_spec_file,
     show_value,
     tomllib,
 )
 from .units import UnitError, parse_duration, parse_rate
-from .results import write_atomic
+from .results import unwritable_dir, write_atomic
 
 __all__ = [
     "MANIFEST_FORMAT",
@@ -342,18 +343,7 @@ def _vary_list(vary: Any) -> list[tuple[str, list[Any]]]:
 def _load_base(base: Any) -> tuple[dict[str, Any], str]:
     if isinstance(base, dict):
         return copy.deepcopy(base), "scenario"
-    p = Path(base)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SpecFileError(f"{base}: no such file") from None
-    except IsADirectoryError:
-        raise SpecFileError(f"{base}: is a directory, not a spec file") from None
-    except UnicodeDecodeError as e:
-        raise SpecFileError(f"{base}: not UTF-8 text ({e.reason} at byte {e.start})") from None
-    except OSError as e:
-        raise SpecFileError(f"{base}: cannot read: {e.strerror}") from None
-    default_name = re.sub(r"[^A-Za-z0-9._-]", "_", p.stem).lstrip("._-") or "scenario"
+    text, default_name = read_spec_file(base)
     return parse_toml(text, str(base)), default_name
 
 
@@ -423,22 +413,10 @@ def plan_sweep(sweep: Sweep, code_version: str | None = None) -> SweepPlan:
 # --- files --------------------------------------------------------------------------------
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    write_atomic(path, data)
-
 def _check_writable_dir(d: Path, what: str) -> None:
-    if d.exists():
-        if not d.is_dir():
-            raise SweepError(f"{what} {str(d)!r} exists and is not a directory")
-        if not os.access(d, os.W_OK | os.X_OK):
-            raise SweepError(f"{what} {str(d)!r} is not writable")
-        return
-    parent = d.absolute().parent
-    while not parent.exists():
-        parent = parent.parent
-    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
-        raise SweepError(f"cannot create {what} {str(d)!r}: {str(parent)!r} is not a "
-                         f"writable directory")
+    problem = unwritable_dir(d, what)
+    if problem:
+        raise SweepError(problem)
 
 
 def _manifest(plan: SweepPlan, runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -796,7 +774,7 @@ def run_sweep(sweep: Sweep, out_dir: str | Path | None = None, jobs: int | None 
         file = f"runs/{rec['key']}.json" if cache is None else os.path.relpath(path, out)
         records.append({**rec, "file": file})
     manifest = _manifest(plan, records)
-    _write_atomic(out / "sweep.json", (json.dumps(manifest, sort_keys=True, indent=1,
+    write_atomic(out / "sweep.json", (json.dumps(manifest, sort_keys=True, indent=1,
                                                   ensure_ascii=True, allow_nan=False)
                                        + "\n").encode("ascii"))
 
@@ -822,7 +800,7 @@ def run_sweep(sweep: Sweep, out_dir: str | Path | None = None, jobs: int | None 
         doc = json.loads(text)
         if not isinstance(doc, dict) or doc.get("format") != RESULT_FORMAT:
             raise RuntimeError(f"run {key}: worker returned something other than a result")
-        _write_atomic(runs_dir / f"{key}.json", text.encode("ascii"))
+        write_atomic(runs_dir / f"{key}.json", text.encode("ascii"))
         rows_by_key[key] = flow_rows(doc)
         executed += 1
         bar.update(executed)
@@ -844,7 +822,7 @@ def run_sweep(sweep: Sweep, out_dir: str | Path | None = None, jobs: int | None 
     bar.finish()
 
     table = build_summary(plan, records, rows_by_key)
-    _write_atomic(out / "summary.parquet", _parquet_bytes(table))
+    write_atomic(out / "summary.parquet", _parquet_bytes(table))
     return SweepResult(out_dir=out, manifest=manifest, summary=table, executed=executed,
                        cached=n_cached, wall_s=time.monotonic() - t0)
 

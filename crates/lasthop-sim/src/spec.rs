@@ -146,22 +146,12 @@ fn yes() -> bool {
 pub type Problem = (String, String, String);
 
 pub fn parse_standard(s: &str) -> Option<Standard> {
-    match s {
-        "ofdm" => Some(Standard::Ofdm),
-        "ht" => Some(Standard::Ht),
-        "vht" => Some(Standard::Vht),
-        "he" => Some(Standard::He),
-        _ => None,
-    }
+    Standard::from_name(s)
 }
 
+/// Bands are written with their unit in specs ("5GHz").
 pub fn parse_band(s: &str) -> Option<Band> {
-    match s {
-        "2.4GHz" => Some(Band::Ghz2_4),
-        "5GHz" => Some(Band::Ghz5),
-        "6GHz" => Some(Band::Ghz6),
-        _ => None,
-    }
+    Band::from_name(s.strip_suffix("GHz")?)
 }
 
 impl Spec {
