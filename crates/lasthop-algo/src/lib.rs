@@ -1,7 +1,7 @@
 //! lasthop-algo: decision-makers that run unchanged in the simulator, the emulator and the live
 //! daemons. Everything here is sans-IO (see `lasthop_core::controller`) and `no_std + alloc`.
 //!
-//! * [`aqm`]: queue disciplines behind one `Qdisc` trait (FIFO tail-drop so far).
+//! * [`aqm`]: queue disciplines behind one `Qdisc` trait (FIFO tail drop, CoDel, PIE, FQ-CoDel).
 #![no_std]
 #![forbid(unsafe_code)]
 extern crate alloc;

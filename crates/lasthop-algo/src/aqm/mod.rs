@@ -3,10 +3,23 @@
 //!
 //! Every discipline keeps params (fixed at build), vars (state) and stats (monotone counters)
 //! and satisfies conservation: `arrived = dropped + dequeued + queued`.
+//!
+//! Disciplines: [`Fifo`] (tail drop), [`Codel`] (RFC 8289), [`Pie`] (RFC 8033), [`FqCodel`]
+//! (RFC 8290), and [`AnyQdisc`] / [`AqmConfig`] to pick one at run time.
 
+pub mod any;
+pub mod codel;
 pub mod fifo;
+pub mod fq_codel;
+pub mod pie;
+#[cfg(test)]
+pub(crate) mod test_util;
 
+pub use any::{AnyQdisc, AqmConfig};
+pub use codel::{Codel, CodelConfig};
 pub use fifo::{Fifo, FifoConfig};
+pub use fq_codel::{FqCodel, FqCodelConfig};
+pub use pie::{Pie, PieConfig};
 
 use lasthop_core::Instant;
 
@@ -14,6 +27,11 @@ use lasthop_core::Instant;
 pub trait QueuedPacket: Copy {
     /// Size on the wire in bytes (for byte limits and AQM rates).
     fn len_bytes(&self) -> u32;
+    /// Flow identifier hash (e.g. of the 5-tuple) for flow-queueing disciplines such as
+    /// FQ-CoDel. The default puts every packet in one flow.
+    fn flow_hash(&self) -> u32 {
+        0
+    }
 }
 
 /// Monotone counters common to every discipline.
@@ -29,7 +47,10 @@ pub struct QdiscStats {
 
 /// The narrow interface every queue discipline implements.
 pub trait Qdisc<P: QueuedPacket> {
-    /// Offer a packet. `Err(pkt)` hands back a packet dropped on arrival.
+    /// Offer a packet. `Err(p)` hands back the packet dropped because of this arrival: usually
+    /// `pkt` itself (tail drop, PIE early drop), but FQ-CoDel's overflow rule (RFC 8290 §4.1)
+    /// may instead drop a queued packet from the fattest flow and queue `pkt`. Either way the
+    /// host frees exactly the handle it gets back; at most one packet is dropped per arrival.
     fn enqueue(&mut self, now: Instant, pkt: P) -> Result<(), P>;
     /// Take the next packet to send. Packets an AQM drops on the way out are passed to
     /// `on_drop` before the packet that is returned.
