@@ -217,3 +217,180 @@ def test_pcap_limit_and_bad_nodes(simulator: None, pcap_spec: Path, tmp_path: Pa
         assert r.returncode == 2, (args, r.stderr)
         assert len(r.stderr.strip().splitlines()) == 1, r.stderr
         assert not bad_out.exists(), "nothing is written on a user error"
+
+
+# TCP: a CUBIC download and an upload at station 0 (plus a UDP flow), HT with aggregation, a
+# fixed PER (MAC retries) and wired losses (TCP retransmissions, SACK blocks).
+TCP_SPEC = """\
+name = "tcpcap"
+[sim]
+duration = "300ms"
+warmup = "0ms"
+seed = 3
+[phy]
+standard = "ht"
+channel_width = 40
+[wired]
+loss = 0.01
+[[stations]]
+mcs = 7
+error_model = "fixed"
+per = 0.1
+[[flows]]
+stations = 0
+direction = "down"
+pattern = "tcp"
+cc = "cubic"
+[[flows]]
+stations = 0
+direction = "up"
+pattern = "tcp"
+cc = "cubic"
+[[flows]]
+stations = 0
+direction = "up"
+pattern = "cbr"
+rate = "2Mbps"
+packet_size = 500
+"""
+
+TCP_FIELDS = ["frame.number", "wlan.fc.type_subtype", "wlan.fc.retry", "wlan.ta",
+              "radiotap.ampdu.reference", "ip.proto", "ip.len", "ip.src", "ip.dst",
+              "tcp.srcport", "tcp.dstport", "tcp.stream", "tcp.seq_raw", "tcp.ack_raw", "tcp.len",
+              "tcp.hdr_len", "tcp.flags", "tcp.window_size_value", "tcp.options.timestamp.tsval",
+              "tcp.options.sack_le", "tcp.options.sack_re", "tcp.checksum.status",
+              "tcp.analysis.retransmission", "tcp.analysis.fast_retransmission",
+              "tcp.analysis.spurious_retransmission", "tcp.analysis.out_of_order",
+              "udp.srcport"]
+
+
+def _tshark_tcp(path: Path) -> tuple[list[dict], str]:
+    # Raw sequence numbers everywhere (SACK edges included) and checksum validation on.
+    args = [TSHARK, "-r", str(path), "-n", "-o", "tcp.check_checksum:TRUE",
+            "-o", "tcp.relative_sequence_numbers:FALSE", "-o", "wlan.check_checksum:TRUE",
+            "-T", "fields", "-E", "separator=\t", "-E", "occurrence=a", "-E", "aggregator=,"]
+    for f in TCP_FIELDS:
+        args += ["-e", f]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    stderr = "\n".join(line for line in proc.stderr.splitlines()
+                       if line.strip() and "Running as user" not in line)
+    rows = [dict(zip(TCP_FIELDS, line.split("\t"))) for line in proc.stdout.splitlines()]
+    return rows, stderr
+
+
+@needs_tshark
+def test_pcap_tcp_segments(simulator: None, tmp_path: Path) -> None:
+    from lasthop import _native
+    from lasthop.capture import simulate_capture
+    from lasthop.spec import load_spec
+
+    spec_path = tmp_path / "tcpcap.toml"
+    spec_path.write_text(TCP_SPEC)
+    out = tmp_path / "out"
+    r = run_cli("run", str(spec_path), "--pcap", "0", "-o", str(out), "-q")
+    assert r.returncode == 0, r.stderr
+    pcap = out / "tcpcap-s3-0.pcap"
+    spec = load_spec(spec_path)
+    data_json, pcap_bytes, records_json = simulate_capture(spec.to_json(), 3, "0", records=True)
+    assert pcap_bytes == pcap.read_bytes()
+    # Capturing changes nothing in the results.
+    assert data_json == _native.run(spec.to_json(), 3, None)
+    assert json.loads((out / "tcpcap-s3.json").read_text())["data"] == json.loads(data_json)
+    records = json.loads(records_json)
+    assert not records["truncated"]
+
+    rows, stderr = _tshark_tcp(pcap)
+    assert stderr == "", f"tshark complained: {stderr}"
+    frames = []  # (ppdu, mpdu) of every pcap record
+    for p in records["ppdus"]:
+        frames += [(p, m) for m in p["mpdus"]] if p["kind"] == "data" else [(p, None)]
+    assert len(rows) == len(frames) == records["records"]
+
+    # A-MPDUs: the same reference numbers and MPDUs per reference as our records.
+    ours: dict[int, int] = {}
+    for p in records["ppdus"]:
+        if p["kind"] == "data" and p["ampdu_ref"] is not None:
+            ours[p["ampdu_ref"]] = len(p["mpdus"])
+    theirs: dict[int, int] = {}
+    for row in rows:
+        if row["radiotap.ampdu.reference"]:
+            ref = int(row["radiotap.ampdu.reference"])
+            theirs[ref] = theirs.get(ref, 0) + 1
+    assert theirs == ours and max(ours.values()) > 1, "expected real aggregation"
+
+    flow_down = {0: True, 1: False}  # TCP flows: index -> data goes downlink
+    offsets: dict[tuple, int] = {}  # (flow, rev, data-sender end?) -> raw seq - our offset
+    last_seq: dict[int, int] = {}  # tcp.stream -> highest data sequence number so far
+    n_data = n_sack = n_udp = n_nonincreasing = n_tcp_retx = 0
+
+    def same_offset(key: tuple, raw: int, rel: int, where: str) -> None:
+        off = (raw - rel) % 2**32
+        assert offsets.setdefault(key, off) == off, f"{where}: {key} offset {off}"
+
+    for row, (p, m) in zip(rows, frames):
+        where = f"frame {row['frame.number']}"
+        if m is None:
+            assert row["ip.proto"] == "", where
+            continue
+        assert int(row["ip.len"]) == m["ip_len"], where
+        tcp = m["tcp"]
+        if tcp is None:
+            assert row["ip.proto"] == "17" and int(row["udp.srcport"]) == 40000 + m["flow"], where
+            n_udp += 1
+            continue
+        assert row["ip.proto"] == "6", where
+        assert row["tcp.checksum.status"] == "1", f"{where}: TCP checksum not good"
+        assert int(row["tcp.flags"], 0) == 0x10, where  # ACK
+        assert row["tcp.options.timestamp.tsval"] != "", where
+        assert int(row["tcp.hdr_len"]) + 20 + int(row["tcp.len"]) == m["ip_len"], where
+        uplink = p["tx"] != "ap"
+        down = flow_down[m["flow"]]
+        station_port, server_port = 40000 + m["flow"], 80
+        ports = (station_port, server_port) if uplink else (server_port, station_port)
+        assert (int(row["tcp.srcport"]), int(row["tcp.dstport"])) == ports, where
+        assert (row["ip.src"] == "10.0.1.1") == uplink, where
+        seq, ack = int(row["tcp.seq_raw"]), int(row["tcp.ack_raw"])
+        assert not tcp["rev"], where
+        if tcp["kind"] == "data":
+            # Data goes in the flow's direction, with its own sequence space.
+            assert uplink != down, where
+            assert int(row["tcp.len"]) == tcp["len"] > 0, where
+            same_offset((m["flow"], True), seq, tcp["seq"], where)
+            same_offset((m["flow"], False), ack, 0, where)
+            n_data += 1
+            stream = int(row["tcp.stream"])
+            flagged = any(row[f] for f in ("tcp.analysis.retransmission",
+                                           "tcp.analysis.fast_retransmission",
+                                           "tcp.analysis.spurious_retransmission",
+                                           "tcp.analysis.out_of_order"))
+            prev = last_seq.get(stream)
+            if prev is not None and (seq - prev) % 2**32 >= 2**31:
+                # Not increasing: a MAC retry or a TCP retransmission, and tshark says so.
+                n_nonincreasing += 1
+                assert m["retry"] or tcp["retransmit"], where
+                assert flagged, f"{where}: tshark did not flag a repeated segment"
+            else:
+                last_seq[stream] = seq
+            n_tcp_retx += tcp["retransmit"]
+        else:
+            assert uplink == down, where
+            assert int(row["tcp.len"]) == 0, where
+            same_offset((m["flow"], False), seq, 0, where)
+            same_offset((m["flow"], True), ack, tcp["ack"], where)
+            assert int(row["tcp.window_size_value"]) == min(tcp["rwnd"] >> 7, 65535), where
+            les = [int(x) for x in row["tcp.options.sack_le"].split(",") if x]
+            res = [int(x) for x in row["tcp.options.sack_re"].split(",") if x]
+            assert len(les) == len(res) == len(tcp["sack"]), where
+            for le, re_, (s, e) in zip(les, res, tcp["sack"]):
+                same_offset((m["flow"], True), le, s, where)
+                same_offset((m["flow"], True), re_, e, where)
+            n_sack += bool(tcp["sack"])
+    # Every data segment of our records is a TCP segment with payload in tshark.
+    assert n_data == sum(1 for row in rows if row["tcp.len"] not in ("", "0"))
+    assert n_data == sum(1 for _, m in frames if m and m["tcp"] and m["tcp"]["kind"] == "data")
+    assert n_data > 500 and n_udp > 10, (n_data, n_udp)
+    assert n_sack > 0, "expected ACKs with SACK blocks"
+    assert n_nonincreasing > 0 and n_tcp_retx > 0, (n_nonincreasing, n_tcp_retx)
+    # Per-connection initial sequence numbers: not 0, different for each end.
+    assert len(set(offsets.values())) == len(offsets) == 4

@@ -90,6 +90,32 @@ pub struct PpduRec {
     pub n_mpdus: u32,
 }
 
+/// The TCP segment an MPDU carries. Sequence numbers are the simulator's byte offsets of the
+/// connection (from 0) truncated to 32 bits, as on the wire; [`crate::pcap`] adds each
+/// connection's initial sequence number. `rev` marks the request connection of a
+/// request/response flow (client → server, the opposite direction of the main connection).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum TcpRec {
+    /// Not TCP (a UDP flow).
+    #[default]
+    None,
+    /// A data segment: bytes [seq, seq + len) of its connection; `retransmit`: sent again by
+    /// TCP (not a MAC retry).
+    Data { seq: u32, len: u32, rev: bool, retransmit: bool },
+    /// A pure ACK: cumulative ACK, up to 3 SACK blocks [start, end), receive window in bytes.
+    Ack { ack: u32, sack: [(u32, u32); lasthop_algo::tcp::MAX_SACK_BLOCKS], n_sack: u8, rwnd: u32, rev: bool },
+}
+
+impl TcpRec {
+    /// The SACK blocks of an ACK (empty otherwise).
+    pub fn sack_blocks(&self) -> &[(u32, u32)] {
+        match self {
+            TcpRec::Ack { sack, n_sack, .. } => &sack[..*n_sack as usize],
+            _ => &[],
+        }
+    }
+}
+
 /// One MPDU of a recorded data PPDU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MpduRec {
@@ -102,6 +128,11 @@ pub struct MpduRec {
     pub retry: bool,
     /// Received correctly by the addressed receiver.
     pub ok: bool,
+    /// When the packet's endpoint sent it, in ms (truncated to 32 bits: the TCP timestamp
+    /// clock).
+    pub sent_ms: u32,
+    /// The TCP segment carried, if any.
+    pub tcp: TcpRec,
 }
 
 /// The records of one capture, and the cell parameters needed to write them out.
@@ -248,7 +279,10 @@ impl Capture {
 
     /// The records as JSON (for tests and debugging): `{"node", "truncated", "records",
     /// "ppdus": [{"t_ns", "kind", "tx", "rx", "phy", "ampdu_ref", "collision", "received",
-    /// "mpdus": [{"len", "seq", "retry", "flow", "ip_len", "ok"}]}]}`.
+    /// "mpdus": [{"len", "seq", "retry", "flow", "ip_len", "ok", "tcp"}]}]}` where "tcp" is
+    /// null (UDP) or `{"kind": "data"|"ack", "rev", "seq", "len", "retransmit", "ack",
+    /// "sack": [[s, e]..], "rwnd"}` (sequence numbers relative to the connection's start, mod
+    /// 2^32; data: seq/len/retransmit, ACKs: ack/sack/rwnd; the other fields null).
     pub fn to_json(&self) -> String {
         let ppdus: Vec<PpduOut> = self
             .ppdus
@@ -291,6 +325,7 @@ impl Capture {
                             flow: m.flow,
                             ip_len: m.ip_len,
                             ok: m.ok,
+                            tcp: TcpOut::of(&m.tcp),
                         })
                         .collect(),
                 }
@@ -342,4 +377,45 @@ struct MpduOut {
     flow: u32,
     ip_len: u32,
     ok: bool,
+    tcp: Option<TcpOut>,
+}
+
+#[derive(Serialize)]
+struct TcpOut {
+    kind: &'static str,
+    rev: bool,
+    seq: Option<u32>,
+    len: Option<u32>,
+    retransmit: Option<bool>,
+    ack: Option<u32>,
+    sack: Option<Vec<(u32, u32)>>,
+    rwnd: Option<u32>,
+}
+
+impl TcpOut {
+    fn of(t: &TcpRec) -> Option<TcpOut> {
+        match *t {
+            TcpRec::None => None,
+            TcpRec::Data { seq, len, rev, retransmit } => Some(TcpOut {
+                kind: "data",
+                rev,
+                seq: Some(seq),
+                len: Some(len),
+                retransmit: Some(retransmit),
+                ack: None,
+                sack: None,
+                rwnd: None,
+            }),
+            TcpRec::Ack { ack, rwnd, rev, .. } => Some(TcpOut {
+                kind: "ack",
+                rev,
+                seq: None,
+                len: None,
+                retransmit: None,
+                ack: Some(ack),
+                sack: Some(t.sack_blocks().to_vec()),
+                rwnd: Some(rwnd),
+            }),
+        }
+    }
 }

@@ -7,15 +7,41 @@
 //! natural size from the start of the radiotap header.
 //!
 //! 802.11 frames: QoS Data (Data for `ofdm`) with ToDS (uplink) or FromDS (downlink), the
-//! Retry bit on retransmissions, TID 0, LLC/SNAP, an IPv4 + UDP header and zero payload up to
-//! the packet's IP length, and a correct FCS. Addresses: AP (BSSID) 02:00:00:00:00:00, station
-//! i 02:00:00:00:00:(i+1), the server behind the AP 02:00:00:ff:00:01 (SA downlink, DA uplink);
-//! IP: server 10.0.0.1, station i 10.0.1.(i+1); UDP ports 40000 + flow index on both ends.
-//! Compressed Block Acks carry a bitmap of the MPDUs of the answered A-MPDU that arrived
-//! (starting at its lowest sequence number); beacons carry SSID "lasthop", the OFDM rates, the
-//! DS parameter set and a vendor element padding them to the simulated 300 octets.
+//! Retry bit on retransmissions, TID 0, LLC/SNAP, an IPv4 + UDP (UDP flows) or TCP (TCP flows)
+//! header and zero payload up to the packet's IP length, and a correct FCS. Addresses: AP
+//! (BSSID) 02:00:00:00:00:00, station i 02:00:00:00:00:(i+1), the server behind the AP
+//! 02:00:00:ff:00:01 (SA downlink, DA uplink); IP: server 10.0.0.1, station i 10.0.1.(i+1);
+//! UDP ports 40000 + flow index on both ends. Compressed Block Acks carry a bitmap of the
+//! MPDUs of the answered A-MPDU that arrived (starting at its lowest sequence number); beacons
+//! carry SSID "lasthop", the OFDM rates, the DS parameter set and a vendor element padding them
+//! to the simulated 300 octets.
+//!
+//! TCP segments (IP protocol 6), so captures of TCP runs work with Wireshark's TCP analysis,
+//! tcptrace or Stevens graphs:
+//! - Ports: the IP server's end is 80 ([`TCP_SERVER_PORT`]) for the flow's main connection and
+//!   81 ([`TCP_REQUEST_PORT`]) for the request connection of a request/response flow (the
+//!   simulator runs requests on a second, opposite-direction connection; it gets its own port
+//!   so the two are separate TCP streams); the station's end is 40000 + flow index. Data of
+//!   the main connection goes in the flow's direction, its ACKs the other way; the request
+//!   connection the reverse.
+//! - Sequence numbers: each end of each connection has a fixed initial sequence number
+//!   ([`tcp_isn`], from the flow index). The SYN is not captured; it takes the ISN, so the data
+//!   byte at the simulator's offset `s` has sequence number ISN + 1 + s (mod 2^32), and the
+//!   pure ACKs of the receiving end carry its ISN + 1. Every segment has the ACK flag (no PSH,
+//!   FIN, SYN); data segments acknowledge the receiver's ISN + 1, ACKs the sender's ISN + 1 +
+//!   the cumulative ACK.
+//! - Options: NOP, NOP, timestamp (TSval = when the endpoint sent the packet, in ms, so MAC
+//!   retries repeat it and TCP retransmissions get a new one; TSecr = 0: the simulator's
+//!   endpoints keep no timestamp state to echo), and on ACKs with SACK blocks NOP, NOP, SACK
+//!   (kind 5, the blocks with the same ISN offset). 20 + 12 octets of TCP header, + 4 + 8·n
+//!   with n SACK blocks: exactly the simulator's `IP_TCP_HEADERS` / `ack_ip_len(n)`, so frame
+//!   lengths are the ones the simulation used.
+//! - Window: the receive window shifted right by [`TCP_WSCALE`] = 7 (window scaling as Linux
+//!   typically negotiates; the SYNs that would announce it are not captured, so tools show
+//!   the raw field unless told the factor). Data senders advertise [`TCP_SENDER_RWND`].
+//! - A correct TCP checksum over the IPv4 pseudo-header; payload: zeros of the segment length.
 
-use crate::capture::{Capture, MpduRec, Node, PhyRec, PpduKind, PpduRec};
+use crate::capture::{Capture, MpduRec, Node, PhyRec, PpduKind, PpduRec, TcpRec};
 use lasthop_wifi::mac::frame;
 use lasthop_wifi::phy::{Band, Standard, TxVector};
 
@@ -253,19 +279,8 @@ fn push_fcs(f: &mut Vec<u8>) {
 /// The IPv4 + UDP headers of a packet of `ip_len` octets (zero payload follows). Packets too
 /// short for a UDP header (20..=27 octets) carry IP protocol 253 (experimentation).
 pub fn ip_udp_header(ip_len: u32, id: u16, src: [u8; 4], dst: [u8; 4], sport: u16, dport: u16) -> Vec<u8> {
-    let mut h = Vec::with_capacity(28);
     let udp = ip_len >= 28;
-    h.extend_from_slice(&[0x45, 0]);
-    h.extend_from_slice(&(ip_len as u16).to_be_bytes());
-    h.extend_from_slice(&id.to_be_bytes());
-    h.extend_from_slice(&0x4000u16.to_be_bytes()); // DF
-    h.push(64);
-    h.push(if udp { 17 } else { 253 });
-    h.extend_from_slice(&[0, 0]);
-    h.extend_from_slice(&src);
-    h.extend_from_slice(&dst);
-    let c = ip_checksum(&h);
-    h[10..12].copy_from_slice(&c.to_be_bytes());
+    let mut h = ip_header(ip_len, id, if udp { 17 } else { 253 }, src, dst);
     if udp {
         h.extend_from_slice(&sport.to_be_bytes());
         h.extend_from_slice(&dport.to_be_bytes());
@@ -273,6 +288,157 @@ pub fn ip_udp_header(ip_len: u32, id: u16, src: [u8; 4], dst: [u8; 4], sport: u1
         h.extend_from_slice(&[0, 0]); // no checksum (IPv4)
     }
     h
+}
+
+// ------------------------------------------------------------------------------ TCP
+
+/// TCP port of the IP server's end of a TCP flow's main connection.
+pub const TCP_SERVER_PORT: u16 = 80;
+/// TCP port of the IP server's end of a request/response flow's request connection (a second
+/// connection, so a port of its own; the station's end is 40000 + flow index for both).
+pub const TCP_REQUEST_PORT: u16 = 81;
+/// Window scale shift assumed for the window field (as Linux typically negotiates; the SYNs
+/// that would carry it are not in the capture).
+pub const TCP_WSCALE: u32 = 7;
+/// Receive window advertised by the data sender of a connection (it receives no data): the
+/// receiver's default buffer, 6 MiB.
+pub const TCP_SENDER_RWND: u64 = 6 << 20;
+const TCP_ACK: u8 = 0x10;
+
+/// Initial sequence number of one end of a TCP connection of `flow` (`rev`: the request
+/// connection): deterministic, spread over the 32-bit space. The SYN (not captured) takes the
+/// ISN, so byte offset 0 of the data is ISN + 1, and the pure ACKs of the receiving end carry
+/// sequence number ISN + 1 of that end.
+pub fn tcp_isn(flow: u32, rev: bool, data_sender: bool) -> u32 {
+    let k = flow as u64 * 4 + 2 * rev as u64 + data_sender as u64 + 1;
+    ((k.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32) as u32).max(1)
+}
+
+/// A TCP segment header to write (the payload is zeros).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TcpHdr {
+    pub sport: u16,
+    pub dport: u16,
+    pub seq: u32,
+    pub ack: u32,
+    pub flags: u8,
+    /// Window field (already shifted right by [`TCP_WSCALE`]).
+    pub window: u16,
+    pub tsval: u32,
+    pub tsecr: u32,
+    /// SACK blocks [left edge, right edge), wire sequence numbers: `sack[..n_sack]`.
+    pub sack: [(u32, u32); 3],
+    pub n_sack: u8,
+}
+
+impl TcpHdr {
+    pub fn sack_blocks(&self) -> &[(u32, u32)] {
+        &self.sack[..self.n_sack as usize]
+    }
+}
+
+/// TCP options: NOP, NOP, timestamp (kind 8, 10 octets) — 12 octets — then, with SACK blocks,
+/// NOP, NOP, SACK (kind 5, 2 + 8·n octets): 4 + 8·n more. Always a multiple of 4.
+pub fn tcp_options(tsval: u32, tsecr: u32, sack: &[(u32, u32)]) -> Vec<u8> {
+    let mut o = Vec::with_capacity(40);
+    o.extend_from_slice(&[1, 1, 8, 10]);
+    o.extend_from_slice(&tsval.to_be_bytes());
+    o.extend_from_slice(&tsecr.to_be_bytes());
+    if !sack.is_empty() {
+        o.extend_from_slice(&[1, 1, 5, (2 + 8 * sack.len()) as u8]);
+        for &(l, r) in sack {
+            o.extend_from_slice(&l.to_be_bytes());
+            o.extend_from_slice(&r.to_be_bytes());
+        }
+    }
+    debug_assert_eq!(o.len() % 4, 0);
+    o
+}
+
+/// The TCP header (with options and a correct checksum over the IPv4 pseudo-header, the header
+/// and `payload_len` zero octets of payload).
+pub fn tcp_header(src: [u8; 4], dst: [u8; 4], h: &TcpHdr, payload_len: u32) -> Vec<u8> {
+    let opts = tcp_options(h.tsval, h.tsecr, h.sack_blocks());
+    let hlen = 20 + opts.len();
+    let mut t = Vec::with_capacity(12 + hlen);
+    // Pseudo-header first (stripped below): source, destination, zero, protocol, TCP length.
+    t.extend_from_slice(&src);
+    t.extend_from_slice(&dst);
+    t.extend_from_slice(&[0, 6]);
+    t.extend_from_slice(&((hlen as u32 + payload_len) as u16).to_be_bytes());
+    t.extend_from_slice(&h.sport.to_be_bytes());
+    t.extend_from_slice(&h.dport.to_be_bytes());
+    t.extend_from_slice(&h.seq.to_be_bytes());
+    t.extend_from_slice(&h.ack.to_be_bytes());
+    t.push(((hlen / 4) as u8) << 4);
+    t.push(h.flags);
+    t.extend_from_slice(&h.window.to_be_bytes());
+    t.extend_from_slice(&[0, 0, 0, 0]); // checksum, urgent pointer
+    t.extend_from_slice(&opts);
+    // The zero payload adds nothing to the one's-complement sum (the header is 4-aligned).
+    let c = ip_checksum(&t);
+    t[12 + 16..12 + 18].copy_from_slice(&c.to_be_bytes());
+    t.drain(..12);
+    t
+}
+
+/// The IPv4 header (protocol 6) and TCP header of a segment whose IP packet is `ip_len`
+/// octets (payload: zeros up to `ip_len`). None if `ip_len` is too short for the headers.
+pub fn ip_tcp_header(ip_len: u32, id: u16, src: [u8; 4], dst: [u8; 4], h: &TcpHdr) -> Option<Vec<u8>> {
+    let thlen = 20 + tcp_options(h.tsval, h.tsecr, h.sack_blocks()).len() as u32;
+    let payload = ip_len.checked_sub(20 + thlen)?;
+    let mut v = ip_header(ip_len, id, 6, src, dst);
+    v.extend_from_slice(&tcp_header(src, dst, h, payload));
+    Some(v)
+}
+
+/// The IPv4 header (DF, TTL 64, valid checksum) of a packet of `ip_len` octets.
+fn ip_header(ip_len: u32, id: u16, proto: u8, src: [u8; 4], dst: [u8; 4]) -> Vec<u8> {
+    let mut h = Vec::with_capacity(60);
+    h.extend_from_slice(&[0x45, 0]);
+    h.extend_from_slice(&(ip_len as u16).to_be_bytes());
+    h.extend_from_slice(&id.to_be_bytes());
+    h.extend_from_slice(&0x4000u16.to_be_bytes()); // DF
+    h.push(64);
+    h.push(proto);
+    h.extend_from_slice(&[0, 0]);
+    h.extend_from_slice(&src);
+    h.extend_from_slice(&dst);
+    let c = ip_checksum(&h);
+    h[10..12].copy_from_slice(&c.to_be_bytes());
+    h
+}
+
+/// The TCP header fields of the segment an MPDU carries (None for UDP). `uplink`: the frame
+/// goes station → AP (so the segment station → server).
+pub fn tcp_fields(m: &MpduRec, uplink: bool) -> Option<TcpHdr> {
+    let station_port = (UDP_BASE_PORT + m.flow).min(65_535) as u16;
+    let rev = match m.tcp {
+        TcpRec::None => return None,
+        TcpRec::Data { rev, .. } | TcpRec::Ack { rev, .. } => rev,
+    };
+    let server_port = if rev { TCP_REQUEST_PORT } else { TCP_SERVER_PORT };
+    let (sport, dport) = if uplink { (station_port, server_port) } else { (server_port, station_port) };
+    let snd = tcp_isn(m.flow, rev, true).wrapping_add(1);
+    let rcv = tcp_isn(m.flow, rev, false).wrapping_add(1);
+    let mut h = TcpHdr { sport, dport, flags: TCP_ACK, tsval: m.sent_ms, tsecr: 0, ..TcpHdr::default() };
+    let window = match m.tcp {
+        TcpRec::Data { seq, .. } => {
+            (h.seq, h.ack) = (snd.wrapping_add(seq), rcv);
+            TCP_SENDER_RWND >> TCP_WSCALE
+        }
+        TcpRec::Ack { ack, rwnd, .. } => {
+            (h.seq, h.ack) = (rcv, snd.wrapping_add(ack));
+            for (b, &(l, r)) in h.sack.iter_mut().zip(m.tcp.sack_blocks()) {
+                *b = (snd.wrapping_add(l), snd.wrapping_add(r));
+                h.n_sack += 1;
+            }
+            rwnd as u64 >> TCP_WSCALE
+        }
+        TcpRec::None => return None,
+    };
+    h.window = window.min(65_535) as u16;
+    Some(h)
 }
 
 /// A QoS Data (or Data) MPDU with FCS, of length `frame::mpdu_len(m.ip_len, qos)`.
@@ -308,7 +474,12 @@ pub fn data_frame(cap: &Capture, tx: Node, rx: Node, m: &MpduRec) -> Vec<u8> {
     let st = cap.flow_station.get(m.flow as usize).copied().unwrap_or(sta);
     let port = (UDP_BASE_PORT + m.flow).min(65_535) as u16;
     let (src, dst) = if uplink { (station_ip(st), SERVER_IP) } else { (SERVER_IP, station_ip(st)) };
-    f.extend_from_slice(&ip_udp_header(m.ip_len, m.seq as u16, src, dst, port, port));
+    let tcp = tcp_fields(m, uplink).and_then(|h| ip_tcp_header(m.ip_len, m.seq as u16, src, dst, &h));
+    debug_assert!(m.tcp == TcpRec::None || tcp.is_some(), "TCP packet too short for its headers");
+    match tcp {
+        Some(h) => f.extend_from_slice(&h),
+        None => f.extend_from_slice(&ip_udp_header(m.ip_len, m.seq as u16, src, dst, port, port)),
+    }
     f.resize(len - 4, 0);
     push_fcs(&mut f);
     debug_assert_eq!(f.len(), len);
@@ -531,7 +702,7 @@ mod tests {
     #[test]
     fn frame_sizes_match_the_model() {
         let c = cap(Standard::Vht, true, 8);
-        let m = MpduRec { seq: 4097, flow: 1, ip_len: 1500, retry: true, ok: true };
+        let m = MpduRec { seq: 4097, flow: 1, ip_len: 1500, retry: true, ok: true, sent_ms: 0, tcp: TcpRec::None };
         let f = data_frame(&c, Node::Station(1), Node::Ap, &m);
         assert_eq!(f.len() as u32, frame::mpdu_len(1500, true));
         assert_eq!(&f[..2], &[0x88, 0x09]);
@@ -555,6 +726,111 @@ mod tests {
         let b = beacon_frame(&c, 0, 1);
         assert_eq!(b.len() as u32, frame::BEACON);
         assert_eq!(crc32(&b[..b.len() - 4]).to_le_bytes(), b[b.len() - 4..]);
+    }
+
+    /// One's-complement sum over the IPv4 pseudo-header and the whole TCP segment of an IP
+    /// packet: 0 when the TCP checksum is right.
+    fn tcp_checksum_residue(ip: &[u8]) -> u16 {
+        let mut v = Vec::new();
+        v.extend_from_slice(&ip[12..20]);
+        v.extend_from_slice(&[0, 6]);
+        v.extend_from_slice(&((ip.len() - 20) as u16).to_be_bytes());
+        v.extend_from_slice(&ip[20..]);
+        ip_checksum(&v)
+    }
+
+    #[test]
+    fn tcp_headers_match_the_model_and_checksum() {
+        use lasthop_algo::tcp::{ack_ip_len, data_ip_len, IP_TCP_HEADERS, MAX_SACK_BLOCKS};
+        assert_eq!(tcp_options(1, 0, &[]).len() as u32 + 40, IP_TCP_HEADERS);
+        // Data segment of 1448 bytes: 52 octets of headers, zero payload.
+        let h = TcpHdr { sport: 80, dport: 40_001, seq: 0xffff_fff0, ack: 77, flags: TCP_ACK, window: 49_152, tsval: 1234, ..TcpHdr::default() };
+        let ip_len = data_ip_len(1448);
+        let mut pkt = ip_tcp_header(ip_len, 3, SERVER_IP, station_ip(0), &h).unwrap();
+        assert_eq!(pkt.len() as u32, IP_TCP_HEADERS);
+        assert_eq!(pkt[9], 6, "IP protocol TCP");
+        assert_eq!(ip_checksum(&pkt[..20]), 0);
+        assert_eq!(pkt[20 + 12] >> 4, 8, "data offset 32 octets");
+        assert_eq!(&pkt[40..44], &[1, 1, 8, 10]);
+        assert_eq!(u32::from_be_bytes(pkt[44..48].try_into().unwrap()), 1234);
+        pkt.resize(ip_len as usize, 0);
+        assert_eq!(tcp_checksum_residue(&pkt), 0, "TCP checksum over pseudo-header + segment");
+        // A corrupted octet is detected.
+        pkt[30] ^= 1;
+        assert_ne!(tcp_checksum_residue(&pkt), 0);
+        // ACKs with 0..3 SACK blocks: exactly ack_ip_len(n) octets, no payload.
+        for n in 0..=MAX_SACK_BLOCKS {
+            let mut a = TcpHdr { seq: 5, ack: 9, flags: TCP_ACK, window: 1, tsval: 7, n_sack: n as u8, ..TcpHdr::default() };
+            for (k, b) in a.sack.iter_mut().enumerate() {
+                *b = (1000 * k as u32 + 100, 1000 * k as u32 + 200);
+            }
+            assert_eq!(20 + 20 + tcp_options(7, 0, a.sack_blocks()).len() as u32, ack_ip_len(n as u8));
+            let pkt = ip_tcp_header(ack_ip_len(n as u8), 1, station_ip(0), SERVER_IP, &a).unwrap();
+            assert_eq!(pkt.len() as u32, ack_ip_len(n as u8));
+            assert_eq!((pkt[32] >> 4) as u32 * 4, ack_ip_len(n as u8) - 20, "data offset includes the options");
+            assert_eq!(tcp_checksum_residue(&pkt), 0, "{n} SACK blocks");
+            if n > 0 {
+                assert_eq!(&pkt[52..56], &[1, 1, 5, 2 + 8 * n as u8]);
+                assert_eq!(u32::from_be_bytes(pkt[56..60].try_into().unwrap()), 100);
+            }
+        }
+        assert!(ip_tcp_header(51, 0, SERVER_IP, station_ip(0), &h).is_none());
+    }
+
+    #[test]
+    fn tcp_mpdus() {
+        use lasthop_algo::tcp::{ack_ip_len, data_ip_len};
+        let c = cap(Standard::Vht, true, 8);
+        let isn_d = tcp_isn(1, false, true).wrapping_add(1);
+        let isn_a = tcp_isn(1, false, false).wrapping_add(1);
+        assert_ne!(isn_d, isn_a);
+        assert_ne!(tcp_isn(1, true, true), isn_d.wrapping_sub(1));
+        // Downlink data segment of the main connection: server:80 → station:40001.
+        let m = MpduRec {
+            seq: 5,
+            flow: 1,
+            ip_len: data_ip_len(1000),
+            retry: false,
+            ok: true,
+            sent_ms: 42,
+            tcp: TcpRec::Data { seq: 3000, len: 1000, rev: false, retransmit: false },
+        };
+        let f = data_frame(&c, Node::Ap, Node::Station(1), &m);
+        assert_eq!(f.len() as u32, frame::mpdu_len(m.ip_len, true));
+        let ip = &f[34..f.len() - 4];
+        assert_eq!(ip.len() as u32, m.ip_len);
+        assert_eq!(tcp_checksum_residue(ip), 0);
+        assert_eq!(&ip[12..16], &SERVER_IP);
+        assert_eq!(u16::from_be_bytes([ip[20], ip[21]]), TCP_SERVER_PORT);
+        assert_eq!(u16::from_be_bytes([ip[22], ip[23]]), 40_001);
+        assert_eq!(u32::from_be_bytes(ip[24..28].try_into().unwrap()), isn_d.wrapping_add(3000));
+        assert_eq!(u32::from_be_bytes(ip[28..32].try_into().unwrap()), isn_a);
+        assert_eq!(ip[33], TCP_ACK);
+        // Its ACK, uplink, with two SACK blocks and a 1 MiB window.
+        let a = MpduRec {
+            ip_len: ack_ip_len(2),
+            sent_ms: 43,
+            tcp: TcpRec::Ack { ack: 3000, sack: [(5000, 6000), (7000, 8000), (0, 0)], n_sack: 2, rwnd: 1 << 20, rev: false },
+            ..m
+        };
+        let f = data_frame(&c, Node::Station(1), Node::Ap, &a);
+        assert_eq!(f.len() as u32, frame::mpdu_len(a.ip_len, true));
+        let ip = &f[34..f.len() - 4];
+        assert_eq!(tcp_checksum_residue(ip), 0);
+        assert_eq!(&ip[16..20], &SERVER_IP);
+        assert_eq!(u16::from_be_bytes([ip[20], ip[21]]), 40_001);
+        assert_eq!(u16::from_be_bytes([ip[22], ip[23]]), TCP_SERVER_PORT);
+        assert_eq!(u32::from_be_bytes(ip[24..28].try_into().unwrap()), isn_a);
+        assert_eq!(u32::from_be_bytes(ip[28..32].try_into().unwrap()), isn_d.wrapping_add(3000));
+        assert_eq!(u16::from_be_bytes([ip[34], ip[35]]) as u32, (1u32 << 20) >> TCP_WSCALE);
+        assert_eq!(u32::from_be_bytes(ip[56..60].try_into().unwrap()), isn_d.wrapping_add(5000));
+        assert_eq!(u32::from_be_bytes(ip[68..72].try_into().unwrap()), isn_d.wrapping_add(8000));
+        // The request connection uses server port 81.
+        let r = MpduRec { tcp: TcpRec::Data { seq: 0, len: 1000, rev: true, retransmit: false }, ..m };
+        let f = data_frame(&c, Node::Station(1), Node::Ap, &r);
+        let ip = &f[34..f.len() - 4];
+        assert_eq!(u16::from_be_bytes([ip[22], ip[23]]), TCP_REQUEST_PORT);
+        assert_eq!(u32::from_be_bytes(ip[24..28].try_into().unwrap()), tcp_isn(1, true, true).wrapping_add(1));
     }
 
     #[test]

@@ -99,3 +99,98 @@ fn capture_node_is_checked() {
     let err = lasthop_sim::run_json_with_capture(&s, 1, &mut |_| {}, req).unwrap_err();
     assert!(err.contains("capture node = 2"), "{err}");
 }
+
+fn tcp_flow(sta: u32, dir: &str, stop_ns: u64) -> Value {
+    serde_json::json!({"station": sta, "direction": dir, "pattern": "tcp", "rate_bps": 0, "packet_size": 1500,
+           "start_ns": 0, "stop_ns": stop_ns, "cc": "cubic", "bytes": 0, "pacing": null,
+           "hystart": true, "extra_acked": true})
+}
+
+/// A TCP cell: station 0 downloads (CUBIC) and uploads, station 1 runs request/response
+/// (requests on the reverse connection); plus a UDP flow.
+fn tcp_spec() -> Value {
+    let mut s = base("ht", 40, 400);
+    s["sim"]["duration_ns"] = 300_000_000u64.into();
+    s["mac"]["beacon_interval_ns"] = 102_400_000u64.into();
+    // MAC retries hide the PER from TCP; wired losses make SACK blocks.
+    s["wired"]["loss"] = 0.01.into();
+    let mut lossy = station(7, 1);
+    lossy["error_model"] = "fixed".into();
+    lossy["per"] = 0.05.into();
+    s["stations"] = vec![lossy, station(5, 1)].into();
+    let mut rr = tcp_flow(1, "down", 300_000_000);
+    rr["app"] = "request_response".into();
+    rr["request_bytes"] = 3000.into();
+    rr["response_bytes"] = 50_000.into();
+    rr["think_time_ns"] = 1_000_000u64.into();
+    s["flows"] = vec![
+        tcp_flow(0, "down", 300_000_000),
+        tcp_flow(0, "up", 300_000_000),
+        flow(0, "up", "cbr", 2_000_000, 500, 300_000_000),
+        rr,
+    ]
+    .into();
+    s
+}
+
+/// The IP packets of the data MPDUs of a pcap file (QoS Data: 26-octet header + LLC/SNAP).
+fn ip_packets(pcap: &[u8]) -> Vec<Vec<u8>> {
+    let mut off = 24;
+    let mut out = Vec::new();
+    while off < pcap.len() {
+        let len = u32::from_le_bytes(pcap[off + 8..off + 12].try_into().unwrap()) as usize;
+        let rec = &pcap[off + 16..off + 16 + len];
+        off += 16 + len;
+        let rt_len = u16::from_le_bytes([rec[2], rec[3]]) as usize;
+        let f = &rec[rt_len..];
+        if f[0] == 0x88 {
+            out.push(f[34..f.len() - 4].to_vec());
+        }
+    }
+    out
+}
+
+#[test]
+fn tcp_segments_in_the_capture() {
+    use lasthop_algo::tcp::{ack_ip_len, data_ip_len};
+    use lasthop_sim::capture::TcpRec;
+    use lasthop_sim::pcap::ip_checksum;
+    let s = tcp_spec();
+    let plain = lasthop_sim::run_json(&s.to_string(), 3, &mut |_| {}).unwrap();
+    for node in [Node::Station(0), Node::Station(1), Node::Ap] {
+        let (data, cap) = capture(&s, node, DEFAULT_LIMIT);
+        assert_eq!(plain, data, "capture at {node:?} changed the results");
+        let pkts = ip_packets(&cap.to_pcap());
+        assert_eq!(pkts.len(), cap.mpdus.len());
+        let (mut n_data, mut n_sack, mut n_rev) = (0, 0, 0);
+        for (ip, m) in pkts.iter().zip(&cap.mpdus) {
+            assert_eq!(ip.len() as u32, m.ip_len);
+            assert_eq!(ip_checksum(&ip[..20]), 0);
+            match m.tcp {
+                TcpRec::None => {
+                    assert_eq!(ip[9], 17);
+                    continue;
+                }
+                TcpRec::Data { len, rev, .. } => {
+                    assert_eq!(m.ip_len, data_ip_len(len));
+                    n_data += 1;
+                    n_rev += rev as u32;
+                }
+                TcpRec::Ack { n_sack: n, .. } => {
+                    assert_eq!(m.ip_len, ack_ip_len(n));
+                    n_sack += (n > 0) as u32;
+                }
+            }
+            assert_eq!(ip[9], 6);
+            let mut v = ip[12..20].to_vec();
+            v.extend_from_slice(&[0, 6]);
+            v.extend_from_slice(&((ip.len() - 20) as u16).to_be_bytes());
+            v.extend_from_slice(&ip[20..]);
+            assert_eq!(ip_checksum(&v), 0, "TCP checksum");
+        }
+        assert!(n_data > 100 && n_sack > 0, "{node:?}: {n_data} data segments, {n_sack} ACKs with SACK");
+        if node != Node::Station(0) {
+            assert!(n_rev > 0, "{node:?}: request segments");
+        }
+    }
+}
