@@ -537,8 +537,14 @@ impl World {
     /// A packet that does not count as offered load (TCP ACKs).
     #[inline]
     fn alloc_control(&mut self, flow: u32, len: u32, now: Instant) -> PktRef {
-        let p = Pkt { flow, created: now, retries: 0, ghost: false, tcp: TcpMeta::None };
-        let id = match self.free.pop() {
+        let id = self.arena_put(Pkt { flow, created: now, retries: 0, ghost: false, tcp: TcpMeta::None });
+        PktRef { id, len }
+    }
+
+    /// Store a packet in a free arena slot (or a new one); returns its index.
+    #[inline]
+    fn arena_put(&mut self, p: Pkt) -> u32 {
+        match self.free.pop() {
             Some(id) => {
                 self.pkts[id as usize] = p;
                 id
@@ -547,8 +553,7 @@ impl World {
                 self.pkts.push(p);
                 self.pkts.len() as u32 - 1
             }
-        };
-        PktRef { id, len }
+        }
     }
 
     #[inline]
@@ -1142,17 +1147,7 @@ impl World {
         let mut pk = self.pkts[p.id as usize];
         pk.ghost = true;
         self.totals.live_ghosts += 1;
-        let id = match self.free.pop() {
-            Some(id) => {
-                self.pkts[id as usize] = pk;
-                id
-            }
-            None => {
-                self.pkts.push(pk);
-                self.pkts.len() as u32 - 1
-            }
-        };
-        PktRef { id, len: p.len }
+        PktRef { id: self.arena_put(pk), len: p.len }
     }
 }
 
