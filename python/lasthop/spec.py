@@ -132,7 +132,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "mac": ("aggregation", "max_ampdu_mpdus", "max_ampdu_bytes", "max_ppdu_time", "retry_limit",
             "beacon_interval", "access_category", "cw_min", "cw_max", "aifsn",
             "eifs_after_collision"),
-    "ap": ("queue_limit", "scheduler"),
+    "ap": ("queue_limit", "scheduler", "qdisc"),
     "wired": ("rate", "delay", "queue_limit", "loss"),
     "stations": ("count", "mcs", "nss", "error_model", "per", "snr_db", "queue_limit"),
     "flows": ("stations", "direction", "pattern", "rate", "packet_size", "start", "stop",
@@ -405,6 +405,7 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
     ap = _Table(top.raw("ap") if top.has("ap") else {}, "ap", SECTIONS["ap"], "a table [ap]")
     ap_queue = ap.get_int("queue_limit", 1000, 1)
     scheduler = ap.choice("scheduler", "round_robin", SCHEDULERS)
+    qdisc = ap.choice("qdisc", "fifo", ("fifo", "codel", "pie", "fq_codel"))
 
     # [wired]
     wired = _Table(top.raw("wired") if top.has("wired") else {}, "wired", SECTIONS["wired"],
@@ -530,7 +531,7 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
                 "retry_limit": retry_limit, "beacon_interval_ns": beacon,
                 "access_category": ac, "cw_min": cw_min, "cw_max": cw_max, "aifsn": aifsn,
                 "eifs_after_collision": eifs_after_collision},
-        "ap": {"queue_limit": ap_queue, "scheduler": scheduler},
+        "ap": {"queue_limit": ap_queue, "scheduler": scheduler, "qdisc": qdisc},
         "wired": {"rate_bps": wired_rate, "delay_ns": wired_delay, "queue_limit": wired_queue,
                   "loss": wired_loss},
         "stations": stations,

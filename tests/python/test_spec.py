@@ -41,7 +41,7 @@ def test_defaults_filled():
                 "beacon_interval_ns": 102_400_000, "access_category": "BE",
                 "cw_min": None, "cw_max": None, "aifsn": None,
                 "eifs_after_collision": False},
-        "ap": {"queue_limit": 1000, "scheduler": "round_robin"},
+        "ap": {"queue_limit": 1000, "scheduler": "round_robin", "qdisc": "fifo"},
         "wired": {"rate_bps": 10_000_000_000, "delay_ns": 1_000_000, "queue_limit": 1000,
                   "loss": 0.0},
         "stations": [{"mcs": 9, "nss": 1, "error_model": "none", "per": 0.0, "snr_db": 30.0,

@@ -67,6 +67,14 @@ pub struct MacSpec {
 pub struct ApSpec {
     pub queue_limit: u32,
     pub scheduler: String,
+    /// Queue discipline of each station's queue at the AP: "fifo", "codel", "pie", "fq_codel"
+    /// (RFC defaults: CoDel 5 ms / 100 ms, PIE 15 ms, FQ-CoDel 1024 flows, quantum 1514).
+    #[serde(default = "default_qdisc")]
+    pub qdisc: String,
+}
+
+fn default_qdisc() -> String {
+    "fifo".into()
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -165,6 +173,17 @@ impl Spec {
     pub fn band(&self) -> Band {
         parse_band(&self.phy.band).expect("validated")
     }
+    /// The AP's per-station queue discipline.
+    pub fn aqm_config(&self) -> lasthop_algo::aqm::AqmConfig {
+        use lasthop_algo::aqm::*;
+        match self.ap.qdisc.as_str() {
+            "codel" => AqmConfig::Codel(CodelConfig::default()),
+            "pie" => AqmConfig::Pie(PieConfig::default()),
+            "fq_codel" => AqmConfig::FqCodel(FqCodelConfig::default()),
+            _ => AqmConfig::Fifo(FifoConfig::default()),
+        }
+    }
+
     pub fn tx_vector(&self, st: &StationSpec) -> TxVector {
         TxVector {
             standard: self.standard(),
@@ -253,6 +272,9 @@ impl Spec {
         }
         if self.ap.queue_limit == 0 {
             bad("ap.queue_limit", "0".into(), "at least 1 packet".into());
+        }
+        if !["fifo", "codel", "pie", "fq_codel"].contains(&self.ap.qdisc.as_str()) {
+            bad("ap.qdisc", format!("{:?}", self.ap.qdisc), "one of \"fifo\", \"codel\", \"pie\", \"fq_codel\"".into());
         }
         if self.ap.scheduler != "round_robin" {
             bad("ap.scheduler", format!("{:?}", self.ap.scheduler), "\"round_robin\"".into());

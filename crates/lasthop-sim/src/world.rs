@@ -32,17 +32,24 @@ use lasthop_algo::tcp::{AckSegment, DataSegment};
 #[path = "world_tcp.rs"]
 mod tcp;
 
-/// Handle of a packet in the arena; carries its IP length for queue accounting.
+/// Handle of a packet in the arena; carries its IP length for queue accounting and its flow
+/// (FQ-CoDel hashes flows into queues).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PktRef {
     pub id: u32,
     pub len: u32,
+    pub flow: u32,
 }
 
 impl QueuedPacket for PktRef {
     #[inline]
     fn len_bytes(&self) -> u32 {
         self.len
+    }
+    #[inline]
+    fn flow_hash(&self) -> u32 {
+        // distinct flows → distinct hashes; FQ-CoDel perturbs and buckets them
+        self.flow.wrapping_mul(0x9E37_79B1)
     }
 }
 
@@ -404,7 +411,7 @@ impl World {
             beacon_pending: false,
             ap_data,
             ap_beacon,
-            txqs: TxqSet::new(n_sta, spec.ap.queue_limit as usize),
+            txqs: TxqSet::new(n_sta, spec.ap.queue_limit as usize, spec.aqm_config(), Rng::stream(seed, StreamKind::Other, 1 << 32).next_u64()),
             stations,
             flows,
             sat_down,
@@ -538,7 +545,7 @@ impl World {
     #[inline]
     fn alloc_control(&mut self, flow: u32, len: u32, now: Instant) -> PktRef {
         let id = self.arena_put(Pkt { flow, created: now, retries: 0, ghost: false, tcp: TcpMeta::None });
-        PktRef { id, len }
+        PktRef { id, len, flow }
     }
 
     /// Store a packet in a free arena slot (or a new one); returns its index.
@@ -724,6 +731,18 @@ impl World {
             Ok(()) => self.make_ready(self.ap_data, now),
             Err(p) => self.drop_pkt(p, DropWhy::Queue),
         }
+    }
+
+    /// The next frame of `sta`'s AP queue; packets its discipline drops on the way are
+    /// accounted as queue drops.
+    fn ap_pull(&mut self, sta: u32, now: Instant) -> Option<PktRef> {
+        let mut drops = std::mem::take(&mut self.scratch_dup);
+        let p = self.txqs.tx_dequeue(now, sta, |d| drops.push(d));
+        for d in drops.drain(..) {
+            self.drop_pkt(d, DropWhy::Queue);
+        }
+        self.scratch_dup = drops;
+        p
     }
 
     fn station_enqueue(&mut self, sta: u32, p: PktRef, now: Instant) {
@@ -957,19 +976,25 @@ impl World {
             if !orig.can_send_new(win_start) {
                 break;
             }
-            let head = match dir {
-                Dir::Down => self.txqs.queue(sta).peek(),
-                Dir::Up => s.queue.peek(),
-            };
-            let Some(p) = head else { break };
-            if !fits(&len, p.len) {
-                break;
-            }
             let p = match dir {
-                Dir::Down => self.txqs.tx_dequeue(now, sta),
-                Dir::Up => self.stations[sta as usize].queue.dequeue(now, |_| {}),
-            }
-            .expect("peeked");
+                Dir::Down => {
+                    // Pull (the AQM decides here what it drops), then check the fit; a frame that
+                    // does not fit waits at the head of the station's queue.
+                    let Some(p) = self.ap_pull(sta, now) else { break };
+                    if !fits(&len, p.len) {
+                        self.txqs.stash(sta, p);
+                        break;
+                    }
+                    p
+                }
+                Dir::Up => {
+                    let Some(p) = s.queue.peek() else { break };
+                    if !fits(&len, p.len) {
+                        break;
+                    }
+                    self.stations[sta as usize].queue.dequeue(now, |_| {}).expect("peeked")
+                }
+            };
             let s = &mut self.stations[sta as usize];
             let seq = match dir {
                 Dir::Down => s.down_orig.assign_seq(),
@@ -1147,7 +1172,7 @@ impl World {
         let mut pk = self.pkts[p.id as usize];
         pk.ghost = true;
         self.totals.live_ghosts += 1;
-        PktRef { id: self.arena_put(pk), len: p.len }
+        PktRef { id: self.arena_put(pk), len: p.len, flow: p.flow }
     }
 }
 

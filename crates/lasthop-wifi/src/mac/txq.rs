@@ -5,10 +5,13 @@
 //! reports the airtime the exchange used.
 //!
 //! Scheduling is round-robin over stations with something to send. Each station's queue is a
-//! queue discipline from `lasthop_algo::aqm` (FIFO tail-drop here); the total limit models the
-//! interface's `txqueuelen` shared by all stations.
+//! queue discipline from `lasthop_algo::aqm` (FIFO, CoDel, PIE or FQ-CoDel); the total limit
+//! models the interface's `txqueuelen` shared by all stations. Packets an AQM drops at dequeue
+//! are handed back to the caller. A frame pulled for an aggregate that turned out not to fit is
+//! kept in a one-frame stash per station and served first next time (as drivers keep such a
+//! frame at the head of the station's queue).
 
-use lasthop_algo::aqm::{Fifo, FifoConfig, Qdisc, QueuedPacket};
+use lasthop_algo::aqm::{AnyQdisc, AqmConfig, Qdisc, QueuedPacket};
 use lasthop_core::{Duration, Instant};
 use std::collections::VecDeque;
 
@@ -20,7 +23,8 @@ pub enum TxqSchedule {
 
 #[derive(Clone, Debug)]
 pub struct TxqSet<P> {
-    queues: Vec<Fifo<P>>,
+    queues: Vec<AnyQdisc<P>>,
+    stash: Vec<Option<P>>,
     total_limit: usize,
     total_len: usize,
     /// Stations with something to send, in service order.
@@ -31,11 +35,14 @@ pub struct TxqSet<P> {
     dropped_total_limit: u64,
 }
 
-impl<P: QueuedPacket> TxqSet<P> {
-    pub fn new(stations: usize, total_limit: usize) -> Self {
-        let cfg = FifoConfig { limit_packets: total_limit, limit_bytes: 0 };
+impl<P: QueuedPacket + PartialEq> TxqSet<P> {
+    /// Per-station queues of discipline `aqm` (its own packet limit is raised to the total
+    /// limit, which this set enforces), randomness seeded per station from `seed`.
+    pub fn new(stations: usize, total_limit: usize, aqm: AqmConfig, seed: u64) -> Self {
+        let aqm = with_limit(aqm, total_limit);
         TxqSet {
-            queues: (0..stations).map(|_| Fifo::new(cfg)).collect(),
+            queues: (0..stations).map(|i| aqm.build(seed.wrapping_add(i as u64))).collect(),
+            stash: (0..stations).map(|_| None).collect(),
             total_limit,
             total_len: 0,
             active: VecDeque::with_capacity(stations),
@@ -52,7 +59,7 @@ impl<P: QueuedPacket> TxqSet<P> {
         self.total_limit
     }
     pub fn len(&self, sta: u32) -> usize {
-        self.queues[sta as usize].len_packets()
+        self.queues[sta as usize].len_packets() + self.stash[sta as usize].is_some() as usize
     }
     pub fn room(&self) -> usize {
         self.total_limit - self.total_len
@@ -63,7 +70,7 @@ impl<P: QueuedPacket> TxqSet<P> {
     pub fn dropped_total_limit(&self) -> u64 {
         self.dropped_total_limit
     }
-    pub fn queue(&self, sta: u32) -> &Fifo<P> {
+    pub fn queue(&self, sta: u32) -> &AnyQdisc<P> {
         &self.queues[sta as usize]
     }
 
@@ -73,10 +80,21 @@ impl<P: QueuedPacket> TxqSet<P> {
             self.dropped_total_limit += 1;
             return Err(p);
         }
-        self.queues[sta as usize].enqueue(now, p)?;
-        self.total_len += 1;
-        self.activate(sta);
-        Ok(())
+        match self.queues[sta as usize].enqueue(now, p) {
+            Ok(()) => {
+                self.total_len += 1;
+                self.activate(sta);
+                Ok(())
+            }
+            // The discipline dropped the arrival itself.
+            Err(d) if d == p => Err(d),
+            // It kept the arrival and dropped a queued packet instead (FQ-CoDel's overflow
+            // rule): the count is unchanged.
+            Err(d) => {
+                self.activate(sta);
+                Err(d)
+            }
+        }
     }
 
     /// Put a station on the service list (it has frames waiting for retransmission, say).
@@ -96,11 +114,27 @@ impl<P: QueuedPacket> TxqSet<P> {
         self.active.front().copied()
     }
 
-    /// `ieee80211_tx_dequeue`: the next frame for `sta`.
-    pub fn tx_dequeue(&mut self, now: Instant, sta: u32) -> Option<P> {
-        let p = self.queues[sta as usize].dequeue(now, |_| {})?;
-        self.total_len -= 1;
-        Some(p)
+    /// `ieee80211_tx_dequeue`: the next frame for `sta`. Packets the discipline drops on the
+    /// way out go to `on_drop` first.
+    pub fn tx_dequeue<F: FnMut(P)>(&mut self, now: Instant, sta: u32, mut on_drop: F) -> Option<P> {
+        if let Some(p) = self.stash[sta as usize].take() {
+            self.total_len -= 1;
+            return Some(p);
+        }
+        let mut dropped = 0;
+        let p = self.queues[sta as usize].dequeue(now, |d| {
+            dropped += 1;
+            on_drop(d)
+        });
+        self.total_len -= dropped + p.is_some() as usize;
+        p
+    }
+
+    /// Keep a frame pulled by `tx_dequeue` that could not be sent now; it is served first.
+    pub fn stash(&mut self, sta: u32, p: P) {
+        debug_assert!(self.stash[sta as usize].is_none(), "one stashed frame per station");
+        self.stash[sta as usize] = Some(p);
+        self.total_len += 1;
     }
 
     /// `ieee80211_return_txq`: done with `sta` for this round. `more` says whether it still has
@@ -113,7 +147,7 @@ impl<P: QueuedPacket> TxqSet<P> {
         } else {
             return;
         }
-        if more || !self.queues[sta as usize].is_empty() {
+        if more || !self.queues[sta as usize].is_empty() || self.stash[sta as usize].is_some() {
             self.active.push_back(sta);
         } else {
             self.in_active[sta as usize] = false;
@@ -126,7 +160,8 @@ impl<P: QueuedPacket> TxqSet<P> {
     }
 
     pub fn invariants(&self) -> Result<(), &'static str> {
-        let sum: usize = self.queues.iter().map(|q| q.len_packets()).sum();
+        let sum: usize = self.queues.iter().map(|q| q.len_packets()).sum::<usize>()
+            + self.stash.iter().filter(|s| s.is_some()).count();
         if sum != self.total_len {
             return Err("total length out of sync");
         }
@@ -137,6 +172,28 @@ impl<P: QueuedPacket> TxqSet<P> {
             q.invariants()?;
         }
         Ok(())
+    }
+}
+
+/// The same discipline with its own packet limit set to `limit`.
+fn with_limit(aqm: AqmConfig, limit: usize) -> AqmConfig {
+    match aqm {
+        AqmConfig::Fifo(mut c) => {
+            c.limit_packets = limit;
+            AqmConfig::Fifo(c)
+        }
+        AqmConfig::Codel(mut c) => {
+            c.limit_packets = limit;
+            AqmConfig::Codel(c)
+        }
+        AqmConfig::Pie(mut c) => {
+            c.limit_packets = limit;
+            AqmConfig::Pie(c)
+        }
+        AqmConfig::FqCodel(mut c) => {
+            c.limit_packets = limit;
+            AqmConfig::FqCodel(c)
+        }
     }
 }
 
@@ -154,7 +211,7 @@ mod tests {
 
     #[test]
     fn round_robin_and_total_limit() {
-        let mut t = TxqSet::new(3, 4);
+        let mut t = TxqSet::new(3, 4, AqmConfig::default(), 1);
         let now = Instant::ZERO;
         t.enqueue(now, 2, P(20)).unwrap();
         t.enqueue(now, 0, P(0)).unwrap();
@@ -163,7 +220,7 @@ mod tests {
         assert_eq!(t.enqueue(now, 1, P(11)), Err(P(11)));
         let mut order = Vec::new();
         while let Some(s) = t.next_txq() {
-            let p = t.tx_dequeue(now, s);
+            let p = t.tx_dequeue(now, s, |_| unreachable!("FIFO drops on arrival only"));
             order.push((s, p));
             t.return_txq(s, false);
             t.invariants().unwrap();
