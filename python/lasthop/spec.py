@@ -119,7 +119,7 @@ ERROR_MODELS = ("none", "fixed", "snr")
 DIRECTIONS = ("down", "up", "cross")
 PATTERNS = ("cbr", "poisson", "saturated", "tcp")
 CONGESTION_CONTROLS = ("newreno", "cubic", "bbr")
-SCHEDULERS = ("round_robin",)
+SCHEDULERS = ("round_robin", "airtime")
 MAX_STATIONS = 2007  # association IDs 1..=2007
 MAX_BINS = 1_000_000
 U64_MAX = 2**64 - 1

@@ -276,8 +276,8 @@ impl Spec {
         if !["fifo", "codel", "pie", "fq_codel"].contains(&self.ap.qdisc.as_str()) {
             bad("ap.qdisc", format!("{:?}", self.ap.qdisc), "one of \"fifo\", \"codel\", \"pie\", \"fq_codel\"".into());
         }
-        if self.ap.scheduler != "round_robin" {
-            bad("ap.scheduler", format!("{:?}", self.ap.scheduler), "\"round_robin\"".into());
+        if self.ap.scheduler != "round_robin" && self.ap.scheduler != "airtime" {
+            bad("ap.scheduler", format!("{:?}", self.ap.scheduler), "\"round_robin\" or \"airtime\"".into());
         }
         if self.wired.rate_bps == 0 {
             bad("wired.rate", "0bps".into(), "a rate > 0".into());

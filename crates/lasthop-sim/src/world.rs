@@ -24,7 +24,7 @@ use lasthop_wifi::mac::blockack::{Originator, Recipient};
 use lasthop_wifi::mac::edca::{AccessCategory, EdcaParams, Edcaf, SlotTiming};
 use lasthop_wifi::mac::frame::{self, AmpduLen};
 use lasthop_wifi::mac::medium::{ContenderId, Medium};
-use lasthop_wifi::mac::txq::TxqSet;
+use lasthop_wifi::mac::txq::{TxqSchedule, TxqSet};
 use lasthop_wifi::phy::{self, Band, Standard, TxVector};
 use crate::wired::{WiredLink, WiredOutcome};
 use lasthop_algo::tcp::{AckSegment, DataSegment};
@@ -411,7 +411,17 @@ impl World {
             beacon_pending: false,
             ap_data,
             ap_beacon,
-            txqs: TxqSet::new(n_sta, spec.ap.queue_limit as usize, spec.aqm_config(), Rng::stream(seed, StreamKind::Other, 1 << 32).next_u64()),
+            txqs: TxqSet::new(
+                n_sta,
+                spec.ap.queue_limit as usize,
+                spec.aqm_config(),
+                Rng::stream(seed, StreamKind::Other, 1 << 32).next_u64(),
+                if spec.ap.scheduler == "airtime" {
+                    TxqSchedule::Airtime { quantum: TxqSchedule::AIRTIME_QUANTUM }
+                } else {
+                    TxqSchedule::RoundRobin
+                },
+            ),
             stations,
             flows,
             sat_down,

@@ -18,11 +18,27 @@ use std::collections::VecDeque;
 /// Scheduler choice for the AP's station queues.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TxqSchedule {
+    /// One turn (one aggregate) per station with traffic, in order.
     RoundRobin,
+    /// Airtime fairness as in mac80211 (Høiland-Jørgensen et al., "Ending the Anomaly",
+    /// USENIX ATC 2017): deficit round-robin over airtime. Each station's deficit is charged
+    /// the airtime it actually used in both directions (`register_airtime`); `next_txq` gives a
+    /// station at the head with a negative deficit `quantum` more and moves it to the back;
+    /// `return_txq` puts a station back at the head, so it keeps its turn until its deficit is
+    /// negative.
+    Airtime { quantum: Duration },
+}
+
+impl TxqSchedule {
+    /// mac80211's default station airtime weight, 256 µs per round.
+    pub const AIRTIME_QUANTUM: Duration = Duration::from_micros(256);
 }
 
 #[derive(Clone, Debug)]
 pub struct TxqSet<P> {
+    schedule: TxqSchedule,
+    /// Airtime deficit per station (ns), for `TxqSchedule::Airtime`.
+    deficit: Vec<i64>,
     queues: Vec<AnyQdisc<P>>,
     stash: Vec<Option<P>>,
     total_limit: usize,
@@ -38,9 +54,11 @@ pub struct TxqSet<P> {
 impl<P: QueuedPacket + PartialEq> TxqSet<P> {
     /// Per-station queues of discipline `aqm` (its own packet limit is raised to the total
     /// limit, which this set enforces), randomness seeded per station from `seed`.
-    pub fn new(stations: usize, total_limit: usize, aqm: AqmConfig, seed: u64) -> Self {
+    pub fn new(stations: usize, total_limit: usize, aqm: AqmConfig, seed: u64, schedule: TxqSchedule) -> Self {
         let aqm = with_limit(aqm, total_limit);
         TxqSet {
+            schedule,
+            deficit: vec![0; stations],
             queues: (0..stations).map(|i| aqm.build(seed.wrapping_add(i as u64))).collect(),
             stash: (0..stations).map(|_| None).collect(),
             total_limit,
@@ -110,7 +128,18 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
     }
 
     /// `ieee80211_next_txq`: the station to serve now.
-    pub fn next_txq(&self) -> Option<u32> {
+    pub fn next_txq(&mut self) -> Option<u32> {
+        if let TxqSchedule::Airtime { quantum } = self.schedule {
+            // Every pass adds a quantum to each station in deficit, so this ends.
+            while let Some(&sta) = self.active.front() {
+                let d = &mut self.deficit[sta as usize];
+                if *d >= 0 {
+                    break;
+                }
+                *d += quantum.as_nanos() as i64;
+                self.active.rotate_left(1);
+            }
+        }
         self.active.front().copied()
     }
 
@@ -148,15 +177,20 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
             return;
         }
         if more || !self.queues[sta as usize].is_empty() || self.stash[sta as usize].is_some() {
-            self.active.push_back(sta);
+            match self.schedule {
+                // DRR: back to the head; `next_txq` moves it on once its deficit is negative.
+                TxqSchedule::Airtime { .. } => self.active.push_front(sta),
+                TxqSchedule::RoundRobin => self.active.push_back(sta),
+            }
         } else {
             self.in_active[sta as usize] = false;
         }
     }
 
-    /// `ieee80211_register_airtime`.
+    /// `ieee80211_register_airtime`: charge `sta` for airtime it used (either direction).
     pub fn register_airtime(&mut self, sta: u32, airtime: Duration) {
         self.airtime[sta as usize] += airtime;
+        self.deficit[sta as usize] -= airtime.as_nanos() as i64;
     }
 
     pub fn invariants(&self) -> Result<(), &'static str> {
@@ -211,7 +245,7 @@ mod tests {
 
     #[test]
     fn round_robin_and_total_limit() {
-        let mut t = TxqSet::new(3, 4, AqmConfig::default(), 1);
+        let mut t = TxqSet::new(3, 4, AqmConfig::default(), 1, TxqSchedule::RoundRobin);
         let now = Instant::ZERO;
         t.enqueue(now, 2, P(20)).unwrap();
         t.enqueue(now, 0, P(0)).unwrap();
@@ -227,5 +261,32 @@ mod tests {
         }
         assert_eq!(order, vec![(2, Some(P(20))), (0, Some(P(0))), (1, Some(P(10))), (0, Some(P(1)))]);
         assert_eq!(t.total_len(), 0);
+    }
+
+    /// Airtime DRR: a station that used more airtime waits until the others caught up.
+    #[test]
+    fn airtime_deficit_round_robin() {
+        let q = TxqSchedule::AIRTIME_QUANTUM;
+        let mut t = TxqSet::new(2, 1000, AqmConfig::default(), 1, TxqSchedule::Airtime { quantum: q });
+        let now = Instant::ZERO;
+        for i in 0..400 {
+            t.enqueue(now, 0, P(i)).unwrap();
+            t.enqueue(now, 1, P(100 + i)).unwrap();
+        }
+        // Station 0 sends long frames (4 quanta each), station 1 short ones (1/4 quantum).
+        let mut air = [Duration::ZERO; 2];
+        for _ in 0..400 {
+            let s = t.next_txq().unwrap();
+            t.tx_dequeue(now, s, |_| {});
+            let used = if s == 0 { q * 4 } else { q / 4 };
+            t.register_airtime(s, used);
+            air[s as usize] += used;
+            t.return_txq(s, false);
+            t.invariants().unwrap();
+        }
+        let (a, b) = (air[0].as_nanos() as f64, air[1].as_nanos() as f64);
+        // Equal airtime within one long frame, although station 1 needed 16 turns per turn of
+        // station 0 (round-robin would give station 0 16 times the airtime).
+        assert!((a - b).abs() <= (q * 4).as_nanos() as f64, "airtime {air:?}");
     }
 }
