@@ -57,3 +57,13 @@ def test_tcp_baselines_quick_reports_every_claim(tmp_path):
     for c in claims.values():
         assert c["ours"] and (c["holds"] or c["explanation"]), c
     assert len(re.findall(r"<img ", (out / "report.html").read_text())) == 3
+
+
+def test_queues_quick_holds(tmp_path):
+    out = tmp_path / "q"
+    r = run_cli("reproduce", "queues", "--quick", "-o", str(out), "-q", timeout=600)
+    assert r.returncode == 0, r.stderr
+    claims = {c["claim"]: c for c in json.loads((out / "claims.json").read_text())["claims"]}
+    assert set(claims) == {"Q1", "Q2", "Q3"}
+    for c in claims.values():
+        assert c["holds"], c

@@ -11,6 +11,7 @@ from types import ModuleType
 SUITES: dict[str, str] = {
     "phy-mac": ".phy_mac",
     "tcp-baselines": ".tcp_baselines",
+    "queues": ".queues",
 }
 
 
