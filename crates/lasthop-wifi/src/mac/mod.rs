@@ -15,4 +15,5 @@ pub mod blockack;
 pub mod edca;
 pub mod frame;
 pub mod medium;
+pub mod rate;
 pub mod txq;

@@ -20,6 +20,7 @@
 
 use lasthop_core::Duration;
 
+pub mod channel;
 pub mod error;
 pub mod rates;
 pub mod timing;

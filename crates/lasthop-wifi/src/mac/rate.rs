@@ -1,0 +1,689 @@
+//! Rate control: a fixed rate, an SNR oracle ("ideal") and a Minstrel-HT-style sampler.
+//!
+//! Minstrel-HT follows the design of the Linux mac80211 `minstrel_ht` rate control algorithm as
+//! publicly documented (F. Fietkau's Minstrel-HT description on the linux-wireless wiki and
+//! mailing list; the original Minstrel by D. Smithies and the ns-3 `MinstrelHtWifiManager`
+//! model documentation). It was written from that design description only; no GPL code was
+//! consulted or copied. Design elements kept:
+//!
+//! * per-rate statistics of attempted and acknowledged MPDUs in the current interval, folded
+//!   every `update_interval` (100 ms) into an EWMA of the success probability with 75 % weight
+//!   on the old value; the first measurement of a rate initialises its EWMA directly;
+//! * expected throughput = data rate × EWMA probability, with rates whose probability is below
+//!   10 % counted as zero throughput;
+//! * a max-throughput rate (and a second-best one) and a max-probability rate (the highest
+//!   throughput among rates ≥ 95 % success, else the most reliable rate);
+//! * "look-around" sampling of other rates in ~10 % of transmissions, walking a random
+//!   permutation of the rate table (like minstrel's sample table) so every rate is visited;
+//!   a sample rate slower than both the current max-throughput and max-probability rates is
+//!   skipped except every 20th time it comes up (so lower rates are probed only occasionally
+//!   while the link works well), and the max-throughput / max-probability rates themselves are
+//!   not sampled;
+//! * a "sudden death" check: if the max-throughput rate has ≥ 30 attempts in the current
+//!   interval with < 25 % delivered, statistics are updated at once instead of waiting for the
+//!   timer (mac80211 performs a similar check to drop a failing multi-stream rate quickly).
+//!
+//! Simplifications (documented choices):
+//!
+//! * one rate per A-MPDU: no multi-rate retry chain (mac80211 uses max_tp, max_tp2, max_prob
+//!   as retry stages); `max_tp2` and `max_prob` are computed and exposed but `select` only ever
+//!   returns max_tp or a sample rate;
+//! * throughput uses the PHY data rate, not airtime including preamble, inter-frame spaces and
+//!   Block Ack overhead (mac80211 weighs the per-MPDU duration by the average A-MPDU length);
+//! * sample A-MPDUs are not shortened; hosts may use [`MinstrelHt::last_was_sample`] to do so;
+//! * no rate groups / per-group sampling columns, no CCK, no probability cap at 90 % in the
+//!   throughput estimate, no EWMV.
+//!
+//! Everything is sans-IO and deterministic: `now` is passed in and sampling draws from the
+//! [`Rng`] the host provides.
+
+use lasthop_core::{Duration, Instant, Rng};
+
+use crate::phy::{max_mcs, max_nss, mpdu_success_prob, valid_guard_intervals, Standard, TxVector};
+
+/// MPDU size (bytes) for which [`IdealRate`] maximises expected throughput.
+pub const IDEAL_MPDU_BYTES: u32 = 1500;
+
+/// All valid [`TxVector`]s of `standard` at `channel_width` and `guard_interval` with 1..=max
+/// spatial streams, sorted by increasing data rate (ties: fewer streams first).
+pub fn rate_table(
+    standard: Standard,
+    channel_width: u16,
+    guard_interval: u16,
+    max_streams: u8,
+) -> Vec<TxVector> {
+    let nss_max = max_streams.clamp(1, max_nss(standard));
+    let mut v = Vec::new();
+    if !valid_guard_intervals(standard).contains(&guard_interval) {
+        return v;
+    }
+    for nss in 1..=nss_max {
+        for mcs in 0..=max_mcs(standard) {
+            let tx = TxVector::new(standard, mcs, nss, channel_width, guard_interval);
+            if tx.validate().is_ok() {
+                v.push(tx);
+            }
+        }
+    }
+    v.sort_by(|a, b| {
+        a.data_rate_bps()
+            .cmp(&b.data_rate_bps())
+            .then(a.nss.cmp(&b.nss))
+            .then(a.mcs.cmp(&b.mcs))
+    });
+    v
+}
+
+/// The rate of `rates` maximising `data rate × mpdu_success_prob(snr, mpdu_bytes)` (the lowest
+/// rate if all are zero). Panics if `rates` is empty.
+pub fn best_rate_for_snr(rates: &[TxVector], snr_db: f64, mpdu_bytes: u32) -> TxVector {
+    let mut best = rates[0];
+    let mut best_tp = -1.0;
+    for tx in rates {
+        let tp = tx.data_rate_f64() * mpdu_success_prob(tx, snr_db, mpdu_bytes);
+        if tp > best_tp {
+            best = *tx;
+            best_tp = tp;
+        }
+    }
+    best
+}
+
+/// An oracle: the best-throughput rate for the SNR it was last told.
+#[derive(Clone, Debug, PartialEq)]
+pub struct IdealRate {
+    rates: Vec<TxVector>,
+    snr_db: f64,
+    mpdu_bytes: u32,
+}
+
+impl IdealRate {
+    /// Oracle over `rates` (non-empty), for 1500-byte MPDUs, initial SNR `snr_db`.
+    pub fn new(rates: Vec<TxVector>, snr_db: f64) -> IdealRate {
+        assert!(!rates.is_empty(), "IdealRate needs at least one rate");
+        IdealRate {
+            rates,
+            snr_db,
+            mpdu_bytes: IDEAL_MPDU_BYTES,
+        }
+    }
+    /// Tell the oracle the current SNR.
+    pub fn set_snr_db(&mut self, snr_db: f64) {
+        self.snr_db = snr_db;
+    }
+    /// The best rate for the current SNR.
+    pub fn select(&self) -> TxVector {
+        best_rate_for_snr(&self.rates, self.snr_db, self.mpdu_bytes)
+    }
+    pub fn rates(&self) -> &[TxVector] {
+        &self.rates
+    }
+}
+
+/// Minstrel-HT parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MinstrelParams {
+    /// Statistics update period.
+    pub update_interval: Duration,
+    /// EWMA weight of the old probability (0.75).
+    pub ewma_old_weight: f64,
+    /// Fraction of A-MPDUs used for sampling (0.1).
+    pub sample_ratio: f64,
+    /// Rates below this success probability have zero expected throughput (0.1).
+    pub min_useful_prob: f64,
+    /// Probability above which a rate counts as reliable for max_prob (0.95).
+    pub reliable_prob: f64,
+    /// A sample rate slower than max_tp and max_prob is used only every this many times it
+    /// comes up (20).
+    pub slow_sample_every: u32,
+    /// Sudden-death check: minimum attempts at max_tp in the interval (30) …
+    pub sudden_death_min_attempts: u32,
+    /// … and the delivery ratio below which statistics are updated at once (0.25).
+    pub sudden_death_max_ratio: f64,
+}
+
+impl Default for MinstrelParams {
+    fn default() -> Self {
+        MinstrelParams {
+            update_interval: Duration::from_millis(100),
+            ewma_old_weight: 0.75,
+            sample_ratio: 0.1,
+            min_useful_prob: 0.1,
+            reliable_prob: 0.95,
+            slow_sample_every: 20,
+            sudden_death_min_attempts: 30,
+            sudden_death_max_ratio: 0.25,
+        }
+    }
+}
+
+/// Per-rate statistics.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RateStats {
+    /// MPDUs attempted / acknowledged in the current interval.
+    pub attempts: u32,
+    pub successes: u32,
+    /// EWMA of the success probability (meaningful once `has_history`).
+    pub prob: f64,
+    pub has_history: bool,
+    /// Expected throughput (bit/s) from the last update.
+    pub throughput: f64,
+    /// Totals since creation.
+    pub total_attempts: u64,
+    pub total_successes: u64,
+    /// Times this rate came up for sampling and was skipped as slower than max_tp.
+    pub skipped: u32,
+}
+
+/// Minstrel-HT's decision variables (indices into the rate table).
+#[derive(Clone, Debug)]
+pub struct MinstrelVars {
+    pub max_tp: usize,
+    pub max_tp2: usize,
+    pub max_prob: usize,
+    pub next_update: Instant,
+    pub last_was_sample: bool,
+    sample_order: Vec<usize>,
+    sample_pos: usize,
+    rng: Rng,
+}
+
+/// Minstrel-HT state for one station.
+#[derive(Clone, Debug)]
+pub struct MinstrelHt {
+    params: MinstrelParams,
+    rates: Vec<TxVector>,
+    stats: Vec<RateStats>,
+    vars: MinstrelVars,
+}
+
+impl MinstrelHt {
+    /// Over `rates` (non-empty; sorted by [`rate_table`] is not required), starting at the
+    /// lowest-rate entry, sampling from `rng`, first statistics update at `now + interval`.
+    pub fn new(rates: Vec<TxVector>, params: MinstrelParams, rng: Rng, now: Instant) -> Self {
+        assert!(!rates.is_empty(), "MinstrelHt needs at least one rate");
+        let lowest = (0..rates.len())
+            .min_by_key(|&i| rates[i].data_rate_bps())
+            .unwrap_or(0);
+        let n = rates.len();
+        let mut m = MinstrelHt {
+            params,
+            stats: vec![RateStats::default(); n],
+            vars: MinstrelVars {
+                max_tp: lowest,
+                max_tp2: lowest,
+                max_prob: lowest,
+                next_update: now + params.update_interval,
+                last_was_sample: false,
+                sample_order: (0..n).collect(),
+                sample_pos: n,
+                rng,
+            },
+            rates,
+        };
+        m.reshuffle();
+        m
+    }
+
+    /// Over [`rate_table`]`(standard, width, gi, max_streams)` with default parameters.
+    pub fn for_phy(
+        standard: Standard,
+        channel_width: u16,
+        guard_interval: u16,
+        max_streams: u8,
+        rng: Rng,
+        now: Instant,
+    ) -> Self {
+        MinstrelHt::new(
+            rate_table(standard, channel_width, guard_interval, max_streams),
+            MinstrelParams::default(),
+            rng,
+            now,
+        )
+    }
+
+    pub fn params(&self) -> &MinstrelParams {
+        &self.params
+    }
+    pub fn rates(&self) -> &[TxVector] {
+        &self.rates
+    }
+    pub fn stats(&self) -> &[RateStats] {
+        &self.stats
+    }
+    pub fn vars(&self) -> &MinstrelVars {
+        &self.vars
+    }
+    /// The current max-throughput rate.
+    pub fn max_tp_rate(&self) -> TxVector {
+        self.rates[self.vars.max_tp]
+    }
+    /// The second-best throughput rate.
+    pub fn max_tp2_rate(&self) -> TxVector {
+        self.rates[self.vars.max_tp2]
+    }
+    /// The max-probability rate.
+    pub fn max_prob_rate(&self) -> TxVector {
+        self.rates[self.vars.max_prob]
+    }
+    /// Whether the last [`MinstrelHt::select`] returned a sample rate.
+    pub fn last_was_sample(&self) -> bool {
+        self.vars.last_was_sample
+    }
+
+    /// The rate for the next A-MPDU.
+    pub fn select(&mut self, now: Instant) -> TxVector {
+        self.handle_timeout(now);
+        self.vars.last_was_sample = false;
+        if self.rates.len() > 1 && self.vars.rng.bernoulli(self.params.sample_ratio) {
+            if let Some(i) = self.sample_candidate() {
+                self.vars.last_was_sample = true;
+                return self.rates[i];
+            }
+        }
+        self.rates[self.vars.max_tp]
+    }
+
+    /// The outcome of an A-MPDU sent at `tx`: `acked_mpdus` of `attempted_mpdus` acknowledged.
+    /// Reports for a rate not in the table are ignored.
+    pub fn report(&mut self, now: Instant, tx: TxVector, attempted_mpdus: u32, acked_mpdus: u32) {
+        let Some(i) = self.rates.iter().position(|r| *r == tx) else {
+            return;
+        };
+        let acked = acked_mpdus.min(attempted_mpdus);
+        let s = &mut self.stats[i];
+        s.attempts = s.attempts.saturating_add(attempted_mpdus);
+        s.successes = s.successes.saturating_add(acked);
+        s.total_attempts += attempted_mpdus as u64;
+        s.total_successes += acked as u64;
+        let cur = self.stats[self.vars.max_tp];
+        if cur.attempts >= self.params.sudden_death_min_attempts
+            && (cur.successes as f64) < self.params.sudden_death_max_ratio * cur.attempts as f64
+        {
+            self.update_stats(now);
+        } else {
+            self.handle_timeout(now);
+        }
+    }
+
+    /// When the statistics are next due for an update.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        Some(self.vars.next_update)
+    }
+
+    /// Update the statistics if due; early calls are no-ops.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        if now >= self.vars.next_update {
+            self.update_stats(now);
+        }
+    }
+
+    fn reshuffle(&mut self) {
+        // Fisher–Yates over the sample order.
+        let order = &mut self.vars.sample_order;
+        for k in (1..order.len()).rev() {
+            let j = self.vars.rng.gen_range_inclusive(k as u64) as usize;
+            order.swap(k, j);
+        }
+        self.vars.sample_pos = 0;
+    }
+
+    fn sample_candidate(&mut self) -> Option<usize> {
+        if self.vars.sample_pos >= self.vars.sample_order.len() {
+            self.reshuffle();
+        }
+        let i = self.vars.sample_order[self.vars.sample_pos];
+        self.vars.sample_pos += 1;
+        if i == self.vars.max_tp || i == self.vars.max_prob {
+            return None;
+        }
+        // Lower rates are sampled only occasionally when the link works well: a candidate
+        // slower than max_tp *and* no faster than max_prob is skipped unless it has come up
+        // `slow_sample_every` times. Rates between max_prob and max_tp are sampled normally.
+        let rate = self.rates[i].data_rate_bps();
+        if rate < self.rates[self.vars.max_tp].data_rate_bps()
+            && rate <= self.rates[self.vars.max_prob].data_rate_bps()
+        {
+            let s = &mut self.stats[i];
+            s.skipped += 1;
+            if s.skipped < self.params.slow_sample_every {
+                return None;
+            }
+            s.skipped = 0;
+        }
+        Some(i)
+    }
+
+    fn update_stats(&mut self, now: Instant) {
+        let p = self.params;
+        for (s, tx) in self.stats.iter_mut().zip(&self.rates) {
+            if s.attempts > 0 {
+                let cur = s.successes as f64 / s.attempts as f64;
+                s.prob = if s.has_history {
+                    p.ewma_old_weight * s.prob + (1.0 - p.ewma_old_weight) * cur
+                } else {
+                    cur
+                };
+                s.has_history = true;
+                s.attempts = 0;
+                s.successes = 0;
+            }
+            s.throughput = if s.has_history && s.prob >= p.min_useful_prob {
+                tx.data_rate_f64() * s.prob
+            } else {
+                0.0
+            };
+        }
+        // Max throughput (ties: higher probability, then lower index), second best.
+        let better = |a: &RateStats, b: &RateStats| {
+            a.throughput > b.throughput || (a.throughput == b.throughput && a.prob > b.prob)
+        };
+        let mut best: Option<usize> = None;
+        let mut second: Option<usize> = None;
+        for (i, s) in self.stats.iter().enumerate() {
+            if !s.has_history {
+                continue;
+            }
+            match best {
+                None => best = Some(i),
+                Some(b) if better(s, &self.stats[b]) => {
+                    second = best;
+                    best = Some(i);
+                }
+                Some(_) => {
+                    let replace = match second {
+                        None => true,
+                        Some(c) => better(s, &self.stats[c]),
+                    };
+                    if replace {
+                        second = Some(i);
+                    }
+                }
+            }
+        }
+        if let Some(b) = best {
+            // Keep the current rate while no measured rate has any useful throughput.
+            if self.stats[b].throughput > 0.0 {
+                self.vars.max_tp = b;
+                self.vars.max_tp2 = second.unwrap_or(b);
+            }
+        }
+        // Max probability: best throughput among reliable rates, else the most reliable.
+        let mut mp: Option<usize> = None;
+        for (i, s) in self.stats.iter().enumerate() {
+            if !s.has_history {
+                continue;
+            }
+            let take = match mp {
+                None => true,
+                Some(m) => {
+                    let c = &self.stats[m];
+                    if s.prob >= p.reliable_prob {
+                        c.prob < p.reliable_prob || s.throughput > c.throughput
+                    } else {
+                        c.prob < p.reliable_prob && s.prob > c.prob
+                    }
+                }
+            };
+            if take {
+                mp = Some(i);
+            }
+        }
+        if let Some(m) = mp {
+            self.vars.max_prob = m;
+        }
+        self.vars.next_update = now + p.update_interval;
+    }
+}
+
+/// A rate-control algorithm for one station.
+#[derive(Clone, Debug)]
+pub enum RateControl {
+    /// Always the same rate.
+    Fixed(TxVector),
+    /// SNR oracle; the host feeds the SNR with [`RateControl::set_snr_db`].
+    Ideal(IdealRate),
+    /// Minstrel-HT-style sampling rate control.
+    MinstrelHt(Box<MinstrelHt>),
+}
+
+impl RateControl {
+    /// The rate for the next A-MPDU.
+    pub fn select(&mut self, now: Instant) -> TxVector {
+        match self {
+            RateControl::Fixed(tx) => *tx,
+            RateControl::Ideal(i) => i.select(),
+            RateControl::MinstrelHt(m) => m.select(now),
+        }
+    }
+    /// The outcome of an A-MPDU (ignored by `Fixed` and `Ideal`).
+    pub fn report(&mut self, now: Instant, tx: TxVector, attempted_mpdus: u32, acked_mpdus: u32) {
+        if let RateControl::MinstrelHt(m) = self {
+            m.report(now, tx, attempted_mpdus, acked_mpdus);
+        }
+    }
+    /// Oracle input: the current SNR (used only by `Ideal`).
+    pub fn set_snr_db(&mut self, snr_db: f64) {
+        if let RateControl::Ideal(i) = self {
+            i.set_snr_db(snr_db);
+        }
+    }
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        match self {
+            RateControl::MinstrelHt(m) => m.poll_timeout(),
+            _ => None,
+        }
+    }
+    pub fn handle_timeout(&mut self, now: Instant) {
+        if let RateControl::MinstrelHt(m) = self {
+            m.handle_timeout(now);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::phy::channel::{LinkBudget, Mobility};
+    use crate::phy::Band;
+    use lasthop_core::rng::StreamKind;
+
+    fn vht80() -> Vec<TxVector> {
+        rate_table(Standard::Vht, 80, 800, 1)
+    }
+
+    fn expected_tp(tx: &TxVector, snr: f64) -> f64 {
+        tx.data_rate_f64() * mpdu_success_prob(tx, snr, IDEAL_MPDU_BYTES)
+    }
+
+    #[test]
+    fn rate_table_is_valid_and_sorted() {
+        let t = vht80();
+        assert_eq!(t.len(), 10);
+        assert!(t
+            .windows(2)
+            .all(|w| w[0].data_rate_bps() <= w[1].data_rate_bps()));
+        // VHT 20 MHz 1 SS has no MCS 9.
+        assert_eq!(rate_table(Standard::Vht, 20, 800, 1).len(), 9);
+        assert_eq!(rate_table(Standard::Ht, 40, 400, 2).len(), 16);
+        assert!(rate_table(Standard::Vht, 80, 3200, 1).is_empty());
+    }
+
+    #[test]
+    fn ideal_picks_mcs9_high_and_lower_as_snr_drops() {
+        let mut rc = RateControl::Ideal(IdealRate::new(vht80(), 45.0));
+        assert_eq!(rc.select(Instant::ZERO).mcs, 9);
+        let mut prev = 9;
+        let mut seen_low = false;
+        let mut snr = 45.0;
+        while snr >= 0.0 {
+            rc.set_snr_db(snr);
+            let m = rc.select(Instant::ZERO).mcs;
+            assert!(m <= prev, "MCS rose from {prev} to {m} at {snr} dB");
+            prev = m;
+            seen_low |= m <= 1;
+            snr -= 1.0;
+        }
+        assert!(seen_low);
+        rc.set_snr_db(20.0);
+        let m20 = rc.select(Instant::ZERO).mcs;
+        assert!((2..9).contains(&m20), "{m20}");
+    }
+
+    #[test]
+    fn fixed_is_fixed() {
+        let tx = TxVector::new(Standard::Vht, 4, 1, 80, 800);
+        let mut rc = RateControl::Fixed(tx);
+        rc.report(Instant::ZERO, tx, 32, 0);
+        assert_eq!(rc.select(Instant(1_000_000_000)), tx);
+        assert_eq!(rc.poll_timeout(), None);
+    }
+
+    /// A-MPDUs of 32 MPDUs every 1 ms; `snr_at(t)` gives the SNR. Calls `check(t, m)` every ms.
+    fn run(
+        seed: u64,
+        rates: Vec<TxVector>,
+        ms: u64,
+        snr_at: impl Fn(Instant) -> f64,
+        mut check: impl FnMut(Instant, &MinstrelHt),
+    ) -> MinstrelHt {
+        let mut m = MinstrelHt::new(
+            rates,
+            MinstrelParams::default(),
+            Rng::stream(seed, StreamKind::Other, 1),
+            Instant::ZERO,
+        );
+        let mut chan = Rng::stream(seed, StreamKind::Channel, 1);
+        let mut samples = 0u32;
+        for k in 0..ms {
+            let now = Instant(k * 1_000_000);
+            if let Some(t) = m.poll_timeout() {
+                if t <= now {
+                    m.handle_timeout(now);
+                }
+            }
+            let tx = m.select(now);
+            samples += m.last_was_sample() as u32;
+            let p = mpdu_success_prob(&tx, snr_at(now), IDEAL_MPDU_BYTES);
+            let acked = (0..32).filter(|_| chan.bernoulli(p)).count() as u32;
+            m.report(now, tx, 32, acked);
+            check(now, &m);
+        }
+        // ~10 % sampling (minus skipped candidates).
+        assert!(
+            samples as f64 <= 0.15 * ms as f64,
+            "{samples} samples in {ms}"
+        );
+        m
+    }
+
+    #[test]
+    fn minstrel_converges_at_fixed_snr() {
+        for seed in 1..=3 {
+            for snr in [15.0, 25.0, 35.0] {
+                let rates = vht80();
+                let ideal = expected_tp(&best_rate_for_snr(&rates, snr, IDEAL_MPDU_BYTES), snr);
+                let m = run(seed, rates, 500, |_| snr, |_, _| {});
+                let got = expected_tp(&m.max_tp_rate(), snr);
+                assert!(
+                    got >= 0.9 * ideal,
+                    "seed {seed} snr {snr}: max_tp {:?} {got} vs ideal {ideal}",
+                    m.max_tp_rate()
+                );
+                // The max-prob rate is reliable.
+                let mp = m.max_prob_rate();
+                assert!(
+                    mpdu_success_prob(&mp, snr, IDEAL_MPDU_BYTES) > 0.5,
+                    "{mp:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn minstrel_converges_with_two_streams() {
+        let snr = 30.0;
+        let rates = rate_table(Standard::Vht, 80, 800, 2);
+        let ideal = expected_tp(&best_rate_for_snr(&rates, snr, IDEAL_MPDU_BYTES), snr);
+        let m = run(7, rates, 500, |_| snr, |_, _| {});
+        let got = expected_tp(&m.max_tp_rate(), snr);
+        assert!(got >= 0.9 * ideal, "{:?} {got} vs {ideal}", m.max_tp_rate());
+    }
+
+    #[test]
+    fn minstrel_follows_snr_step_from_mobility() {
+        // SNR 35 dB for 500 ms, then 15 dB: a distance step on a 5 GHz / 80 MHz link.
+        let lb = LinkBudget::default_for(Band::Ghz5, 80);
+        let (d_near, d_far) = (lb.distance_for_snr(35.0), lb.distance_for_snr(15.0));
+        let step = Instant(500_000_000);
+        let mob = Mobility::new(vec![(Instant::ZERO, d_near), (step, d_near), (step, d_far)]);
+        let snr_at = |t: Instant| lb.snr_db(mob.distance_at(t));
+        assert!((snr_at(Instant::ZERO) - 35.0).abs() < 1e-6);
+        assert!((snr_at(step) - 15.0).abs() < 1e-6);
+        for seed in 1..=3 {
+            let rates = vht80();
+            let ideal15 = expected_tp(&best_rate_for_snr(&rates, 15.0, IDEAL_MPDU_BYTES), 15.0);
+            let mut adapted_at: Option<Instant> = None;
+            let mut ok_before = false;
+            let m = run(seed, rates, 1000, snr_at, |now, m| {
+                let snr = snr_at(now);
+                let ideal = expected_tp(&best_rate_for_snr(m.rates(), snr, IDEAL_MPDU_BYTES), snr);
+                let got = expected_tp(&m.max_tp_rate(), snr);
+                if now == Instant(499_000_000) {
+                    ok_before = got >= 0.9 * ideal;
+                }
+                if now >= step {
+                    if got >= 0.9 * ideal15 {
+                        adapted_at.get_or_insert(now);
+                    } else {
+                        adapted_at = None;
+                    }
+                }
+            });
+            assert!(ok_before, "seed {seed}: not converged before the step");
+            let at = adapted_at
+                .unwrap_or_else(|| panic!("seed {seed}: never adapted: {:?}", m.max_tp_rate()));
+            let lag = at - step;
+            assert!(
+                lag <= Duration::from_millis(300),
+                "seed {seed}: adapted after {lag:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn minstrel_tracks_a_walk() {
+        // 1 m <-> 23 m at 1 m/s (5 GHz, 80 MHz, defaults): one 44 s round trip, SNR ~61..14 dB.
+        let lb = LinkBudget::default_for(Band::Ghz5, 80);
+        let mob = Mobility::back_and_forth(Instant::ZERO, 1.0, 23.0, 1.0);
+        let snr_at = |t: Instant| lb.snr_db(mob.distance_at(t));
+        let (mut got, mut ideal) = (0.0, 0.0);
+        run(11, vht80(), 44_000, snr_at, |now, m| {
+            let snr = snr_at(now);
+            got += expected_tp(&m.max_tp_rate(), snr);
+            ideal += expected_tp(&best_rate_for_snr(m.rates(), snr, IDEAL_MPDU_BYTES), snr);
+        });
+        assert!(got >= 0.9 * ideal, "{:.3}", got / ideal);
+    }
+
+    #[test]
+    fn deterministic() {
+        let go = || {
+            let mut v = Vec::new();
+            run(5, vht80(), 300, |_| 25.0, |_, m| v.push(m.vars().max_tp));
+            v
+        };
+        assert_eq!(go(), go());
+    }
+
+    #[test]
+    fn enum_dispatches_to_minstrel() {
+        let m = MinstrelHt::for_phy(Standard::Vht, 80, 800, 1, Rng::from_seed(1), Instant::ZERO);
+        let mut rc = RateControl::MinstrelHt(Box::new(m));
+        assert_eq!(rc.poll_timeout(), Some(Instant(100_000_000)));
+        let tx = rc.select(Instant::ZERO);
+        rc.report(Instant::ZERO, tx, 32, 32);
+        rc.handle_timeout(Instant(100_000_000));
+        assert_eq!(rc.poll_timeout(), Some(Instant(200_000_000)));
+    }
+}
