@@ -9,15 +9,14 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-/// Run one simulation of a normalized spec (JSON, docs/spec.md) with `seed`.
-///
-/// Returns the `data` JSON of docs/results.md. `progress`, if given, is called with the fraction
-/// of simulated time done (at most ~200 times). The GIL is released while the simulator runs and
-/// re-acquired for each progress call. If `progress` raises, it is not called again and its
-/// exception is raised once the run ends. A simulator error raises `RuntimeError`.
-#[pyfunction]
-#[pyo3(signature = (spec_json, seed, progress=None))]
-fn run(py: Python<'_>, spec_json: String, seed: u64, progress: Option<PyObject>) -> PyResult<String> {
+/// Run `work` with the GIL released, handing it a progress callback that re-acquires the GIL
+/// for each call to the Python `progress`. If `progress` raises, it is not called again and
+/// its exception is returned once `work` ends.
+fn without_gil<T: Send>(
+    py: Python<'_>,
+    progress: Option<PyObject>,
+    work: impl FnOnce(&mut dyn FnMut(f64)) -> T + Send,
+) -> PyResult<T> {
     let mut callback_error: Option<PyErr> = None;
     let result = py.allow_threads(|| {
         let mut on_progress = |fraction: f64| {
@@ -32,11 +31,24 @@ fn run(py: Python<'_>, spec_json: String, seed: u64, progress: Option<PyObject>)
                 });
             }
         };
-        lasthop_sim::run_json(&spec_json, seed, &mut on_progress)
+        work(&mut on_progress)
     });
-    if let Some(e) = callback_error {
-        return Err(e);
+    match callback_error {
+        Some(e) => Err(e),
+        None => Ok(result),
     }
+}
+
+/// Run one simulation of a normalized spec (JSON, docs/spec.md) with `seed`.
+///
+/// Returns the `data` JSON of docs/results.md. `progress`, if given, is called with the fraction
+/// of simulated time done (at most ~200 times). The GIL is released while the simulator runs and
+/// re-acquired for each progress call. If `progress` raises, it is not called again and its
+/// exception is raised once the run ends. A simulator error raises `RuntimeError`.
+#[pyfunction]
+#[pyo3(signature = (spec_json, seed, progress=None))]
+fn run(py: Python<'_>, spec_json: String, seed: u64, progress: Option<PyObject>) -> PyResult<String> {
+    let result = without_gil(py, progress, |on_progress| lasthop_sim::run_json(&spec_json, seed, on_progress))?;
     result.map_err(PyRuntimeError::new_err)
 }
 
@@ -63,29 +75,13 @@ fn run_capture(
         None => return Err(PyValueError::new_err(format!("pcap node = {pcap:?}: \"ap\" or a station index"))),
     };
     let req = lasthop_sim::CaptureRequest { node, limit };
-    let mut callback_error: Option<PyErr> = None;
-    let result = py.allow_threads(|| {
-        let mut on_progress = |fraction: f64| {
-            if callback_error.is_some() {
-                return;
-            }
-            if let Some(cb) = progress.as_ref() {
-                Python::with_gil(|py| {
-                    if let Err(e) = cb.call1(py, (fraction,)) {
-                        callback_error = Some(e);
-                    }
-                });
-            }
-        };
-        lasthop_sim::run_json_with_capture(&spec_json, seed, &mut on_progress, Some(req)).map(|(data, cap)| {
+    let result = without_gil(py, progress, |on_progress| {
+        lasthop_sim::run_json_with_capture(&spec_json, seed, on_progress, Some(req)).map(|(data, cap)| {
             let cap = cap.expect("capture requested");
             let json = records.then(|| cap.to_json());
             (data, cap.to_pcap(), json)
         })
-    });
-    if let Some(e) = callback_error {
-        return Err(e);
-    }
+    })?;
     let (data, bytes, json) = result.map_err(PyRuntimeError::new_err)?;
     Ok((data, PyBytes::new(py, &bytes).into(), json))
 }

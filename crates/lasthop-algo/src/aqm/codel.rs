@@ -254,20 +254,14 @@ impl<P: QueuedPacket> Qdisc<P> for Codel<P> {
         self.stats
     }
     fn invariants(&self) -> Result<(), &'static str> {
-        let s = self.stats;
-        if s.arrived != s.dropped + s.dequeued + self.q.len() as u64 {
-            return Err("conservation: arrived != dropped + dequeued + queued");
-        }
-        if s.arrived_bytes != s.dropped_bytes + s.dequeued_bytes + self.bytes {
-            return Err("byte conservation violated");
-        }
+        super::conservation(&self.stats, self.q.len(), self.bytes)?;
         if self.q.iter().map(|x| x.pkt.len_bytes() as u64).sum::<u64>() != self.bytes {
             return Err("byte count out of sync");
         }
         if self.q.len() > self.params.limit_packets {
             return Err("packet limit exceeded");
         }
-        if self.codel_drops > s.dropped {
+        if self.codel_drops > self.stats.dropped {
             return Err("codel drops exceed drops");
         }
         Ok(())

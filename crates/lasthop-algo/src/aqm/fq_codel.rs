@@ -339,13 +339,7 @@ impl<P: QueuedPacket> Qdisc<P> for FqCodel<P> {
         self.stats
     }
     fn invariants(&self) -> Result<(), &'static str> {
-        let s = self.stats;
-        if s.arrived != s.dropped + s.dequeued + self.packets as u64 {
-            return Err("conservation: arrived != dropped + dequeued + queued");
-        }
-        if s.arrived_bytes != s.dropped_bytes + s.dequeued_bytes + self.bytes {
-            return Err("byte conservation violated");
-        }
+        super::conservation(&self.stats, self.packets, self.bytes)?;
         if self.packets > self.params.limit_packets {
             return Err("packet limit exceeded");
         }

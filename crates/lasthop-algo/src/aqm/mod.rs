@@ -65,13 +65,18 @@ pub trait Qdisc<P: QueuedPacket> {
     }
     /// Check internal invariants (conservation and limits); called under debug assertions.
     fn invariants(&self) -> Result<(), &'static str> {
-        let s = self.stats();
-        if s.arrived != s.dropped + s.dequeued + self.len_packets() as u64 {
-            return Err("conservation: arrived != dropped + dequeued + queued");
-        }
-        if s.arrived_bytes != s.dropped_bytes + s.dequeued_bytes + self.len_bytes() {
-            return Err("byte conservation violated");
-        }
-        Ok(())
+        conservation(&self.stats(), self.len_packets(), self.len_bytes())
     }
+}
+
+/// The conservation identity every discipline keeps, in packets and in bytes:
+/// arrived = dropped + dequeued + queued. Disciplines that check more call this first.
+pub fn conservation(s: &QdiscStats, queued_packets: usize, queued_bytes: u64) -> Result<(), &'static str> {
+    if s.arrived != s.dropped + s.dequeued + queued_packets as u64 {
+        return Err("conservation: arrived != dropped + dequeued + queued");
+    }
+    if s.arrived_bytes != s.dropped_bytes + s.dequeued_bytes + queued_bytes {
+        return Err("byte conservation violated");
+    }
+    Ok(())
 }
