@@ -1,19 +1,21 @@
 //! CoDel, "Controlled Delay Active Queue Management", RFC 8289.
 //!
 //! Implements, from the RFC text:
-//! * §3.1–3.2 / §5.4: every packet is timestamped on enqueue; the estimator is the sojourn time
+//! * §3.1 / §5.4: every packet is timestamped on enqueue; the estimator is the sojourn time
 //!   of the packet being dequeued.
 //! * §3.3 / §5.6 (`control_law`): while in the dropping state the next drop is scheduled
 //!   `interval / sqrt(count)` after the previous scheduled drop.
-//! * §5.5 (`dodequeue` and `dequeue`): the sojourn-time state machine: `first_above_time` is
-//!   set one `interval` after the sojourn first exceeds `target`; a packet is "ok to drop" once
-//!   the sojourn has stayed above target for a whole interval; the dropping state is left as
-//!   soon as a packet's sojourn is below target; on re-entry soon after leaving, `count`
-//!   restarts from the number of drops of the previous episode (`delta = count - lastcount`)
-//!   rather than from 1, when `delta > 1` and `now - drop_next < 16 * interval`.
-//! * §4.1 ("non-starvation") / §5.5: no drop while at most one MTU ("maxpacket") of bytes
+//! * §5.5 (`dequeue`) and §5.6 (`dodequeue`): the sojourn-time state machine:
+//!   `first_above_time` is set one `interval` after the sojourn first exceeds `target`; a
+//!   packet is "ok to drop" once the sojourn has stayed above target for a whole interval; the
+//!   dropping state is left as soon as a packet's sojourn is below target; on re-entry soon
+//!   after leaving, `count` restarts from the number of drops of the previous episode
+//!   (`delta = count - lastcount`) rather than from 1, when `delta > 1` and
+//!   `now - drop_next < 16 * interval`.
+//! * §4.1 ("non-starvation") / §5.6: no drop while at most one MTU ("maxpacket") of bytes
 //!   remains queued.
-//! * A packet limit with tail drop on arrival (§5.4 notes that a real queue still needs one).
+//! * A packet limit with tail drop on arrival (§5.4: packets arriving at a full buffer are
+//!   dropped, and these drops do not count in CoDel's computations).
 //!
 //! The state machine lives in [`CodelVars`], which FQ-CoDel (RFC 8290 §4.2) reuses per flow.
 
@@ -75,7 +77,7 @@ pub fn control_law(t: Instant, interval: Duration, count: u32) -> Instant {
 }
 
 impl CodelVars {
-    /// `dodequeue` (RFC 8289 §5.5): pop the head and decide whether it is ok to drop.
+    /// `dodequeue` (RFC 8289 §5.6): pop the head and decide whether it is ok to drop.
     /// `pop` returns the head packet and the bytes still queued after removing it.
     fn dodequeue<P>(
         &mut self,

@@ -6,8 +6,9 @@
 //! * §4.1.1 BtlBw: windowed max of delivery-rate samples over `btlbw_filter_rounds` (10) round
 //!   trips; rounds are counted with `RateSample::prior_delivered` against the `delivered` count
 //!   at the start of the round (§4.1.1.3 BBRUpdateRound). Application-limited samples update the
-//!   filter only if they are at least the current estimate (§4.1.1.5). The filter is an exact
-//!   sliding-window max (monotone deque), not the draft's 3-sample approximation.
+//!   filter only if they are at least the current estimate (§4.1.1.4, §4.1.1.5). The filter is an
+//!   exact sliding-window max (monotone deque); the draft only calls for a windowed max filter
+//!   (§4.1.1.2), the 3-sample approximation being Linux's (`win_minmax`).
 //! * §4.1.2 RTprop: windowed min over 10 s; a sample replaces it if lower, or if the estimate
 //!   expired. **Deviation:** draft-00 also accepts an *equal* sample (`<=`), which on a
 //!   deterministic simulated path refreshes RTprop forever and suppresses ProbeRTT; like Linux
@@ -16,14 +17,17 @@
 //!   Linux's 1 % margin (`pacing_margin_percent`) so the bottleneck queue drains over time.
 //!   Initial rate (§4.2.1 BBRInitPacingRate): high_gain·InitialCwnd/(SRTT or 1 ms), redone once
 //!   when the first SRTT is known.
-//! * §4.2.3 cwnd: target = cwnd_gain·BtlBw·RTprop + 3·SMSS (quantization budget; the draft's
-//!   3·send_quantum with send_quantum = 1 SMSS, since the simulated sender has no TSO/GSO),
-//!   plus the ACK-aggregation allowance (below). Once the pipe is full, cwnd = min(cwnd + acked,
-//!   target); before, it grows by the acked bytes while below target. Floor 4·SMSS.
+//! * §4.2.3 cwnd: target (§4.2.3.2) = cwnd_gain·BtlBw·RTprop + 3·SMSS (quantization budget;
+//!   the draft's 3·send_quantum with send_quantum = 1 SMSS, since the simulated sender has no
+//!   TSO/GSO), plus the ACK-aggregation allowance (below). Once the pipe is full,
+//!   cwnd = min(cwnd + acked, target); before, it grows by the acked bytes while below target
+//!   (§4.2.3.6). Floor 4·SMSS (§4.2.3.3).
 //! * §4.2.3.4 loss recovery: on entering fast recovery, save cwnd, set cwnd = in-flight +
-//!   1 SMSS, and apply packet conservation (cwnd ≥ in-flight + newly acked) for one round trip;
-//!   newly lost bytes reduce cwnd; on exit, restore the saved cwnd. On RTO, save cwnd and set
-//!   cwnd = 1 SMSS, then grow per §4.2.3 (no conservation); restore at the end of recovery.
+//!   1 SMSS (the draft: packets_in_flight + max(packets_delivered, 1); the newly delivered
+//!   count is not passed to `on_loss_event`), and apply packet conservation (cwnd at least
+//!   in-flight plus newly acked) for one round trip; newly lost bytes reduce cwnd; on exit,
+//!   restore the saved cwnd. On RTO, save cwnd and set cwnd = 1 SMSS, then grow per §4.2.3.6 (no
+//!   conservation); restore at the end of recovery.
 //! * §4.3 state machine: Startup (pacing and cwnd gain 2/ln 2) → Drain (pacing gain ln 2/2)
 //!   when the pipe is full (§4.3.2.2: three rounds with < 25 % BtlBw growth, non-app-limited
 //!   samples) → ProbeBW once in-flight ≤ 1·BDP (§4.3.3) → ProbeRTT when RTprop expired
@@ -416,7 +420,8 @@ impl Bbr {
         self.cwnd_gain = self.cfg.high_gain;
     }
 
-    /// §4.3.4.3: random start phase in [0, 2..7]; never the 3/4 phase first.
+    /// §4.3.4.2 (rule) / §4.3.4.3 (BBREnterProbeBW): random start phase in [0, 2..7]; never the
+    /// 3/4 phase first.
     fn enter_probe_bw(&mut self, now: Instant) {
         self.state = BbrState::ProbeBw;
         self.pacing_gain = 1.0;
@@ -619,7 +624,7 @@ impl CongestionControl for Bbr {
         if mss > 0 {
             self.mss = mss;
         }
-        // §4.2.3.4 BBROnEnterFastRecovery.
+        // §4.2.3.4, upon entering Fast Recovery.
         self.prior_cwnd = self.save_cwnd();
         self.in_recovery = true;
         self.cwnd = (bytes_in_flight + self.mss as u64).max(self.mss as u64);

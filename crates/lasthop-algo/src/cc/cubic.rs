@@ -10,7 +10,9 @@
 //! * §4.3 Reno-friendly region: W_est starts at cwnd_epoch and grows by
 //!   α_cubic·segments_acked/cwnd, α_cubic = 3(1 − β)/(1 + β), switching to α = 1 once
 //!   W_est ≥ cwnd_prior; if W_cubic(t) < W_est, cwnd = W_est.
-//! * §4.6 multiplicative decrease: ssthresh = max(cwnd·β_cubic, 2·SMSS), cwnd = ssthresh.
+//! * §4.6 multiplicative decrease: ssthresh = max(cwnd·β_cubic, 2·SMSS), cwnd = ssthresh. The
+//!   RFC's equation uses flight_size·β_cubic; §4.6 also allows cwnd·β_cubic, provided other
+//!   measures keep cwnd from growing while less than cwnd is in flight.
 //! * §4.7 fast convergence: W_max = cwnd·(1 + β)/2 if cwnd < W_max, else W_max = cwnd.
 //! * §4.8 timeout: ssthresh as in §4.6, cwnd = 1 SMSS (RFC 5681), and in the first congestion
 //!   avoidance stage after the timeout K = 0 and W_max = cwnd_epoch.
@@ -18,7 +20,7 @@
 //!   when HyStart++ leaves slow start without a loss, W_max is undefined: K = 0 and
 //!   W_max = cwnd_epoch for that stage.
 //!
-//! HyStart++ (RFC 9406 §4.2), used only in the initial slow start (RFC 9406 §4.2: later slow
+//! HyStart++ (RFC 9406 §4.2), used only in the initial slow start (RFC 9406 §4.3: later slow
 //! starts, after an RTO, are bounded by ssthresh and use standard slow start):
 //! * Rounds: RFC 9406 delimits a round by windowEnd = SND.NXT at its start. Equivalently here,
 //!   a round ends when an ACK's [`RateSample::prior_delivered`](super::RateSample) reaches the
@@ -33,11 +35,12 @@
 //!   enter congestion avoidance with ssthresh = cwnd. A loss in slow start or CSS ends
 //!   HyStart++ (normal loss response).
 //!
-//! Growth happens only on ACKs that advance snd_una ([`AckInfo::cum_acked`] > 0, RFC 5681
-//! §3.2 / RFC 3042: none on duplicate ACKs), by `newly_acked` (SACKed bytes included).
+//! Growth happens only on ACKs that advance snd_una ([`AckInfo::cum_acked`] > 0; RFC 5681 §3.1
+//! grows cwnd per ACK that cumulatively acknowledges new data, and §3.2 step 1 / RFC 3042 leave
+//! cwnd unchanged on the first two duplicate ACKs), by `newly_acked` (SACKed bytes included).
 //!
-//! Not implemented: idle-period exclusion of t (§4.2 note, an application-limited sender
-//! question), spurious-congestion undo (§4.9), the flight-size variant of §4.6, ECN.
+//! Not implemented: idle-period exclusion of t (§4.2 and §5.8, an application-limited sender
+//! question), spurious-congestion undo (§4.9), the flight_size form of §4.6, ECN.
 
 use super::{AckInfo, CongestionControl};
 use lasthop_core::{Duration, Instant};
@@ -47,7 +50,7 @@ use lasthop_core::{Duration, Instant};
 pub struct HyStartConfig {
     /// Use HyStart++ in the initial slow start. Default true.
     pub enabled: bool,
-    /// The sender paces: L = infinity (RFC 9406 §4.2). Default false (L = `l_non_paced`).
+    /// The sender paces: L = infinity (RFC 9406 §4.3). Default false (L = `l_non_paced`).
     pub paced: bool,
     /// L for a non-paced sender, in SMSS. Default 8.
     pub l_non_paced: u32,
@@ -81,10 +84,10 @@ impl Default for HyStartConfig {
     }
 }
 
-/// CUBIC parameters (RFC 9438 §5 defaults).
+/// CUBIC parameters (RFC 9438 defaults: β_cubic §4.6, C §5.1).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CubicConfig {
-    /// C, in SMSS/s³. Default 0.4 (RFC 9438 §5).
+    /// C, in SMSS/s³. Default 0.4 (RFC 9438 §5.1).
     pub c: f64,
     /// β_cubic. Default 0.7 (RFC 9438 §4.6).
     pub beta: f64,
@@ -485,7 +488,7 @@ impl CongestionControl for Cubic {
             self.region = CubicRegion::Recovery;
             return;
         }
-        // Growth only on forward progress (RFC 5681 §3.2, RFC 3042; Linux
+        // Growth only on forward progress (RFC 5681 §3.1 and §3.2 step 1, RFC 3042; Linux
         // `tcp_may_raise_cwnd`): a duplicate ACK (`cum_acked` = 0) never grows cwnd, whatever it
         // SACKs; an ACK that advances snd_una grows it by everything it newly acknowledges
         // (`newly_acked`, SACKed bytes included). HyStart++ still sees every ACK for its round

@@ -52,7 +52,8 @@ pub struct AckInfo {
     pub newly_acked: u64,
     /// Bytes by which this ACK advanced the cumulative acknowledgement point (`snd_una`); 0 for
     /// a duplicate ACK, even one that SACKs new data. Loss-based controllers grow cwnd only
-    /// when this is positive (RFC 5681 §3.2, RFC 3042: no growth on duplicate ACKs).
+    /// when this is positive (RFC 5681 §3.1: growth per ACK that cumulatively acknowledges new
+    /// data; §3.2 step 1 / RFC 3042: cwnd unchanged on the first two duplicate ACKs).
     pub cum_acked: u64,
     /// Bytes in flight after processing the ACK (RFC 6675 "pipe").
     pub bytes_in_flight: u64,

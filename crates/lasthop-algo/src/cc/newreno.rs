@@ -1,26 +1,31 @@
 //! NewReno congestion control: RFC 5681 (TCP Congestion Control) with the RFC 6582 NewReno
 //! modification, as used together with the sender's RFC 6675 SACK loss recovery.
 //!
-//! * Growth only on forward progress (RFC 5681 §3.2, RFC 3042 §2): an ACK grows cwnd only if
-//!   it advances `snd_una` ([`AckInfo::cum_acked`] > 0), and then by all the bytes it newly
-//!   acknowledges (`newly_acked`, SACKed bytes included); duplicate ACKs never grow cwnd, so
-//!   the bytes they SACK are not credited (as in Linux, `tcp_may_raise_cwnd`).
+//! * Growth only on forward progress (RFC 5681 §3.1: cwnd grows per ACK that cumulatively
+//!   acknowledges new data; §3.2 step 1 / RFC 3042: the first two duplicate ACKs leave cwnd
+//!   unchanged): an ACK grows cwnd only if it advances `snd_una` ([`AckInfo::cum_acked`] > 0),
+//!   and then by all the bytes it newly acknowledges (`newly_acked`, SACKed bytes included);
+//!   duplicate ACKs never grow cwnd, so the bytes they SACK are not credited (as in Linux,
+//!   `tcp_may_raise_cwnd`).
 //! * Slow start (RFC 5681 §3.1) with Appropriate Byte Counting (RFC 3465 §2.2): each ACK
 //!   grows cwnd by min(bytes newly acked, L·SMSS), L = 2 by default ([`NewRenoConfig::abc_l`]).
-//! * Congestion avoidance (RFC 5681 §3.1, the byte-counting variant of eq. 3 recommended there
-//!   and in RFC 3465 §2.1): acknowledged bytes accumulate in `bytes_acked`; each time they reach
-//!   cwnd, cwnd grows by one SMSS — i.e. +SMSS·SMSS/cwnd per acknowledged SMSS, +1 SMSS per RTT.
+//! * Congestion avoidance (RFC 5681 §3.1, the byte-counting method it RECOMMENDS, with eq. 3 as
+//!   the per-ACK alternative; RFC 3465 §2.1): acknowledged bytes accumulate in `bytes_acked`;
+//!   each time they reach cwnd, cwnd grows by one SMSS — i.e. +SMSS·SMSS/cwnd per acknowledged
+//!   SMSS, +1 SMSS per RTT.
 //! * Loss event (fast retransmit, RFC 5681 §3.2 step 2 / RFC 6582 §3.2 step 2, with RFC 6675
 //!   §5 step 4.2): ssthresh = max(FlightSize/2, 2·SMSS) (eq. 4), cwnd = ssthresh. No growth while
-//!   in recovery: RFC 6675 governs transmission by `pipe`, RFC 6582's "partial ACK deflation"
+//!   in recovery: RFC 6675 governs transmission by `pipe` (in place of RFC 5681 §3.2 steps 3-4,
+//!   cwnd = ssthresh + 3·SMSS inflated per duplicate ACK), and RFC 6582's "partial ACK deflation"
 //!   is not needed with a pipe-based sender.
 //! * Recovery exit (RFC 6582 §3.2 step 3, "full acknowledgment"): cwnd stays at ssthresh
-//!   (the first option of RFC 6582 step 3; the sender is responsible for burst avoidance).
+//!   (option (2) of RFC 6582 step 3; option (1) is min(ssthresh, max(FlightSize, SMSS) + SMSS);
+//!   the sender is responsible for burst avoidance).
 //! * Retransmission timeout (RFC 5681 §3.1, eq. 4 and the loss window LW = 1 SMSS): ssthresh
 //!   as on a loss event, cwnd = 1 SMSS, then slow start.
 //!
 //! The duplicate-ACK counting, the `recover` variable of RFC 6582 and the "ssthresh held after
-//! repeated RTO of the same segment" rule (RFC 5681 §3.1, last paragraph of eq. 4's text) belong
+//! repeated RTO of the same segment" rule (RFC 5681 §3.1, the paragraph after eq. 4) belong
 //! to the sender (`crate::tcp`), which decides when to call [`CongestionControl::on_loss_event`]
 //! and [`CongestionControl::on_rto`].
 
@@ -106,9 +111,9 @@ impl CongestionControl for NewReno {
             self.mss = a.mss;
         }
         let mss = self.mss as u64;
-        // RFC 6675 / RFC 6582: no window growth during fast recovery. RFC 5681 §3.2 / RFC 3042:
-        // no growth on duplicate ACKs either, SACK or not — cwnd grows only when snd_una
-        // advances (as Linux's tcp_may_raise_cwnd), and then by every byte this ACK newly
+        // RFC 6675 / RFC 6582: no window growth during fast recovery. RFC 5681 §3.1 and §3.2
+        // step 1, RFC 3042: no growth on duplicate ACKs either, SACK or not — cwnd grows only when
+        // snd_una advances (as Linux's tcp_may_raise_cwnd), and then by every byte this ACK newly
         // delivered (cumulatively or by SACK). Bytes SACKed by earlier duplicate ACKs are not
         // credited later (Linux behaves the same way).
         if a.newly_acked == 0 || a.cum_acked == 0 || a.in_recovery || self.in_recovery {
@@ -155,7 +160,7 @@ impl CongestionControl for NewReno {
     }
 
     fn on_recovery_exit(&mut self, _now: Instant) {
-        // RFC 6582 §3.2 step 3, first option: cwnd = ssthresh (already the case).
+        // RFC 6582 §3.2 step 3, option (2): cwnd = ssthresh (already the case).
         self.in_recovery = false;
         self.cwnd = self.cwnd.min(self.ssthresh.max(self.mss as u64));
     }
