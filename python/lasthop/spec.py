@@ -116,6 +116,9 @@ VHT_INVALID: frozenset[tuple[int, int, int]] = frozenset(
 CONTROL_RATES_MBPS = (6, 9, 12, 18, 24, 36, 48, 54)
 ACCESS_CATEGORIES = ("BK", "BE", "VI", "VO")
 ERROR_MODELS = ("none", "fixed", "snr")
+RATE_CONTROLS = ("fixed", "ideal", "minstrel")
+PATH_LOSS_MODELS = ("log_distance", "tgn_a", "tgn_b", "tgn_c", "tgn_d", "tgn_e", "tgn_f")
+MAX_DISTANCE_M = 100_000.0
 DIRECTIONS = ("down", "up", "cross")
 PATTERNS = ("cbr", "poisson", "saturated", "tcp")
 CONGESTION_CONTROLS = ("newreno", "cubic", "bbr")
@@ -126,7 +129,9 @@ U64_MAX = 2**64 - 1
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 SECTIONS: dict[str, tuple[str, ...]] = {
-    "": ("name", "description", "sim", "phy", "mac", "ap", "wired", "stations", "flows"),
+    "": ("name", "description", "sim", "phy", "mac", "ap", "wired", "channel", "stations",
+         "flows"),
+    "channel": ("path_loss", "exponent", "tx_power_dbm", "noise_figure_db"),
     "sim": ("duration", "warmup", "seed", "bin"),
     "phy": ("standard", "band", "channel_width", "guard_interval", "control_rate"),
     "mac": ("aggregation", "max_ampdu_mpdus", "max_ampdu_bytes", "max_ppdu_time", "retry_limit",
@@ -134,7 +139,8 @@ SECTIONS: dict[str, tuple[str, ...]] = {
             "eifs_after_collision"),
     "ap": ("queue_limit", "scheduler", "qdisc"),
     "wired": ("rate", "delay", "queue_limit", "loss"),
-    "stations": ("count", "mcs", "nss", "error_model", "per", "snr_db", "queue_limit"),
+    "stations": ("count", "mcs", "nss", "error_model", "per", "snr_db", "queue_limit",
+                 "rate_control", "distance_m", "walk_m", "speed_mps", "waypoints", "repeat"),
     "flows": ("stations", "direction", "pattern", "rate", "packet_size", "start", "stop",
               "cc", "bytes", "pacing", "hystart", "extra_acked", "app", "request_bytes",
               "response_bytes", "think_time", "requests"),
@@ -415,6 +421,16 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
     wired_queue = wired.get_int("queue_limit", 1000, 1)
     wired_loss = wired.get_float("loss", 0.0, 0.0, 1.0)
 
+    # [channel]
+    ch = _Table(top.raw("channel") if top.has("channel") else {}, "channel", SECTIONS["channel"],
+                "a table [channel]")
+    path_loss = ch.choice("path_loss", "log_distance", PATH_LOSS_MODELS)
+    exponent = ch.get_float("exponent", 3.5, 1.0, 8.0, closed=True)
+    if ch.has("exponent") and path_loss != "log_distance":
+        raise ch.fail("exponent", 'only with path_loss = "log_distance" (TGn models fix theirs)')
+    tx_power = ch.get_float("tx_power_dbm", 20.0, -30.0, 40.0, closed=True)
+    noise_figure = ch.get_float("noise_figure_db", 7.0, 0.0, 30.0, closed=True)
+
     # [[stations]]
     groups = top.raw("stations")
     if groups is MISSING:
@@ -428,25 +444,44 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
     for gi_, g in enumerate(groups):
         t = _Table(g, f"stations[{gi_}]", SECTIONS["stations"], "a table [[stations]]")
         count = t.get_int("count", 1, 1, MAX_STATIONS)
-        mcs = t.get_int("mcs", MISSING, 0, std.mcs_max,
-                    f"an integer in 0..={std.mcs_max} for {standard}"
-                    + (" (0..7 = 6, 9, 12, 18, 24, 36, 48, 54 Mb/s)" if standard == "ofdm" else ""))
-        nss = t.get_int("nss", 1, 1, std.nss_max, f"an integer in 1..={std.nss_max} for {standard}")
+        rc = t.choice("rate_control", "fixed", RATE_CONTROLS)
+        if rc == "fixed":
+            mcs = t.get_int("mcs", MISSING, 0, std.mcs_max,
+                        f"an integer in 0..={std.mcs_max} for {standard}"
+                        + (" (0..7 = 6, 9, 12, 18, 24, 36, 48, 54 Mb/s)" if standard == "ofdm"
+                           else ""))
+        elif t.has("mcs"):
+            raise t.fail("mcs", f'only with rate_control = "fixed" (rate control "{rc}" picks it)')
+        else:
+            mcs = 0
+        if rc != "fixed" and standard == "ofdm":
+            raise t.fail("rate_control", '"fixed" for ofdm (rate control covers HT/VHT/HE MCS)')
+        nss = t.get_int("nss", 1, 1, std.nss_max, f"an integer in 1..={std.nss_max} for {standard}"
+                        + ("" if rc == "fixed" else " (the most streams rate control uses)"))
         if standard == "vht" and (width, mcs, nss) in VHT_INVALID:
             raise t.fail("mcs", f"VHT MCS {mcs} does not exist at {width} MHz with nss = {nss}")
-        model = t.choice("error_model", "none", ERROR_MODELS)
+        waypoints, repeat, placed = _station_placement(t)
+        model = t.choice("error_model", "snr" if placed else "none", ERROR_MODELS)
+        if placed and model != "snr":
+            raise t.fail("error_model", '"snr" for a station placed at a distance')
         per = t.get_float("per", 0.0, 0.0, 1.0)
         if t.has("per") and model != "fixed":
             raise t.fail("per", 'only with error_model = "fixed"')
         snr = t.get_float("snr_db", 30.0, -20.0, 100.0, closed=True)
         if t.has("snr_db") and model != "snr":
             raise t.fail("snr_db", 'only with error_model = "snr"')
+        if t.has("snr_db") and placed:
+            raise t.fail("snr_db", "not with a distance: the SNR follows from [channel]")
+        if rc != "fixed" and model != "snr":
+            raise t.fail("rate_control", 'needs an SNR: set distance_m, walk_m, waypoints or '
+                         'error_model = "snr" with snr_db')
         queue = t.get_int("queue_limit", 1000, 1)
         if len(stations) + count > MAX_STATIONS:
             raise t.fail("count", f"at most {MAX_STATIONS} stations in total")
         for _ in range(count):
             stations.append({"mcs": mcs, "nss": nss, "error_model": model, "per": per,
-                             "snr_db": snr, "queue_limit": queue})
+                             "snr_db": snr, "queue_limit": queue, "rate_control": rc,
+                             "waypoints": [list(w) for w in waypoints], "repeat": repeat})
             station_group.append(gi_)
     n_sta = len(stations)
 
@@ -534,10 +569,68 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
         "ap": {"queue_limit": ap_queue, "scheduler": scheduler, "qdisc": qdisc},
         "wired": {"rate_bps": wired_rate, "delay_ns": wired_delay, "queue_limit": wired_queue,
                   "loss": wired_loss},
+        "channel": {"path_loss": path_loss, "exponent": exponent, "tx_power_dbm": tx_power,
+                    "noise_figure_db": noise_figure},
         "stations": stations,
         "flows": flows,
     }
     return Spec(normalized, station_group, flow_table)
+
+
+def _station_placement(t: _Table) -> tuple[list[tuple[int, float]], bool, bool]:
+    """A station's distance schedule from one of `distance_m` (fixed), `walk_m` + `speed_mps`
+    (back and forth, forever) or `waypoints` (+ `repeat`): ([(ns, metres)], repeat, placed)."""
+    given = [k for k in ("distance_m", "walk_m", "waypoints") if t.has(k)]
+    if len(given) > 1:
+        raise t.fail(given[1], f"only one of distance_m, walk_m, waypoints (also got {given[0]})")
+    for k in ("speed_mps",):
+        if t.has(k) and not t.has("walk_m"):
+            raise t.fail(k, "only with walk_m")
+    if t.has("repeat") and not t.has("waypoints"):
+        raise t.fail("repeat", "only with waypoints")
+    dist_text = f"a distance in metres, 0 < d <= {MAX_DISTANCE_M:g}"
+
+    def metres(v: Any, key: str) -> float:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) \
+                or not 0 < v <= MAX_DISTANCE_M:
+            raise t.fail(key, dist_text)
+        return float(v)
+
+    if t.has("distance_m"):
+        return [(0, metres(t.raw("distance_m"), "distance_m"))], False, True
+    if t.has("walk_m"):
+        v = t.raw("walk_m")
+        allowed = "[near, far]: two distinct distances in metres, e.g. [1, 23]"
+        if not isinstance(v, list) or len(v) != 2:
+            raise t.fail("walk_m", allowed)
+        d1, d2 = metres(v[0], "walk_m"), metres(v[1], "walk_m")
+        if d1 == d2:
+            raise t.fail("walk_m", allowed)
+        speed = t.get_float("speed_mps", 1.0, 0.01, 100.0, closed=True)
+        leg = round(abs(d2 - d1) / speed * 1e9)
+        return [(0, d1), (leg, d2), (2 * leg, d1)], True, True
+    if t.has("waypoints"):
+        v = t.raw("waypoints")
+        allowed = ('a list of [time, metres] pairs in time order, e.g. '
+                   '[["0s", 1.0], ["10s", 23.0]]')
+        if not isinstance(v, list) or not v:
+            raise t.fail("waypoints", allowed)
+        out: list[tuple[int, float]] = []
+        for w in v:
+            if not isinstance(w, list) or len(w) != 2:
+                raise t.fail("waypoints", allowed)
+            try:
+                ns = parse_duration(w[0])
+            except UnitError:
+                raise t.fail("waypoints", allowed) from None
+            if out and ns < out[-1][0]:
+                raise t.fail("waypoints", allowed)
+            out.append((ns, metres(w[1], "waypoints")))
+        repeat = t.get_bool("repeat", False)
+        if repeat and out[-1][0] == out[0][0]:
+            raise t.fail("repeat", "a repeating schedule needs its last time after its first")
+        return out, repeat, True
+    return [], False, False
 
 
 def _stations_selector(t: _Table, n_sta: int) -> list[int]:

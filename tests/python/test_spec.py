@@ -44,8 +44,11 @@ def test_defaults_filled():
         "ap": {"queue_limit": 1000, "scheduler": "round_robin", "qdisc": "fifo"},
         "wired": {"rate_bps": 10_000_000_000, "delay_ns": 1_000_000, "queue_limit": 1000,
                   "loss": 0.0},
+        "channel": {"path_loss": "log_distance", "exponent": 3.5, "tx_power_dbm": 20.0,
+                    "noise_figure_db": 7.0},
         "stations": [{"mcs": 9, "nss": 1, "error_model": "none", "per": 0.0, "snr_db": 30.0,
-                      "queue_limit": 1000}],
+                      "queue_limit": 1000, "rate_control": "fixed", "waypoints": [],
+                      "repeat": False}],
         "flows": [],
     }
 
@@ -95,7 +98,8 @@ pattern = "saturated"
     n = s.normalized
     assert [st["mcs"] for st in n["stations"]] == [9, 9, 9, 4]
     assert n["stations"][3] == {"mcs": 4, "nss": 2, "error_model": "snr", "per": 0.0,
-                                "snr_db": 12.0, "queue_limit": 1000}
+                                "snr_db": 12.0, "queue_limit": 1000, "rate_control": "fixed",
+                                "waypoints": [], "repeat": False}
     assert s.station_group == [0, 0, 0, 1]
     assert [f["station"] for f in n["flows"]] == [0, 1, 2, 3, 3, 1, 2]
     assert s.flow_table == [0, 0, 0, 0, 1, 1, 2]
@@ -241,3 +245,44 @@ def test_request_response_flow_normalizes():
     f = s.normalized["flows"][0]
     assert (f["app"], f["request_bytes"], f["response_bytes"], f["think_time_ns"], f["requests"]) == \
         ("request_response", 300, 100_000, 20_000_000, 5)
+
+
+STA_BASE = '[sim]\nduration="1s"\n[[stations]]\n'
+
+
+def test_station_placement_and_rate_control():
+    s = norm(STA_BASE + 'rate_control="minstrel"\nnss=2\ndistance_m=12.5\n', native=True)
+    st = s.normalized["stations"][0]
+    assert st["rate_control"] == "minstrel" and st["error_model"] == "snr"
+    assert st["waypoints"] == [[0, 12.5]] and st["repeat"] is False
+    s = norm(STA_BASE + 'rate_control="ideal"\nwalk_m=[1, 23]\nspeed_mps=2\n', native=True)
+    st = s.normalized["stations"][0]
+    assert st["waypoints"] == [[0, 1.0], [11_000_000_000, 23.0], [22_000_000_000, 1.0]]
+    assert st["repeat"] is True
+    s = norm(STA_BASE + 'mcs=3\nwaypoints=[["0s", 2], ["5s", 30]]\nrepeat=true\n', native=True)
+    st = s.normalized["stations"][0]
+    assert st["waypoints"] == [[0, 2.0], [5_000_000_000, 30.0]] and st["rate_control"] == "fixed"
+    s = norm(STA_BASE + 'mcs=3\ndistance_m=5\n[channel]\npath_loss="tgn_d"\ntx_power_dbm=15\n',
+             native=True)
+    assert s.normalized["channel"]["path_loss"] == "tgn_d"
+
+
+@pytest.mark.parametrize("body,key,needle", [
+    ('rate_control="minstrel"\nmcs=3\nsnr_db=20\nerror_model="snr"\n', "stations[0].mcs",
+     "only with rate_control"),
+    ('rate_control="ideal"\n', "stations[0].rate_control", "needs an SNR"),
+    ('rate_control="turbo"\n', "stations[0].rate_control", '"fixed"|"ideal"|"minstrel"'),
+    ('mcs=1\ndistance_m=0\n', "stations[0].distance_m", "0 < d"),
+    ('mcs=1\ndistance_m=3\nwalk_m=[1,2]\n', "stations[0].walk_m", "only one of"),
+    ('mcs=1\nwalk_m=[4,4]\n', "stations[0].walk_m", "two distinct"),
+    ('mcs=1\nspeed_mps=2\n', "stations[0].speed_mps", "only with walk_m"),
+    ('mcs=1\nwaypoints=[["2s", 1], ["1s", 3]]\n', "stations[0].waypoints", "time order"),
+    ('mcs=1\nwaypoints=[["0s", 1]]\nrepeat=true\n', "stations[0].repeat", "last time"),
+    ('mcs=1\ndistance_m=3\nerror_model="fixed"\n', "stations[0].error_model", '"snr"'),
+    ('mcs=1\ndistance_m=3\nsnr_db=20\n', "stations[0].snr_db", "not with a distance"),
+    ('mcs=1\n[channel]\npath_loss="tgn_b"\nexponent=3\n', "channel.exponent", "only with"),
+    ('mcs=1\n[channel]\npath_loss="free"\n', "channel.path_loss", "log_distance"),
+])
+def test_station_placement_errors(body, key, needle):
+    e = err(STA_BASE + body)
+    assert e.path == key and needle in str(e), str(e)

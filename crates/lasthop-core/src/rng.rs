@@ -24,6 +24,7 @@ pub enum StreamKind {
     Channel = 2,
     Traffic = 3,
     Wired = 4,
+    RateControl = 5,
     Other = 15,
 }
 

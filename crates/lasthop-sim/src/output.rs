@@ -2,6 +2,7 @@
 
 use crate::metrics::DelaySummary;
 use crate::world::World;
+use lasthop_core::Instant;
 use serde::Serialize;
 
 #[derive(Serialize, Debug, Clone)]
@@ -93,6 +94,12 @@ pub struct StationOut {
     pub ampdu_hist_up: Vec<u64>,
     pub mean_ampdu_down: f64,
     pub mean_ampdu_up: f64,
+    /// "fixed", "ideal" or "minstrel"; with rate control, `mcs`/`nss` above are the configured
+    /// values and these means say what was used.
+    pub rate_control: String,
+    /// Mean PHY rate of the data PPDUs sent after warm-up (0 if none).
+    pub mean_phy_rate_down_bps: f64,
+    pub mean_phy_rate_up_bps: f64,
 }
 
 #[derive(Serialize, Debug, Clone)]
@@ -103,6 +110,10 @@ pub struct TimeSeries {
     pub flow_delay_mean_ns: Vec<Vec<f64>>,
     pub station_mean_ampdu_down: Vec<Vec<f64>>,
     pub station_airtime_frac: Vec<Vec<f64>>,
+    /// Mean downlink PHY rate of the PPDUs started in each bin (0 where none).
+    pub station_phy_rate_down_bps: Vec<Vec<f64>>,
+    /// SNR at the middle of each bin (empty unless `error_model = "snr"`).
+    pub station_snr_db: Vec<Vec<f64>>,
     /// Per flow (empty lists for non-TCP flows): last value in each bin.
     pub flow_cwnd_bytes: Vec<Vec<f64>>,
     pub flow_inflight_bytes: Vec<Vec<f64>>,
@@ -167,6 +178,9 @@ pub fn collect(w: &World) -> RunData {
                 ampdu_hist_up: h[1].clone(),
                 mean_ampdu_down: hist_mean(&h[0]),
                 mean_ampdu_up: hist_mean(&h[1]),
+                rate_control: spec.stations[i].rate_control.clone(),
+                mean_phy_rate_down_bps: w.station_mean_rate(i)[0],
+                mean_phy_rate_up_bps: w.station_mean_rate(i)[1],
             }
         })
         .collect();
@@ -200,6 +214,20 @@ pub fn collect(w: &World) -> RunData {
             .collect(),
         station_airtime_frac: (0..n_sta)
             .map(|s| per_bin(w.ts_airtime.row(s), &|b, v| v / bin_len(b) as f64))
+            .collect(),
+        station_phy_rate_down_bps: (0..n_sta)
+            .map(|s| {
+                let n = w.ts_ampdu_n.row(s);
+                per_bin(w.ts_phy_rate.row(s), &|b, v| if n[b] > 0.0 { v / n[b] } else { 0.0 })
+            })
+            .collect(),
+        station_snr_db: (0..n_sta)
+            .map(|s| {
+                if spec.stations[s].error_model != "snr" {
+                    return Vec::new();
+                }
+                (0..bins).map(|b| w.station_snr_at(s, Instant(b as u64 * bin + bin_len(b) / 2))).collect()
+            })
             .collect(),
         flow_cwnd_bytes: tcp_rows(&w.ts_cwnd),
         flow_inflight_bytes: tcp_rows(&w.ts_inflight),

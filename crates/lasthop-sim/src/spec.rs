@@ -20,6 +20,31 @@ pub struct Spec {
     pub stations: Vec<StationSpec>,
     #[serde(default)]
     pub flows: Vec<FlowSpec>,
+    #[serde(default)]
+    pub channel: ChannelSpec,
+}
+
+/// The large-scale channel used by stations placed at a distance (`lasthop_wifi::phy::channel`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChannelSpec {
+    /// "log_distance" (single slope `exponent`) or "tgn_a" … "tgn_f" (TGn dual slope).
+    pub path_loss: String,
+    pub exponent: f64,
+    pub tx_power_dbm: f64,
+    pub noise_figure_db: f64,
+}
+
+impl Default for ChannelSpec {
+    fn default() -> Self {
+        use lasthop_wifi::phy::channel::*;
+        ChannelSpec {
+            path_loss: "log_distance".into(),
+            exponent: DEFAULT_EXPONENT,
+            tx_power_dbm: DEFAULT_TX_POWER_DBM,
+            noise_figure_db: DEFAULT_NOISE_FIGURE_DB,
+        }
+    }
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -95,6 +120,21 @@ pub struct StationSpec {
     pub per: f64,
     pub snr_db: f64,
     pub queue_limit: u32,
+    /// "fixed" (`mcs`, `nss`), "ideal" (best rate for the current SNR) or "minstrel"
+    /// (Minstrel-HT-like sampling); for the last two `nss` is the most streams used.
+    #[serde(default = "default_rate_control")]
+    pub rate_control: String,
+    /// Distance schedule `(ns, metres)`: the SNR follows from the channel's link budget.
+    /// Empty: the fixed `snr_db` (with `error_model = "snr"`).
+    #[serde(default)]
+    pub waypoints: Vec<(u64, f64)>,
+    /// The schedule repeats with period last − first waypoint time.
+    #[serde(default)]
+    pub repeat: bool,
+}
+
+fn default_rate_control() -> String {
+    "fixed".into()
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -182,6 +222,23 @@ impl Spec {
             "fq_codel" => AqmConfig::FqCodel(FqCodelConfig::default()),
             _ => AqmConfig::Fifo(FifoConfig::default()),
         }
+    }
+
+    /// The link budget stations placed at a distance use.
+    pub fn link_budget(&self) -> lasthop_wifi::phy::channel::LinkBudget {
+        use lasthop_wifi::phy::channel::*;
+        let band = self.band();
+        let c = &self.channel;
+        let path_loss = match c.path_loss.as_str() {
+            "tgn_a" => PathLoss::tgn(band, TgnModel::A),
+            "tgn_b" => PathLoss::tgn(band, TgnModel::B),
+            "tgn_c" => PathLoss::tgn(band, TgnModel::C),
+            "tgn_d" => PathLoss::tgn(band, TgnModel::D),
+            "tgn_e" => PathLoss::tgn(band, TgnModel::E),
+            "tgn_f" => PathLoss::tgn(band, TgnModel::F),
+            _ => PathLoss { exponent: c.exponent, exponent_after: c.exponent, ..PathLoss::log_distance(band) },
+        };
+        LinkBudget { path_loss, tx_power_dbm: c.tx_power_dbm, noise_figure_db: c.noise_figure_db, channel_width_mhz: self.phy.channel_width }
     }
 
     pub fn tx_vector(&self, st: &StationSpec) -> TxVector {
@@ -323,6 +380,38 @@ impl Spec {
             if st.queue_limit == 0 {
                 bad(&format!("stations[{i}].queue_limit"), "0".into(), "at least 1 packet".into());
             }
+            if !["fixed", "ideal", "minstrel"].contains(&st.rate_control.as_str()) {
+                bad(&format!("stations[{i}].rate_control"), format!("{:?}", st.rate_control), "one of \"fixed\", \"ideal\", \"minstrel\"".into());
+            } else if st.rate_control != "fixed" && st.error_model != "snr" {
+                bad(&format!("stations[{i}].rate_control"), format!("{:?}", st.rate_control), "needs error_model = \"snr\" (a distance or snr_db)".into());
+            }
+            if !st.waypoints.is_empty() && st.error_model != "snr" {
+                bad(&format!("stations[{i}].error_model"), format!("{:?}", st.error_model), "\"snr\" for a station placed at a distance".into());
+            }
+            for (k, &(t, d)) in st.waypoints.iter().enumerate() {
+                if !d.is_finite() || !(0.0..=100_000.0).contains(&d) {
+                    bad(&format!("stations[{i}].waypoints[{k}]"), d.to_string(), "a distance in 0..=100000 m".into());
+                }
+                if k > 0 && t < st.waypoints[k - 1].0 {
+                    bad(&format!("stations[{i}].waypoints[{k}]"), format!("{t}ns"), "times in non-decreasing order".into());
+                }
+            }
+            if st.repeat && st.waypoints.first().map(|w| w.0) == st.waypoints.last().map(|w| w.0) {
+                bad(&format!("stations[{i}].repeat"), "true".into(), "a schedule whose last waypoint is later than its first".into());
+            }
+        }
+        let c = &self.channel;
+        if !["log_distance", "tgn_a", "tgn_b", "tgn_c", "tgn_d", "tgn_e", "tgn_f"].contains(&c.path_loss.as_str()) {
+            bad("channel.path_loss", format!("{:?}", c.path_loss), "one of \"log_distance\", \"tgn_a\" … \"tgn_f\"".into());
+        }
+        if !c.exponent.is_finite() || !(1.0..=8.0).contains(&c.exponent) {
+            bad("channel.exponent", c.exponent.to_string(), "1..=8".into());
+        }
+        if !c.tx_power_dbm.is_finite() || !(-30.0..=40.0).contains(&c.tx_power_dbm) {
+            bad("channel.tx_power_dbm", c.tx_power_dbm.to_string(), "-30..=40 dBm".into());
+        }
+        if !c.noise_figure_db.is_finite() || !(0.0..=30.0).contains(&c.noise_figure_db) {
+            bad("channel.noise_figure_db", c.noise_figure_db.to_string(), "0..=30 dB".into());
         }
         for (i, f) in self.flows.iter().enumerate() {
             if f.station as usize >= self.stations.len() {

@@ -24,7 +24,9 @@ use lasthop_wifi::mac::blockack::{Originator, Recipient};
 use lasthop_wifi::mac::edca::{AccessCategory, EdcaParams, Edcaf, SlotTiming};
 use lasthop_wifi::mac::frame::{self, AmpduLen};
 use lasthop_wifi::mac::medium::{ContenderId, Medium};
+use lasthop_wifi::mac::rate::{rate_table, IdealRate, MinstrelHt, MinstrelParams, RateControl};
 use lasthop_wifi::mac::txq::{TxqSchedule, TxqSet};
+use lasthop_wifi::phy::channel::{LinkBudget, Mobility};
 use lasthop_wifi::phy::{self, Band, Standard, TxVector};
 use crate::wired::{WiredLink, WiredOutcome};
 use lasthop_algo::tcp::{AckSegment, DataSegment};
@@ -127,19 +129,43 @@ struct Flow {
 enum ErrModel {
     None,
     Fixed(f64),
-    Snr(f64),
+    /// SNR → BER → PER for the MCS of each PPDU (`phy/error.rs`).
+    Snr,
+}
+
+/// Where a station's SNR comes from.
+enum SnrSource {
+    Fixed(f64),
+    /// Distance schedule through the channel's link budget (`phy/channel.rs`).
+    Distance(Mobility, LinkBudget),
+}
+
+impl SnrSource {
+    fn at(&self, now: Instant) -> f64 {
+        match self {
+            SnrSource::Fixed(s) => *s,
+            SnrSource::Distance(m, b) => b.snr_db(m.distance_at(now)),
+        }
+    }
 }
 
 /// One station and the two directions of its link with the AP.
 struct Station {
+    /// The configured rate (the only one with `rate_control = "fixed"`).
     tx: TxVector,
-    /// Largest PSDU allowed by the A-MPDU length limit and the PPDU time limit.
-    max_psdu: u32,
+    /// A-MPDU length cap (bytes) before the PPDU time limit.
+    psdu_cap: u32,
+    /// Largest PSDU within the cap and the PPDU time limit, per (nss, mcs); 0 = not computed.
+    psdu_by_rate: Vec<u32>,
     err: ErrModel,
-    /// Cached (MPDU length, success probability) for the SNR model.
-    succ_cache: (u32, f64),
-    ba_success: f64,
+    snr: SnrSource,
+    /// Cached (MPDU length, rate key, SNR bits) → success probability for the SNR model.
+    succ_cache: (u32, u32, u64, f64),
+    /// Cached (SNR bits) → probability that the Block Ack/Ack arrives.
+    ba_cache: (u64, f64),
     err_rng: Rng,
+    /// Rate control per direction: the AP's for the downlink, the station's for the uplink.
+    rc: [RateControl; 2],
     queue: Fifo<PktRef>,
     contender: ContenderId,
     down_orig: Originator<PktRef>,
@@ -149,6 +175,14 @@ struct Station {
     // metrics
     ampdu_hist: [Vec<u64>; 2],
     airtime: [Duration; 2],
+    /// Sum of PHY rates (bit/s) and count of data PPDUs sent, per direction (after warm-up).
+    rate_sum: [f64; 2],
+    rate_n: [u64; 2],
+}
+
+/// Index of a rate in `Station::psdu_by_rate`.
+fn rate_key(tx: &TxVector) -> u32 {
+    (tx.nss as u32 - 1) * 12 + tx.mcs as u32
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -160,6 +194,9 @@ enum TxKind {
 struct Tx {
     contender: ContenderId,
     kind: TxKind,
+    /// Rate and SNR of the PPDU (data only).
+    txv: TxVector,
+    snr: f64,
     /// (sequence number, packet, received correctly)
     mpdus: Vec<(u32, PktRef, bool)>,
     ppdu_end: Instant,
@@ -200,6 +237,8 @@ pub struct World {
     medium: Medium,
     aggregation: bool,
     max_mpdus: u32,
+    /// PPDU time limit of an A-MPDU.
+    max_ppdu: Duration,
     retry_limit: u32,
     qos: bool,
     control_rate: u64,
@@ -245,6 +284,8 @@ pub struct World {
     pub ts_ampdu_mpdus: Series,
     pub ts_ampdu_n: Series,
     pub ts_airtime: Series,
+    /// Sum of downlink PHY rates per station per bin (÷ `ts_ampdu_n` = mean rate).
+    pub ts_phy_rate: Series,
     pub ts_cwnd: Series,
     pub ts_inflight: Series,
     pub ts_pacing: Series,
@@ -293,7 +334,6 @@ impl World {
         let max_mpdus = if aggregation { m.max_ampdu_mpdus } else { 1 };
         let std_max_bytes = phy::max_ampdu_bytes(standard);
         let ampdu_bytes = if m.max_ampdu_bytes == 0 { std_max_bytes } else { m.max_ampdu_bytes };
-        let max_ppdu = Duration(m.max_ppdu_time_ns);
         let response_len = if !aggregation {
             frame::ACK
         } else if win > 64 {
@@ -303,24 +343,41 @@ impl World {
         };
         let control_rate = spec.phy.control_rate_bps;
 
+        let budget = spec.link_budget();
         let mut stations = Vec::with_capacity(spec.stations.len());
         for (i, st) in spec.stations.iter().enumerate() {
             let tx = spec.tx_vector(st);
             let contender = medium.add(Edcaf::new(params(false), backoff_rng(2 + i as u64)), 1 + i as u32, 0);
-            let cap = if aggregation { ampdu_bytes } else { u32::MAX };
-            let max_psdu = max_psdu_for_time(&tx, band, max_ppdu, cap);
-            let err = station_err(st);
-            let ba_success = match err {
-                ErrModel::Snr(snr) => phy::legacy_success_prob(control_rate, snr, response_len),
-                _ => 1.0,
+            let psdu_cap = if aggregation { ampdu_bytes } else { u32::MAX };
+            let snr = if st.waypoints.is_empty() {
+                SnrSource::Fixed(st.snr_db)
+            } else {
+                let w: Vec<(Instant, f64)> = st.waypoints.iter().map(|&(t, d)| (Instant(t), d)).collect();
+                SnrSource::Distance(if st.repeat { Mobility::repeating(w) } else { Mobility::new(w) }, budget)
             };
+            let snr0 = snr.at(Instant::ZERO);
+            let rc = |dir: u64| {
+                let table = || rate_table(standard, spec.phy.channel_width, spec.phy.guard_interval, st.nss);
+                match st.rate_control.as_str() {
+                    "ideal" => RateControl::Ideal(IdealRate::new(table(), snr0)),
+                    "minstrel" => {
+                        let rng = Rng::stream(seed, StreamKind::RateControl, 2 * i as u64 + dir);
+                        RateControl::MinstrelHt(Box::new(MinstrelHt::new(table(), MinstrelParams::default(), rng, Instant::ZERO)))
+                    }
+                    _ => RateControl::Fixed(tx),
+                }
+            };
+            let rc = [rc(0), rc(1)];
             stations.push(Station {
                 tx,
-                max_psdu,
-                err,
-                succ_cache: (0, 1.0),
-                ba_success,
+                psdu_cap,
+                psdu_by_rate: vec![0; 8 * 12],
+                err: station_err(st),
+                snr,
+                succ_cache: (0, 0, 0, 1.0),
+                ba_cache: (u64::MAX, 1.0),
                 err_rng: Rng::stream(seed, StreamKind::Channel, i as u64),
+                rc,
                 queue: Fifo::new(FifoConfig { limit_packets: st.queue_limit as usize, limit_bytes: 0 }),
                 contender,
                 down_orig: Originator::new(win),
@@ -329,6 +386,8 @@ impl World {
                 up_rcpt: Recipient::new(win),
                 ampdu_hist: [vec![0; max_mpdus as usize + 1], vec![0; max_mpdus as usize + 1]],
                 airtime: [Duration::ZERO; 2],
+                rate_sum: [0.0; 2],
+                rate_n: [0; 2],
             });
         }
 
@@ -400,6 +459,7 @@ impl World {
             medium,
             aggregation,
             max_mpdus,
+            max_ppdu: Duration(m.max_ppdu_time_ns),
             retry_limit: m.retry_limit,
             qos,
             control_rate,
@@ -449,6 +509,7 @@ impl World {
             ts_ampdu_mpdus: Series::new(n_sta, bins, bin),
             ts_ampdu_n: Series::new(n_sta, bins, bin),
             ts_airtime: Series::new(n_sta, bins, bin),
+            ts_phy_rate: Series::new(n_sta, bins, bin),
             ts_cwnd: Series::new(n_flows, bins, bin),
             ts_inflight: Series::new(n_flows, bins, bin),
             ts_pacing: Series::new(n_flows, bins, bin),
@@ -473,6 +534,15 @@ impl World {
     }
     pub fn station_tx(&self, i: usize) -> TxVector {
         self.stations[i].tx
+    }
+    /// Mean PHY rate (bit/s) of the data PPDUs sent after warm-up, [downlink, uplink].
+    pub fn station_mean_rate(&self, i: usize) -> [f64; 2] {
+        let s = &self.stations[i];
+        [0, 1].map(|d| if s.rate_n[d] == 0 { 0.0 } else { s.rate_sum[d] / s.rate_n[d] as f64 })
+    }
+    /// The station's SNR (dB) at `t`.
+    pub fn station_snr_at(&self, i: usize, t: Instant) -> f64 {
+        self.stations[i].snr.at(t)
     }
     pub fn band(&self) -> Band {
         self.band
@@ -840,14 +910,24 @@ impl World {
                 let s = &mut self.stations[sta as usize];
                 let mut any = false;
                 for m in tx.mpdus.iter_mut() {
-                    let ok = mpdu_ok(s, m.1.len, self.qos);
+                    let ok = mpdu_ok(s, m.1.len, self.qos, &tx.txv, tx.snr);
                     m.2 = ok;
                     any |= ok;
                 }
                 if any {
                     response_sent = true;
                     end = tx.ppdu_end + self.timing.sifs + phy::legacy_duration(self.control_rate, self.response_len, self.band);
-                    acked = s.ba_success >= 1.0 || s.err_rng.bernoulli(s.ba_success);
+                    let p = match s.err {
+                        ErrModel::Snr => {
+                            let bits = tx.snr.to_bits();
+                            if s.ba_cache.0 != bits {
+                                s.ba_cache = (bits, phy::legacy_success_prob(self.control_rate, tx.snr, self.response_len));
+                            }
+                            s.ba_cache.1
+                        }
+                        _ => 1.0,
+                    };
+                    acked = p >= 1.0 || s.err_rng.bernoulli(p);
                 }
             }
         }
@@ -881,7 +961,7 @@ impl World {
                         Dir::Down => (Node::Ap, Node::Station(sta)),
                         Dir::Up => (Node::Station(sta), Node::Ap),
                     };
-                    let v = self.stations[sta as usize].tx;
+                    let v = tx.txv;
                     let phy = if v.standard == Standard::Ofdm {
                         PhyRec::Legacy { rate_bps: phy::LEGACY_RATES[v.mcs as usize] }
                     } else {
@@ -924,7 +1004,8 @@ impl World {
             self.beacon_pending = false;
             self.totals.beacons += 1;
             let d = phy::legacy_duration(BEACON_RATE, frame::BEACON, self.band);
-            return Tx { contender: c, kind: TxKind::Beacon, mpdus: Vec::new(), ppdu_end: now + d };
+            let txv = self.stations[0].tx;
+            return Tx { contender: c, kind: TxKind::Beacon, txv, snr: 0.0, mpdus: Vec::new(), ppdu_end: now + d };
         }
         let mut mpdus = self.tx_pool.pop().unwrap_or_default();
         let (sta, dir) = if c == self.ap_data {
@@ -932,30 +1013,52 @@ impl World {
         } else {
             (self.medium.get(c).owner - 1, Dir::Up)
         };
-        let psdu = self.build_ampdu(sta, dir, now, &mut mpdus);
-        let s = &self.stations[sta as usize];
-        let d = phy::ppdu_duration(&s.tx, psdu, self.band);
+        // Rate control picks the rate of this PPDU from the SNR it would see (ideal) or from its
+        // own statistics (Minstrel-HT; one rate per A-MPDU, samples included — see
+        // `wifi/mac/rate.rs` for what that simplifies).
+        let (txv, snr, max_n) = {
+            let s = &mut self.stations[sta as usize];
+            let snr = s.snr.at(now);
+            let rc = &mut s.rc[dir as usize];
+            rc.set_snr_db(snr);
+            (rc.select(now), snr, self.max_mpdus as usize)
+        };
+        let max_psdu = self.max_psdu(sta, &txv);
+        let psdu = self.build_ampdu(sta, dir, now, max_n, max_psdu, &mut mpdus);
+        let d = phy::ppdu_duration(&txv, psdu, self.band);
         if now >= self.warmup {
             let n = mpdus.len();
             let s = &mut self.stations[sta as usize];
             s.ampdu_hist[dir as usize][n] += 1;
+            s.rate_sum[dir as usize] += txv.data_rate_f64();
+            s.rate_n[dir as usize] += 1;
             if dir == Dir::Down {
                 self.ts_ampdu_mpdus.add(sta as usize, now.as_nanos(), n as f64);
                 self.ts_ampdu_n.add(sta as usize, now.as_nanos(), 1.0);
+                self.ts_phy_rate.add(sta as usize, now.as_nanos(), txv.data_rate_f64());
             }
         }
         self.totals.mpdu_attempts += mpdus.len() as u64;
-        Tx { contender: c, kind: TxKind::Data { sta, dir }, mpdus, ppdu_end: now + d }
+        Tx { contender: c, kind: TxKind::Data { sta, dir }, txv, snr, mpdus, ppdu_end: now + d }
+    }
+
+    /// The largest PSDU of station `sta` at rate `txv`: the A-MPDU length cap, and the PPDU
+    /// time limit at that rate (computed once per rate).
+    fn max_psdu(&mut self, sta: u32, txv: &TxVector) -> u32 {
+        let s = &mut self.stations[sta as usize];
+        let k = rate_key(txv) as usize;
+        if s.psdu_by_rate[k] == 0 {
+            s.psdu_by_rate[k] = max_psdu_for_time(txv, self.band, self.max_ppdu, s.psdu_cap).max(1);
+        }
+        s.psdu_by_rate[k]
     }
 
     /// Fill `out` with the MPDUs of one A-MPDU (or a single MPDU) for `sta` in `dir`:
     /// retransmissions first, then new MPDUs, within the Block Ack window, the MPDU count,
     /// the A-MPDU length and the PPDU time limits. Returns the PSDU length.
-    fn build_ampdu(&mut self, sta: u32, dir: Dir, now: Instant, out: &mut Vec<(u32, PktRef, bool)>) -> u32 {
+    fn build_ampdu(&mut self, sta: u32, dir: Dir, now: Instant, max_n: usize, max_psdu: u32, out: &mut Vec<(u32, PktRef, bool)>) -> u32 {
         let qos = self.qos;
-        let max_n = self.max_mpdus as usize;
         let aggregation = self.aggregation;
-        let max_psdu = self.stations[sta as usize].max_psdu;
         let mut len = AmpduLen::default();
         let fits = |len: &AmpduLen, ip: u32| {
             let m = frame::mpdu_len(ip, qos);
@@ -1064,6 +1167,11 @@ impl World {
                     // mac80211 charges a station for airtime in both directions.
                     self.txqs.register_airtime(sta, airtime);
                     let success = single && ex.acked;
+                    {
+                        let attempted = tx.mpdus.len() as u32;
+                        let acked = if success { tx.mpdus.iter().filter(|m| m.2).count() as u32 } else { 0 };
+                        self.stations[sta as usize].rc[dir as usize].report(busy_end, tx.txv, attempted, acked);
+                    }
                     {
                         let e = &mut self.medium.get_mut(tx.contender).edcaf;
                         if success {
@@ -1196,23 +1304,24 @@ enum DropWhy {
 fn station_err(st: &StationSpec) -> ErrModel {
     match st.error_model.as_str() {
         "fixed" => ErrModel::Fixed(st.per),
-        "snr" => ErrModel::Snr(st.snr_db),
+        "snr" => ErrModel::Snr,
         _ => ErrModel::None,
     }
 }
 
-/// Draw whether one MPDU carrying `ip_len` bytes arrives intact.
+/// Draw whether one MPDU carrying `ip_len` bytes, sent at `txv` with SNR `snr`, arrives intact.
 #[inline]
-fn mpdu_ok(s: &mut Station, ip_len: u32, qos: bool) -> bool {
+fn mpdu_ok(s: &mut Station, ip_len: u32, qos: bool, txv: &TxVector, snr: f64) -> bool {
     match s.err {
         ErrModel::None => true,
         ErrModel::Fixed(per) => !s.err_rng.bernoulli(per),
-        ErrModel::Snr(snr) => {
+        ErrModel::Snr => {
             let m = frame::mpdu_len(ip_len, qos);
-            if s.succ_cache.0 != m {
-                s.succ_cache = (m, phy::mpdu_success_prob(&s.tx, snr, m));
+            let (k, bits) = (rate_key(txv), snr.to_bits());
+            if s.succ_cache.0 != m || s.succ_cache.1 != k || s.succ_cache.2 != bits {
+                s.succ_cache = (m, k, bits, phy::mpdu_success_prob(txv, snr, m));
             }
-            s.err_rng.bernoulli(s.succ_cache.1)
+            s.err_rng.bernoulli(s.succ_cache.3)
         }
     }
 }
