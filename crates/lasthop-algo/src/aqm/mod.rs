@@ -6,12 +6,16 @@
 //!
 //! Disciplines: [`Fifo`] (tail drop), [`Codel`] (RFC 8289), [`Pie`] (RFC 8033), [`FqCodel`]
 //! (RFC 8290), and [`AnyQdisc`] / [`AqmConfig`] to pick one at run time.
+//!
+//! Buffer sizer: [`Wqm`] ("Battling Latency in Modern Wireless Networks"), a sans-IO controller
+//! that sets a queue's packet limit from the drain time it estimates.
 
 pub mod any;
 pub mod codel;
 pub mod fifo;
 pub mod fq_codel;
 pub mod pie;
+pub mod wqm;
 #[cfg(test)]
 pub(crate) mod test_util;
 
@@ -20,6 +24,7 @@ pub use codel::{Codel, CodelConfig};
 pub use fifo::{Fifo, FifoConfig};
 pub use fq_codel::{FqCodel, FqCodelConfig};
 pub use pie::{Pie, PieConfig};
+pub use wqm::{Wqm, WqmConfig, WqmInput, WqmOutput, WqmVariant};
 
 use lasthop_core::Instant;
 
