@@ -5,3 +5,4 @@
 //! `no_std + alloc`: handed `now` and inputs, they return decisions and timeouts.
 
 pub mod ack_policy;
+pub mod cwnd_history;
