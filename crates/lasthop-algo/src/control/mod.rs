@@ -1,0 +1,8 @@
+//! Transport-level controllers: decision-makers that shape when and how much an endpoint
+//! sends — acknowledgement policies, the choice of initial congestion window, sender rate
+//! regulation — as opposed to the queue disciplines of `aqm` and the congestion controllers of
+//! `cc`. Each module names the paper or specification it follows. All are sans-IO and
+//! `no_std + alloc`: handed `now` and inputs, they return decisions and timeouts.
+
+pub mod ack_policy;
+pub mod cwnd_history;
