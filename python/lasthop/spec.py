@@ -120,7 +120,8 @@ RATE_CONTROLS = ("fixed", "ideal", "minstrel")
 PATH_LOSS_MODELS = ("log_distance", "tgn_a", "tgn_b", "tgn_c", "tgn_d", "tgn_e", "tgn_f")
 MAX_DISTANCE_M = 100_000.0
 DIRECTIONS = ("down", "up", "cross")
-PATTERNS = ("cbr", "poisson", "saturated", "tcp")
+PATTERNS = ("cbr", "poisson", "saturated", "tcp", "ping")
+DRIVERS = ("pull", "firmware")
 CONGESTION_CONTROLS = ("newreno", "cubic", "bbr")
 SCHEDULERS = ("round_robin", "airtime")
 MAX_STATIONS = 2007  # association IDs 1..=2007
@@ -137,13 +138,14 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "mac": ("aggregation", "max_ampdu_mpdus", "max_ampdu_bytes", "max_ppdu_time", "retry_limit",
             "beacon_interval", "access_category", "cw_min", "cw_max", "aifsn",
             "eifs_after_collision"),
-    "ap": ("queue_limit", "scheduler", "qdisc"),
+    "ap": ("queue_limit", "scheduler", "qdisc", "driver", "hw_queue_limit", "aql",
+           "aql_limit_low", "aql_limit_high", "aql_threshold"),
     "wired": ("rate", "delay", "queue_limit", "loss"),
     "stations": ("count", "mcs", "nss", "error_model", "per", "snr_db", "queue_limit",
                  "rate_control", "distance_m", "walk_m", "speed_mps", "waypoints", "repeat"),
     "flows": ("stations", "direction", "pattern", "rate", "packet_size", "start", "stop",
               "cc", "bytes", "pacing", "hystart", "extra_acked", "app", "request_bytes",
-              "response_bytes", "think_time", "requests"),
+              "response_bytes", "think_time", "requests", "interval"),
 }
 
 
@@ -412,6 +414,24 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
     ap_queue = ap.get_int("queue_limit", 1000, 1)
     scheduler = ap.choice("scheduler", "round_robin", SCHEDULERS)
     qdisc = ap.choice("qdisc", "fifo", ("fifo", "codel", "pie", "fq_codel"))
+    driver = ap.choice("driver", "pull", DRIVERS)
+    fw_keys = ("hw_queue_limit", "aql", "aql_limit_low", "aql_limit_high", "aql_threshold")
+    if driver != "firmware":
+        for k in fw_keys:
+            if ap.has(k):
+                raise ap.fail(k, 'only with driver = "firmware" (the pull driver has no queue '
+                              'below the station queues)')
+    hw_queue_limit = ap.get_int("hw_queue_limit", 1024, 1)
+    aql = ap.get_bool("aql", True)
+    if not aql:
+        for k in fw_keys[2:]:
+            if ap.has(k):
+                raise ap.fail(k, "only with aql = true")
+    aql_low = ap.duration("aql_limit_low", 5_000_000, positive=True)
+    aql_high = ap.duration("aql_limit_high", 12_000_000, positive=True)
+    aql_threshold = ap.duration("aql_threshold", 24_000_000, positive=True)
+    if aql_low > aql_high:
+        raise ap.fail("aql_limit_low", f"must be <= ap.aql_limit_high ({_ms(aql_high)})")
 
     # [wired]
     wired = _Table(top.raw("wired") if top.has("wired") else {}, "wired", SECTIONS["wired"],
@@ -506,9 +526,12 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
         pattern = t.choice("pattern", "cbr", PATTERNS)
         if direction == "cross" and pattern not in ("cbr", "poisson"):
             raise t.fail("pattern", '"cbr" or "poisson" for direction = "cross"')
-        if pattern in ("saturated", "tcp"):
+        if t.has("interval") and pattern != "ping":
+            raise t.fail("interval", 'only for pattern = "ping"')
+        if pattern in ("saturated", "tcp", "ping"):
             if t.has("rate"):
-                raise t.fail("rate", 'only for pattern = "cbr" or "poisson"')
+                raise t.fail("rate", 'only for pattern = "cbr" or "poisson"' + (
+                    ' (a ping sets its interval)' if pattern == "ping" else ""))
             rate = 0  # not used by saturated/TCP flows; the normalized spec keeps every key
         else:
             rate = t.rate("rate", MISSING)
@@ -539,7 +562,12 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
             raise t.fail("hystart", 'only with cc = "cubic"')
         if pattern == "tcp" and cc != "bbr" and t.has("extra_acked"):
             raise t.fail("extra_acked", 'only with cc = "bbr"')
-        size = t.get_int("packet_size", 1500, 120 if pattern == "tcp" else 20, 2304)
+        size = t.get_int("packet_size", 84 if pattern == "ping" else 1500,
+                         120 if pattern == "tcp" else 20, 2304)
+        if pattern == "ping":
+            # Echo requests every `interval` (a CBR schedule at size / interval).
+            interval = t.duration("interval", 100_000_000, positive=True)
+            rate = max(1, round(size * 8 * 1_000_000_000 / interval))
         start = t.duration("start", 0)
         stop = t.duration("stop", duration)
         if stop > duration:
@@ -566,7 +594,10 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
                 "retry_limit": retry_limit, "beacon_interval_ns": beacon,
                 "access_category": ac, "cw_min": cw_min, "cw_max": cw_max, "aifsn": aifsn,
                 "eifs_after_collision": eifs_after_collision},
-        "ap": {"queue_limit": ap_queue, "scheduler": scheduler, "qdisc": qdisc},
+        "ap": {"queue_limit": ap_queue, "scheduler": scheduler, "qdisc": qdisc,
+               "driver": driver, "hw_queue_limit": hw_queue_limit, "aql": aql,
+               "aql_limit_low_ns": aql_low, "aql_limit_high_ns": aql_high,
+               "aql_threshold_ns": aql_threshold},
         "wired": {"rate_bps": wired_rate, "delay_ns": wired_delay, "queue_limit": wired_queue,
                   "loss": wired_loss},
         "channel": {"path_loss": path_loss, "exponent": exponent, "tx_power_dbm": tx_power,

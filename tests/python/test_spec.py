@@ -41,7 +41,10 @@ def test_defaults_filled():
                 "beacon_interval_ns": 102_400_000, "access_category": "BE",
                 "cw_min": None, "cw_max": None, "aifsn": None,
                 "eifs_after_collision": False},
-        "ap": {"queue_limit": 1000, "scheduler": "round_robin", "qdisc": "fifo"},
+        "ap": {"queue_limit": 1000, "scheduler": "round_robin", "qdisc": "fifo",
+               "driver": "pull", "hw_queue_limit": 1024, "aql": True,
+               "aql_limit_low_ns": 5_000_000, "aql_limit_high_ns": 12_000_000,
+               "aql_threshold_ns": 24_000_000},
         "wired": {"rate_bps": 10_000_000_000, "delay_ns": 1_000_000, "queue_limit": 1000,
                   "loss": 0.0},
         "channel": {"path_loss": "log_distance", "exponent": 3.5, "tx_power_dbm": 20.0,
@@ -285,4 +288,32 @@ def test_station_placement_and_rate_control():
 ])
 def test_station_placement_errors(body, key, needle):
     e = err(STA_BASE + body)
+    assert e.path == key and needle in str(e), str(e)
+
+
+def test_ping_flow_and_firmware_driver():
+    s = norm('[sim]\nduration="1s"\n[ap]\ndriver="firmware"\naql_limit_low="2ms"\n'
+             '[[stations]]\nmcs=3\n[[flows]]\npattern="ping"\ninterval="20ms"\n', native=True)
+    n = s.normalized
+    assert n["ap"]["driver"] == "firmware" and n["ap"]["aql_limit_low_ns"] == 2_000_000
+    f = n["flows"][0]
+    assert f["pattern"] == "ping" and f["packet_size"] == 84
+    assert f["rate_bps"] == 84 * 8 * 50  # one 84-byte request every 20 ms
+
+
+@pytest.mark.parametrize("body,key,needle", [
+    ('[ap]\naql=false\n', "ap.aql", 'only with driver = "firmware"'),
+    ('[ap]\ndriver="firmware"\naql=false\naql_threshold="9ms"\n', "ap.aql_threshold",
+     "only with aql = true"),
+    ('[ap]\ndriver="firmware"\naql_limit_low="20ms"\n', "ap.aql_limit_low", "<= ap.aql_limit_high"),
+    ('[ap]\ndriver="ath"\n', "ap.driver", '"pull"|"firmware"'),
+    ('[[flows]]\npattern="ping"\nrate="1Mbps"\n', "flows[0].rate", "interval"),
+    ('[[flows]]\npattern="cbr"\nrate="1Mbps"\ninterval="1s"\n', "flows[0].interval",
+     'only for pattern = "ping"'),
+])
+def test_ping_and_driver_errors(body, key, needle):
+    body = body.replace("[[flows]]", "[[stations]]\nmcs=3\n[[flows]]")
+    if "[[stations]]" not in body:
+        body += "[[stations]]\nmcs=3\n"
+    e = err('[sim]\nduration="1s"\n' + body)
     assert e.path == key and needle in str(e), str(e)

@@ -96,6 +96,40 @@ pub struct ApSpec {
     /// (RFC defaults: CoDel 5 ms / 100 ms, PIE 15 ms, FQ-CoDel 1024 flows, quantum 1514).
     #[serde(default = "default_qdisc")]
     pub qdisc: String,
+    /// "pull": aggregates are built from the station queues at channel access (ath9k-like, no
+    /// queue below them); "firmware": frames move from the station queues into per-station
+    /// hardware/firmware queues (`hw_queue_limit` packets in total), from which aggregates
+    /// are built (ath10k/mt76-like), gated by the airtime queue limit when `aql` is on.
+    #[serde(default = "default_driver")]
+    pub driver: String,
+    #[serde(default = "default_hw_queue_limit")]
+    pub hw_queue_limit: u32,
+    #[serde(default = "yes")]
+    pub aql: bool,
+    /// mac80211's AQL defaults: a station may queue more while its pending airtime is below
+    /// the low limit, or below the high limit while the total is under the threshold.
+    #[serde(default = "default_aql_low")]
+    pub aql_limit_low_ns: u64,
+    #[serde(default = "default_aql_high")]
+    pub aql_limit_high_ns: u64,
+    #[serde(default = "default_aql_threshold")]
+    pub aql_threshold_ns: u64,
+}
+
+fn default_driver() -> String {
+    "pull".into()
+}
+fn default_hw_queue_limit() -> u32 {
+    1024
+}
+fn default_aql_low() -> u64 {
+    5_000_000
+}
+fn default_aql_high() -> u64 {
+    12_000_000
+}
+fn default_aql_threshold() -> u64 {
+    24_000_000
 }
 
 fn default_qdisc() -> String {
@@ -333,6 +367,15 @@ impl Spec {
         if !["fifo", "codel", "pie", "fq_codel"].contains(&self.ap.qdisc.as_str()) {
             bad("ap.qdisc", format!("{:?}", self.ap.qdisc), "one of \"fifo\", \"codel\", \"pie\", \"fq_codel\"".into());
         }
+        if self.ap.driver != "pull" && self.ap.driver != "firmware" {
+            bad("ap.driver", format!("{:?}", self.ap.driver), "\"pull\" or \"firmware\"".into());
+        }
+        if self.ap.hw_queue_limit == 0 {
+            bad("ap.hw_queue_limit", "0".into(), "at least 1 packet".into());
+        }
+        if self.ap.aql_limit_low_ns == 0 || self.ap.aql_limit_low_ns > self.ap.aql_limit_high_ns {
+            bad("ap.aql_limit_low", format!("{}ns", self.ap.aql_limit_low_ns), "0 < low <= aql_limit_high".into());
+        }
         if self.ap.scheduler != "round_robin" && self.ap.scheduler != "airtime" {
             bad("ap.scheduler", format!("{:?}", self.ap.scheduler), "\"round_robin\" or \"airtime\"".into());
         }
@@ -427,6 +470,14 @@ impl Spec {
                     }
                 }
                 "saturated" => {}
+                "ping" => {
+                    if f.rate_bps == 0 {
+                        bad(&format!("flows[{i}].interval"), "0".into(), "an interval > 0".into());
+                    }
+                    if f.direction == "cross" {
+                        bad(&format!("flows[{i}].pattern"), "\"ping\"".into(), "cbr or poisson for cross traffic".into());
+                    }
+                }
                 "tcp" => {
                     if f.direction == "cross" {
                         bad(&format!("flows[{i}].pattern"), "\"tcp\"".into(), "cbr, poisson or saturated for cross traffic".into());
@@ -444,7 +495,7 @@ impl Spec {
                         bad(&format!("flows[{i}].packet_size"), f.packet_size.to_string(), "at least 120 bytes for TCP (52 bytes of headers)".into());
                     }
                 }
-                other => bad(&format!("flows[{i}].pattern"), format!("{other:?}"), "one of \"cbr\", \"poisson\", \"saturated\", \"tcp\"".into()),
+                other => bad(&format!("flows[{i}].pattern"), format!("{other:?}"), "one of \"cbr\", \"poisson\", \"saturated\", \"tcp\", \"ping\"".into()),
             }
             if f.direction == "cross" && f.pattern == "saturated" {
                 bad(&format!("flows[{i}].pattern"), "\"saturated\"".into(), "cbr or poisson for cross traffic".into());

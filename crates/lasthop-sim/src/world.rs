@@ -64,6 +64,18 @@ struct Pkt {
     ghost: bool,
     /// What a TCP packet carries (None for UDP).
     tcp: TcpMeta,
+    /// Echo request/reply of a ping flow.
+    echo: Echo,
+    /// Airtime (ns) charged to its station's airtime-queue-limit budget while the firmware
+    /// holds it (0 in pull mode).
+    aql: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Echo {
+    None,
+    Request,
+    Reply,
 }
 
 /// The TCP content of a packet. `rev` marks the request connection of a request/response
@@ -87,6 +99,9 @@ enum Pattern {
     Poisson,
     Saturated,
     Tcp,
+    /// Echo requests on a CBR schedule, answered at once by the far end; the delay recorded
+    /// at the sender is the round-trip time.
+    Ping,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -213,6 +228,41 @@ struct Exchange {
     response_sent: bool,
 }
 
+/// The hardware/firmware queues of an ath10k/mt76-like AP: the driver moves frames from the
+/// mac80211 station queues (`TxqSet`) into them while there is room and the airtime queue
+/// limit allows (mac80211's AQL: a station may queue more while its pending airtime is below
+/// `low`, or below `high` while the total pending airtime is under `threshold`); the firmware
+/// serves the stations that hold frames round-robin, one aggregate per turn, and releases a
+/// frame (and its airtime) when it is acknowledged or dropped.
+struct Firmware {
+    limit: u32,
+    total: u32,
+    /// Frames held per station: queued here, in flight or awaiting retransmission.
+    held: Vec<u32>,
+    queue: Vec<std::collections::VecDeque<PktRef>>,
+    /// (low, high, threshold) in ns; None = no airtime queue limit.
+    aql: Option<(u64, u64, u64)>,
+    pending: Vec<u64>,
+    pending_total: u64,
+    /// Stations with frames in the firmware, in service order.
+    rr: std::collections::VecDeque<u32>,
+    in_rr: Vec<bool>,
+    /// A fill is running (an enqueue it triggers must not start another).
+    filling: bool,
+}
+
+impl Firmware {
+    fn aql_ok(&self, sta: u32) -> bool {
+        match self.aql {
+            None => true,
+            Some((low, high, threshold)) => {
+                let p = self.pending[sta as usize];
+                p < low || (self.pending_total < threshold && p < high)
+            }
+        }
+    }
+}
+
 /// Counters for the `stats`/`channel` sections.
 #[derive(Default, Debug, Clone)]
 pub struct Totals {
@@ -252,6 +302,8 @@ pub struct World {
     ap_data: ContenderId,
     ap_beacon: ContenderId,
     txqs: TxqSet<PktRef>,
+    /// `ap.driver = "firmware"`: per-station hardware queues below the station queues.
+    fw: Option<Box<Firmware>>,
     stations: Vec<Station>,
     flows: Vec<Flow>,
     /// Saturated downlink flow per station, if any (refilled as the AP dequeues).
@@ -403,6 +455,7 @@ impl World {
                 "cbr" => Pattern::Cbr,
                 "poisson" => Pattern::Poisson,
                 "tcp" => Pattern::Tcp,
+                "ping" => Pattern::Ping,
                 _ => Pattern::Saturated,
             };
             let cross = f.direction == "cross";
@@ -482,6 +535,20 @@ impl World {
                     TxqSchedule::RoundRobin
                 },
             ),
+            fw: (spec.ap.driver == "firmware").then(|| {
+                Box::new(Firmware {
+                    limit: spec.ap.hw_queue_limit,
+                    total: 0,
+                    held: vec![0; n_sta],
+                    queue: (0..n_sta).map(|_| std::collections::VecDeque::new()).collect(),
+                    aql: spec.ap.aql.then_some((spec.ap.aql_limit_low_ns, spec.ap.aql_limit_high_ns, spec.ap.aql_threshold_ns)),
+                    pending: vec![0; n_sta],
+                    pending_total: 0,
+                    rr: std::collections::VecDeque::new(),
+                    in_rr: vec![false; n_sta],
+                    filling: false,
+                })
+            }),
             stations,
             flows,
             sat_down,
@@ -624,7 +691,7 @@ impl World {
     /// A packet that does not count as offered load (TCP ACKs).
     #[inline]
     fn alloc_control(&mut self, flow: u32, len: u32, now: Instant) -> PktRef {
-        let id = self.arena_put(Pkt { flow, created: now, retries: 0, ghost: false, tcp: TcpMeta::None });
+        let id = self.arena_put(Pkt { flow, created: now, retries: 0, ghost: false, tcp: TcpMeta::None, echo: Echo::None, aql: 0 });
         PktRef { id, len, flow }
     }
 
@@ -686,6 +753,19 @@ impl World {
     /// The packet reached its destination application at `t`.
     fn deliver(&mut self, p: PktRef, t: Instant) {
         let pk = self.pkts[p.id as usize];
+        if pk.echo == Echo::Request {
+            // The far end answers at once with a reply of the same size that keeps the
+            // request's creation time, so the delay recorded on its arrival is the RTT.
+            let pk = &mut self.pkts[p.id as usize];
+            pk.echo = Echo::Reply;
+            pk.retries = 0;
+            let fl = &self.flows[pk.flow as usize];
+            match fl.dir {
+                Dir::Down => self.station_enqueue(fl.station, p, t),
+                Dir::Up => self.wired_send(p, Dir::Down, t),
+            }
+            return;
+        }
         if t >= self.warmup {
             let f = pk.flow as usize;
             let d = (t - pk.created).as_nanos();
@@ -714,8 +794,11 @@ impl World {
             self.tcp_start(f);
             return;
         }
-        let (size, dir, sta) = (fl.size, fl.dir, fl.station);
+        let (size, dir, sta, ping) = (fl.size, fl.dir, fl.station, fl.pattern == Pattern::Ping);
         let p = self.alloc(f, size, now);
+        if ping {
+            self.pkts[p.id as usize].echo = Echo::Request;
+        }
         match dir {
             Dir::Down => self.wired_send(p, Dir::Down, now),
             Dir::Up => self.station_enqueue(sta, p, now),
@@ -724,7 +807,7 @@ impl World {
         let fl = &mut self.flows[f as usize];
         fl.k += 1;
         let next = match fl.pattern {
-            Pattern::Cbr => {
+            Pattern::Cbr | Pattern::Ping => {
                 let ns = (fl.k as u128 * fl.size as u128 * 8 * 1_000_000_000 / fl.rate_bps as u128) as u64;
                 fl.start + Duration(ns)
             }
@@ -808,8 +891,76 @@ impl World {
 
     fn ap_enqueue(&mut self, sta: u32, p: PktRef, now: Instant) {
         match self.txqs.enqueue(now, sta, p) {
-            Ok(()) => self.make_ready(self.ap_data, now),
+            Ok(()) => {
+                if self.fw.is_some() {
+                    self.fw_fill(now);
+                } else {
+                    self.make_ready(self.ap_data, now);
+                }
+            }
             Err(p) => self.drop_pkt(p, DropWhy::Queue),
+        }
+    }
+
+    /// The driver's push loop (firmware mode): stations in mac80211's scheduling order, each
+    /// moving frames into the firmware while there is room and its airtime queue limit allows.
+    fn fw_fill(&mut self, now: Instant) {
+        let Some(fw) = self.fw.as_deref_mut() else { return };
+        if fw.filling {
+            return;
+        }
+        fw.filling = true;
+        let mut pushed = false;
+        loop {
+            let fw = self.fw.as_deref().expect("firmware");
+            if fw.total >= fw.limit {
+                break;
+            }
+            let Some(sta) = self.txqs.next_txq_where(|s| fw.aql_ok(s)) else { break };
+            loop {
+                let fw = self.fw.as_deref().expect("firmware");
+                if fw.total >= fw.limit || !fw.aql_ok(sta) {
+                    break;
+                }
+                let Some(p) = self.ap_pull(sta, now) else { break };
+                // Airtime estimate at the station's current rate (payload bits over the PHY rate;
+                // per-aggregate overheads are not charged).
+                let rate = self.stations[sta as usize].rc[0].current().data_rate_bps().max(1);
+                let bits = (frame::mpdu_len(p.len, self.qos) as u64 + 4) * 8;
+                let est = (bits * 1_000_000_000 / rate).min(u32::MAX as u64) as u32;
+                self.pkts[p.id as usize].aql = est;
+                let fw = self.fw.as_deref_mut().expect("firmware");
+                let i = sta as usize;
+                fw.pending[i] += est as u64;
+                fw.pending_total += est as u64;
+                fw.queue[i].push_back(p);
+                fw.held[i] += 1;
+                fw.total += 1;
+                if !fw.in_rr[i] {
+                    fw.in_rr[i] = true;
+                    fw.rr.push_back(sta);
+                }
+                pushed = true;
+                let sat = self.sat_down[i];
+                self.refill(sat, now);
+            }
+            self.txqs.return_txq(sta, false);
+        }
+        self.fw.as_deref_mut().expect("firmware").filling = false;
+        if pushed {
+            self.make_ready(self.ap_data, now);
+        }
+    }
+
+    /// The firmware is done with a frame of `sta` (acknowledged or dropped).
+    fn fw_release(&mut self, sta: u32, p: PktRef) {
+        let aql = self.pkts[p.id as usize].aql as u64;
+        if let Some(fw) = self.fw.as_deref_mut() {
+            let i = sta as usize;
+            fw.held[i] -= 1;
+            fw.total -= 1;
+            fw.pending[i] -= aql;
+            fw.pending_total -= aql;
         }
     }
 
@@ -1009,7 +1160,11 @@ impl World {
         }
         let mut mpdus = self.tx_pool.pop().unwrap_or_default();
         let (sta, dir) = if c == self.ap_data {
-            (self.txqs.next_txq().expect("AP ready with no active station"), Dir::Down)
+            let sta = match self.fw.as_deref() {
+                Some(fw) => fw.rr.front().copied(),
+                None => self.txqs.next_txq(),
+            };
+            (sta.expect("AP ready with no active station"), Dir::Down)
         } else {
             (self.medium.get(c).owner - 1, Dir::Up)
         };
@@ -1090,6 +1245,15 @@ impl World {
                 break;
             }
             let p = match dir {
+                Dir::Down if self.fw.is_some() => {
+                    let q = &mut self.fw.as_deref_mut().expect("firmware").queue[sta as usize];
+                    let Some(&p) = q.front() else { break };
+                    if !fits(&len, p.len) {
+                        break;
+                    }
+                    q.pop_front();
+                    p
+                }
                 Dir::Down => {
                     // Pull (the AQM decides here what it drops), then check the fit; a frame that
                     // does not fit waits at the head of the station's queue.
@@ -1116,6 +1280,8 @@ impl World {
             len.push(frame::mpdu_len(p.len, qos));
             out.push((seq, p, false));
             let sat = match dir {
+                // In firmware mode the source refills when the driver pulls (`fw_fill`).
+                Dir::Down if self.fw.is_some() => None,
                 Dir::Down => self.sat_down[sta as usize],
                 Dir::Up => self.sat_up[sta as usize],
             };
@@ -1185,6 +1351,23 @@ impl World {
                     self.tx_pool.push(std::mem::take(&mut tx.mpdus));
                     let s = &self.stations[sta as usize];
                     match dir {
+                        Dir::Down if self.fw.is_some() => {
+                            let more = s.down_orig.has_retx();
+                            let fw = self.fw.as_deref_mut().expect("firmware");
+                            let i = sta as usize;
+                            // The station's turn ends; it goes to the back if it still holds frames.
+                            if fw.rr.front() == Some(&sta) {
+                                fw.rr.pop_front();
+                            }
+                            if more || !fw.queue[i].is_empty() {
+                                fw.rr.push_back(sta);
+                            } else {
+                                fw.in_rr[i] = false;
+                            }
+                            if fw.rr.is_empty() {
+                                self.medium.set_not_ready(self.ap_data);
+                            }
+                        }
                         Dir::Down => {
                             let more = s.down_orig.has_retx();
                             self.txqs.return_txq(sta, more);
@@ -1217,6 +1400,8 @@ impl World {
             }
         }
         let now = self.q.now();
+        // Completions freed firmware room and airtime budget.
+        self.fw_fill(now);
         self.tcp_pump_dirty(now);
         self.schedule_next_access();
     }
@@ -1240,6 +1425,9 @@ impl World {
                     self.tcp_station_sent(p);
                 }
                 if acked {
+                    if dir == Dir::Down {
+                        self.fw_release(sta, p);
+                    }
                     continue;
                 }
                 // The recipient has it but the Block Ack was lost: the originator still holds
@@ -1251,6 +1439,8 @@ impl World {
             if pk.retries as u32 >= self.retry_limit {
                 if dir == Dir::Up {
                     self.tcp_station_sent(p);
+                } else {
+                    self.fw_release(sta, p);
                 }
                 self.drop_pkt(p, DropWhy::Retry);
             } else {

@@ -456,6 +456,15 @@ impl RateControl {
             RateControl::MinstrelHt(m) => m.select(now),
         }
     }
+    /// The rate the next A-MPDU would normally use, without sampling or state change (for
+    /// airtime estimates such as mac80211's airtime queue limit).
+    pub fn current(&self) -> TxVector {
+        match self {
+            RateControl::Fixed(tx) => *tx,
+            RateControl::Ideal(i) => i.select(),
+            RateControl::MinstrelHt(m) => m.max_tp_rate(),
+        }
+    }
     /// The outcome of an A-MPDU (ignored by `Fixed` and `Ideal`).
     pub fn report(&mut self, now: Instant, tx: TxVector, attempted_mpdus: u32, acked_mpdus: u32) {
         if let RateControl::MinstrelHt(m) = self {

@@ -129,18 +129,42 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
 
     /// `ieee80211_next_txq`: the station to serve now.
     pub fn next_txq(&mut self) -> Option<u32> {
-        if let TxqSchedule::Airtime { quantum } = self.schedule {
-            // Every pass adds a quantum to each station in deficit, so this ends.
-            while let Some(&sta) = self.active.front() {
-                let d = &mut self.deficit[sta as usize];
-                if *d >= 0 {
-                    break;
+        self.next_txq_where(|_| true)
+    }
+
+    /// `ieee80211_next_txq` with an eligibility check (mac80211's airtime queue limit): a
+    /// station that is not eligible is moved to the back of the list without being served
+    /// (under airtime scheduling it still receives its quantum if in deficit, as mac80211 does
+    /// when it passes over a station); `None` once a whole pass found no eligible station.
+    pub fn next_txq_where<F: Fn(u32) -> bool>(&mut self, eligible: F) -> Option<u32> {
+        let mut first_blocked: Option<u32> = None;
+        while let Some(&sta) = self.active.front() {
+            let ok = eligible(sta);
+            if !ok {
+                if first_blocked == Some(sta) {
+                    return None;
                 }
-                *d += quantum.as_nanos() as i64;
-                self.active.rotate_left(1);
+                first_blocked.get_or_insert(sta);
             }
+            let mut in_deficit = false;
+            if let TxqSchedule::Airtime { quantum } = self.schedule {
+                let d = &mut self.deficit[sta as usize];
+                if *d < 0 {
+                    // Every pass adds a quantum to each station in deficit, so this ends.
+                    *d += quantum.as_nanos() as i64;
+                    in_deficit = true;
+                }
+            }
+            if ok && !in_deficit {
+                return Some(sta);
+            }
+            if ok {
+                // An eligible station in deficit: a new pass may serve a blocked one first.
+                first_blocked = None;
+            }
+            self.active.rotate_left(1);
         }
-        self.active.front().copied()
+        None
     }
 
     /// `ieee80211_tx_dequeue`: the next frame for `sta`. Packets the discipline drops on the
@@ -264,6 +288,30 @@ mod tests {
     }
 
     /// Airtime DRR: a station that used more airtime waits until the others caught up.
+    #[test]
+    fn ineligible_stations_are_passed_over() {
+        for schedule in [TxqSchedule::RoundRobin, TxqSchedule::Airtime { quantum: TxqSchedule::AIRTIME_QUANTUM }] {
+            let mut t = TxqSet::new(3, 100, AqmConfig::default(), 1, schedule);
+            let now = Instant::ZERO;
+            for s in 0..3 {
+                t.enqueue(now, s, P(s)).unwrap();
+            }
+            // Station 0 is blocked (say by its airtime queue limit): 1 is served, and 0 moves back.
+            assert_eq!(t.next_txq_where(|s| s != 0), Some(1));
+            assert_eq!(t.next_txq_where(|s| s != 0), Some(1), "the served station keeps the head");
+            t.register_airtime(1, Duration::from_millis(1));
+            // Nobody eligible: a full pass, then None (not a loop).
+            assert_eq!(t.next_txq_where(|_| false), None);
+            // 2 is next among the eligible; 1 is in deficit under airtime scheduling.
+            let n = t.next_txq_where(|s| s != 0);
+            match schedule {
+                TxqSchedule::RoundRobin => assert_eq!(n, Some(1)),
+                TxqSchedule::Airtime { .. } => assert_eq!(n, Some(2)),
+            }
+            assert_eq!(t.next_txq_where(|_| true).map(|s| s < 3), Some(true));
+        }
+    }
+
     #[test]
     fn airtime_deficit_round_robin() {
         let q = TxqSchedule::AIRTIME_QUANTUM;
