@@ -152,35 +152,33 @@ def figures(run: SuiteRun) -> list[Figure]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    def ping_bars(values: list[tuple[float, float]], labels: list[str], title: str):
+        """p50/p95 RTT bars, one pair per case."""
+        fig, ax = plt.subplots(figsize=(6.4, 4.0))
+        x = range(len(values))
+        ax.bar([i - 0.2 for i in x], [v[0] for v in values], width=0.4, color="#0072B2", label="ping p50")
+        ax.bar([i + 0.2 for i in x], [v[1] for v in values], width=0.4, color="#D55E00", label="ping p95")
+        ax.set_xticks(list(x), labels)
+        ax.set_ylabel("round-trip time (ms)")
+        ax.set_title(title)
+        ax.grid(alpha=0.3, axis="y")
+        ax.legend()
+        fig.tight_layout()
+        return fig
+
     out = []
     v = _probe(run)
-    fig, ax = plt.subplots(figsize=(6.4, 4.0))
-    x = range(len(QDISCS))
-    ax.bar([i - 0.2 for i in x], [v[q][0] for q in QDISCS], width=0.4, color="#0072B2", label="ping p50")
-    ax.bar([i + 0.2 for i in x], [v[q][1] for q in QDISCS], width=0.4, color="#D55E00", label="ping p95")
     names = {"fifo": "FIFO-1000", "pie": "PIE", "codel": "CoDel", "fq_codel": "FQ-CoDel"}
-    ax.set_xticks(list(x), [names[q] for q in QDISCS])
-    ax.set_ylabel("round-trip time (ms)")
-    ax.set_title("Sparse flow beside a CUBIC download, 802.11n")
-    ax.grid(alpha=0.3, axis="y")
-    ax.legend()
-    fig.tight_layout()
+    fig = ping_bars([v[q] for q in QDISCS], [names[q] for q in QDISCS],
+                    "Ping beside a CUBIC download, 802.11n")
     out.append(Figure("Latency under load by queue discipline", "Ping every 20 ms to the station receiving a "
                       "CUBIC download; aggregates built from the station queues (ath9k-like); includes 10 ms of "
                       "wired RTT; mean over seeds.", fig))
 
     a = _aql(run)
     cases = [("fifo", False), ("fifo", True), ("fq_codel", False), ("fq_codel", True)]
-    fig, ax = plt.subplots(figsize=(6.4, 4.0))
-    x = range(len(cases))
-    ax.bar([i - 0.2 for i in x], [a[c][0] for c in cases], width=0.4, color="#0072B2", label="ping p50")
-    ax.bar([i + 0.2 for i in x], [a[c][1] for c in cases], width=0.4, color="#D55E00", label="ping p95")
-    ax.set_xticks(list(x), [f"{names[q]}\n{'AQL' if on else 'no AQL'}" for q, on in cases])
-    ax.set_ylabel("round-trip time (ms)")
-    ax.set_title("Firmware queue (1024 frames) below mac80211, 802.11n")
-    ax.grid(alpha=0.3, axis="y")
-    ax.legend()
-    fig.tight_layout()
+    fig = ping_bars([a[c] for c in cases], [f"{names[q]}\n{'AQL' if on else 'no AQL'}" for q, on in cases],
+                    "Firmware queue (1024 frames) below mac80211, 802.11n")
     out.append(Figure("Airtime queue limit", "The same download and ping with an ath10k/mt76-like firmware "
                       "queue below the station queues: without AQL frames wait there whatever the qdisc "
                       "above; AQL keeps it to a few ms of airtime per station.", fig))
