@@ -36,6 +36,10 @@
 //! Growth happens only on ACKs that advance snd_una ([`AckInfo::cum_acked`] > 0, RFC 5681
 //! §3.2 / RFC 3042: none on duplicate ACKs), by `newly_acked` (SACKed bytes included).
 //!
+//! Restart after idle (RFC 5681 §4.1, window chosen by the sender): cwnd = min(cwnd, the
+//! restart window), ssthresh = max(ssthresh, ¾·cwnd before) as Linux, and the next congestion
+//! avoidance stage starts a new epoch (§4.2).
+//!
 //! Not implemented: idle-period exclusion of t (§4.2 note, an application-limited sender
 //! question), spurious-congestion undo (§4.9), the flight-size variant of §4.6, ECN.
 
@@ -553,6 +557,13 @@ impl CongestionControl for Cubic {
         self.after_rto = true;
         self.in_recovery = false;
         self.region = CubicRegion::SlowStart;
+    }
+
+    fn on_idle_restart(&mut self, _now: Instant, cwnd: u64) {
+        let before = self.cwnd;
+        self.ssthresh = self.ssthresh.max(before / 2 + before / 4);
+        self.set_cwnd_f(cwnd.min(before) as f64);
+        self.t_epoch = None;
     }
 
     fn cwnd(&self) -> u64 {
