@@ -39,6 +39,10 @@
 //! grows cwnd per ACK that cumulatively acknowledges new data, and §3.2 step 1 / RFC 3042 leave
 //! cwnd unchanged on the first two duplicate ACKs), by `newly_acked` (SACKed bytes included).
 //!
+//! Restart after idle (RFC 5681 §4.1, window chosen by the sender): cwnd = min(cwnd, the
+//! restart window), ssthresh = max(ssthresh, ¾·cwnd before) as Linux, and the next congestion
+//! avoidance stage starts a new epoch (§4.2).
+//!
 //! Not implemented: idle-period exclusion of t (§4.2 and §5.8, an application-limited sender
 //! question), spurious-congestion undo (§4.9), the flight_size form of §4.6, ECN.
 
@@ -556,6 +560,13 @@ impl CongestionControl for Cubic {
         self.after_rto = true;
         self.in_recovery = false;
         self.region = CubicRegion::SlowStart;
+    }
+
+    fn on_idle_restart(&mut self, _now: Instant, cwnd: u64) {
+        let before = self.cwnd;
+        self.ssthresh = self.ssthresh.max(before / 2 + before / 4);
+        self.set_cwnd_f(cwnd.min(before) as f64);
+        self.t_epoch = None;
     }
 
     fn cwnd(&self) -> u64 {

@@ -3,9 +3,9 @@
 //! The TCP sender (`crate::tcp::TcpSender`) owns loss detection, RTT estimation and delivery
 //! rate sampling (draft-cheng-iccrg-delivery-rate-estimation) and feeds a controller with:
 //! every ACK ([`AckInfo`], carrying a [`RateSample`]), the start of each loss-recovery episode,
-//! its end, and retransmission timeouts. The controller answers with a congestion window and,
-//! optionally, a pacing rate. All quantities are bytes, bytes per second and [`Duration`]s;
-//! floats only inside control laws.
+//! its end, retransmission timeouts and window restarts after idle. The controller answers
+//! with a congestion window and, optionally, a pacing rate. All quantities are bytes, bytes
+//! per second and [`Duration`]s; floats only inside control laws.
 //!
 //! * [`newreno`]: RFC 5681 / RFC 6582.
 //! * [`cubic`]: RFC 9438, with HyStart++ (RFC 9406).
@@ -83,6 +83,11 @@ pub trait CongestionControl {
     fn on_rto(&mut self, now: Instant, bytes_in_flight: u64, mss: u32);
     /// A segment left the sender (new data or retransmission).
     fn on_sent(&mut self, _now: Instant, _bytes: u32, _bytes_in_flight: u64) {}
+    /// The sender restarts after an idle period (RFC 5681 §4.1; Linux
+    /// `tcp_slow_start_after_idle`): cwnd := min(cwnd, `cwnd`) (the sender's decayed restart
+    /// window), ssthresh kept ≥ ¾ of the window before the restart. BBR keeps this default,
+    /// which does nothing (Linux applies the restart to window-based controllers only).
+    fn on_idle_restart(&mut self, _now: Instant, _cwnd: u64) {}
     /// Congestion window in bytes.
     fn cwnd(&self) -> u64;
     /// Slow-start threshold in bytes (u64::MAX while unset).
@@ -147,6 +152,9 @@ impl CongestionControl for AnyCc {
     }
     fn on_sent(&mut self, now: Instant, bytes: u32, bif: u64) {
         dispatch!(self, c => c.on_sent(now, bytes, bif))
+    }
+    fn on_idle_restart(&mut self, now: Instant, cwnd: u64) {
+        dispatch!(self, c => c.on_idle_restart(now, cwnd))
     }
     fn cwnd(&self) -> u64 {
         dispatch!(self, c => c.cwnd())

@@ -23,6 +23,8 @@
 //!   the sender is responsible for burst avoidance).
 //! * Retransmission timeout (RFC 5681 §3.1, eq. 4 and the loss window LW = 1 SMSS): ssthresh
 //!   as on a loss event, cwnd = 1 SMSS, then slow start.
+//! * Restart after idle (RFC 5681 §4.1, window chosen by the sender): cwnd = min(cwnd, the
+//!   restart window), ssthresh = max(ssthresh, ¾·cwnd before), as Linux.
 //!
 //! The duplicate-ACK counting, the `recover` variable of RFC 6582 and the "ssthresh held after
 //! repeated RTO of the same segment" rule (RFC 5681 §3.1, the paragraph after eq. 4) belong
@@ -176,6 +178,13 @@ impl CongestionControl for NewReno {
         self.cwnd = self.mss as u64;
         self.bytes_acked = 0;
         self.in_recovery = false;
+    }
+
+    fn on_idle_restart(&mut self, _now: Instant, cwnd: u64) {
+        let before = self.cwnd;
+        self.ssthresh = self.ssthresh.max(before / 2 + before / 4);
+        self.cwnd = cwnd.min(before).max(self.mss as u64);
+        self.bytes_acked = 0;
     }
 
     fn cwnd(&self) -> u64 {

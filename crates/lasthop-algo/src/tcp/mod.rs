@@ -1,5 +1,6 @@
-//! TCP endpoints, sans-IO: a sender (SACK loss recovery per RFC 6675, RTO per RFC 6298,
-//! limited transmit per RFC 3042, delivery-rate sampling, pacing, a TCP-small-queues limit) and
+//! TCP endpoints, sans-IO: a sender (SACK loss recovery per RFC 6675 with RACK-TLP per
+//! RFC 8985, Proportional Rate Reduction per RFC 6937, RTO per RFC 6298, limited transmit per
+//! RFC 3042, restart after idle, delivery-rate sampling, pacing, a TCP-small-queues limit) and
 //! a receiver (receive window, delayed ACK, quick ACK at start, immediate ACK on reordering,
 //! SACK blocks per RFC 2018). Sequence numbers are byte offsets from 0 (u64, no wrap).
 //!

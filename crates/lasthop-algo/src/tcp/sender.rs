@@ -63,8 +63,7 @@
 //!     after an RTO, not before HighACK ≥ the previous RecoveryPoint); (4.3) then resends the
 //!     lowest lost, not yet resent segment. During the post-RTO phase RACK marks feed the
 //!     resend without any controller call. The RTO stays the last resort.
-//!   - §7 Tail Loss Probe is **not** implemented: a loss of the last segments of a flight
-//!     (no later data delivered) is still repaired by the RTO.
+//!   - §7 Tail Loss Probe: see `recovery.rs` (switch `tlp`).
 //! * **RFC 3042** limited transmit: on each of the first DupThresh − 1 duplicate ACKs the
 //!   newly SACKed segment leaves pipe, which releases one previously unsent segment (if rwnd
 //!   allows) without touching cwnd; outstanding data thus stays ≤ cwnd + 2·SMSS (§2).
@@ -79,6 +78,10 @@
 //!   when an ACK advances `snd_una`; on expiry (5.4) retransmit the earliest unacknowledged
 //!   segment, (5.5) back off RTO ×2 (capped at `rto_max`), (5.6) restart the timer. The
 //!   backoff is cleared by the next ACK that advances `snd_una` (5.7 / Linux).
+//! * **RFC 6937** Proportional Rate Reduction decides how much is sent in fast recovery
+//!   (switch `prr`, NewReno and CUBIC); without it, or with BBR, the sender keeps pipe ≤ cwnd
+//!   (RFC 6675 (C)). **Restart after idle** (RFC 5681 §4.1, Linux's decay; switch
+//!   `slow_start_after_idle`). Both, and TLP, are in `recovery.rs`.
 //! * **RFC 5681 / RFC 6582** are the controller's business (`crate::cc`); the sender tells it
 //!   every ACK (`on_ack`, with `cum_acked` = how far `snd_una` advanced, so that loss-based
 //!   controllers grow cwnd on forward progress only, RFC 5681 §3.2), each loss episode (`on_loss_event`), recovery exit and RTO.
@@ -102,10 +105,11 @@
 //!   queue drains (TSQ is not reflected in `poll_timeout`).
 //!
 //! Not modelled: Nagle/autocorking (a partial segment is sent as soon as it may), zero-window
-//! probing (our receiver never closes its window with nothing outstanding), D-SACK, TLP,
-//! F-RTO/undo, PRR (during recovery the sender simply keeps pipe ≤ cwnd, RFC 6675 (C)).
+//! probing (our receiver never closes its window with nothing outstanding), D-SACK,
+//! F-RTO/undo.
 
 use super::{AckSegment, DataSegment};
+use recovery::{Prr, Tlp};
 use crate::cc::{AckInfo, AnyCc, CcConfig, CongestionControl, NewRenoConfig, RateSample};
 use alloc::collections::VecDeque;
 use lasthop_core::{Duration, Instant};
@@ -131,6 +135,20 @@ pub struct TcpSenderConfig {
     pub tsq_limit: u64,
     /// DupThresh (3, RFC 6675).
     pub dup_thresh: u32,
+    /// Tail Loss Probe, RFC 8985 §7 (on, as Linux's default `tcp_early_retrans` = 3).
+    pub tlp: bool,
+    /// TLP.max_ack_delay (RFC 8985 §7.2), added to the PTO when one segment is in flight
+    /// (200 ms, Linux's `TCP_RTO_MIN` allowance for a delayed ACK).
+    pub tlp_max_ack_delay: Duration,
+    /// Proportional Rate Reduction in fast recovery, RFC 6937 (on, as Linux). Not used with
+    /// BBR, which has its own recovery rule.
+    pub prr: bool,
+    /// PRR with the conservative reduction bound (PRR-CRB) instead of the slow-start
+    /// reduction bound (PRR-SSRB; off, as Linux).
+    pub prr_conservative: bool,
+    /// Restart from at most the initial window after an idle period of more than one RTO
+    /// (on, as Linux's `tcp_slow_start_after_idle` = 1). Not applied to BBR.
+    pub slow_start_after_idle: bool,
 }
 
 impl Default for TcpSenderConfig {
@@ -145,6 +163,11 @@ impl Default for TcpSenderConfig {
             rto_max: Duration::from_secs(120),
             tsq_limit: 1 << 20,
             dup_thresh: 3,
+            tlp: true,
+            tlp_max_ack_delay: Duration::from_millis(200),
+            prr: true,
+            prr_conservative: false,
+            slow_start_after_idle: true,
         }
     }
 }
@@ -180,6 +203,13 @@ pub struct SenderStats {
     pub rack_lost: u64,
     /// RACK reordering timer expiries that marked something lost.
     pub rack_timeouts: u64,
+    /// Tail loss probes sent (RFC 8985 §7.3).
+    pub tlp_probes: u64,
+    /// Losses repaired by a retransmitted probe, each answered by one window reduction
+    /// (RFC 8985 §7.4.2).
+    pub tlp_loss_repairs: u64,
+    /// Window restarts after idle.
+    pub idle_restarts: u64,
     /// The controller's state name.
     pub state: &'static str,
     /// Bytes cumulatively acknowledged (`snd_una`).
@@ -244,6 +274,8 @@ enum RtxKind {
     Rule3,
     /// NextSeg rule 4.
     Rescue,
+    /// RFC 8985 §7.3 loss probe (the highest-sequence segment).
+    Probe,
 }
 
 /// Per-ACK accumulator.
@@ -310,6 +342,12 @@ pub struct TcpSender {
     /// The RACK reordering timer (§6.3).
     rack_deadline: Option<Instant>,
 
+    // --- TLP (RFC 8985 §7), PRR (RFC 6937), restart after idle.
+    tlp: Tlp,
+    prr: Prr,
+    /// Time of the last data transmission (Linux `lsndtime`).
+    last_send: Option<Instant>,
+
     // --- RTT / RTO (RFC 6298).
     srtt: Option<Duration>,
     rttvar: Duration,
@@ -339,6 +377,7 @@ pub struct TcpSender {
     fast_recovery_count: u64,
     rack_lost: u64,
     rack_timeouts: u64,
+    idle_restarts: u64,
 }
 
 /// RACK_sent_after (RFC 8985 §6.2): (t1, seq1) was sent after (t2, seq2).
@@ -377,6 +416,9 @@ impl TcpSender {
             rack_fack: 0,
             rack_reordering_seen: false,
             rack_deadline: None,
+            tlp: Tlp::default(),
+            prr: Prr::default(),
+            last_send: None,
             srtt: None,
             rttvar: Duration::ZERO,
             min_rtt: None,
@@ -397,6 +439,7 @@ impl TcpSender {
             fast_recovery_count: 0,
             rack_lost: 0,
             rack_timeouts: 0,
+            idle_restarts: 0,
         }
     }
 
@@ -434,6 +477,7 @@ impl TcpSender {
         }
         self.rwnd = ack.rwnd;
         let prior_in_flight = self.pipe();
+        let prior_flight_size = self.snd_nxt - self.snd_una;
         let mut acc = AckAcc { fack_before: self.rack_fack, ..AckAcc::default() };
         let prior_una = self.snd_una;
 
@@ -496,6 +540,17 @@ impl TcpSender {
         }
         // Recovery entry (RFC 6675 §5 (a)/(b), RFC 8985 §6.2 step 5).
         self.maybe_enter_recovery(now);
+        // RFC 8985 §7.4.2 (after a recovery entry, which forgets the probe: one reduction).
+        let pure_dupack = !cum_advanced && ack.n_sack == 0;
+        self.tlp_on_ack(now, ack.cum_ack, pure_dupack, prior_flight_size);
+        // RFC 6937: what this ACK allows to send in recovery.
+        self.prr_on_ack(acc.newly_acked);
+        // RFC 8985 §7.2: restart the PTO on forward progress; stop it outside its states.
+        if cum_advanced {
+            self.tlp_arm(now);
+        } else {
+            self.tlp_check();
+        }
 
         // Delivery-rate sample (draft §3.3).
         if self.app_limited_until != 0 && self.delivered > self.app_limited_until {
@@ -624,7 +679,10 @@ impl TcpSender {
         // — a cascade (39 000 retransmissions for 10 000 segments on a 6.5 Mb/s, 1000-packet
         // FIFO). So, as Karn does for RTT samples, retransmitted data never advances RACK: lost
         // retransmissions are detected once data first sent after them is delivered.
-        if !g.retransmitted && acc.rack.is_none_or(|n| sent_after(g.tx_time, g.end(), n.tx_time, n.end())) {
+        // The one exception is a retransmitted tail loss probe (RFC 8985 §7.4.1, see
+        // `recovery.rs`).
+        let rack_ok = !g.retransmitted || self.tlp_rack_ok(g.seq, g.tx_time, now);
+        if rack_ok && acc.rack.is_none_or(|n| sent_after(g.tx_time, g.end(), n.tx_time, n.end())) {
             acc.rack = Some(*g);
         }
         // §6.2 step 3: a never retransmitted segment delivered below RACK.fack (as it was
@@ -792,6 +850,8 @@ impl TcpSender {
         self.fast_rtx_pending = true; // (4.3)
         self.high_rxt = self.snd_una;
         self.rescue_rxt = None;
+        self.prr = Prr::start(self.snd_nxt - self.snd_una); // RFC 6937 §3
+        self.tlp_reset(); // RFC 8985 §7.1
         // (4.2): the controller sets ssthresh/cwnd from FlightSize.
         self.cc.on_loss_event(now, self.snd_nxt - self.snd_una, self.cfg.mss);
     }
@@ -944,10 +1004,16 @@ impl TcpSender {
             Next::New(l) => l,
             _ => unreachable!(),
         };
-        // RFC 6675 (C) / RFC 5681: send only while pipe + segment ≤ cwnd (always one segment
-        // when nothing is in flight, so that a tiny cwnd cannot stall the connection).
+        // RFC 6937: in recovery, while PRR's sndcnt is positive. Otherwise RFC 6675 (C) /
+        // RFC 5681: while pipe + segment ≤ cwnd. Always one segment when nothing is in
+        // flight, so that a tiny window cannot stall the connection.
         let pipe = self.pipe();
-        if pipe == 0 || pipe + len as u64 <= self.cc.cwnd() {
+        let allowed = if self.prr_active() {
+            self.prr.sndcnt > 0
+        } else {
+            pipe + len as u64 <= self.cc.cwnd()
+        };
+        if pipe == 0 || allowed {
             next
         } else {
             Next::CwndLimited
@@ -958,7 +1024,10 @@ impl TcpSender {
     /// `queued_below` = bytes of this connection still queued in the host below the socket.
     pub fn poll_transmit(&mut self, now: Instant, queued_below: u64) -> Option<DataSegment> {
         self.pacing_wait = None;
-        let next = self.next_seg();
+        self.restart_after_idle(now);
+        // A due loss probe leaves whatever cwnd and pacing say (RFC 8985 §7.3).
+        let probe = self.tlp_probe();
+        let next = probe.unwrap_or_else(|| self.next_seg());
         match next {
             Next::Rtx { .. } | Next::New(_) => {}
             Next::CwndLimited => return None,
@@ -978,7 +1047,7 @@ impl TcpSender {
         if queued_below >= limit {
             return None;
         }
-        if rate.is_some() {
+        if rate.is_some() && probe.is_none() {
             if let Some(t) = self.next_release {
                 if now < t {
                     self.pacing_wait = Some(t);
@@ -986,7 +1055,13 @@ impl TcpSender {
                 }
             }
         }
-        Some(self.transmit(now, next, rate))
+        let seg = self.transmit(now, next, rate);
+        if probe.is_some() {
+            self.tlp_sent(seg.seq, seg.retransmit);
+        } else if !seg.retransmit {
+            self.tlp_arm(now); // RFC 8985 §7.2: after new data
+        }
+        Some(seg)
     }
 
     /// draft §3.4 CheckIfApplicationLimited.
@@ -1042,6 +1117,7 @@ impl TcpSender {
                     }
                     RtxKind::Lost | RtxKind::Rule3 => self.high_rxt = self.high_rxt.max(end),
                     RtxKind::Rescue => self.rescue_rxt = self.recovery_point,
+                    RtxKind::Probe => {}
                 }
                 self.retransmits += 1;
                 (seq, len, true)
@@ -1059,6 +1135,10 @@ impl TcpSender {
         g.tx_in_flight = pipe_before + len as u64;
         self.bytes_sent += len as u64;
         self.segments_sent += 1;
+        self.last_send = Some(now);
+        if self.in_recovery {
+            self.prr.on_sent(len as u64); // RFC 6937: prr_out += data sent
+        }
         // RFC 6298 (5.1).
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rto());
@@ -1073,10 +1153,10 @@ impl TcpSender {
 
     // ------------------------------------------------------------------ timers
 
-    /// min(RTO expiry, RACK reordering timer, pacing release time when the last
-    /// `poll_transmit` was held back by pacing only).
+    /// min(RTO expiry, RACK reordering timer, TLP probe timeout, pacing release time when
+    /// the last `poll_transmit` was held back by pacing only).
     pub fn poll_timeout(&self) -> Option<Instant> {
-        [self.rto_deadline, self.rack_deadline, self.pacing_wait].into_iter().flatten().min()
+        [self.rto_deadline, self.rack_deadline, self.tlp.deadline, self.pacing_wait].into_iter().flatten().min()
     }
 
     pub fn handle_timeout(&mut self, now: Instant) {
@@ -1092,6 +1172,9 @@ impl TcpSender {
                 self.maybe_enter_recovery(now);
             }
         }
+        // Tail loss probe (RFC 8985 §7.3): the probe leaves through the next `poll_transmit`;
+        // the RTO timer is re-armed.
+        self.tlp_on_timeout(now);
         let Some(deadline) = self.rto_deadline else { return };
         if now < deadline {
             return;
@@ -1125,6 +1208,7 @@ impl TcpSender {
         self.dupacks = 0;
         self.rack_deadline = None;
         self.next_release = None;
+        self.tlp_reset(); // RFC 8985 §7.1
         self.cc.on_rto(now, self.snd_nxt - self.snd_una, self.cfg.mss);
         self.rto_deadline = Some(now + self.rto());
     }
@@ -1148,6 +1232,9 @@ impl TcpSender {
             fast_recovery_count: self.fast_recovery_count,
             rack_lost: self.rack_lost,
             rack_timeouts: self.rack_timeouts,
+            tlp_probes: self.tlp.probes,
+            tlp_loss_repairs: self.tlp.loss_repairs,
+            idle_restarts: self.idle_restarts,
             state: self.cc.state(),
             app_bytes_acked: self.snd_una,
             done: self.is_done(),
@@ -1166,6 +1253,9 @@ impl TcpSender {
             .sum()
     }
 }
+
+#[path = "recovery.rs"]
+mod recovery;
 
 #[cfg(test)]
 #[path = "tests.rs"]
