@@ -2,7 +2,8 @@
 //! daemons. Everything here is sans-IO (see `lasthop_core::controller`) and `no_std + alloc`.
 //!
 //! * [`aqm`]: queue disciplines behind one `Qdisc` trait (FIFO tail drop, CoDel, PIE, FQ-CoDel).
-//! * [`control`]: receiver ACK policies and the history-based initial congestion window.
+//! * [`control`]: receiver ACK policies, the history-based initial congestion window, and
+//!   aggctl (aggregation estimator, rate allocator).
 #![no_std]
 #![forbid(unsafe_code)]
 extern crate alloc;

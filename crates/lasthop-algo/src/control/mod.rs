@@ -1,8 +1,11 @@
 //! Transport-level controllers: decision-makers that shape when and how much an endpoint
 //! sends — acknowledgement policies, the choice of initial congestion window, sender rate
-//! regulation — as opposed to the queue disciplines of `aqm` and the congestion controllers of
-//! `cc`. Each module names the paper or specification it follows. All are sans-IO and
-//! `no_std + alloc`: handed `now` and inputs, they return decisions and timeouts.
+//! regulation from receiver feedback — as opposed to the queue disciplines of `aqm` and the
+//! congestion controllers of `cc`. Each module names the paper or specification it follows.
+//! All are sans-IO and `no_std + alloc`: handed `now` and inputs, they return decisions and
+//! timeouts (the [`lasthop_core::Controller`] shape where they have timers), keep params / vars /
+//! stats and check their state with `invariants()`.
 
 pub mod ack_policy;
+pub mod aggctl;
 pub mod cwnd_history;
