@@ -119,20 +119,8 @@ impl Default for AckPolicyConfig {
     }
 }
 
-/// A configuration value outside its allowed range.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct AckPolicyConfigError {
-    /// The offending field.
-    pub field: &'static str,
-    /// What is allowed.
-    pub allowed: &'static str,
-}
-
-impl core::fmt::Display for AckPolicyConfigError {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "invalid {}: allowed {}", self.field, self.allowed)
-    }
-}
+/// A configuration value outside its allowed range (the field and what is allowed).
+pub type AckPolicyConfigError = super::FieldError;
 
 impl AckPolicyConfig {
     /// The defaults with another policy.

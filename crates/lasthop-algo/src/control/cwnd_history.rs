@@ -79,20 +79,8 @@ impl Default for CwndHistoryConfig {
     }
 }
 
-/// A configuration value outside its allowed range.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CwndHistoryConfigError {
-    /// The offending field.
-    pub field: &'static str,
-    /// What is allowed.
-    pub allowed: &'static str,
-}
-
-impl core::fmt::Display for CwndHistoryConfigError {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "invalid {}: allowed {}", self.field, self.allowed)
-    }
-}
+/// A configuration value outside its allowed range (the field and what is allowed).
+pub type CwndHistoryConfigError = super::FieldError;
 
 impl CwndHistoryConfig {
     pub fn validate(&self) -> Result<(), CwndHistoryConfigError> {

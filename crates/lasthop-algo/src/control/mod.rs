@@ -9,3 +9,18 @@
 pub mod ack_policy;
 pub mod aggctl;
 pub mod cwnd_history;
+
+/// A configuration value outside its allowed range: the field and what is allowed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FieldError {
+    /// The offending field.
+    pub field: &'static str,
+    /// What is allowed.
+    pub allowed: &'static str,
+}
+
+impl core::fmt::Display for FieldError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "invalid {}: allowed {}", self.field, self.allowed)
+    }
+}
