@@ -614,9 +614,8 @@ def _station_placement(t: _Table) -> tuple[list[tuple[int, float]], bool, bool]:
     given = [k for k in ("distance_m", "walk_m", "waypoints") if t.has(k)]
     if len(given) > 1:
         raise t.fail(given[1], f"only one of distance_m, walk_m, waypoints (also got {given[0]})")
-    for k in ("speed_mps",):
-        if t.has(k) and not t.has("walk_m"):
-            raise t.fail(k, "only with walk_m")
+    if t.has("speed_mps") and not t.has("walk_m"):
+        raise t.fail("speed_mps", "only with walk_m")
     if t.has("repeat") and not t.has("waypoints"):
         raise t.fail("repeat", "only with waypoints")
     dist_text = f"a distance in metres, 0 < d <= {MAX_DISTANCE_M:g}"

@@ -194,33 +194,23 @@ pub fn collect(w: &World) -> RunData {
         (0..n_flows).map(|f| if w.is_tcp(f) { s.row(f).to_vec() } else { Vec::new() }).collect()
     };
     let n_sta = spec.stations.len();
+    // Per-bin mean of row `i`: sum / count (0 where the count is 0).
+    let mean_row = |sum: &crate::metrics::Series, n: &crate::metrics::Series, i: usize| {
+        let n = n.row(i);
+        per_bin(sum.row(i), &|b, v| if n[b] > 0.0 { v / n[b] } else { 0.0 })
+    };
     let ts = TimeSeries {
         bin_ns: bin,
         t_ns: (0..bins as u64).map(|b| b * bin).collect(),
         flow_goodput_bps: (0..n_flows)
             .map(|f| per_bin(w.ts_goodput.row(f), &|b, v| v / (bin_len(b) as f64 * 1e-9)))
             .collect(),
-        flow_delay_mean_ns: (0..n_flows)
-            .map(|f| {
-                let n = w.ts_delay_n.row(f);
-                per_bin(w.ts_delay_sum.row(f), &|b, v| if n[b] > 0.0 { v / n[b] } else { 0.0 })
-            })
-            .collect(),
-        station_mean_ampdu_down: (0..n_sta)
-            .map(|s| {
-                let n = w.ts_ampdu_n.row(s);
-                per_bin(w.ts_ampdu_mpdus.row(s), &|b, v| if n[b] > 0.0 { v / n[b] } else { 0.0 })
-            })
-            .collect(),
+        flow_delay_mean_ns: (0..n_flows).map(|f| mean_row(&w.ts_delay_sum, &w.ts_delay_n, f)).collect(),
+        station_mean_ampdu_down: (0..n_sta).map(|s| mean_row(&w.ts_ampdu_mpdus, &w.ts_ampdu_n, s)).collect(),
         station_airtime_frac: (0..n_sta)
             .map(|s| per_bin(w.ts_airtime.row(s), &|b, v| v / bin_len(b) as f64))
             .collect(),
-        station_phy_rate_down_bps: (0..n_sta)
-            .map(|s| {
-                let n = w.ts_ampdu_n.row(s);
-                per_bin(w.ts_phy_rate.row(s), &|b, v| if n[b] > 0.0 { v / n[b] } else { 0.0 })
-            })
-            .collect(),
+        station_phy_rate_down_bps: (0..n_sta).map(|s| mean_row(&w.ts_phy_rate, &w.ts_ampdu_n, s)).collect(),
         station_snr_db: (0..n_sta)
             .map(|s| {
                 if spec.stations[s].error_model != "snr" {
@@ -233,13 +223,7 @@ pub fn collect(w: &World) -> RunData {
         flow_inflight_bytes: tcp_rows(&w.ts_inflight),
         flow_pacing_rate_bps: tcp_rows(&w.ts_pacing),
         flow_rtt_ns: (0..n_flows)
-            .map(|f| {
-                if !w.is_tcp(f) {
-                    return Vec::new();
-                }
-                let n = w.ts_rtt_n.row(f);
-                per_bin(w.ts_rtt_sum.row(f), &|b, v| if n[b] > 0.0 { v / n[b] } else { 0.0 })
-            })
+            .map(|f| if w.is_tcp(f) { mean_row(&w.ts_rtt_sum, &w.ts_rtt_n, f) } else { Vec::new() })
             .collect(),
         flow_retransmits: tcp_rows(&w.ts_retx),
     };

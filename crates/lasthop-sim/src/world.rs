@@ -33,6 +33,9 @@ use lasthop_algo::tcp::{AckSegment, DataSegment};
 
 #[path = "world_tcp.rs"]
 mod tcp;
+#[path = "world_fw.rs"]
+mod fw;
+use fw::Firmware;
 
 /// Handle of a packet in the arena; carries its IP length for queue accounting and its flow
 /// (FQ-CoDel hashes flows into queues).
@@ -200,18 +203,16 @@ fn rate_key(tx: &TxVector) -> u32 {
     (tx.nss as u32 - 1) * 12 + tx.mcs as u32
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 enum TxKind {
     Beacon,
-    Data { sta: u32, dir: Dir },
+    /// A data PPDU to or from station `sta`, sent at `txv` and received at `snr` dB.
+    Data { sta: u32, dir: Dir, txv: TxVector, snr: f64 },
 }
 
 struct Tx {
     contender: ContenderId,
     kind: TxKind,
-    /// Rate and SNR of the PPDU (data only).
-    txv: TxVector,
-    snr: f64,
     /// (sequence number, packet, received correctly)
     mpdus: Vec<(u32, PktRef, bool)>,
     ppdu_end: Instant,
@@ -226,41 +227,6 @@ struct Exchange {
     acked: bool,
     /// A response frame was sent (some MPDU arrived) — even if lost on the way back.
     response_sent: bool,
-}
-
-/// The hardware/firmware queues of an ath10k/mt76-like AP: the driver moves frames from the
-/// mac80211 station queues (`TxqSet`) into them while there is room and the airtime queue
-/// limit allows (mac80211's AQL: a station may queue more while its pending airtime is below
-/// `low`, or below `high` while the total pending airtime is under `threshold`); the firmware
-/// serves the stations that hold frames round-robin, one aggregate per turn, and releases a
-/// frame (and its airtime) when it is acknowledged or dropped.
-struct Firmware {
-    limit: u32,
-    total: u32,
-    /// Frames held per station: queued here, in flight or awaiting retransmission.
-    held: Vec<u32>,
-    queue: Vec<std::collections::VecDeque<PktRef>>,
-    /// (low, high, threshold) in ns; None = no airtime queue limit.
-    aql: Option<(u64, u64, u64)>,
-    pending: Vec<u64>,
-    pending_total: u64,
-    /// Stations with frames in the firmware, in service order.
-    rr: std::collections::VecDeque<u32>,
-    in_rr: Vec<bool>,
-    /// A fill is running (an enqueue it triggers must not start another).
-    filling: bool,
-}
-
-impl Firmware {
-    fn aql_ok(&self, sta: u32) -> bool {
-        match self.aql {
-            None => true,
-            Some((low, high, threshold)) => {
-                let p = self.pending[sta as usize];
-                p < low || (self.pending_total < threshold && p < high)
-            }
-        }
-    }
 }
 
 /// Counters for the `stats`/`channel` sections.
@@ -536,18 +502,8 @@ impl World {
                 },
             ),
             fw: (spec.ap.driver == "firmware").then(|| {
-                Box::new(Firmware {
-                    limit: spec.ap.hw_queue_limit,
-                    total: 0,
-                    held: vec![0; n_sta],
-                    queue: (0..n_sta).map(|_| std::collections::VecDeque::new()).collect(),
-                    aql: spec.ap.aql.then_some((spec.ap.aql_limit_low_ns, spec.ap.aql_limit_high_ns, spec.ap.aql_threshold_ns)),
-                    pending: vec![0; n_sta],
-                    pending_total: 0,
-                    rr: std::collections::VecDeque::new(),
-                    in_rr: vec![false; n_sta],
-                    filling: false,
-                })
+                let aql = spec.ap.aql.then_some((spec.ap.aql_limit_low_ns, spec.ap.aql_limit_high_ns, spec.ap.aql_threshold_ns));
+                Box::new(Firmware::new(n_sta, spec.ap.hw_queue_limit, aql))
             }),
             stations,
             flows,
@@ -913,13 +869,13 @@ impl World {
         let mut pushed = false;
         loop {
             let fw = self.fw.as_deref().expect("firmware");
-            if fw.total >= fw.limit {
+            if !fw.has_room() {
                 break;
             }
             let Some(sta) = self.txqs.next_txq_where(|s| fw.aql_ok(s)) else { break };
             loop {
                 let fw = self.fw.as_deref().expect("firmware");
-                if fw.total >= fw.limit || !fw.aql_ok(sta) {
+                if !fw.has_room() || !fw.aql_ok(sta) {
                     break;
                 }
                 let Some(p) = self.ap_pull(sta, now) else { break };
@@ -929,19 +885,9 @@ impl World {
                 let bits = (frame::mpdu_len(p.len, self.qos) as u64 + 4) * 8;
                 let est = (bits * 1_000_000_000 / rate).min(u32::MAX as u64) as u32;
                 self.pkts[p.id as usize].aql = est;
-                let fw = self.fw.as_deref_mut().expect("firmware");
-                let i = sta as usize;
-                fw.pending[i] += est as u64;
-                fw.pending_total += est as u64;
-                fw.queue[i].push_back(p);
-                fw.held[i] += 1;
-                fw.total += 1;
-                if !fw.in_rr[i] {
-                    fw.in_rr[i] = true;
-                    fw.rr.push_back(sta);
-                }
+                self.fw.as_deref_mut().expect("firmware").push(sta, p, est as u64);
                 pushed = true;
-                let sat = self.sat_down[i];
+                let sat = self.sat_down[sta as usize];
                 self.refill(sat, now);
             }
             self.txqs.return_txq(sta, false);
@@ -956,11 +902,7 @@ impl World {
     fn fw_release(&mut self, sta: u32, p: PktRef) {
         let aql = self.pkts[p.id as usize].aql as u64;
         if let Some(fw) = self.fw.as_deref_mut() {
-            let i = sta as usize;
-            fw.held[i] -= 1;
-            fw.total -= 1;
-            fw.pending[i] -= aql;
-            fw.pending_total -= aql;
+            fw.release(sta, aql);
         }
     }
 
@@ -1057,11 +999,11 @@ impl World {
         let mut end = busy_end;
         if !collision {
             let tx = &mut txs[0];
-            if let TxKind::Data { sta, .. } = tx.kind {
+            if let TxKind::Data { sta, txv, snr, .. } = tx.kind {
                 let s = &mut self.stations[sta as usize];
                 let mut any = false;
                 for m in tx.mpdus.iter_mut() {
-                    let ok = mpdu_ok(s, m.1.len, self.qos, &tx.txv, tx.snr);
+                    let ok = mpdu_ok(s, m.1.len, self.qos, &txv, snr);
                     m.2 = ok;
                     any |= ok;
                 }
@@ -1070,9 +1012,9 @@ impl World {
                     end = tx.ppdu_end + self.timing.sifs + phy::legacy_duration(self.control_rate, self.response_len, self.band);
                     let p = match s.err {
                         ErrModel::Snr => {
-                            let bits = tx.snr.to_bits();
+                            let bits = snr.to_bits();
                             if s.ba_cache.0 != bits {
-                                s.ba_cache = (bits, phy::legacy_success_prob(self.control_rate, tx.snr, self.response_len));
+                                s.ba_cache = (bits, phy::legacy_success_prob(self.control_rate, snr, self.response_len));
                             }
                             s.ba_cache.1
                         }
@@ -1104,7 +1046,7 @@ impl World {
                     let phy = PhyRec::Legacy { rate_bps: BEACON_RATE };
                     cap.single(now.as_nanos(), PpduKind::Beacon { seq }, Node::Ap, Node::Broadcast, phy, collision, !collision);
                 }
-                TxKind::Data { sta, dir } => {
+                TxKind::Data { sta, dir, txv: v, .. } => {
                     if !cap.involves(sta) {
                         continue;
                     }
@@ -1112,7 +1054,6 @@ impl World {
                         Dir::Down => (Node::Ap, Node::Station(sta)),
                         Dir::Up => (Node::Station(sta), Node::Ap),
                     };
-                    let v = tx.txv;
                     let phy = if v.standard == Standard::Ofdm {
                         PhyRec::Legacy { rate_bps: phy::LEGACY_RATES[v.mcs as usize] }
                     } else {
@@ -1155,8 +1096,7 @@ impl World {
             self.beacon_pending = false;
             self.totals.beacons += 1;
             let d = phy::legacy_duration(BEACON_RATE, frame::BEACON, self.band);
-            let txv = self.stations[0].tx;
-            return Tx { contender: c, kind: TxKind::Beacon, txv, snr: 0.0, mpdus: Vec::new(), ppdu_end: now + d };
+            return Tx { contender: c, kind: TxKind::Beacon, mpdus: Vec::new(), ppdu_end: now + d };
         }
         let mut mpdus = self.tx_pool.pop().unwrap_or_default();
         let (sta, dir) = if c == self.ap_data {
@@ -1194,7 +1134,7 @@ impl World {
             }
         }
         self.totals.mpdu_attempts += mpdus.len() as u64;
-        Tx { contender: c, kind: TxKind::Data { sta, dir }, txv, snr, mpdus, ppdu_end: now + d }
+        Tx { contender: c, kind: TxKind::Data { sta, dir, txv, snr }, mpdus, ppdu_end: now + d }
     }
 
     /// The largest PSDU of station `sta` at rate `txv`: the A-MPDU length cap, and the PPDU
@@ -1324,7 +1264,7 @@ impl World {
                     self.medium.get_mut(tx.contender).edcaf.on_unacked();
                     self.medium.set_not_ready(tx.contender);
                 }
-                TxKind::Data { sta, dir } => {
+                TxKind::Data { sta, dir, txv, .. } => {
                     let airtime = if single { ex.end - ex.start } else { tx.ppdu_end - ex.start };
                     if ex.start >= self.warmup {
                         self.stations[sta as usize].airtime[dir as usize] += airtime;
@@ -1336,7 +1276,7 @@ impl World {
                     {
                         let attempted = tx.mpdus.len() as u32;
                         let acked = if success { tx.mpdus.iter().filter(|m| m.2).count() as u32 } else { 0 };
-                        self.stations[sta as usize].rc[dir as usize].report(busy_end, tx.txv, attempted, acked);
+                        self.stations[sta as usize].rc[dir as usize].report(busy_end, txv, attempted, acked);
                     }
                     {
                         let e = &mut self.medium.get_mut(tx.contender).edcaf;
@@ -1353,18 +1293,7 @@ impl World {
                     match dir {
                         Dir::Down if self.fw.is_some() => {
                             let more = s.down_orig.has_retx();
-                            let fw = self.fw.as_deref_mut().expect("firmware");
-                            let i = sta as usize;
-                            // The station's turn ends; it goes to the back if it still holds frames.
-                            if fw.rr.front() == Some(&sta) {
-                                fw.rr.pop_front();
-                            }
-                            if more || !fw.queue[i].is_empty() {
-                                fw.rr.push_back(sta);
-                            } else {
-                                fw.in_rr[i] = false;
-                            }
-                            if fw.rr.is_empty() {
+                            if !self.fw.as_deref_mut().expect("firmware").end_turn(sta, more) {
                                 self.medium.set_not_ready(self.ap_data);
                             }
                         }

@@ -310,6 +310,17 @@ impl Cubic {
         self.cwnd_frac = w - whole;
     }
 
+    /// Common start of a loss event and an RTO: adopt the sender's MSS and leave slow start
+    /// (or HyStart++'s CSS) for `why`.
+    fn on_congestion_signal(&mut self, now: Instant, mss: u32, why: SlowStartExit) {
+        if mss > 0 {
+            self.mss = mss;
+        }
+        if self.hy.phase != HyPhase::Off || self.ss_exit.is_none() {
+            self.end_slow_start(now, why);
+        }
+    }
+
     fn end_slow_start(&mut self, now: Instant, why: SlowStartExit) {
         if self.ss_exit.is_none() {
             self.ss_exit = Some((now, why));
@@ -528,13 +539,8 @@ impl CongestionControl for Cubic {
     }
 
     fn on_loss_event(&mut self, now: Instant, _bytes_in_flight: u64, mss: u32) {
-        if mss > 0 {
-            self.mss = mss;
-        }
         self.loss_events += 1;
-        if self.hy.phase != HyPhase::Off || self.ss_exit.is_none() {
-            self.end_slow_start(now, SlowStartExit::Loss);
-        }
+        self.on_congestion_signal(now, mss, SlowStartExit::Loss);
         // §4.6, §4.7; cwnd = ssthresh.
         self.reduce(true);
         self.set_cwnd_f(self.ssthresh as f64);
@@ -547,13 +553,8 @@ impl CongestionControl for Cubic {
     }
 
     fn on_rto(&mut self, now: Instant, _bytes_in_flight: u64, mss: u32) {
-        if mss > 0 {
-            self.mss = mss;
-        }
         self.rtos += 1;
-        if self.hy.phase != HyPhase::Off || self.ss_exit.is_none() {
-            self.end_slow_start(now, SlowStartExit::Rto);
-        }
+        self.on_congestion_signal(now, mss, SlowStartExit::Rto);
         // §4.8: ssthresh per §4.6, cwnd = 1 SMSS; next CA stage uses K = 0, W_max = cwnd_epoch.
         self.reduce(false);
         self.set_cwnd_f(self.mss as f64);
@@ -564,7 +565,7 @@ impl CongestionControl for Cubic {
 
     fn on_idle_restart(&mut self, _now: Instant, cwnd: u64) {
         let before = self.cwnd;
-        self.ssthresh = self.ssthresh.max(before / 2 + before / 4);
+        self.ssthresh = super::idle_restart_ssthresh(self.ssthresh, before);
         self.set_cwnd_f(cwnd.min(before) as f64);
         self.t_epoch = None;
     }

@@ -172,3 +172,9 @@ impl CongestionControl for AnyCc {
         dispatch!(self, c => c.state())
     }
 }
+
+/// ssthresh after a restart from idle: kept at least ¾ of the window before the restart
+/// (Linux `tcp_cwnd_restart`), shared by the window-based controllers.
+pub(crate) fn idle_restart_ssthresh(ssthresh: u64, cwnd_before: u64) -> u64 {
+    ssthresh.max(cwnd_before / 2 + cwnd_before / 4)
+}

@@ -182,7 +182,7 @@ impl CongestionControl for NewReno {
 
     fn on_idle_restart(&mut self, _now: Instant, cwnd: u64) {
         let before = self.cwnd;
-        self.ssthresh = self.ssthresh.max(before / 2 + before / 4);
+        self.ssthresh = super::idle_restart_ssthresh(self.ssthresh, before);
         self.cwnd = cwnd.min(before).max(self.mss as u64);
         self.bytes_acked = 0;
     }
