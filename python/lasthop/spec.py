@@ -124,6 +124,8 @@ PATTERNS = ("cbr", "poisson", "saturated", "tcp", "ping")
 DRIVERS = ("pull", "firmware")
 CONGESTION_CONTROLS = ("newreno", "cubic", "bbr")
 SCHEDULERS = ("round_robin", "airtime")
+BUFFER_SIZERS = ("none", "wqm")
+WQM_VARIANTS = ("aimd", "aiad", "miad", "mimd")
 MAX_STATIONS = 2007  # association IDs 1..=2007
 MAX_BINS = 1_000_000
 U64_MAX = 2**64 - 1
@@ -137,12 +139,14 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "phy": ("standard", "band", "channel_width", "guard_interval", "control_rate"),
     "mac": ("aggregation", "max_ampdu_mpdus", "max_ampdu_bytes", "max_ppdu_time", "retry_limit",
             "beacon_interval", "access_category", "cw_min", "cw_max", "aifsn",
-            "eifs_after_collision"),
+            "eifs_after_collision", "aggregation_min_rate"),
     "ap": ("queue_limit", "scheduler", "qdisc", "driver", "hw_queue_limit", "aql",
-           "aql_limit_low", "aql_limit_high", "aql_threshold"),
+           "aql_limit_low", "aql_limit_high", "aql_threshold", "buffer_sizer", "wqm_limit",
+           "wqm_interval", "wqm_variant"),
     "wired": ("rate", "delay", "queue_limit", "loss"),
     "stations": ("count", "mcs", "nss", "error_model", "per", "snr_db", "queue_limit",
-                 "rate_control", "distance_m", "walk_m", "speed_mps", "waypoints", "repeat"),
+                 "rate_control", "distance_m", "walk_m", "speed_mps", "waypoints", "repeat",
+                 "parent"),
     "flows": ("stations", "direction", "pattern", "rate", "packet_size", "start", "stop",
               "cc", "bytes", "pacing", "hystart", "extra_acked", "app", "request_bytes",
               "response_bytes", "think_time", "requests", "interval"),
@@ -408,6 +412,9 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
         raise mac.fail("cw_min", "must be <= mac.cw_max")
     aifsn = mac.get_int("aifsn", None, 1, 15)
     eifs_after_collision = mac.get_bool("eifs_after_collision", False)
+    agg_min_rate = mac.rate("aggregation_min_rate", 0) if mac.has("aggregation_min_rate") else 0
+    if mac.has("aggregation_min_rate") and not aggregation:
+        raise mac.fail("aggregation_min_rate", "only with aggregation = true")
 
     # [ap]
     ap = _Table(top.raw("ap") if top.has("ap") else {}, "ap", SECTIONS["ap"], "a table [ap]")
@@ -432,6 +439,20 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
     aql_threshold = ap.duration("aql_threshold", 24_000_000, positive=True)
     if aql_low > aql_high:
         raise ap.fail("aql_limit_low", f"must be <= ap.aql_limit_high ({_ms(aql_high)})")
+    buffer_sizer = ap.choice("buffer_sizer", "none", BUFFER_SIZERS)
+    if buffer_sizer != "wqm":
+        for k in ("wqm_limit", "wqm_interval", "wqm_variant"):
+            if ap.has(k):
+                raise ap.fail(k, 'only with buffer_sizer = "wqm"')
+    elif qdisc != "fifo":
+        raise ap.fail("buffer_sizer", '"wqm" only with qdisc = "fifo" (WQM sizes a tail-drop '
+                      'buffer)')
+    elif driver != "pull":
+        raise ap.fail("buffer_sizer", '"wqm" only with driver = "pull" (no queue below the '
+                      'sized one)')
+    wqm_limit = ap.duration("wqm_limit", 2_500_000, positive=True)
+    wqm_interval = ap.duration("wqm_interval", 100_000_000, positive=True)
+    wqm_variant = ap.choice("wqm_variant", "aimd", WQM_VARIANTS)
 
     # [wired]
     wired = _Table(top.raw("wired") if top.has("wired") else {}, "wired", SECTIONS["wired"],
@@ -496,12 +517,22 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
             raise t.fail("rate_control", 'needs an SNR: set distance_m, walk_m, waypoints or '
                          'error_model = "snr" with snr_db')
         queue = t.get_int("queue_limit", 1000, 1)
+        first = len(stations)
+        parent = t.get_int("parent", None, 0, first - 1 if first else None,
+                           f"the index of an earlier station (0..={first - 1})" if first else
+                           "nothing: the first station has no earlier station to relay for it")
+        if t.has("parent") and first == 0:
+            raise t.fail("parent", "nothing: the first station has no earlier station to relay "
+                         "for it")
+        if parent is not None and driver != "pull":
+            raise t.fail("parent", 'only with ap.driver = "pull" (relays are ath9k-like nodes)')
         if len(stations) + count > MAX_STATIONS:
             raise t.fail("count", f"at most {MAX_STATIONS} stations in total")
         for _ in range(count):
             stations.append({"mcs": mcs, "nss": nss, "error_model": model, "per": per,
                              "snr_db": snr, "queue_limit": queue, "rate_control": rc,
-                             "waypoints": [list(w) for w in waypoints], "repeat": repeat})
+                             "waypoints": [list(w) for w in waypoints], "repeat": repeat,
+                             "parent": parent})
             station_group.append(gi_)
     n_sta = len(stations)
 
@@ -593,11 +624,14 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
                 "max_ampdu_bytes": max_bytes, "max_ppdu_time_ns": max_ppdu,
                 "retry_limit": retry_limit, "beacon_interval_ns": beacon,
                 "access_category": ac, "cw_min": cw_min, "cw_max": cw_max, "aifsn": aifsn,
-                "eifs_after_collision": eifs_after_collision},
+                "eifs_after_collision": eifs_after_collision,
+                "aggregation_min_rate_bps": agg_min_rate},
         "ap": {"queue_limit": ap_queue, "scheduler": scheduler, "qdisc": qdisc,
                "driver": driver, "hw_queue_limit": hw_queue_limit, "aql": aql,
                "aql_limit_low_ns": aql_low, "aql_limit_high_ns": aql_high,
-               "aql_threshold_ns": aql_threshold},
+               "aql_threshold_ns": aql_threshold, "buffer_sizer": buffer_sizer,
+               "wqm_limit_ns": wqm_limit, "wqm_interval_ns": wqm_interval,
+               "wqm_variant": wqm_variant},
         "wired": {"rate_bps": wired_rate, "delay_ns": wired_delay, "queue_limit": wired_queue,
                   "loss": wired_loss},
         "channel": {"path_loss": path_loss, "exponent": exponent, "tx_power_dbm": tx_power,

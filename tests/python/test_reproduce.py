@@ -67,3 +67,17 @@ def test_queues_quick_holds(tmp_path):
     assert set(claims) == {"Q1", "Q2", "Q3"}
     for c in claims.values():
         assert c["holds"], c
+
+
+def test_wqm_quick_reports_every_claim(tmp_path):
+    out = tmp_path / "w"
+    r = run_cli("reproduce", "wqm", "--quick", "-o", str(out), "-q", "-j", "2", timeout=600)
+    assert r.returncode == 0, r.stderr
+    claims = {c["claim"]: c for c in json.loads((out / "claims.json").read_text())["claims"]}
+    assert set(claims) == {"W1", "W2", "W3", "W4", "W5", "W6", "W7", "W+"}
+    # The model must show bufferbloat, and WQM must cut single-flow and parking-lot latency.
+    for cid in ("W1", "W5", "W6"):
+        assert claims[cid]["holds"], claims[cid]
+    for c in claims.values():
+        assert c["ours"] and (c["holds"] or c["explanation"]), c
+    assert len(re.findall(r"<img ", (out / "report.html").read_text())) == 8

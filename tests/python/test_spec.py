@@ -40,18 +40,20 @@ def test_defaults_filled():
                 "max_ppdu_time_ns": 5_484_000, "retry_limit": 7,
                 "beacon_interval_ns": 102_400_000, "access_category": "BE",
                 "cw_min": None, "cw_max": None, "aifsn": None,
-                "eifs_after_collision": False},
+                "eifs_after_collision": False, "aggregation_min_rate_bps": 0},
         "ap": {"queue_limit": 1000, "scheduler": "round_robin", "qdisc": "fifo",
                "driver": "pull", "hw_queue_limit": 1024, "aql": True,
                "aql_limit_low_ns": 5_000_000, "aql_limit_high_ns": 12_000_000,
-               "aql_threshold_ns": 24_000_000},
+               "aql_threshold_ns": 24_000_000, "buffer_sizer": "none",
+               "wqm_limit_ns": 2_500_000, "wqm_interval_ns": 100_000_000,
+               "wqm_variant": "aimd"},
         "wired": {"rate_bps": 10_000_000_000, "delay_ns": 1_000_000, "queue_limit": 1000,
                   "loss": 0.0},
         "channel": {"path_loss": "log_distance", "exponent": 3.5, "tx_power_dbm": 20.0,
                     "noise_figure_db": 7.0},
         "stations": [{"mcs": 9, "nss": 1, "error_model": "none", "per": 0.0, "snr_db": 30.0,
                       "queue_limit": 1000, "rate_control": "fixed", "waypoints": [],
-                      "repeat": False}],
+                      "repeat": False, "parent": None}],
         "flows": [],
     }
 
@@ -102,7 +104,7 @@ pattern = "saturated"
     assert [st["mcs"] for st in n["stations"]] == [9, 9, 9, 4]
     assert n["stations"][3] == {"mcs": 4, "nss": 2, "error_model": "snr", "per": 0.0,
                                 "snr_db": 12.0, "queue_limit": 1000, "rate_control": "fixed",
-                                "waypoints": [], "repeat": False}
+                                "waypoints": [], "repeat": False, "parent": None}
     assert s.station_group == [0, 0, 0, 1]
     assert [f["station"] for f in n["flows"]] == [0, 1, 2, 3, 3, 1, 2]
     assert s.flow_table == [0, 0, 0, 0, 1, 1, 2]
@@ -315,5 +317,33 @@ def test_ping_and_driver_errors(body, key, needle):
     body = body.replace("[[flows]]", "[[stations]]\nmcs=3\n[[flows]]")
     if "[[stations]]" not in body:
         body += "[[stations]]\nmcs=3\n"
+    e = err('[sim]\nduration="1s"\n' + body)
+    assert e.path == key and needle in str(e), str(e)
+
+
+def test_mesh_relays_and_wqm():
+    s = norm('[sim]\nduration="1s"\n[mac]\naggregation_min_rate="6.5Mbps"\n'
+             '[ap]\nbuffer_sizer="wqm"\nwqm_limit="3ms"\nwqm_variant="aiad"\n'
+             '[[stations]]\nmcs=3\n[[stations]]\nmcs=3\nparent=0\ncount=2\n'
+             '[[flows]]\nstations=2\npattern="tcp"\n', native=True)
+    n = s.normalized
+    assert [st["parent"] for st in n["stations"]] == [None, 0, 0]
+    assert n["mac"]["aggregation_min_rate_bps"] == 6_500_000
+    assert (n["ap"]["buffer_sizer"], n["ap"]["wqm_limit_ns"], n["ap"]["wqm_variant"]) == ("wqm", 3_000_000, "aiad")
+
+
+@pytest.mark.parametrize("body,key,needle", [
+    ('[[stations]]\nmcs=3\nparent=0\n', "stations[0].parent", "first station"),
+    ('[[stations]]\nmcs=3\n[[stations]]\nmcs=3\nparent=1\n', "stations[1].parent", "earlier station"),
+    ('[ap]\ndriver="firmware"\n[[stations]]\nmcs=3\n[[stations]]\nmcs=3\nparent=0\n',
+     "stations[1].parent", 'ap.driver = "pull"'),
+    ('[ap]\nbuffer_sizer="wqm"\nqdisc="codel"\n[[stations]]\nmcs=3\n', "ap.buffer_sizer", 'qdisc = "fifo"'),
+    ('[ap]\nwqm_limit="2ms"\n[[stations]]\nmcs=3\n', "ap.wqm_limit", 'buffer_sizer = "wqm"'),
+    ('[ap]\nbuffer_sizer="bdp"\n[[stations]]\nmcs=3\n', "ap.buffer_sizer", '"none"|"wqm"'),
+    ('[ap]\nbuffer_sizer="wqm"\nwqm_variant="aimd2"\n[[stations]]\nmcs=3\n', "ap.wqm_variant", "aiad"),
+    ('[mac]\naggregation=false\naggregation_min_rate="6.5Mbps"\n[[stations]]\nmcs=3\n',
+     "mac.aggregation_min_rate", "only with aggregation = true"),
+])
+def test_mesh_and_wqm_errors(body, key, needle):
     e = err('[sim]\nduration="1s"\n' + body)
     assert e.path == key and needle in str(e), str(e)

@@ -108,6 +108,7 @@ impl LogHistogram {
             p99: self.quantile(0.99),
             max: self.max,
             samples: self.n,
+            cdf_ns: CDF_QUANTILES.iter().map(|&q| self.quantile(q)).collect(),
         }
     }
 }
@@ -120,7 +121,15 @@ pub struct DelaySummary {
     pub p99: u64,
     pub max: u64,
     pub samples: u64,
+    /// The delay at each of [`CDF_QUANTILES`] (an empirical CDF for plots).
+    pub cdf_ns: Vec<u64>,
 }
+
+/// Quantiles reported in `DelaySummary::cdf_ns`: 1 %, 5 %, 10 %, …, 95 %, 99 %.
+pub const CDF_QUANTILES: [f64; 21] = [
+    0.01, 0.05, 0.10, 0.15, 0.20, 0.25, 0.30, 0.35, 0.40, 0.45, 0.50, 0.55, 0.60, 0.65, 0.70, 0.75, 0.80, 0.85,
+    0.90, 0.95, 0.99,
+];
 
 /// Counters of one flow (packets created at or after warmup only).
 #[derive(Clone, Debug, Default)]

@@ -100,6 +100,8 @@ pub struct StationOut {
     /// Mean PHY rate of the data PPDUs sent after warm-up (0 if none).
     pub mean_phy_rate_down_bps: f64,
     pub mean_phy_rate_up_bps: f64,
+    /// The relay station this one is associated with (null: the AP).
+    pub parent: Option<u32>,
 }
 
 #[derive(Serialize, Debug, Clone)]
@@ -122,6 +124,11 @@ pub struct TimeSeries {
     pub flow_rtt_ns: Vec<Vec<f64>>,
     /// Retransmitted segments in each bin.
     pub flow_retransmits: Vec<Vec<f64>>,
+    /// Per node (0 = the AP, 1 + s = station s; empty lists for nodes that do not forward):
+    /// the interface queue's packet limit (WQM moves it) and backlog, mean of the samples
+    /// taken every `ap.wqm_interval` in each bin.
+    pub node_queue_limit: Vec<Vec<f64>>,
+    pub node_backlog_packets: Vec<Vec<f64>>,
 }
 
 fn hist_mean(h: &[u64]) -> f64 {
@@ -181,6 +188,7 @@ pub fn collect(w: &World) -> RunData {
                 rate_control: spec.stations[i].rate_control.clone(),
                 mean_phy_rate_down_bps: w.station_mean_rate(i)[0],
                 mean_phy_rate_up_bps: w.station_mean_rate(i)[1],
+                parent: spec.stations[i].parent,
             }
         })
         .collect();
@@ -226,6 +234,8 @@ pub fn collect(w: &World) -> RunData {
             .map(|f| if w.is_tcp(f) { mean_row(&w.ts_rtt_sum, &w.ts_rtt_n, f) } else { Vec::new() })
             .collect(),
         flow_retransmits: tcp_rows(&w.ts_retx),
+        node_queue_limit: (0..=n_sta).map(|n| if w.is_forwarding(n) { mean_row(&w.ts_node_limit, &w.ts_node_n, n) } else { Vec::new() }).collect(),
+        node_backlog_packets: (0..=n_sta).map(|n| if w.is_forwarding(n) { mean_row(&w.ts_node_backlog, &w.ts_node_n, n) } else { Vec::new() }).collect(),
     };
     let t = &w.totals;
     RunData {

@@ -85,6 +85,10 @@ pub struct MacSpec {
     /// apply; the medium is then only energy-busy and DIFS/AIFS follows.
     #[serde(default)]
     pub eifs_after_collision: bool,
+    /// A-MPDU aggregation only at PHY rates above this (bit/s); below or at it every frame
+    /// goes alone. 0 = no threshold. ath9k sends single frames at 6.5 Mb/s (WQM paper §IV-B).
+    #[serde(default)]
+    pub aggregation_min_rate_bps: u64,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -114,6 +118,31 @@ pub struct ApSpec {
     pub aql_limit_high_ns: u64,
     #[serde(default = "default_aql_threshold")]
     pub aql_threshold_ns: u64,
+    /// "none" or "wqm": the interface queue's packet limit is set by the WQM buffer sizer
+    /// (`lasthop_algo::aqm::wqm`) at the AP and at every relay (FIFO only).
+    #[serde(default = "default_buffer_sizer")]
+    pub buffer_sizer: String,
+    /// WQM `limit` (acceptable drain time) and measurement interval.
+    #[serde(default = "default_wqm_limit")]
+    pub wqm_limit_ns: u64,
+    #[serde(default = "default_wqm_interval")]
+    pub wqm_interval_ns: u64,
+    /// "aimd" (the paper's), "aiad", "miad", "mimd".
+    #[serde(default = "default_wqm_variant")]
+    pub wqm_variant: String,
+}
+
+fn default_buffer_sizer() -> String {
+    "none".into()
+}
+fn default_wqm_limit() -> u64 {
+    2_500_000
+}
+fn default_wqm_interval() -> u64 {
+    100_000_000
+}
+fn default_wqm_variant() -> String {
+    "aimd".into()
 }
 
 fn default_driver() -> String {
@@ -165,6 +194,10 @@ pub struct StationSpec {
     /// The schedule repeats with period last − first waypoint time.
     #[serde(default)]
     pub repeat: bool,
+    /// The station that relays for this one (a lower index); None = associated with the AP.
+    /// A station with stations behind it forwards between its hops (a mesh relay).
+    #[serde(default)]
+    pub parent: Option<u32>,
 }
 
 fn default_rate_control() -> String {
@@ -376,6 +409,27 @@ impl Spec {
         if self.ap.aql_limit_low_ns == 0 || self.ap.aql_limit_low_ns > self.ap.aql_limit_high_ns {
             bad("ap.aql_limit_low", format!("{}ns", self.ap.aql_limit_low_ns), "0 < low <= aql_limit_high".into());
         }
+        match self.ap.buffer_sizer.as_str() {
+            "none" => {}
+            "wqm" => {
+                if self.ap.qdisc != "fifo" {
+                    bad("ap.buffer_sizer", "\"wqm\"".into(), "only with qdisc = \"fifo\" (WQM sizes a tail-drop buffer)".into());
+                }
+                if self.ap.driver != "pull" {
+                    bad("ap.buffer_sizer", "\"wqm\"".into(), "only with driver = \"pull\" (no queue below the sized one)".into());
+                }
+            }
+            other => bad("ap.buffer_sizer", format!("{other:?}"), "\"none\" or \"wqm\"".into()),
+        }
+        if self.ap.wqm_limit_ns == 0 {
+            bad("ap.wqm_limit", "0ns".into(), "a duration > 0".into());
+        }
+        if self.ap.wqm_interval_ns == 0 {
+            bad("ap.wqm_interval", "0ns".into(), "a duration > 0".into());
+        }
+        if !["aimd", "aiad", "miad", "mimd"].contains(&self.ap.wqm_variant.as_str()) {
+            bad("ap.wqm_variant", format!("{:?}", self.ap.wqm_variant), "one of \"aimd\", \"aiad\", \"miad\", \"mimd\"".into());
+        }
         if self.ap.scheduler != "round_robin" && self.ap.scheduler != "airtime" {
             bad("ap.scheduler", format!("{:?}", self.ap.scheduler), "\"round_robin\" or \"airtime\"".into());
         }
@@ -422,6 +476,13 @@ impl Spec {
             }
             if st.queue_limit == 0 {
                 bad(&format!("stations[{i}].queue_limit"), "0".into(), "at least 1 packet".into());
+            }
+            if let Some(par) = st.parent {
+                if par as usize >= i {
+                    bad(&format!("stations[{i}].parent"), par.to_string(), format!("the index of an earlier station (0..{i})"));
+                } else if self.ap.driver != "pull" {
+                    bad(&format!("stations[{i}].parent"), par.to_string(), "only with ap.driver = \"pull\" (relays are ath9k-like nodes)".into());
+                }
             }
             if !["fixed", "ideal", "minstrel"].contains(&st.rate_control.as_str()) {
                 bad(&format!("stations[{i}].rate_control"), format!("{:?}", st.rate_control), "one of \"fixed\", \"ideal\", \"minstrel\"".into());

@@ -17,7 +17,10 @@ use crate::capture::{Capture, CaptureRequest, MpduRec, Node, PhyRec, PpduKind};
 use crate::engine::EventQueue;
 use crate::metrics::{FlowCounters, Series};
 use crate::spec::{Spec, StationSpec};
+use lasthop_algo::aqm::wqm::{ArttParams, ChannelTimes, Wqm, WqmConfig, WqmInput, WqmOutput, WqmVariant};
 use lasthop_algo::aqm::{Fifo, FifoConfig, Qdisc, QueuedPacket};
+use lasthop_core::controller::Controller;
+use lasthop_core::units::{BitRate, Bytes};
 use lasthop_core::rng::StreamKind;
 use lasthop_core::{Duration, Instant, Rng};
 use lasthop_wifi::mac::blockack::{Originator, Recipient};
@@ -124,6 +127,9 @@ enum Ev {
     /// A TCP connection's timer (RTO, delayed ACK, pacing, queue drained); stale if the
     /// generation moved on.
     TcpTimer(u32, u64),
+    /// Measurement instant of a forwarding node's interface queue (the AP = 0, relay station
+    /// `s` = 1 + s): samples it and runs its buffer sizer.
+    NodeTick(u32),
 }
 
 struct Flow {
@@ -186,6 +192,13 @@ struct Station {
     rc: [RateControl; 2],
     queue: Fifo<PktRef>,
     contender: ContenderId,
+    /// The relay station this one is associated with (None: the AP).
+    parent: Option<u32>,
+    /// Index in `World::relays` if stations are associated with this one.
+    relay: Option<u32>,
+    /// The entry of this link's downlink in its parent's queue set (the AP's: the station
+    /// index; a relay's: 1 + child position).
+    entry: u32,
     down_orig: Originator<PktRef>,
     down_rcpt: Recipient<PktRef>,
     up_orig: Originator<PktRef>,
@@ -196,6 +209,26 @@ struct Station {
     /// Sum of PHY rates (bit/s) and count of data PPDUs sent, per direction (after warm-up).
     rate_sum: [f64; 2],
     rate_n: [u64; 2],
+}
+
+/// A station that stations are associated with: a mesh relay. It forwards between its hops
+/// through one interface queue configured like the AP's (`[ap]` discipline, limit, buffer
+/// sizer): entry 0 holds frames for its parent, entry 1 + k frames for its k-th child. Its one
+/// contender serves the entries round-robin, one aggregate of whatever is queued for that next
+/// hop per turn (ath9k-like: no waiting for a fuller aggregate).
+struct Relay {
+    sta: u32,
+    txqs: TxqSet<PktRef>,
+    /// The child link of entry 1 + k.
+    children: Vec<u32>,
+}
+
+/// The WQM buffer sizer of one forwarding node, with the channel counters at its previous
+/// measurement instant.
+struct WqmHost {
+    ctl: Wqm,
+    last_busy_ns: u64,
+    last_tx_ns: u64,
 }
 
 /// Index of a rate in `Station::psdu_by_rate`.
@@ -271,6 +304,15 @@ pub struct World {
     /// `ap.driver = "firmware"`: per-station hardware queues below the station queues.
     fw: Option<Box<Firmware>>,
     stations: Vec<Station>,
+    relays: Vec<Relay>,
+    /// Buffer sizer per node (0 = the AP, 1 + s = station s), for forwarding nodes with
+    /// `ap.buffer_sizer = "wqm"`.
+    wqm: Vec<Option<Box<WqmHost>>>,
+    /// Airtime each node spent transmitting (ns), for the free-channel fraction.
+    node_tx_ns: Vec<u64>,
+    node_tick: Duration,
+    /// A-MPDUs only above this PHY rate (0 = always).
+    aggregation_min_rate: u64,
     flows: Vec<Flow>,
     /// Saturated downlink flow per station, if any (refilled as the AP dequeues).
     sat_down: Vec<Option<u32>>,
@@ -310,6 +352,11 @@ pub struct World {
     pub ts_rtt_sum: Series,
     pub ts_rtt_n: Series,
     pub ts_retx: Series,
+    /// Per node, sampled at each node tick: interface-queue limit and backlog (packets), and
+    /// the number of samples per bin.
+    pub ts_node_limit: Series,
+    pub ts_node_backlog: Series,
+    pub ts_node_n: Series,
 }
 
 /// aRxPHYStartDelay for OFDM PHYs (IEEE 802.11-2020 Table 17-21): part of the Ack timeout.
@@ -398,6 +445,9 @@ impl World {
                 rc,
                 queue: Fifo::new(FifoConfig { limit_packets: st.queue_limit as usize, limit_bytes: 0 }),
                 contender,
+                parent: st.parent,
+                relay: None,
+                entry: i as u32,
                 down_orig: Originator::new(win),
                 down_rcpt: Recipient::new(win),
                 up_orig: Originator::new(win),
@@ -410,6 +460,87 @@ impl World {
         }
 
         let n_sta = stations.len();
+        let schedule = if spec.ap.scheduler == "airtime" {
+            TxqSchedule::Airtime { quantum: TxqSchedule::AIRTIME_QUANTUM }
+        } else {
+            TxqSchedule::RoundRobin
+        };
+        // Mesh relays: stations that others are associated with.
+        let mut relays: Vec<Relay> = Vec::new();
+        for i in 0..n_sta {
+            let Some(par) = stations[i].parent else { continue };
+            let par = par as usize;
+            let r = match stations[par].relay {
+                Some(r) => r as usize,
+                None => {
+                    stations[par].relay = Some(relays.len() as u32);
+                    relays.push(Relay { sta: par as u32, txqs: TxqSet::new(0, 1, spec.aqm_config(), 0, schedule), children: Vec::new() });
+                    relays.len() - 1
+                }
+            };
+            relays[r].children.push(i as u32);
+            stations[i].entry = relays[r].children.len() as u32;
+        }
+        for (r, rl) in relays.iter_mut().enumerate() {
+            let seed_r = Rng::stream(seed, StreamKind::Other, (1 << 32) + 1 + r as u64).next_u64();
+            rl.txqs = TxqSet::new(1 + rl.children.len(), spec.ap.queue_limit as usize, spec.aqm_config(), seed_r, schedule);
+        }
+        // The WQM buffer sizer at every forwarding node (the AP and each relay).
+        let wqm_cfg = (spec.ap.buffer_sizer == "wqm").then(|| {
+            let p = params(false);
+            let top_rate = spec
+                .stations
+                .iter()
+                .map(|st| match st.rate_control.as_str() {
+                    "fixed" => spec.tx_vector(st).data_rate_bps(),
+                    _ => rate_table(standard, spec.phy.channel_width, spec.phy.guard_interval, st.nss)
+                        .iter()
+                        .map(|t| t.data_rate_bps())
+                        .max()
+                        .unwrap_or(1),
+                })
+                .max()
+                .unwrap_or(1);
+            WqmConfig {
+                interval: Duration(spec.ap.wqm_interval_ns),
+                limit: Duration(spec.ap.wqm_limit_ns),
+                variant: match spec.ap.wqm_variant.as_str() {
+                    "aiad" => WqmVariant::Aiad,
+                    "miad" => WqmVariant::Miad,
+                    "mimd" => WqmVariant::Mimd,
+                    _ => WqmVariant::Aimd,
+                },
+                // Equations (6)–(7) with this cell's slot, SIFS, AIFS and CWmin.
+                artt: ArttParams {
+                    t_slot: timing.slot,
+                    cw_min: p.cw_min + 1,
+                    t_difs: timing.sifs + timing.slot * p.aifsn as u64,
+                    t_sifs: timing.sifs,
+                    ..ArttParams::default()
+                },
+                top_rate: BitRate(top_rate),
+                k_max: max_mpdus.min(win),
+                ..WqmConfig::default()
+            }
+        });
+        let mut wqm: Vec<Option<Box<WqmHost>>> = (0..=n_sta).map(|_| None).collect();
+        let mut ap_limit = None;
+        if let Some(cfg) = wqm_cfg {
+            let nodes: Vec<usize> = std::iter::once(0).chain(relays.iter().map(|r| r.sta as usize + 1)).collect();
+            for n in nodes {
+                let ctl = Wqm::new(cfg, Instant::ZERO).expect("WQM parameters validated with the spec");
+                // Until its initial stage has a rate to work with, the buffer is the largest the
+                // sizer would choose.
+                let start = ctl.b_max() as usize;
+                if n == 0 {
+                    ap_limit = Some(start);
+                } else {
+                    let r = stations[n - 1].relay.expect("a relay") as usize;
+                    relays[r].txqs.set_total_limit(start);
+                }
+                wqm[n] = Some(Box::new(WqmHost { ctl, last_busy_ns: 0, last_tx_ns: 0 }));
+            }
+        }
         let mut flows = Vec::with_capacity(spec.flows.len());
         let mut tcp = Vec::with_capacity(spec.flows.len());
         let mut sat_down = vec![None; n_sta];
@@ -430,7 +561,12 @@ impl World {
             let sat_target = if pattern == Pattern::Saturated {
                 match dir {
                     Dir::Down => {
-                        sat_down[sta] = Some(i as u32);
+                        // Keyed by the AP's queue the flow's packets enter (its first hop).
+                        let mut hop = sta;
+                        while let Some(par) = spec.stations[hop].parent {
+                            hop = par as usize;
+                        }
+                        sat_down[hop] = Some(i as u32);
                         (spec.ap.queue_limit as usize / n_sat_down).max(1)
                     }
                     Dir::Up => {
@@ -468,6 +604,10 @@ impl World {
         let n_flows = flows.len();
         let ack_lowest = phy::legacy_duration(6_000_000, frame::ACK, band);
         let end = Instant(spec.sim.duration_ns);
+        let mut txqs = TxqSet::new(n_sta, spec.ap.queue_limit as usize, spec.aqm_config(), Rng::stream(seed, StreamKind::Other, 1 << 32).next_u64(), schedule);
+        if let Some(l) = ap_limit {
+            txqs.set_total_limit(l);
+        }
         World {
             q: EventQueue::new(),
             end,
@@ -490,22 +630,17 @@ impl World {
             beacon_pending: false,
             ap_data,
             ap_beacon,
-            txqs: TxqSet::new(
-                n_sta,
-                spec.ap.queue_limit as usize,
-                spec.aqm_config(),
-                Rng::stream(seed, StreamKind::Other, 1 << 32).next_u64(),
-                if spec.ap.scheduler == "airtime" {
-                    TxqSchedule::Airtime { quantum: TxqSchedule::AIRTIME_QUANTUM }
-                } else {
-                    TxqSchedule::RoundRobin
-                },
-            ),
+            txqs,
             fw: (spec.ap.driver == "firmware").then(|| {
                 let aql = spec.ap.aql.then_some((spec.ap.aql_limit_low_ns, spec.ap.aql_limit_high_ns, spec.ap.aql_threshold_ns));
                 Box::new(Firmware::new(n_sta, spec.ap.hw_queue_limit, aql))
             }),
             stations,
+            relays,
+            wqm,
+            node_tx_ns: vec![0; n_sta + 1],
+            node_tick: Duration(spec.ap.wqm_interval_ns),
+            aggregation_min_rate: m.aggregation_min_rate_bps,
             flows,
             sat_down,
             sat_up,
@@ -539,6 +674,9 @@ impl World {
             ts_rtt_sum: Series::new(n_flows, bins, bin),
             ts_rtt_n: Series::new(n_flows, bins, bin),
             ts_retx: Series::new(n_flows, bins, bin),
+            ts_node_limit: Series::new(n_sta + 1, bins, bin),
+            ts_node_backlog: Series::new(n_sta + 1, bins, bin),
+            ts_node_n: Series::new(n_sta + 1, bins, bin),
             spec,
         }
     }
@@ -569,6 +707,10 @@ impl World {
     }
     pub fn band(&self) -> Band {
         self.band
+    }
+    /// Node `n` (0 = the AP, 1 + s = station s) forwards: the AP, or a relay station.
+    pub fn is_forwarding(&self, n: usize) -> bool {
+        n == 0 || self.stations[n - 1].relay.is_some()
     }
 
     /// Record the PPDUs `req.node` sends or is the addressed receiver of (see `capture.rs`).
@@ -608,6 +750,11 @@ impl World {
             self.q.schedule(Instant::ZERO, Ev::Beacon);
         }
         self.q.schedule(Instant::ZERO + self.progress_step, Ev::Progress);
+        let forwarding: Vec<u32> = std::iter::once(0).chain(self.relays.iter().map(|r| r.sta + 1)).collect();
+        for n in forwarding {
+            // A sample at 0 too; the sizer itself acts at its measurement instants.
+            self.q.schedule(Instant::ZERO, Ev::NodeTick(n));
+        }
         while let Some(ev) = self.q.pop_until(self.end) {
             match ev {
                 Ev::FlowNext(f) => self.on_flow_next(f),
@@ -621,6 +768,7 @@ impl World {
                 Ev::ExchangeEnd => self.on_exchange_end(),
                 Ev::Beacon => self.on_beacon(),
                 Ev::TcpTimer(f, g) => self.on_tcp_timer(f, g),
+                Ev::NodeTick(n) => self.on_node_tick(n),
                 Ev::Progress => {
                     let now = self.q.now();
                     progress(now.as_nanos() as f64 / self.end.as_nanos() as f64);
@@ -786,10 +934,13 @@ impl World {
         for _ in 0..target {
             let full = match dir {
                 Dir::Down => self.txqs.room() == 0,
-                Dir::Up => {
-                    let q = &self.stations[sta as usize].queue;
-                    q.len_packets() >= q.params().limit_packets
-                }
+                Dir::Up => match self.stations[sta as usize].relay {
+                    Some(r) => self.relays[r as usize].txqs.room() == 0,
+                    None => {
+                        let q = &self.stations[sta as usize].queue;
+                        q.len_packets() >= q.params().limit_packets
+                    }
+                },
             };
             if full {
                 break;
@@ -845,7 +996,9 @@ impl World {
         }
     }
 
-    fn ap_enqueue(&mut self, sta: u32, p: PktRef, now: Instant) {
+    /// A packet for station `dest` enters the AP's queue of its first hop.
+    fn ap_enqueue(&mut self, dest: u32, p: PktRef, now: Instant) {
+        let sta = self.next_hop(0, dest);
         match self.txqs.enqueue(now, sta, p) {
             Ok(()) => {
                 if self.fw.is_some() {
@@ -919,6 +1072,10 @@ impl World {
     }
 
     fn station_enqueue(&mut self, sta: u32, p: PktRef, now: Instant) {
+        if let Some(r) = self.stations[sta as usize].relay {
+            self.relay_enqueue(r, 0, p, now);
+            return;
+        }
         let s = &mut self.stations[sta as usize];
         match s.queue.enqueue(now, p) {
             Ok(()) => {
@@ -930,6 +1087,196 @@ impl World {
                 self.drop_pkt(p, DropWhy::Queue);
             }
         }
+    }
+
+    // ---------------------------------------------------------------- mesh relays
+
+    /// The node sending on the downlink of `link`: 0 = the AP, 1 + s = relay station s.
+    #[inline]
+    fn parent_node(&self, link: u32) -> u32 {
+        self.stations[link as usize].parent.map_or(0, |p| p + 1)
+    }
+
+    /// The node transmitting on `link` in `dir`.
+    #[inline]
+    fn tx_node(&self, link: u32, dir: Dir) -> u32 {
+        match dir {
+            Dir::Down => self.parent_node(link),
+            Dir::Up => link + 1,
+        }
+    }
+
+    /// The link by which `node` reaches station `dest` (which must be below it).
+    fn next_hop(&self, node: u32, dest: u32) -> u32 {
+        let mut s = dest;
+        loop {
+            let par = self.parent_node(s);
+            if par == node {
+                return s;
+            }
+            assert!(par != 0, "station {dest} is not below node {node}");
+            s = par - 1;
+        }
+    }
+
+    /// The relay queue set and entry that feed `link` in `dir`; None where the AP's queues
+    /// (downlink from the AP) or a leaf station's own queue (its uplink) do.
+    #[inline]
+    fn relay_port(&self, link: u32, dir: Dir) -> Option<(u32, u32)> {
+        let s = &self.stations[link as usize];
+        match dir {
+            Dir::Down => {
+                let par = s.parent?;
+                Some((self.stations[par as usize].relay.expect("parent is a relay"), s.entry))
+            }
+            Dir::Up => s.relay.map(|r| (r, 0)),
+        }
+    }
+
+    fn relay_enqueue(&mut self, r: u32, entry: u32, p: PktRef, now: Instant) {
+        let rl = &mut self.relays[r as usize];
+        let sta = rl.sta;
+        match rl.txqs.enqueue(now, entry, p) {
+            Ok(()) => {
+                let c = self.stations[sta as usize].contender;
+                self.make_ready(c, now);
+            }
+            Err(p) => {
+                self.tcp_sent_from(sta, p);
+                self.drop_pkt(p, DropWhy::Queue);
+            }
+        }
+    }
+
+    /// The next frame of a relay's queue entry (drops of its discipline accounted).
+    fn relay_pull(&mut self, r: u32, entry: u32, now: Instant) -> Option<PktRef> {
+        let mut drops = std::mem::take(&mut self.scratch_dup);
+        let sta = self.relays[r as usize].sta;
+        let p = self.relays[r as usize].txqs.tx_dequeue(now, entry, |d| drops.push(d));
+        for d in drops.drain(..) {
+            self.tcp_sent_from(sta, d);
+            self.drop_pkt(d, DropWhy::Queue);
+        }
+        self.scratch_dup = drops;
+        p
+    }
+
+    /// A packet left station `sta` for good (delivered to the next hop or dropped): if the
+    /// station's own TCP sender queued it, its bytes below the socket shrink. Packets a relay
+    /// forwards for others do not count.
+    #[inline]
+    fn tcp_sent_from(&mut self, sta: u32, p: PktRef) {
+        if self.flows[p.flow as usize].station == sta {
+            self.tcp_station_sent(p);
+        }
+    }
+
+    /// Station `link` received `p` on its downlink: its own, or forwarded towards its
+    /// destination.
+    fn down_arrive(&mut self, link: u32, p: PktRef, t: Instant) {
+        let dest = self.flows[p.flow as usize].station;
+        if dest == link {
+            self.arrive(p, t);
+            return;
+        }
+        let r = self.stations[link as usize].relay.expect("a packet for a station below a relay");
+        let hop = self.next_hop(link + 1, dest);
+        let entry = self.stations[hop as usize].entry;
+        let now = self.q.now();
+        self.relay_enqueue(r, entry, p, now);
+    }
+
+    /// The parent of station `link` received `p` on the uplink: the AP sends it on the wired
+    /// link, a relay forwards it to its own parent.
+    fn up_arrive(&mut self, link: u32, p: PktRef, t: Instant) {
+        match self.stations[link as usize].parent {
+            None => self.wired_send(p, Dir::Up, t),
+            Some(par) => {
+                let r = self.stations[par as usize].relay.expect("parent is a relay");
+                let now = self.q.now();
+                self.relay_enqueue(r, 0, p, now);
+            }
+        }
+    }
+
+    /// The queue set of forwarding node `n` (the AP or a relay).
+    fn node_txqs(&self, n: u32) -> &TxqSet<PktRef> {
+        if n == 0 {
+            &self.txqs
+        } else {
+            &self.relays[self.stations[n as usize - 1].relay.expect("a forwarding node") as usize].txqs
+        }
+    }
+
+    fn node_txqs_mut(&mut self, n: u32) -> &mut TxqSet<PktRef> {
+        if n == 0 {
+            &mut self.txqs
+        } else {
+            let r = self.stations[n as usize - 1].relay.expect("a forwarding node") as usize;
+            &mut self.relays[r].txqs
+        }
+    }
+
+    /// The (link, direction) of entry `e` of node `n`'s queue set.
+    fn node_entry_link(&self, n: u32, e: u32) -> (u32, Dir) {
+        if n == 0 {
+            (e, Dir::Down)
+        } else if e == 0 {
+            (n - 1, Dir::Up)
+        } else {
+            let r = self.stations[n as usize - 1].relay.expect("a forwarding node") as usize;
+            (self.relays[r].children[e as usize - 1], Dir::Down)
+        }
+    }
+
+    /// Most MPDUs one A-MPDU of full-size (1500-octet) packets can hold at `txv` on `link`.
+    fn ampdu_capacity(&mut self, link: u32, txv: &TxVector) -> u32 {
+        if !self.aggregation || txv.data_rate_bps() <= self.aggregation_min_rate {
+            return 1;
+        }
+        let per = frame::mpdu_len(1500, self.qos) + 4;
+        (self.max_psdu(link, txv) / per).clamp(1, self.max_mpdus)
+    }
+
+    /// A forwarding node's measurement instant: sample its interface queue and, with WQM, hand
+    /// the buffer sizer what a Linux node exposes — the current tx rate and the A-MPDU length
+    /// it allows (of the next hop with the longest queue), the backlog, and channel busy and
+    /// transmit time (a survey) — then apply the limit it asks for.
+    fn on_node_tick(&mut self, n: u32) {
+        let now = self.q.now();
+        self.q.schedule(now + self.node_tick, Ev::NodeTick(n));
+        if self.wqm[n as usize].is_some() {
+            let (entries, backlog) = {
+                let t = self.node_txqs(n);
+                (t.entries(), t.backlog_bytes())
+            };
+            let e = (0..entries as u32).max_by_key(|&e| (self.node_txqs(n).len(e), std::cmp::Reverse(e))).unwrap_or(0);
+            let (link, dir) = self.node_entry_link(n, e);
+            let txv = self.stations[link as usize].rc[dir as usize].current();
+            let k = self.ampdu_capacity(link, &txv);
+            let (busy, tx) = (self.totals.busy_ns, self.node_tx_ns[n as usize]);
+            let h = self.wqm[n as usize].as_deref_mut().expect("WQM host");
+            let d_tx = tx - h.last_tx_ns;
+            // Busy time is booked when an exchange starts, own airtime when it ends.
+            let d_busy = (busy - h.last_busy_ns).max(d_tx);
+            h.last_busy_ns = busy;
+            h.last_tx_ns = tx;
+            let times = ChannelTimes { active: self.node_tick, busy: Duration(d_busy), tx: Duration(d_tx) };
+            h.ctl.handle_input(now, WqmInput::TxRate(BitRate(txv.data_rate_bps())));
+            h.ctl.handle_input(now, WqmInput::BacklogBytes(Bytes(backlog)));
+            h.ctl.handle_input(now, WqmInput::AggregateLength(k));
+            h.ctl.handle_input(now, WqmInput::ChannelInterval(times));
+            h.ctl.handle_timeout(now);
+            if let Some(WqmOutput::SetLimit(b)) = h.ctl.poll_output() {
+                self.node_txqs_mut(n).set_total_limit(b as usize);
+            }
+        }
+        // Sampled from the start, warm-up included, so the sizer's initial stage shows.
+        let t = self.node_txqs(n);
+        let (limit, len) = (t.total_limit() as f64, t.total_len() as f64);
+        self.ts_node_limit.add(n as usize, now.as_nanos(), limit);
+        self.ts_node_backlog.add(n as usize, now.as_nanos(), len);
+        self.ts_node_n.add(n as usize, now.as_nanos(), 1.0);
     }
 
     // ---------------------------------------------------------------- channel access
@@ -1050,9 +1397,13 @@ impl World {
                     if !cap.involves(sta) {
                         continue;
                     }
+                    let parent = match self.stations[sta as usize].parent {
+                        None => Node::Ap,
+                        Some(par) => Node::Station(par),
+                    };
                     let (t, r) = match dir {
-                        Dir::Down => (Node::Ap, Node::Station(sta)),
-                        Dir::Up => (Node::Station(sta), Node::Ap),
+                        Dir::Down => (parent, Node::Station(sta)),
+                        Dir::Up => (Node::Station(sta), parent),
                     };
                     let phy = if v.standard == Standard::Ofdm {
                         PhyRec::Legacy { rate_bps: phy::LEGACY_RATES[v.mcs as usize] }
@@ -1106,7 +1457,15 @@ impl World {
             };
             (sta.expect("AP ready with no active station"), Dir::Down)
         } else {
-            (self.medium.get(c).owner - 1, Dir::Up)
+            let j = self.medium.get(c).owner - 1;
+            match self.stations[j as usize].relay {
+                // A relay serves its next hops in turn.
+                Some(r) => {
+                    let e = self.relays[r as usize].txqs.next_txq().expect("relay ready with nothing to send");
+                    self.node_entry_link(j + 1, e)
+                }
+                None => (j, Dir::Up),
+            }
         };
         // Rate control picks the rate of this PPDU from the SNR it would see (ideal) or from its
         // own statistics (Minstrel-HT; one rate per A-MPDU, samples included — see
@@ -1118,8 +1477,15 @@ impl World {
             rc.set_snr_db(snr);
             (rc.select(now), snr, self.max_mpdus as usize)
         };
+        // ath9k-like: no aggregation at or below the configured rate (6.5 Mb/s).
+        let single = self.aggregation_min_rate > 0 && txv.data_rate_bps() <= self.aggregation_min_rate;
+        let max_n = if single { 1 } else { max_n };
         let max_psdu = self.max_psdu(sta, &txv);
-        let psdu = self.build_ampdu(sta, dir, now, max_n, max_psdu, &mut mpdus);
+        let mut psdu = self.build_ampdu(sta, dir, now, max_n, max_psdu, &mut mpdus);
+        if single && self.standard == Standard::Ht {
+            // A plain MPDU (HT has no single-MPDU A-MPDU format requirement).
+            psdu = frame::mpdu_len(mpdus[0].1.len, self.qos);
+        }
         let d = phy::ppdu_duration(&txv, psdu, self.band);
         if now >= self.warmup {
             let n = mpdus.len();
@@ -1159,6 +1525,7 @@ impl World {
             let m = frame::mpdu_len(ip, qos);
             len.is_empty() || len.with(m) <= max_psdu
         };
+        let port = self.relay_port(sta, dir);
         let win_start = {
             let s = &self.stations[sta as usize];
             match dir {
@@ -1185,6 +1552,15 @@ impl World {
                 break;
             }
             let p = match dir {
+                _ if port.is_some() => {
+                    let (r, e) = port.expect("relay port");
+                    let Some(p) = self.relay_pull(r, e, now) else { break };
+                    if !fits(&len, p.len) {
+                        self.relays[r as usize].txqs.stash(e, p);
+                        break;
+                    }
+                    p
+                }
                 Dir::Down if self.fw.is_some() => {
                     let q = &mut self.fw.as_deref_mut().expect("firmware").queue[sta as usize];
                     let Some(&p) = q.front() else { break };
@@ -1220,6 +1596,10 @@ impl World {
             len.push(frame::mpdu_len(p.len, qos));
             out.push((seq, p, false));
             let sat = match dir {
+                // A relay's own saturated uplink flow refills when one of its packets leaves.
+                Dir::Up if port.is_some() => self.sat_up[sta as usize].filter(|&f| f == p.flow),
+                // Relays forward; only the AP's queues are fed by saturated sources.
+                Dir::Down if port.is_some() => None,
                 // In firmware mode the source refills when the driver pulls (`fw_fill`).
                 Dir::Down if self.fw.is_some() => None,
                 Dir::Down => self.sat_down[sta as usize],
@@ -1270,8 +1650,12 @@ impl World {
                         self.stations[sta as usize].airtime[dir as usize] += airtime;
                         self.ts_airtime.add(sta as usize, ex.start.as_nanos(), airtime.as_nanos() as f64);
                     }
+                    let node = self.tx_node(sta, dir);
+                    self.node_tx_ns[node as usize] += airtime.as_nanos();
                     // mac80211 charges a station for airtime in both directions.
-                    self.txqs.register_airtime(sta, airtime);
+                    if self.stations[sta as usize].parent.is_none() {
+                        self.txqs.register_airtime(sta, airtime);
+                    }
                     let success = single && ex.acked;
                     {
                         let attempted = tx.mpdus.len() as u32;
@@ -1290,7 +1674,22 @@ impl World {
                     tx.mpdus.clear();
                     self.tx_pool.push(std::mem::take(&mut tx.mpdus));
                     let s = &self.stations[sta as usize];
+                    let port = self.relay_port(sta, dir);
                     match dir {
+                        _ if port.is_some() => {
+                            let (r, e) = port.expect("relay port");
+                            let more = match dir {
+                                Dir::Down => s.down_orig.has_retx(),
+                                Dir::Up => s.up_orig.has_retx(),
+                            };
+                            let rl = &mut self.relays[r as usize];
+                            rl.txqs.register_airtime(e, airtime);
+                            rl.txqs.return_txq(e, more);
+                            if !rl.txqs.has_active() {
+                                let c = self.stations[rl.sta as usize].contender;
+                                self.medium.set_not_ready(c);
+                            }
+                        }
                         Dir::Down if self.fw.is_some() => {
                             let more = s.down_orig.has_retx();
                             if !self.fw.as_deref_mut().expect("firmware").end_turn(sta, more) {
@@ -1351,7 +1750,7 @@ impl World {
                 };
                 rcpt.receive(seq, p, |x| released.push(x), |x| dups.push(x));
                 if dir == Dir::Up {
-                    self.tcp_station_sent(p);
+                    self.tcp_sent_from(sta, p);
                 }
                 if acked {
                     if dir == Dir::Down {
@@ -1367,7 +1766,7 @@ impl World {
             pk.retries += 1;
             if pk.retries as u32 >= self.retry_limit {
                 if dir == Dir::Up {
-                    self.tcp_station_sent(p);
+                    self.tcp_sent_from(sta, p);
                 } else {
                     self.fw_release(sta, p);
                 }
@@ -1392,8 +1791,8 @@ impl World {
         self.totals.mpdus_delivered += released.len() as u64;
         for p in released.drain(..) {
             match dir {
-                Dir::Down => self.arrive(p, rx_time),
-                Dir::Up => self.wired_send(p, Dir::Up, rx_time),
+                Dir::Down => self.down_arrive(sta, p, rx_time),
+                Dir::Up => self.up_arrive(sta, p, rx_time),
             }
         }
         for p in dups.drain(..) {

@@ -12,6 +12,7 @@ SUITES: dict[str, str] = {
     "phy-mac": ".phy_mac",
     "tcp-baselines": ".tcp_baselines",
     "queues": ".queues",
+    "wqm": ".wqm",
 }
 
 

@@ -42,6 +42,11 @@ pub struct TxqSet<P> {
     queues: Vec<AnyQdisc<P>>,
     stash: Vec<Option<P>>,
     total_limit: usize,
+    /// The limit the disciplines were built with: `set_total_limit` never goes above it.
+    built_limit: usize,
+    /// Packets above `total_limit` left queued when the limit was lowered (they drain; no new
+    /// arrival is accepted until the count is below the limit).
+    excess: usize,
     total_len: usize,
     /// Stations with something to send, in service order.
     active: VecDeque<u32>,
@@ -62,6 +67,8 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
             queues: (0..stations).map(|i| aqm.build(seed.wrapping_add(i as u64))).collect(),
             stash: (0..stations).map(|_| None).collect(),
             total_limit,
+            built_limit: total_limit,
+            excess: 0,
             total_len: 0,
             active: VecDeque::with_capacity(stations),
             in_active: vec![false; stations],
@@ -70,6 +77,10 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
         }
     }
 
+    /// Number of station queues.
+    pub fn entries(&self) -> usize {
+        self.queues.len()
+    }
     pub fn total_len(&self) -> usize {
         self.total_len
     }
@@ -80,7 +91,21 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
         self.queues[sta as usize].len_packets() + self.stash[sta as usize].is_some() as usize
     }
     pub fn room(&self) -> usize {
-        self.total_limit - self.total_len
+        self.total_limit.saturating_sub(self.total_len)
+    }
+
+    /// Change the shared packet limit (a buffer sizer resizing `txqueuelen`), clamped to
+    /// `1..=` the limit the set was built with. Lowering it drops nothing: packets already
+    /// queued above the new limit drain, and arrivals are refused until the count is below it.
+    pub fn set_total_limit(&mut self, limit: usize) {
+        self.total_limit = limit.clamp(1, self.built_limit);
+        self.excess = self.total_len.saturating_sub(self.total_limit);
+    }
+
+    /// Octets queued for all stations (stashed frames included).
+    pub fn backlog_bytes(&self) -> u64 {
+        let q: u64 = self.queues.iter().map(|q| q.len_bytes()).sum();
+        q + self.stash.iter().flatten().map(|p| p.len_bytes() as u64).sum::<u64>()
     }
     pub fn airtime(&self, sta: u32) -> Duration {
         self.airtime[sta as usize]
@@ -98,6 +123,7 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
             self.dropped_total_limit += 1;
             return Err(p);
         }
+        self.excess = 0;
         match self.queues[sta as usize].enqueue(now, p) {
             Ok(()) => {
                 self.total_len += 1;
@@ -223,7 +249,7 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
         if sum != self.total_len {
             return Err("total length out of sync");
         }
-        if self.total_len > self.total_limit {
+        if self.total_len > self.total_limit + self.excess {
             return Err("total limit exceeded");
         }
         for q in &self.queues {
