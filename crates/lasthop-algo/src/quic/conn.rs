@@ -1528,6 +1528,9 @@ impl QuicConnection {
             let conn_room = self.peer_max_data.saturating_sub(self.conn_sent_new);
             let limit = st.peer_max.min(st.send.sent + conn_room);
             if !st.send.has_pending(limit) {
+                if st.send.blocked(limit) {
+                    self.stats.flow_control_blocked += 1;
+                }
                 st.queued = false;
                 self.queue.pop_front();
                 used_front = None;

@@ -308,7 +308,7 @@ mod tests {
         // Short header: 1 + 8 + pn; long Initial: 1+4+1+8+1+8+1(token len)+2(Length)+pn.
         assert_eq!(PacketType::OneRtt.header_len(1, 1000), 10);
         assert_eq!(PacketType::Initial.header_len(1, 1000), 27);
-        assert_eq!(PacketType::Handshake.header_len(2, 30), 27);
+        assert_eq!(PacketType::Handshake.header_len(2, 30), 26);
         let s = Frame::Stream { id: 0, offset: 0, len: 1000, fin: false };
         assert_eq!(s.wire_len(), 1 + 1 + 2 + 1000);
         let s = Frame::Stream { id: 4, offset: 100_000, len: 10, fin: true };
