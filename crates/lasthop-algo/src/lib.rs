@@ -4,6 +4,10 @@
 //! * [`aqm`]: queue disciplines behind one `Qdisc` trait (FIFO tail drop, CoDel, PIE, FQ-CoDel).
 //! * [`control`]: receiver ACK policies, the history-based initial congestion window, and
 //!   aggctl (aggregation estimator, rate allocator).
+//! * [`cc`]: congestion controllers (NewReno, CUBIC with HyStart++, BBR).
+//! * [`tcp`]: TCP sender and receiver endpoints.
+//! * [`quic`]: a QUIC endpoint model (RFC 9000/9002 timing, Chromium's congestion control,
+//!   pacing and ACK policies; no cryptography, realistic packet sizes).
 #![no_std]
 #![forbid(unsafe_code)]
 extern crate alloc;
@@ -11,4 +15,5 @@ extern crate alloc;
 pub mod aqm;
 pub mod cc;
 pub mod control;
+pub mod quic;
 pub mod tcp;

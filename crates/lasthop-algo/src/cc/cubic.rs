@@ -43,6 +43,10 @@
 //! restart window), ssthresh = max(ssthresh, ¾·cwnd before) as Linux, and the next congestion
 //! avoidance stage starts a new epoch (§4.2).
 //!
+//! Chromium emulation (`num_connections` = N > 1, Chromium's `CubicBytes` default is 2): the
+//! multiplicative decrease uses β_eff = (N − 1 + β)/N and the Reno-friendly slope
+//! α = 3N²(1 − β_eff)/(1 + β_eff), as Chromium's CUBIC emulates N TCP flows; N = 1 is RFC 9438.
+//!
 //! Not implemented: idle-period exclusion of t (§4.2 and §5.8, an application-limited sender
 //! question), spurious-congestion undo (§4.9), the flight_size form of §4.6, ECN.
 
@@ -103,6 +107,8 @@ pub struct CubicConfig {
     /// the initial slow start. Default 2. 0 means no limit.
     pub abc_l: u32,
     pub hystart: HyStartConfig,
+    /// Number of emulated connections N (see the module docs). Default 1 (RFC 9438).
+    pub num_connections: u32,
 }
 
 impl Default for CubicConfig {
@@ -114,6 +120,7 @@ impl Default for CubicConfig {
             reno_friendly: true,
             abc_l: 2,
             hystart: HyStartConfig::default(),
+            num_connections: 1,
         }
     }
 }
@@ -143,6 +150,8 @@ pub enum SlowStartExit {
     Rto,
     /// cwnd reached a configured ssthresh.
     Ssthresh,
+    /// An external delay-based detector asked to leave ([`CongestionControl::exit_slow_start`]).
+    Delay,
 }
 
 /// Snapshot for reports (assembled from the variables; never read by the control law).
@@ -284,6 +293,12 @@ impl Cubic {
             slow_start_exit: self.ss_exit,
             hystart_rounds: self.hy.rounds,
         }
+    }
+
+    /// β_eff = (N − 1 + β)/N for N emulated connections (β for N = 1).
+    fn beta(&self) -> f64 {
+        let n = self.cfg.num_connections.max(1) as f64;
+        (n - 1.0 + self.cfg.beta) / n
     }
 
     /// W_cubic(t) in bytes (RFC 9438 §4.2, Figure 1; C is in SMSS/s³).
@@ -453,11 +468,12 @@ impl Cubic {
         let w_t = self.w_cubic(t);
         let target = self.w_cubic(t + rtt.as_secs_f64()).clamp(cwnd, 1.5 * cwnd);
         // §4.3: W_est += α·segments_acked/cwnd, α = 1 once W_est ≥ cwnd_prior.
-        let beta = self.cfg.beta;
+        let beta = self.beta();
+        let n = self.cfg.num_connections.max(1) as f64;
         let alpha = if self.w_est >= self.cwnd_prior {
             1.0
         } else {
-            3.0 * (1.0 - beta) / (1.0 + beta)
+            3.0 * n * n * (1.0 - beta) / (1.0 + beta)
         };
         self.w_est += alpha * acked * mss / cwnd;
         if self.cfg.reno_friendly && w_t < self.w_est {
@@ -483,13 +499,13 @@ impl Cubic {
         if update_w_max {
             self.w_max = Some(match self.w_max {
                 Some(w) if self.cfg.fast_convergence && cwnd < w => {
-                    cwnd * (1.0 + self.cfg.beta) / 2.0
+                    cwnd * (1.0 + self.beta()) / 2.0
                 }
                 _ => cwnd,
             });
         }
         self.cwnd_prior = cwnd;
-        self.ssthresh = ((cwnd * self.cfg.beta) as u64).max(2 * self.mss as u64);
+        self.ssthresh = ((cwnd * self.beta()) as u64).max(2 * self.mss as u64);
         self.t_epoch = None;
     }
 }
@@ -568,6 +584,13 @@ impl CongestionControl for Cubic {
         self.ssthresh = super::idle_restart_ssthresh(self.ssthresh, before);
         self.set_cwnd_f(cwnd.min(before) as f64);
         self.t_epoch = None;
+    }
+
+    fn exit_slow_start(&mut self, now: Instant) {
+        if self.cwnd < self.ssthresh && !self.in_recovery {
+            self.ssthresh = self.cwnd;
+            self.end_slow_start(now, SlowStartExit::Delay);
+        }
     }
 
     fn cwnd(&self) -> u64 {

@@ -88,6 +88,10 @@ pub trait CongestionControl {
     /// window), ssthresh kept ≥ ¾ of the window before the restart. BBR keeps this default,
     /// which does nothing (Linux applies the restart to window-based controllers only).
     fn on_idle_restart(&mut self, _now: Instant, _cwnd: u64) {}
+    /// A delay-based detector outside the controller (QUIC's hybrid slow start,
+    /// `crate::quic`) asks to leave slow start now: window-based controllers set
+    /// ssthresh := cwnd. BBR keeps this default, which does nothing.
+    fn exit_slow_start(&mut self, _now: Instant) {}
     /// Congestion window in bytes.
     fn cwnd(&self) -> u64;
     /// Slow-start threshold in bytes (u64::MAX while unset).
@@ -155,6 +159,9 @@ impl CongestionControl for AnyCc {
     }
     fn on_idle_restart(&mut self, now: Instant, cwnd: u64) {
         dispatch!(self, c => c.on_idle_restart(now, cwnd))
+    }
+    fn exit_slow_start(&mut self, now: Instant) {
+        dispatch!(self, c => c.exit_slow_start(now))
     }
     fn cwnd(&self) -> u64 {
         dispatch!(self, c => c.cwnd())

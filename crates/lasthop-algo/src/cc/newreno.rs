@@ -199,6 +199,12 @@ impl CongestionControl for NewReno {
         None
     }
 
+    fn exit_slow_start(&mut self, _now: Instant) {
+        if self.cwnd < self.ssthresh {
+            self.ssthresh = self.cwnd;
+        }
+    }
+
     fn in_slow_start(&self) -> bool {
         self.cwnd < self.ssthresh
     }

@@ -1,0 +1,1696 @@
+//! [`QuicConnection`]: one QUIC endpoint, sans-IO (see the module docs of [`crate::quic`]).
+//!
+//! The host hands it datagrams ([`QuicConnection::handle_datagram`]) and the time, takes
+//! datagrams from [`QuicConnection::poll_transmit`] until it returns `None`, sleeps until
+//! [`QuicConnection::poll_timeout`] (which includes the pacing release time when the pacer
+//! holds data back) and then calls [`QuicConnection::handle_timeout`]; the application writes
+//! streams and reads [`Event`]s. Clause references are to RFC 9000 (transport) and RFC 9002
+//! (recovery, Appendix A pseudocode) unless said otherwise.
+
+use super::packet::*;
+use super::ranges::RangeSet;
+use super::rtt::RttEstimator;
+use super::stream::{RecvBuf, SendBuf};
+use super::*;
+use crate::cc::{AckInfo, AnyCc, CongestionControl, RateSample};
+use crate::control::ack_policy::{AckPolicy, AckPolicyStats};
+use alloc::collections::{BTreeMap, VecDeque};
+use alloc::vec::Vec;
+use lasthop_core::{Duration, Instant};
+
+/// Retransmittable frames one packet may carry (their records are kept inline per packet).
+const RETX_CAP: usize = 4;
+/// Received packet-number ranges kept per space (older ones are forgotten: later copies of
+/// those packets are treated as duplicates).
+const MAX_RECV_RANGES: usize = 64;
+/// An ACK-only sender makes every this-many-th ACK packet ack-eliciting with a PING
+/// (Chromium's kMaxConsecutiveNonRetransmittablePackets + 1; RFC 9000 §13.2.4).
+const PING_EVERY_ACKS: u32 = 20;
+/// Recycled vectors kept.
+const POOL_CAP: usize = 256;
+
+/// What must be resent if a packet is lost (RFC 9000 §13.3).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Retx {
+    #[default]
+    None,
+    Stream { id: u64, offset: u64, len: u32, fin: bool },
+    Crypto { offset: u64, len: u32, end: bool },
+    MaxData,
+    MaxStreamData { id: u64 },
+    HandshakeDone,
+    AckFrequency,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SentState {
+    Outstanding,
+    Acked,
+    Lost,
+}
+
+/// RFC 9002 Appendix A.1.1 sent-packet fields, plus the delivery-rate snapshot.
+#[derive(Clone, Copy, Debug)]
+struct SentPacket {
+    pn: u64,
+    time_sent: Instant,
+    size: u32,
+    ack_eliciting: bool,
+    in_flight: bool,
+    state: SentState,
+    retx: [Retx; RETX_CAP],
+    /// Largest packet number of the ACK frame it carried (RFC 9000 §13.2.4).
+    ack_largest: Option<u64>,
+    delivered: u64,
+    delivered_time: Instant,
+    first_sent_time: Instant,
+    app_limited: bool,
+    tx_in_flight: u64,
+}
+
+/// One packet-number space: sender and receiver state and the CRYPTO stream.
+#[derive(Clone, Debug, Default)]
+struct SpaceState {
+    discarded: bool,
+    next_pn: u64,
+    /// Sent packets by increasing number, the first one outstanding.
+    sent: VecDeque<SentPacket>,
+    largest_acked: Option<u64>,
+    loss_time: Option<Instant>,
+    last_ack_eliciting_sent: Option<Instant>,
+    eliciting_in_flight: u64,
+    recv: RangeSet,
+    largest_recv: Option<u64>,
+    largest_recv_time: Option<Instant>,
+    /// Packet numbers below this are no longer tracked (duplicates by assumption).
+    ack_floor: u64,
+    /// Initial/Handshake: an ack-eliciting packet awaits its immediate ACK.
+    ack_now: bool,
+    /// Initial/Handshake: ack-eliciting packets received since the last ACK.
+    unacked_eliciting: bool,
+    crypto_send: SendBuf,
+    crypto_recv: RecvBuf,
+    crypto_done: bool,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Stream {
+    send: SendBuf,
+    recv: RecvBuf,
+    /// The peer's MAX_STREAM_DATA for this stream.
+    peer_max: u64,
+    /// In the send queue.
+    queued: bool,
+    /// A MAX_STREAM_DATA frame is to be sent.
+    msd_pending: bool,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Built {
+    retx: [Retx; RETX_CAP],
+    ack_largest: Option<u64>,
+    probe: bool,
+    pnl: u32,
+    payload: u32,
+}
+
+/// The delay-based slow-start detector's round state.
+#[derive(Clone, Copy, Debug, Default)]
+struct Hss {
+    started: bool,
+    end_pn: u64,
+    samples: u32,
+    round_min: Option<Duration>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    Open,
+    /// close() called, CONNECTION_CLOSE not sent yet.
+    Closing(u64),
+    Closed,
+}
+
+/// One QUIC endpoint.
+#[derive(Clone, Debug)]
+pub struct QuicConnection {
+    cfg: QuicConfig,
+    state: State,
+    spaces: [SpaceState; 3],
+    // --- handshake ---
+    hs_keys: bool,
+    one_rtt_send: bool,
+    one_rtt_recv: bool,
+    zero_rtt_send: bool,
+    zero_rtt_recv: bool,
+    complete: bool,
+    confirmed: bool,
+    address_validated: bool,
+    peer: TransportParams,
+    handshake_done_pending: bool,
+    ack_freq_pending: bool,
+    ack_freq_sent: bool,
+    // --- recovery and congestion control ---
+    rtt: RttEstimator,
+    first_rtt_sample: Option<Instant>,
+    cc: AnyCc,
+    bytes_in_flight: u64,
+    pto_count: u32,
+    probes: u32,
+    probe_space: Space,
+    recovery_start: Option<Instant>,
+    in_recovery: bool,
+    hss: Hss,
+    // --- pacing ---
+    burst_tokens: u32,
+    next_send_time: Instant,
+    pacing_wait: Option<Instant>,
+    // --- delivery rate ---
+    delivered: u64,
+    delivered_time: Instant,
+    first_sent_time: Instant,
+    app_limited_until: u64,
+    // --- receiver ---
+    ack_policy: AckPolicy,
+    ack_only_run: u32,
+    // --- streams and flow control ---
+    streams: BTreeMap<u64, Stream>,
+    queue: VecDeque<u64>,
+    next_stream: u64,
+    peer_max_data: u64,
+    conn_sent_new: u64,
+    max_data_adv: u64,
+    conn_recv_highest: u64,
+    conn_delivered: u64,
+    max_data_pending: bool,
+    msd_queue: Vec<u64>,
+    // --- lifecycle ---
+    last_activity: Instant,
+    eliciting_sent_since_recv: bool,
+    events: VecDeque<Event>,
+    stats: QuicStats,
+    // --- scratch and pools ---
+    scratch: Vec<SentPacket>,
+    frame_pool: Vec<Vec<Frame>>,
+    packet_pool: Vec<Vec<Packet>>,
+}
+
+impl QuicConnection {
+    /// A new endpoint at `now`. A client starts its handshake with the first `poll_transmit`.
+    pub fn new(cfg: QuicConfig, now: Instant) -> Result<Self, QuicConfigError> {
+        cfg.validate()?;
+        let ack_policy = cfg.ack_policy.build()?;
+        let mss = cfg.max_udp_payload;
+        let own = Self::own_params(&cfg);
+        let mut c = QuicConnection {
+            cfg,
+            state: State::Open,
+            spaces: Default::default(),
+            hs_keys: false,
+            one_rtt_send: false,
+            one_rtt_recv: false,
+            zero_rtt_send: false,
+            zero_rtt_recv: false,
+            complete: false,
+            confirmed: false,
+            address_validated: cfg.role == Role::Client,
+            // Until the peer's parameters arrive: our own (a 0-RTT client's remembered ones).
+            peer: own,
+            handshake_done_pending: false,
+            ack_freq_pending: false,
+            ack_freq_sent: false,
+            rtt: RttEstimator::new(),
+            first_rtt_sample: None,
+            cc: cfg.cc.build(now, mss, cfg.initial_cwnd()),
+            bytes_in_flight: 0,
+            pto_count: 0,
+            probes: 0,
+            probe_space: Space::Initial,
+            recovery_start: None,
+            in_recovery: false,
+            hss: Hss::default(),
+            burst_tokens: cfg.initial_burst_packets,
+            next_send_time: now,
+            pacing_wait: None,
+            delivered: 0,
+            delivered_time: now,
+            first_sent_time: now,
+            app_limited_until: 0,
+            ack_policy,
+            ack_only_run: 0,
+            streams: BTreeMap::new(),
+            queue: VecDeque::new(),
+            next_stream: if cfg.role == Role::Client { 0 } else { 1 },
+            peer_max_data: own.initial_max_data,
+            conn_sent_new: 0,
+            max_data_adv: cfg.initial_max_data,
+            conn_recv_highest: 0,
+            conn_delivered: 0,
+            max_data_pending: false,
+            msd_queue: Vec::new(),
+            last_activity: now,
+            eliciting_sent_since_recv: false,
+            events: VecDeque::new(),
+            stats: QuicStats::default(),
+            scratch: Vec::new(),
+            frame_pool: Vec::new(),
+            packet_pool: Vec::new(),
+        };
+        if cfg.role == Role::Client {
+            let init = &mut c.spaces[Space::Initial.idx()].crypto_send;
+            init.write(CLIENT_HELLO_BYTES as u64, true);
+            c.zero_rtt_send = cfg.zero_rtt;
+        }
+        Ok(c)
+    }
+
+    /// An endpoint as after a completed, confirmed handshake (Initial and Handshake spaces
+    /// discarded, the peer's transport parameters equal to ours): for experiments that leave
+    /// the handshake out.
+    pub fn new_established(cfg: QuicConfig, now: Instant) -> Result<Self, QuicConfigError> {
+        let mut c = Self::new(cfg, now)?;
+        for sp in [Space::Initial, Space::Handshake] {
+            c.spaces[sp.idx()] = SpaceState { discarded: true, ..SpaceState::default() };
+        }
+        c.hs_keys = true;
+        c.one_rtt_send = true;
+        c.one_rtt_recv = true;
+        c.zero_rtt_send = false;
+        c.complete = true;
+        c.confirmed = true;
+        c.address_validated = true;
+        c.on_confirmed_common();
+        Ok(c)
+    }
+
+    fn own_params(cfg: &QuicConfig) -> TransportParams {
+        TransportParams {
+            initial_max_data: cfg.initial_max_data,
+            initial_max_stream_data: cfg.initial_max_stream_data,
+            max_ack_delay: cfg.ack_policy.max_ack_delay,
+            max_idle_timeout: cfg.idle_timeout,
+            min_ack_delay: (cfg.ack_policy.kind == crate::control::ack_policy::AckPolicyKind::AckFrequency)
+                .then_some(cfg.ack_policy.min_ack_delay),
+        }
+    }
+
+    // ------------------------------------------------------------------ accessors
+
+    pub fn config(&self) -> &QuicConfig {
+        &self.cfg
+    }
+    pub fn role(&self) -> Role {
+        self.cfg.role
+    }
+    pub fn cwnd(&self) -> u64 {
+        self.cc.cwnd()
+    }
+    pub fn ssthresh(&self) -> u64 {
+        self.cc.ssthresh()
+    }
+    pub fn srtt(&self) -> Duration {
+        self.rtt.smoothed()
+    }
+    /// min_rtt (zero before the first sample).
+    pub fn min_rtt(&self) -> Duration {
+        self.rtt.min()
+    }
+    pub fn rtt(&self) -> &RttEstimator {
+        &self.rtt
+    }
+    pub fn bytes_in_flight(&self) -> u64 {
+        self.bytes_in_flight
+    }
+    pub fn in_slow_start(&self) -> bool {
+        self.cc.in_slow_start()
+    }
+    /// The controller's state name ("slow_start", "recovery", ...).
+    pub fn cc_state(&self) -> &'static str {
+        self.cc.state()
+    }
+    pub fn stats(&self) -> QuicStats {
+        self.stats
+    }
+    pub fn ack_policy_stats(&self) -> AckPolicyStats {
+        self.ack_policy.stats()
+    }
+    /// Current PTO backoff exponent.
+    pub fn pto_count(&self) -> u32 {
+        self.pto_count
+    }
+    pub fn is_handshake_complete(&self) -> bool {
+        self.complete
+    }
+    pub fn is_handshake_confirmed(&self) -> bool {
+        self.confirmed
+    }
+    pub fn is_closed(&self) -> bool {
+        self.state == State::Closed
+    }
+    /// Stream data can be sent now (1-RTT keys, or 0-RTT on a client).
+    pub fn can_send_stream_data(&self) -> bool {
+        self.one_rtt_send || self.zero_rtt_send
+    }
+    /// All data written to stream `id` (and its FIN) was acknowledged.
+    pub fn stream_send_complete(&self, id: u64) -> bool {
+        self.streams.get(&id).is_some_and(|s| s.send.all_acked())
+    }
+
+    /// Pacing rate in bytes/s (0: unpaced). The controller's own rate (BBR) if it has one;
+    /// else, with pacing on and an RTT sample, Chromium's cwnd/srtt × 2 in slow start,
+    /// × 1 in recovery, × 1.25 otherwise.
+    pub fn pacing_rate(&self) -> u64 {
+        if let Some(r) = self.cc.pacing_rate() {
+            return r;
+        }
+        if !self.cfg.pacing || !self.rtt.has_sample() {
+            return 0;
+        }
+        let srtt = self.rtt.smoothed().as_nanos().max(1) as u128;
+        let base = self.cc.cwnd() as u128 * 1_000_000_000 / srtt;
+        let r = if self.in_recovery {
+            base
+        } else if self.cc.in_slow_start() {
+            base * 2
+        } else {
+            base * 5 / 4
+        };
+        r.min(u64::MAX as u128) as u64
+    }
+
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    /// Give back a datagram's vectors for reuse (optional; saves allocations).
+    pub fn recycle(&mut self, mut dg: Datagram) {
+        for mut p in dg.packets.drain(..) {
+            if self.frame_pool.len() < POOL_CAP {
+                p.frames.clear();
+                self.frame_pool.push(p.frames);
+            }
+        }
+        if self.packet_pool.len() < POOL_CAP {
+            self.packet_pool.push(dg.packets);
+        }
+    }
+
+    // ------------------------------------------------------------------ application API
+
+    /// Open a bidirectional stream; returns its id (client 0, 4, 8…; server 1, 5, 9…).
+    pub fn open_stream(&mut self) -> u64 {
+        let id = self.next_stream;
+        self.next_stream += 4;
+        let peer_max = self.peer.initial_max_stream_data;
+        let adv = self.cfg.initial_max_stream_data;
+        self.streams.insert(id, Stream { peer_max, recv: RecvBuf { max_adv: adv, ..RecvBuf::default() }, ..Stream::default() });
+        id
+    }
+
+    /// Append `bytes` to stream `id`, with `fin` after them.
+    pub fn stream_write(&mut self, id: u64, bytes: u64, fin: bool) -> Result<(), &'static str> {
+        if self.state != State::Open {
+            return Err("connection closed");
+        }
+        let st = self.streams.get_mut(&id).ok_or("unknown stream")?;
+        if st.send.fin {
+            return Err("stream already finished");
+        }
+        st.send.write(bytes, fin);
+        self.enqueue(id);
+        Ok(())
+    }
+
+    /// Close the connection with an application error code: CONNECTION_CLOSE is sent by the
+    /// next `poll_transmit`, then the connection is closed (no closing period).
+    pub fn close(&mut self, _now: Instant, code: u64) {
+        if self.state == State::Open {
+            self.state = State::Closing(code);
+            self.events.push_back(Event::Closed { reason: CloseReason::Local(code) });
+        }
+    }
+
+    fn enqueue(&mut self, id: u64) {
+        if let Some(st) = self.streams.get_mut(&id) {
+            if !st.queued {
+                st.queued = true;
+                self.queue.push_back(id);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ timers
+
+    /// The earliest instant at which `handle_timeout` has work: loss detection / PTO, the
+    /// delayed-ACK timer, the pacing release time (when the pacer holds data back), the idle
+    /// timeout.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        if self.state == State::Closed {
+            return None;
+        }
+        let mut t = Some(self.idle_deadline());
+        let mut take = |x: Option<Instant>| {
+            if let Some(x) = x {
+                t = Some(t.map_or(x, |y: Instant| y.min(x)));
+            }
+        };
+        take(self.loss_detection_timer().map(|(t, _)| t));
+        if self.one_rtt_recv || self.zero_rtt_recv {
+            take(self.ack_policy.poll_timeout());
+        }
+        take(self.pacing_wait);
+        t
+    }
+
+    pub fn handle_timeout(&mut self, now: Instant) {
+        if self.state == State::Closed {
+            return;
+        }
+        if now >= self.idle_deadline() {
+            self.state = State::Closed;
+            self.events.push_back(Event::Closed { reason: CloseReason::IdleTimeout });
+            return;
+        }
+        if self.ack_policy.poll_timeout().is_some_and(|t| t <= now) {
+            self.ack_policy.handle_timeout(now);
+        }
+        if let Some((t, sp)) = self.loss_detection_timer() {
+            if t <= now {
+                self.on_loss_detection_timeout(now, sp);
+            }
+        }
+        if self.pacing_wait.is_some_and(|t| t <= now) {
+            self.pacing_wait = None;
+        }
+    }
+
+    /// §10.1: the smaller of both idle timeouts, at least three PTOs, from the last activity.
+    fn idle_deadline(&self) -> Instant {
+        let idle = self.cfg.idle_timeout.min(self.peer.max_idle_timeout);
+        let pto = self.rtt.pto_base() + self.peer.max_ack_delay;
+        self.last_activity + idle.max(pto * 3)
+    }
+
+    /// RFC 9002 A.8 SetLossDetectionTimer: earliest loss time, else the PTO.
+    fn loss_detection_timer(&self) -> Option<(Instant, Space)> {
+        let mut best: Option<(Instant, Space)> = None;
+        for sp in Space::ALL {
+            if let Some(t) = self.spaces[sp.idx()].loss_time {
+                if best.is_none_or(|(b, _)| t < b) {
+                    best = Some((t, sp));
+                }
+            }
+        }
+        if best.is_some() {
+            return best;
+        }
+        if self.at_amplification_limit() {
+            return None;
+        }
+        self.pto_time_and_space()
+    }
+
+    /// RFC 9002 A.8 GetPtoTimeAndSpace (without the client's anti-deadlock timer).
+    fn pto_time_and_space(&self) -> Option<(Instant, Space)> {
+        let backoff = 1u64 << self.pto_count.min(16);
+        let duration = self.rtt.pto_base() * backoff;
+        let mut best: Option<(Instant, Space)> = None;
+        for sp in Space::ALL {
+            let s = &self.spaces[sp.idx()];
+            if s.discarded || s.eliciting_in_flight == 0 {
+                continue;
+            }
+            let mut d = duration;
+            if sp == Space::AppData {
+                if !self.confirmed {
+                    continue;
+                }
+                d += self.peer.max_ack_delay * backoff;
+            }
+            if let Some(last) = s.last_ack_eliciting_sent {
+                let t = last + d;
+                if best.is_none_or(|(b, _)| t < b) {
+                    best = Some((t, sp));
+                }
+            }
+        }
+        best
+    }
+
+    fn at_amplification_limit(&self) -> bool {
+        !self.address_validated && self.stats.bytes_sent >= 3 * self.stats.bytes_received
+    }
+
+    /// RFC 9002 A.9 OnLossDetectionTimeout.
+    fn on_loss_detection_timeout(&mut self, now: Instant, sp: Space) {
+        if self.spaces[sp.idx()].loss_time.is_some() {
+            self.detect_and_handle_lost(now, sp);
+            return;
+        }
+        // PTO: up to two probes in that space, carrying the oldest outstanding data (§6.2.4).
+        self.stats.pto_count += 1;
+        self.pto_count += 1;
+        self.probes = 2;
+        self.probe_space = sp;
+        let oldest = self.spaces[sp.idx()]
+            .sent
+            .iter()
+            .find(|p| p.state == SentState::Outstanding && p.ack_eliciting)
+            .map(|p| p.retx);
+        if let Some(retx) = oldest {
+            for r in retx {
+                self.requeue(sp, r);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ receiving
+
+    /// One datagram from the peer.
+    pub fn handle_datagram(&mut self, now: Instant, dg: &Datagram) {
+        if self.state == State::Closed {
+            return;
+        }
+        self.stats.datagrams_received += 1;
+        self.stats.bytes_received += dg.len as u64;
+        for p in &dg.packets {
+            if self.state == State::Closed {
+                return;
+            }
+            self.handle_packet(now, p);
+        }
+    }
+
+    fn keys_for(&self, ty: PacketType) -> bool {
+        match ty {
+            PacketType::Initial => !self.spaces[0].discarded,
+            PacketType::Handshake => self.hs_keys && !self.spaces[1].discarded,
+            PacketType::ZeroRtt => self.zero_rtt_recv,
+            PacketType::OneRtt => self.one_rtt_recv,
+        }
+    }
+
+    fn handle_packet(&mut self, now: Instant, p: &Packet) {
+        let sp = p.space();
+        let si = sp.idx();
+        if !self.keys_for(p.ty) {
+            self.stats.undecryptable_packets += 1;
+            return;
+        }
+        if p.ty == PacketType::ZeroRtt {
+            // A resuming client presents the NEW_TOKEN token of its previous connection, which
+            // validates its address (§8.1.3): the model lets 0-RTT stand for it.
+            self.address_validated = true;
+        }
+        {
+            let s = &mut self.spaces[si];
+            if p.pn < s.ack_floor || s.recv.contains(p.pn) {
+                self.stats.duplicate_packets += 1;
+                return;
+            }
+        }
+        self.stats.packets_received += 1;
+        // §10.1: any processed packet restarts the idle timer.
+        self.last_activity = now;
+        self.eliciting_sent_since_recv = false;
+        // §8.1: a Handshake packet from the client validates its address; RFC 9001 §4.9.1:
+        // the server discards Initial keys when it first processes a Handshake packet.
+        if p.ty == PacketType::Handshake && self.cfg.role == Role::Server {
+            self.address_validated = true;
+            self.discard_space(Space::Initial);
+        }
+        let eliciting = p.ack_eliciting();
+        let reordered;
+        {
+            let s = &mut self.spaces[si];
+            reordered = s.largest_recv.is_some_and(|l| p.pn != l + 1);
+            s.recv.insert(p.pn, p.pn + 1);
+            if s.recv.len() > MAX_RECV_RANGES {
+                s.recv.truncate_low(MAX_RECV_RANGES);
+                s.ack_floor = s.recv.first().map_or(s.ack_floor, |r| r.0);
+            }
+            if s.largest_recv.is_none_or(|l| p.pn > l) {
+                s.largest_recv = Some(p.pn);
+                s.largest_recv_time = Some(now);
+            }
+        }
+        for f in &p.frames {
+            if self.state == State::Closed {
+                return;
+            }
+            self.handle_frame(now, sp, f);
+        }
+        if self.spaces[si].discarded {
+            return;
+        }
+        match sp {
+            Space::Initial | Space::Handshake => {
+                // RFC 9000 §13.2.1: Initial and Handshake packets are acknowledged at once.
+                if eliciting {
+                    self.spaces[si].ack_now = true;
+                    self.spaces[si].unacked_eliciting = true;
+                }
+            }
+            Space::AppData => {
+                self.ack_policy.on_packet(now, p.pn, eliciting, reordered);
+            }
+        }
+    }
+
+    fn handle_frame(&mut self, now: Instant, sp: Space, f: &Frame) {
+        match *f {
+            Frame::Padding { .. } | Frame::Ping => {}
+            Frame::Ack(ref a) => self.on_ack_frame(now, sp, a),
+            Frame::Crypto { offset, len, end, params } => {
+                if let Some(p) = params {
+                    self.on_peer_params(p);
+                }
+                let s = &mut self.spaces[sp.idx()];
+                s.crypto_recv.on_frame(offset, len, end);
+                if !s.crypto_done && s.crypto_recv.finished {
+                    s.crypto_done = true;
+                    self.on_crypto_complete(now, sp);
+                }
+            }
+            Frame::Stream { id, offset, len, fin } => self.on_stream_frame(id, offset, len, fin),
+            Frame::MaxData { max } => {
+                if max > self.peer_max_data {
+                    self.peer_max_data = max;
+                    let ids: Vec<u64> = self.streams.iter().filter(|(_, s)| s.send.sent < s.send.written).map(|(&i, _)| i).collect();
+                    for id in ids {
+                        self.enqueue(id);
+                    }
+                }
+            }
+            Frame::MaxStreamData { id, max } => {
+                if let Some(st) = self.streams.get_mut(&id) {
+                    if max > st.peer_max {
+                        st.peer_max = max;
+                        self.enqueue(id);
+                    }
+                }
+            }
+            Frame::HandshakeDone => {
+                if self.cfg.role == Role::Client && !self.confirmed {
+                    self.confirmed = true;
+                    self.events.push_back(Event::HandshakeConfirmed);
+                    self.discard_space(Space::Handshake);
+                    self.on_confirmed_common();
+                }
+            }
+            Frame::AckFrequency { sequence, threshold, max_ack_delay, reordering } => {
+                let _ = self.ack_policy.on_ack_frequency(sequence, threshold, max_ack_delay, reordering);
+            }
+            Frame::ConnectionClose { code } => {
+                self.state = State::Closed;
+                self.events.push_back(Event::Closed { reason: CloseReason::Peer(code) });
+            }
+        }
+    }
+
+    fn on_peer_params(&mut self, p: TransportParams) {
+        self.peer = p;
+        self.peer_max_data = self.peer_max_data.max(p.initial_max_data);
+        for st in self.streams.values_mut() {
+            st.peer_max = st.peer_max.max(p.initial_max_stream_data);
+        }
+    }
+
+    /// The handshake flight of `sp` arrived completely.
+    fn on_crypto_complete(&mut self, now: Instant, sp: Space) {
+        match (self.cfg.role, sp) {
+            (Role::Server, Space::Initial) => {
+                // ClientHello: answer with ServerHello (Initial) and the Handshake flight;
+                // 1-RTT keys for sending (0.5-RTT data) and 0-RTT keys if accepted.
+                self.spaces[0].crypto_send.write(SERVER_HELLO_BYTES as u64, true);
+                self.spaces[1].crypto_send.write(self.cfg.server_handshake_bytes as u64, true);
+                self.hs_keys = true;
+                self.one_rtt_send = true;
+                self.zero_rtt_recv = self.cfg.zero_rtt;
+            }
+            (Role::Client, Space::Initial) => {
+                self.hs_keys = true;
+            }
+            (Role::Client, Space::Handshake) => {
+                // Server Finished: the handshake is complete at the client, which sends its
+                // Finished and may send 1-RTT data.
+                self.spaces[1].crypto_send.write(CLIENT_FINISHED_BYTES as u64, true);
+                self.complete = true;
+                self.one_rtt_send = true;
+                self.one_rtt_recv = true;
+                self.zero_rtt_send = false;
+                self.events.push_back(Event::HandshakeComplete);
+            }
+            (Role::Server, Space::Handshake) => {
+                // Client Finished: complete and confirmed at the server (RFC 9001 §4.1.2).
+                self.complete = true;
+                self.confirmed = true;
+                self.one_rtt_recv = true;
+                self.handshake_done_pending = true;
+                self.events.push_back(Event::HandshakeComplete);
+                self.events.push_back(Event::HandshakeConfirmed);
+                self.discard_space(Space::Handshake);
+                self.on_confirmed_common();
+            }
+            (_, Space::AppData) => {}
+        }
+        let _ = now;
+    }
+
+    fn on_confirmed_common(&mut self) {
+        if self.cfg.ack_frequency_request.is_some() && self.peer.min_ack_delay.is_some() && !self.ack_freq_sent {
+            self.ack_freq_pending = true;
+        }
+    }
+
+    /// RFC 9002 §6.4: discarding keys removes the space's packets from flight.
+    fn discard_space(&mut self, sp: Space) {
+        let s = &mut self.spaces[sp.idx()];
+        if s.discarded {
+            return;
+        }
+        let mut freed = 0;
+        for p in &s.sent {
+            if p.state == SentState::Outstanding && p.in_flight {
+                freed += p.size as u64;
+            }
+        }
+        *s = SpaceState { discarded: true, ..SpaceState::default() };
+        self.bytes_in_flight -= freed;
+        self.pto_count = 0;
+        if self.probe_space == sp {
+            self.probes = 0;
+        }
+    }
+
+    fn on_stream_frame(&mut self, id: u64, offset: u64, len: u32, fin: bool) {
+        let local = (id & 1) == (self.cfg.role == Role::Server) as u64;
+        if !self.streams.contains_key(&id) {
+            if local {
+                return; // a closed or never-opened local stream
+            }
+            let st = Stream {
+                peer_max: self.peer.initial_max_stream_data,
+                recv: RecvBuf { max_adv: self.cfg.initial_max_stream_data, ..RecvBuf::default() },
+                ..Stream::default()
+            };
+            self.streams.insert(id, st);
+            self.events.push_back(Event::StreamOpened { id });
+        }
+        let window = self.cfg.initial_max_stream_data;
+        let Some(st) = self.streams.get_mut(&id) else { return };
+        let before_highest = st.recv.highest;
+        let end = offset + len as u64;
+        if end > st.recv.max_adv {
+            self.stats.flow_control_violations += 1;
+        }
+        let (dup, newly, finished) = st.recv.on_frame(offset, len, fin);
+        self.stats.stream_bytes_duplicate += dup;
+        self.conn_recv_highest += st.recv.highest - before_highest;
+        if self.conn_recv_highest > self.max_data_adv {
+            self.stats.flow_control_violations += 1;
+        }
+        if newly > 0 {
+            // Delivered in order, consumed at once: §4.2 credit when half the window is used.
+            self.conn_delivered += newly;
+            if st.recv.max_adv - st.recv.delivered < window / 2 && !st.recv.finished && st.recv.fin_at.is_none() {
+                st.recv.max_adv = st.recv.delivered + window;
+                if !st.msd_pending {
+                    st.msd_pending = true;
+                    self.msd_queue.push(id);
+                }
+            }
+            let cwin = self.cfg.initial_max_data;
+            if self.max_data_adv - self.conn_delivered < cwin / 2 {
+                self.max_data_adv = self.conn_delivered + cwin;
+                self.max_data_pending = true;
+            }
+            self.events.push_back(Event::StreamData { id, bytes: newly });
+        }
+        if finished {
+            self.events.push_back(Event::StreamFinished { id });
+        }
+    }
+
+    /// RFC 9002 A.7 OnAckReceived.
+    fn on_ack_frame(&mut self, now: Instant, sp: Space, ack: &AckFrame) {
+        let si = sp.idx();
+        let largest = ack.largest();
+        if self.spaces[si].discarded || largest >= self.spaces[si].next_pn {
+            return;
+        }
+        let prior_in_flight = self.bytes_in_flight;
+        let mut acked = core::mem::take(&mut self.scratch);
+        acked.clear();
+        let mut largest_newly: Option<SentPacket> = None;
+        let mut any_eliciting = false;
+        {
+            let s = &mut self.spaces[si];
+            s.largest_acked = Some(s.largest_acked.map_or(largest, |l| l.max(largest)));
+            if let (Some(front), Some(back)) = (s.sent.front().map(|p| p.pn), s.sent.back().map(|p| p.pn)) {
+                for &(lo, hi) in ack.ranges() {
+                    if hi < front || lo > back {
+                        continue;
+                    }
+                    for pn in lo.max(front)..=hi.min(back) {
+                        let p = &mut s.sent[(pn - front) as usize];
+                        match p.state {
+                            SentState::Acked => continue,
+                            SentState::Lost => {
+                                if p.in_flight {
+                                    self.stats.spurious_losses += 1;
+                                }
+                                p.state = SentState::Acked;
+                                // Only its data counts (already out of flight).
+                                let mut c = *p;
+                                c.in_flight = false;
+                                c.ack_eliciting = false;
+                                acked.push(c);
+                            }
+                            SentState::Outstanding => {
+                                p.state = SentState::Acked;
+                                if p.ack_eliciting {
+                                    any_eliciting = true;
+                                }
+                                if pn == largest {
+                                    largest_newly = Some(*p);
+                                }
+                                acked.push(*p);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        if acked.is_empty() {
+            self.scratch = acked;
+            return;
+        }
+        // §5.1 RTT sample: the largest acknowledged is newly acknowledged and something
+        // ack-eliciting was newly acknowledged.
+        let mut rtt_sample = None;
+        if let (Some(lp), true) = (largest_newly, any_eliciting) {
+            let latest = now - lp.time_sent;
+            let ack_delay = match sp {
+                Space::Initial => Duration::ZERO,
+                _ if self.confirmed => ack.ack_delay.min(self.peer.max_ack_delay),
+                _ => ack.ack_delay,
+            };
+            self.rtt.update(latest, ack_delay);
+            if self.first_rtt_sample.is_none() {
+                self.first_rtt_sample = Some(now);
+            }
+            self.ack_policy.set_min_rtt(self.rtt.min());
+            rtt_sample = Some(latest);
+        }
+        // Newly acknowledged packets: flight, data, ack-of-ack, delivery rate, recovery exit.
+        let mut newly_acked_bytes = 0u64;
+        let mut rs: Option<SentPacket> = None;
+        for p in &acked {
+            if p.in_flight {
+                self.bytes_in_flight -= p.size as u64;
+                newly_acked_bytes += p.size as u64;
+                self.stats.packets_acked += 1;
+                let s = &mut self.spaces[si];
+                if p.ack_eliciting {
+                    s.eliciting_in_flight -= 1;
+                }
+                // draft-cheng §3.3: the newest acknowledged packet's snapshot makes the sample.
+                self.delivered += p.size as u64;
+                self.delivered_time = now;
+                if rs.is_none_or(|r| p.delivered > r.delivered || (p.delivered == r.delivered && p.time_sent > r.time_sent)) {
+                    rs = Some(*p);
+                    self.first_sent_time = p.time_sent;
+                }
+                if self.in_recovery && self.recovery_start.is_some_and(|r| p.time_sent > r) {
+                    // §7.3.2: a packet sent during recovery is acknowledged: recovery ends.
+                    self.in_recovery = false;
+                    self.cc.on_recovery_exit(now);
+                }
+            }
+            for r in p.retx {
+                self.on_retx_acked(sp, r);
+            }
+            if let Some(l) = p.ack_largest {
+                // RFC 9000 §13.2.4: the peer has our ACK up to `l`: stop reporting below it.
+                let s = &mut self.spaces[si];
+                if l + 1 > s.ack_floor {
+                    s.ack_floor = l + 1;
+                    s.recv.remove_below(l + 1);
+                }
+            }
+        }
+        self.scratch = acked;
+        if self.app_limited_until > 0 && self.delivered > self.app_limited_until {
+            self.app_limited_until = 0;
+        }
+        let rate = rs.map(|p| {
+            let send_elapsed = p.time_sent - p.first_sent_time;
+            let ack_elapsed = self.delivered_time - p.delivered_time;
+            let interval = send_elapsed.max(ack_elapsed);
+            let delivered = self.delivered - p.delivered;
+            let valid = !interval.is_zero() && interval >= self.rtt.min();
+            RateSample {
+                delivery_rate: if valid { (delivered as u128 * 1_000_000_000 / interval.as_nanos() as u128) as u64 } else { 0 },
+                interval: if valid { interval } else { Duration::ZERO },
+                delivered,
+                prior_delivered: p.delivered,
+                is_app_limited: p.app_limited,
+                rtt: now - p.time_sent,
+                tx_in_flight: p.tx_in_flight,
+                newly_lost: 0,
+            }
+        });
+        // A.7: detect losses, then the controller hears about acknowledged bytes.
+        let lost_bytes = self.detect_and_handle_lost(now, sp);
+        if newly_acked_bytes > 0 {
+            let mss = self.cfg.max_udp_payload;
+            let cwnd = self.cc.cwnd();
+            // Chromium's IsCwndLimited / RFC 9002 §7.8: no growth when the window is not used.
+            let cwnd_limited = prior_in_flight >= cwnd
+                || (self.cc.in_slow_start() && prior_in_flight > cwnd / 2)
+                || cwnd - prior_in_flight <= 3 * mss as u64;
+            let info = AckInfo {
+                now,
+                newly_acked: newly_acked_bytes,
+                cum_acked: if cwnd_limited { newly_acked_bytes } else { 0 },
+                bytes_in_flight: self.bytes_in_flight,
+                prior_in_flight,
+                rtt: rtt_sample,
+                min_rtt: self.rtt.min(),
+                srtt: self.rtt.smoothed(),
+                delivered: self.delivered,
+                rate: rate.map(|mut r| {
+                    r.newly_lost = lost_bytes;
+                    r
+                }),
+                in_recovery: self.in_recovery,
+                mss,
+            };
+            self.cc.on_ack(&info);
+            if sp == Space::AppData {
+                self.hybrid_slow_start(now, largest, rtt_sample);
+            }
+            // A.7: reset the PTO backoff (the client's address-validation condition is not
+            // modelled separately).
+            self.pto_count = 0;
+        }
+        let s = &mut self.spaces[si];
+        while s.sent.front().is_some_and(|p| p.state != SentState::Outstanding) {
+            s.sent.pop_front();
+        }
+    }
+
+    /// Chromium's delay-based slow-start exit (see [`HybridSlowStartConfig`]).
+    fn hybrid_slow_start(&mut self, now: Instant, largest_acked: u64, rtt: Option<Duration>) {
+        let Some(h) = self.cfg.hybrid_slow_start else { return };
+        if !self.cc.in_slow_start() || self.in_recovery {
+            return;
+        }
+        let last_sent = self.spaces[2].next_pn.saturating_sub(1);
+        if !self.hss.started || largest_acked > self.hss.end_pn {
+            self.hss = Hss { started: true, end_pn: last_sent, samples: 0, round_min: None };
+        }
+        let Some(rtt) = rtt else { return };
+        self.hss.samples += 1;
+        if self.hss.samples > h.n_samples {
+            return;
+        }
+        let m = self.hss.round_min.map_or(rtt, |m| m.min(rtt));
+        self.hss.round_min = Some(m);
+        if self.hss.samples < h.n_samples {
+            return;
+        }
+        let min_rtt = self.rtt.min();
+        let thresh = (min_rtt / h.divisor as u64).clamp(h.min_thresh, h.max_thresh);
+        let low = h.low_window_packets as u64 * self.cfg.max_udp_payload as u64;
+        if self.cc.cwnd() >= low && m > min_rtt + thresh {
+            self.cc.exit_slow_start(now);
+            self.stats.slow_start_delay_exits += 1;
+        }
+    }
+
+    /// RFC 9002 A.10 DetectAndRemoveLostPackets, then A.11 OnPacketsLost (congestion event
+    /// once per recovery period, persistent congestion). Returns the bytes newly lost.
+    fn detect_and_handle_lost(&mut self, now: Instant, sp: Space) -> u64 {
+        let si = sp.idx();
+        let loss_delay = self.rtt.loss_delay();
+        let lost_send_time = if now.as_nanos() >= loss_delay.as_nanos() { Some(now - loss_delay) } else { None };
+        let thr = self.cfg.packet_threshold;
+        let pc_duration = (self.rtt.pto_base() + self.peer.max_ack_delay) * 3;
+        let mut lost = core::mem::take(&mut self.scratch);
+        lost.clear();
+        let mut persistent = false;
+        {
+            let s = &mut self.spaces[si];
+            s.loss_time = None;
+            let Some(largest) = s.largest_acked else {
+                self.scratch = lost;
+                return 0;
+            };
+            // Persistent congestion (§7.6.2): a run of lost ack-eliciting packets, none
+            // acknowledged in between, spanning more than the duration, sent after the first
+            // RTT sample. Checked within this space.
+            let mut run_first: Option<Instant> = None;
+            for p in s.sent.iter_mut() {
+                if p.pn > largest {
+                    break;
+                }
+                if p.state == SentState::Outstanding {
+                    let by_time = lost_send_time.is_some_and(|t| p.time_sent <= t);
+                    if by_time || largest >= p.pn + thr {
+                        p.state = SentState::Lost;
+                        lost.push(*p);
+                    } else {
+                        let t = p.time_sent + loss_delay;
+                        s.loss_time = Some(s.loss_time.map_or(t, |x: Instant| x.min(t)));
+                    }
+                }
+                match p.state {
+                    SentState::Acked => run_first = None,
+                    SentState::Lost if p.ack_eliciting && p.in_flight => {
+                        let after_sample = self.first_rtt_sample.is_some_and(|f| p.time_sent > f);
+                        if !after_sample {
+                            run_first = None;
+                        } else if let Some(f) = run_first {
+                            if p.time_sent - f > pc_duration {
+                                persistent = true;
+                            }
+                        } else {
+                            run_first = Some(p.time_sent);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let mut lost_bytes = 0;
+        let mut largest_lost_sent: Option<Instant> = None;
+        for p in &lost {
+            if p.in_flight {
+                self.bytes_in_flight -= p.size as u64;
+                lost_bytes += p.size as u64;
+                self.stats.packets_lost += 1;
+                self.stats.bytes_lost += p.size as u64;
+                if p.ack_eliciting {
+                    self.spaces[si].eliciting_in_flight -= 1;
+                }
+                largest_lost_sent = Some(largest_lost_sent.map_or(p.time_sent, |t| t.max(p.time_sent)));
+            }
+            for r in p.retx {
+                self.on_retx_lost(sp, r);
+            }
+        }
+        self.scratch = lost;
+        if let Some(t) = largest_lost_sent {
+            let mss = self.cfg.max_udp_payload;
+            // §7.3.2: a new congestion event only for a packet sent after the last one began.
+            if self.recovery_start.is_none_or(|r| t > r) {
+                self.recovery_start = Some(now);
+                self.in_recovery = true;
+                self.stats.congestion_events += 1;
+                self.cc.on_loss_event(now, self.bytes_in_flight, mss);
+            }
+            if persistent && self.cfg.persistent_congestion {
+                self.stats.persistent_congestion += 1;
+                self.cc.on_rto(now, self.bytes_in_flight, mss);
+                self.in_recovery = false;
+            }
+        }
+        let s = &mut self.spaces[si];
+        while s.sent.front().is_some_and(|p| p.state != SentState::Outstanding) {
+            s.sent.pop_front();
+        }
+        lost_bytes
+    }
+
+    fn on_retx_acked(&mut self, sp: Space, r: Retx) {
+        match r {
+            Retx::Stream { id, offset, len, fin } => {
+                if let Some(st) = self.streams.get_mut(&id) {
+                    st.send.on_acked(offset, len, fin);
+                }
+            }
+            Retx::Crypto { offset, len, end } => {
+                self.spaces[sp.idx()].crypto_send.on_acked(offset, len, end);
+            }
+            _ => {}
+        }
+    }
+
+    fn on_retx_lost(&mut self, sp: Space, r: Retx) {
+        match r {
+            Retx::None => {}
+            Retx::Stream { id, offset, len, fin } => {
+                if let Some(st) = self.streams.get_mut(&id) {
+                    st.send.on_lost(offset, len, fin);
+                    if st.send.has_pending(0) {
+                        self.enqueue(id);
+                    }
+                }
+            }
+            Retx::Crypto { offset, len, end } => {
+                let s = &mut self.spaces[sp.idx()];
+                if !s.discarded {
+                    s.crypto_send.on_lost(offset, len, end);
+                }
+            }
+            Retx::MaxData => self.max_data_pending = true,
+            Retx::MaxStreamData { id } => {
+                if let Some(st) = self.streams.get_mut(&id) {
+                    if !st.msd_pending && st.recv.fin_at.is_none() {
+                        st.msd_pending = true;
+                        self.msd_queue.push(id);
+                    }
+                }
+            }
+            Retx::HandshakeDone => self.handshake_done_pending = true,
+            Retx::AckFrequency => self.ack_freq_pending = true,
+        }
+    }
+
+    /// A PTO probe resends a packet's content without declaring it lost.
+    fn requeue(&mut self, sp: Space, r: Retx) {
+        match r {
+            Retx::Stream { id, offset, len, fin } => {
+                if let Some(st) = self.streams.get_mut(&id) {
+                    st.send.requeue(offset, len, fin);
+                    if st.send.has_pending(0) {
+                        self.enqueue(id);
+                    }
+                }
+            }
+            other => self.on_retx_lost(sp, other),
+        }
+    }
+
+    // ------------------------------------------------------------------ sending
+
+    /// The next datagram to send at `now`, if congestion control, pacing, the anti-
+    /// amplification limit and the data allow.
+    pub fn poll_transmit(&mut self, now: Instant) -> Option<Datagram> {
+        self.pacing_wait = None;
+        match self.state {
+            State::Closed => return None,
+            State::Closing(code) => return Some(self.send_close(now, code)),
+            State::Open => {}
+        }
+        let mut budget = self.cfg.max_udp_payload as u64;
+        if !self.address_validated {
+            // §8.1: at most three times the bytes received before the address is validated.
+            budget = budget.min((3 * self.stats.bytes_received).saturating_sub(self.stats.bytes_sent));
+        }
+        if budget < 64 {
+            return None;
+        }
+        let mut dg = Datagram { packets: self.packet_pool.pop().unwrap_or_default(), len: 0 };
+        let mut built = [Built::default(); 3];
+        for sp in Space::ALL {
+            let room = (budget - dg.len as u64) as u32;
+            if let Some((pkt, b)) = self.build_packet(now, sp, room) {
+                dg.len += pkt.len;
+                built[dg.packets.len()] = b;
+                dg.packets.push(pkt);
+            }
+        }
+        if dg.packets.is_empty() {
+            // draft-cheng §3.4: nothing to send with room in cwnd: application-limited.
+            if self.queue.is_empty() && self.bytes_in_flight < self.cc.cwnd() && self.pacing_wait.is_none() {
+                self.app_limited_until = (self.delivered + self.bytes_in_flight).max(1);
+            }
+            self.recycle(dg);
+            return None;
+        }
+        // RFC 9000 §14.1: datagrams with an ack-eliciting Initial are at least 1200 bytes.
+        let pad_initial = dg.packets.iter().any(|p| p.ty == PacketType::Initial && p.ack_eliciting());
+        if pad_initial && dg.len < MIN_INITIAL_DATAGRAM {
+            let want = (MIN_INITIAL_DATAGRAM - dg.len).min((budget - dg.len as u64) as u32);
+            let i = dg.packets.len() - 1;
+            let (last, b) = (&mut dg.packets[i], &mut built[i]);
+            let old = last.len;
+            let mut pad = want;
+            loop {
+                let len = last.ty.header_len(b.pnl, b.payload + pad) + b.payload + pad + AEAD_TAG_LEN;
+                if len - old <= want || pad == 0 {
+                    last.len = len;
+                    break;
+                }
+                pad -= 1;
+            }
+            b.payload += pad;
+            last.frames.push(Frame::Padding { len: pad });
+            dg.len += last.len - old;
+        }
+        for (i, p) in dg.packets.iter().enumerate() {
+            self.on_packet_sent(now, p, built[i]);
+        }
+        self.stats.datagrams_sent += 1;
+        self.stats.bytes_sent += dg.len as u64;
+        debug_assert!(dg.len <= self.cfg.max_udp_payload);
+        Some(dg)
+    }
+
+    fn send_close(&mut self, now: Instant, code: u64) -> Datagram {
+        let ty = if self.one_rtt_send {
+            PacketType::OneRtt
+        } else if self.hs_keys && !self.spaces[1].discarded {
+            PacketType::Handshake
+        } else {
+            PacketType::Initial
+        };
+        let s = &mut self.spaces[ty.space().idx()];
+        let pn = s.next_pn;
+        s.next_pn += 1;
+        let pnl = pn_len(pn, s.largest_acked);
+        let f = Frame::ConnectionClose { code };
+        let payload = f.wire_len().max(4 - pnl.min(4));
+        let mut frames = self.frame_pool.pop().unwrap_or_default();
+        frames.push(f);
+        let len = ty.header_len(pnl, payload) + payload + AEAD_TAG_LEN;
+        let mut packets = self.packet_pool.pop().unwrap_or_default();
+        packets.push(Packet { ty, pn, frames, len });
+        self.state = State::Closed;
+        self.stats.datagrams_sent += 1;
+        self.stats.packets_sent += 1;
+        self.stats.bytes_sent += len as u64;
+        let _ = now;
+        Datagram { packets, len }
+    }
+
+    fn pacer_ready(&self, now: Instant) -> bool {
+        !self.cfg.pacing
+            || self.burst_tokens > 0
+            || self.bytes_in_flight == 0
+            || self.pacing_rate() == 0
+            || now >= self.next_send_time
+    }
+
+    /// The space has ack-eliciting content to send (ignoring cwnd and pacing).
+    fn has_eliciting(&self, sp: Space) -> bool {
+        let s = &self.spaces[sp.idx()];
+        match sp {
+            Space::Initial | Space::Handshake => s.crypto_send.has_pending(u64::MAX),
+            Space::AppData => {
+                (self.one_rtt_send
+                    && (self.handshake_done_pending || self.ack_freq_pending || self.max_data_pending || !self.msd_queue.is_empty()))
+                    || !self.queue.is_empty()
+            }
+        }
+    }
+
+    fn build_packet(&mut self, now: Instant, sp: Space, room: u32) -> Option<(Packet, Built)> {
+        let si = sp.idx();
+        if self.spaces[si].discarded {
+            return None;
+        }
+        let ty = match sp {
+            Space::Initial => PacketType::Initial,
+            Space::Handshake if self.hs_keys => PacketType::Handshake,
+            Space::Handshake => return None,
+            Space::AppData if self.one_rtt_send => PacketType::OneRtt,
+            Space::AppData if self.zero_rtt_send => PacketType::ZeroRtt,
+            Space::AppData => return None,
+        };
+        let probe = self.probes > 0 && self.probe_space == sp;
+        let has_data = self.has_eliciting(sp);
+        let cc_ok = self.bytes_in_flight < self.cc.cwnd();
+        let pace_ok = sp != Space::AppData || self.pacer_ready(now);
+        if has_data && cc_ok && !pace_ok {
+            self.pacing_wait = Some(self.next_send_time);
+        }
+        let send_eliciting = probe || (has_data && cc_ok && pace_ok);
+        let want_ack = ty != PacketType::ZeroRtt
+            && match sp {
+                Space::Initial | Space::Handshake => {
+                    let s = &self.spaces[si];
+                    s.ack_now || (send_eliciting && s.unacked_eliciting)
+                }
+                Space::AppData => {
+                    self.one_rtt_recv
+                        && (self.ack_policy.ack_due() || (send_eliciting && self.ack_policy.pending_ack_eliciting() > 0))
+                }
+            };
+        if !send_eliciting && !want_ack {
+            return None;
+        }
+        let (pn, pnl) = {
+            let s = &self.spaces[si];
+            (s.next_pn, pn_len(s.next_pn, s.largest_acked))
+        };
+        let overhead = ty.header_len(pnl, room) + AEAD_TAG_LEN;
+        if room < overhead + 24 {
+            return None;
+        }
+        let max_payload = room - overhead;
+        let mut frames = self.frame_pool.pop().unwrap_or_default();
+        let mut b = Built { probe, pnl, ..Built::default() };
+        let mut payload = 0u32;
+        let mut slots = 0usize;
+        if want_ack {
+            let a = self.build_ack(now, sp);
+            payload += a.wire_len();
+            b.ack_largest = Some(a.largest());
+            frames.push(Frame::Ack(a));
+            self.stats.acks_sent += 1;
+            match sp {
+                Space::AppData => self.ack_policy.on_ack_sent(now),
+                _ => {
+                    let s = &mut self.spaces[si];
+                    s.ack_now = false;
+                    s.unacked_eliciting = false;
+                }
+            }
+        }
+        let mut eliciting = false;
+        if send_eliciting {
+            let mut push = |frames: &mut Vec<Frame>, payload: &mut u32, slots: &mut usize, f: Frame, r: Retx| -> bool {
+                let l = f.wire_len();
+                if *payload + l > max_payload || *slots >= RETX_CAP {
+                    return false;
+                }
+                *payload += l;
+                frames.push(f);
+                b.retx[*slots] = r;
+                *slots += 1;
+                true
+            };
+            if sp == Space::AppData && ty == PacketType::OneRtt {
+                if self.handshake_done_pending && push(&mut frames, &mut payload, &mut slots, Frame::HandshakeDone, Retx::HandshakeDone) {
+                    self.handshake_done_pending = false;
+                    eliciting = true;
+                }
+                if self.ack_freq_pending {
+                    if let Some(r) = self.cfg.ack_frequency_request {
+                        let f = Frame::AckFrequency {
+                            sequence: 0,
+                            threshold: r.threshold,
+                            max_ack_delay: r.max_ack_delay,
+                            reordering: r.reordering,
+                        };
+                        if push(&mut frames, &mut payload, &mut slots, f, Retx::AckFrequency) {
+                            self.ack_freq_pending = false;
+                            self.ack_freq_sent = true;
+                            // The peer now delays ACKs by up to the requested time.
+                            self.peer.max_ack_delay = r.max_ack_delay;
+                            eliciting = true;
+                        }
+                    }
+                }
+                if self.max_data_pending
+                    && push(&mut frames, &mut payload, &mut slots, Frame::MaxData { max: self.max_data_adv }, Retx::MaxData)
+                {
+                    self.max_data_pending = false;
+                    eliciting = true;
+                }
+                while let Some(&id) = self.msd_queue.last() {
+                    let max = match self.streams.get(&id) {
+                        Some(st) if st.msd_pending => st.recv.max_adv,
+                        _ => {
+                            self.msd_queue.pop();
+                            continue;
+                        }
+                    };
+                    if !push(&mut frames, &mut payload, &mut slots, Frame::MaxStreamData { id, max }, Retx::MaxStreamData { id }) {
+                        break;
+                    }
+                    self.msd_queue.pop();
+                    if let Some(st) = self.streams.get_mut(&id) {
+                        st.msd_pending = false;
+                    }
+                    eliciting = true;
+                }
+            }
+            match sp {
+                Space::Initial | Space::Handshake => {
+                    let carries_params = (self.cfg.role == Role::Client) == (sp == Space::Initial);
+                    let params = Self::own_params(&self.cfg);
+                    while slots < RETX_CAP {
+                        let left = max_payload - payload;
+                        let s = &mut self.spaces[si];
+                        let off = s.crypto_send.retx.first().map_or(s.crypto_send.sent, |r| r.0);
+                        let oh = 1 + varint_len(off) + varint_len(left as u64);
+                        if left <= oh {
+                            break;
+                        }
+                        let Some(c) = s.crypto_send.next_chunk(left - oh, u64::MAX) else { break };
+                        let f = Frame::Crypto {
+                            offset: c.offset,
+                            len: c.len,
+                            end: c.fin,
+                            params: (carries_params && c.offset == 0).then_some(params),
+                        };
+                        payload += f.wire_len();
+                        frames.push(f);
+                        b.retx[slots] = Retx::Crypto { offset: c.offset, len: c.len, end: c.fin };
+                        slots += 1;
+                        eliciting = true;
+                    }
+                }
+                Space::AppData => {
+                    if self.fill_streams(&mut frames, &mut payload, &mut slots, max_payload, &mut b) {
+                        eliciting = true;
+                    }
+                }
+            }
+            if probe && !eliciting && payload < max_payload {
+                frames.push(Frame::Ping);
+                payload += 1;
+                eliciting = true;
+            }
+        }
+        if !eliciting && sp == Space::AppData && ty == PacketType::OneRtt {
+            self.ack_only_run += 1;
+            if self.ack_only_run >= PING_EVERY_ACKS && cc_ok {
+                frames.push(Frame::Ping);
+                payload += 1;
+                eliciting = true;
+            }
+        }
+        if eliciting && sp == Space::AppData {
+            self.ack_only_run = 0;
+        }
+        if frames.is_empty() {
+            self.frame_pool.push(frames);
+            return None;
+        }
+        // RFC 9001 §5.4.2: four bytes of packet number and payload for the header sample.
+        if pnl + payload < 4 {
+            let pad = 4 - pnl - payload;
+            frames.push(Frame::Padding { len: pad });
+            payload += pad;
+        }
+        b.payload = payload;
+        let len = ty.header_len(pnl, payload) + payload + AEAD_TAG_LEN;
+        self.spaces[si].next_pn += 1;
+        Some((Packet { ty, pn, frames, len }, b))
+    }
+
+    /// Fill STREAM frames round-robin (one stream per packet turn). Returns whether any was added.
+    fn fill_streams(&mut self, frames: &mut Vec<Frame>, payload: &mut u32, slots: &mut usize, max_payload: u32, b: &mut Built) -> bool {
+        let mut added = false;
+        let mut used_front: Option<u64> = None;
+        while *slots < RETX_CAP {
+            let Some(&id) = self.queue.front() else { break };
+            let conn_room = self.peer_max_data.saturating_sub(self.conn_sent_new);
+            let Some(st) = self.streams.get_mut(&id) else {
+                self.queue.pop_front();
+                continue;
+            };
+            let limit = st.peer_max.min(st.send.sent + conn_room);
+            if !st.send.has_pending(limit) {
+                if st.send.blocked(limit) {
+                    self.stats.flow_control_blocked += 1;
+                }
+                st.queued = false;
+                self.queue.pop_front();
+                continue;
+            }
+            let left = max_payload - *payload;
+            let off = st.send.retx.first().map_or(st.send.sent, |r| r.0);
+            let oh = 1 + varint_len(id) + if off > 0 { varint_len(off) } else { 0 } + varint_len(left as u64);
+            if left <= oh + 8 {
+                break;
+            }
+            let Some(c) = st.send.next_chunk(left - oh, limit) else { break };
+            let f = Frame::Stream { id, offset: c.offset, len: c.len, fin: c.fin };
+            *payload += f.wire_len();
+            frames.push(f);
+            b.retx[*slots] = Retx::Stream { id, offset: c.offset, len: c.len, fin: c.fin };
+            *slots += 1;
+            added = true;
+            if c.new {
+                self.conn_sent_new += c.len as u64;
+                self.stats.stream_bytes_sent += c.len as u64;
+            } else {
+                self.stats.stream_bytes_retransmitted += c.len as u64;
+            }
+            used_front = Some(id);
+            let conn_room = self.peer_max_data.saturating_sub(self.conn_sent_new);
+            let limit = st.peer_max.min(st.send.sent + conn_room);
+            if !st.send.has_pending(limit) {
+                if st.send.blocked(limit) {
+                    self.stats.flow_control_blocked += 1;
+                }
+                st.queued = false;
+                self.queue.pop_front();
+                used_front = None;
+            }
+        }
+        // Round robin: the stream that filled this packet goes to the back.
+        if let Some(id) = used_front {
+            if self.queue.front() == Some(&id) && self.queue.len() > 1 {
+                self.queue.pop_front();
+                self.queue.push_back(id);
+            }
+        }
+        added
+    }
+
+    /// ACK frame for `sp` (RFC 9000 §19.3): the highest ranges, ACK Delay measured from the
+    /// arrival of the largest packet (§13.2.5).
+    fn build_ack(&self, now: Instant, sp: Space) -> AckFrame {
+        let s = &self.spaces[sp.idx()];
+        let delay = match (sp, s.largest_recv_time) {
+            (Space::AppData, Some(t)) => now - t,
+            _ => Duration::ZERO,
+        };
+        AckFrame::new(delay, s.recv.iter().rev().map(|(a, e)| (a, e - 1)))
+    }
+
+    fn on_packet_sent(&mut self, now: Instant, p: &Packet, b: Built) {
+        let sp = p.space();
+        let si = sp.idx();
+        let ack_eliciting = p.ack_eliciting();
+        let in_flight = ack_eliciting || p.frames.iter().any(|f| matches!(f, Frame::Padding { .. }));
+        self.stats.packets_sent += 1;
+        if !ack_eliciting {
+            self.stats.ack_only_packets_sent += 1;
+        }
+        if in_flight {
+            if self.bytes_in_flight == 0 {
+                // draft-cheng §3.2: restart the send and delivery clocks after quiescence.
+                self.first_sent_time = now;
+                self.delivered_time = now;
+            }
+            if sp == Space::AppData && self.cfg.pacing && !b.probe {
+                self.on_paced_send(now, p.len);
+            }
+            self.bytes_in_flight += p.len as u64;
+            self.cc.on_sent(now, p.len, self.bytes_in_flight);
+        }
+        if ack_eliciting {
+            if b.probe && self.probes > 0 {
+                self.probes -= 1;
+                self.stats.probes_sent += 1;
+            }
+            if !self.eliciting_sent_since_recv {
+                self.last_activity = now;
+                self.eliciting_sent_since_recv = true;
+            }
+        }
+        // RFC 9001 §4.9.1: the client discards Initial keys when it first sends Handshake.
+        if p.ty == PacketType::Handshake && self.cfg.role == Role::Client {
+            self.discard_space(Space::Initial);
+        }
+        let sent = SentPacket {
+            pn: p.pn,
+            time_sent: now,
+            size: p.len,
+            ack_eliciting,
+            in_flight,
+            state: SentState::Outstanding,
+            retx: b.retx,
+            ack_largest: b.ack_largest,
+            delivered: self.delivered,
+            delivered_time: self.delivered_time,
+            first_sent_time: self.first_sent_time,
+            app_limited: self.app_limited_until > 0,
+            tx_in_flight: self.bytes_in_flight,
+        };
+        let s = &mut self.spaces[si];
+        if ack_eliciting {
+            s.last_ack_eliciting_sent = Some(now);
+            if in_flight {
+                s.eliciting_in_flight += 1;
+            }
+        }
+        s.sent.push_back(sent);
+    }
+
+    /// Chromium's pacing sender: an unpaced burst after quiescence, then one packet per
+    /// len/rate (no credit for late sends).
+    fn on_paced_send(&mut self, now: Instant, len: u32) {
+        let mss = self.cfg.max_udp_payload as u64;
+        if self.bytes_in_flight == 0 && !self.in_recovery {
+            self.burst_tokens = (self.cfg.initial_burst_packets as u64).min(self.cc.cwnd() / mss) as u32;
+        }
+        if self.burst_tokens > 0 {
+            self.burst_tokens -= 1;
+            self.next_send_time = now;
+            return;
+        }
+        let rate = self.pacing_rate();
+        if rate == 0 {
+            self.next_send_time = now;
+            return;
+        }
+        let gap = Duration::from_nanos((len as u128 * 1_000_000_000 / rate as u128) as u64);
+        self.next_send_time = self.next_send_time.max(now) + gap;
+    }
+
+    // ------------------------------------------------------------------ checks
+
+    pub fn invariants(&self) -> Result<(), &'static str> {
+        let mut bif = 0u64;
+        for s in &self.spaces {
+            let mut elic = 0;
+            let mut prev: Option<u64> = None;
+            for p in &s.sent {
+                if prev.is_some_and(|q| p.pn != q + 1) {
+                    return Err("quic: sent packets not consecutive");
+                }
+                prev = Some(p.pn);
+                if p.state == SentState::Outstanding && p.in_flight {
+                    bif += p.size as u64;
+                    if p.ack_eliciting {
+                        elic += 1;
+                    }
+                }
+            }
+            if s.sent.front().is_some_and(|p| p.state != SentState::Outstanding) {
+                return Err("quic: sent map front is not outstanding");
+            }
+            if s.sent.back().is_some_and(|p| p.pn >= s.next_pn) {
+                return Err("quic: sent packet number beyond next_pn");
+            }
+            if elic != s.eliciting_in_flight {
+                return Err("quic: ack-eliciting in-flight count wrong");
+            }
+            s.recv.invariants()?;
+            s.crypto_send.invariants()?;
+            if s.discarded && (!s.sent.is_empty() || s.loss_time.is_some()) {
+                return Err("quic: discarded space holds state");
+            }
+        }
+        if bif != self.bytes_in_flight {
+            return Err("quic: bytes_in_flight differs from the outstanding packets");
+        }
+        if self.conn_sent_new > self.peer_max_data {
+            return Err("quic: connection flow control exceeded");
+        }
+        for st in self.streams.values() {
+            st.send.invariants()?;
+            if st.send.sent > st.peer_max {
+                return Err("quic: stream flow control exceeded");
+            }
+            if st.recv.delivered > st.recv.highest {
+                return Err("quic: delivered beyond received");
+            }
+        }
+        if self.conn_delivered > self.conn_recv_highest {
+            return Err("quic: connection delivered beyond received");
+        }
+        self.ack_policy.invariants()?;
+        Ok(())
+    }
+}
