@@ -80,4 +80,4 @@ def test_wqm_quick_reports_every_claim(tmp_path):
         assert claims[cid]["holds"], claims[cid]
     for c in claims.values():
         assert c["ours"] and (c["holds"] or c["explanation"]), c
-    assert len(re.findall(r"<img ", (out / "report.html").read_text())) == 8
+    assert len(re.findall(r"<img ", (out / "report.html").read_text())) == 9

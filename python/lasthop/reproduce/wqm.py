@@ -40,6 +40,7 @@ FLOWS = [1, 3, 5]
 DISTANCES = [10, 20, 30]
 SHORT_S = [5, 10, 15]
 PING_MS = 20
+VARIANTS = ["aimd", "aiad", "miad", "mimd"]
 
 
 def _spec(name: str, hops: int = 1, flows_to: list[int] | None = None, n_flows: int = 1,
@@ -97,6 +98,10 @@ def sweeps(quick: bool) -> list[SweepDef]:
     short["sim"].update({"duration": "15s", "warmup": "0s"})
     out += _pair("short", short, vary=[("sim.duration", [f"{s}s" for s in SHORT_S])], seeds=5,
                  quick={"sim": {"warmup": "0s"}})
+    # Fig. 5: the step rules, on the 3-hop chain.
+    var = _spec("variants", hops=3)
+    var["ap"]["buffer_sizer"] = "wqm"
+    out.append(SweepDef("variants", var, [("ap.wqm_variant", VARIANTS)], seeds=3, quick_seeds=1, quick=q))
     # W6: bufferbloat on a 6.5 Mb/s link (HT 20 MHz MCS 0, long GI), FIFO-1000.
     slow = _spec("slow")
     slow["phy"].update({"channel_width": 20, "guard_interval": 800})
@@ -388,6 +393,23 @@ def figures(run: SuiteRun) -> list[Figure]:
               for t in SHORT_S]
     out.append(Figure("Short flows (Figs. 13–14)", "CUBIC flows of 5, 10 and 15 s from a cold start (no warm-up); "
                       "ping RTT p95, mean over seeds.", bars(groups, "ping RTT p95 (ms)", "Short flows")))
+
+    # Fig. 5: step rules.
+    per = {v: [] for v in VARIANTS}
+    for o, d in _runs(run, "variants"):
+        per[str(o["ap.wqm_variant"])].append(d)
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(8.0, 3.4))
+    xs = range(len(VARIANTS))
+    ax1.bar(xs, [_rtt_ms(per[v]) for v in VARIANTS], color="#D55E00")
+    ax2.bar(xs, [_goodput(per[v]) for v in VARIANTS], color="#0072B2")
+    for ax, yl in ((ax1, "ping RTT p50 (ms)"), (ax2, "goodput (Mb/s)")):
+        ax.set_xticks(list(xs), [v.upper() for v in VARIANTS])
+        ax.set_ylabel(yl)
+        ax.grid(alpha=0.3, axis="y")
+    fig.suptitle("WQM step rules, 3-hop chain")
+    fig.tight_layout()
+    out.append(Figure("Step rules (Fig. 5)", "WQM with additive/multiplicative increase and decrease (the paper "
+                      "uses AIMD: +1 packet, halve), one CUBIC flow over three hops; mean over seeds.", fig))
 
     # Fig. 4: the buffer size WQM chooses over time, at each forwarding node of the 3-hop chain.
     doc = _docs(run, "hops3")["wqm"][0]
