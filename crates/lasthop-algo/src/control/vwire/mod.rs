@@ -15,17 +15,23 @@
 //! The Virtual Wires method is covered by Columbia University patents (US 10,687,341 B2 and
 //! US 11,297,634).
 
+pub mod features;
 pub mod feedback;
+pub mod forest;
 pub mod optimizer;
 pub mod scheduler;
 #[cfg(test)]
 mod tests;
 pub mod utility;
 
+pub use features::{
+    AppClass, DeviceType, FeatureConfig, FeatureWindow, FlowFeatures, FEATURE_NAMES, N_FEATURES,
+};
 pub use feedback::{
     Allocation, BottleneckConfig, BottleneckDetector, ControllerConfig, ControllerStats,
     FlowAllocation, FlowMeasurement, SolverChoice, VwireController,
 };
+pub use forest::{Forest, ForestError, ForestErrorKind, FOREST_FORMAT_VERSION, SHIPPED_MODEL};
 pub use optimizer::{
     grid_points, solve_exact, solve_grid, usable_airtime, Flow, GridConfig, OptimizeError, Problem,
     Solution, SolverStats,

@@ -2,6 +2,7 @@
 
 use super::*;
 extern crate std;
+use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 use lasthop_core::{Duration, Instant, Rng};
@@ -556,4 +557,311 @@ fn control_loop_sustains_the_4k_flow_while_its_link_allows() {
     let m = meas(40.0, 25.0, 130.0, 30.0);
     let b = g.on_period(Instant::ZERO, &m).unwrap();
     assert!((b.flows[0].airtime - 0.8).abs() < 1e-5, "{b:?}");
+}
+
+// ---------------------------------------------------------------- forest and features
+
+/// Two trees over 2 features and 3 classes, small enough to evaluate by hand.
+const TWO_TREES: &str = "\
+# hand-built
+lasthop-forest 1
+features 2
+classes 3 a b c
+trees 2
+tree 5
+s 0 0.5 1 2
+l 1 0 0
+s 1 10 3 4
+l 0 1 0
+l 0 0.25 0.75
+tree 3
+s 1 3.5 1 2
+l 0.5 0.5 0
+l 0 0 1
+end
+";
+
+#[test]
+fn hand_built_forest_evaluates_by_hand() {
+    let f = Forest::parse(TWO_TREES).unwrap();
+    assert_eq!((f.n_features(), f.n_trees(), f.n_nodes()), (2, 2, 8));
+    assert_eq!(f.classes(), ["a", "b", "c"]);
+    // x = (0.2, 1): tree 1 → a (1,0,0), tree 2 → (0.5,0.5,0): mean (0.75,0.25,0) → a.
+    assert_eq!(f.predict_proba(&[0.2, 1.0]), vec![0.75, 0.25, 0.0]);
+    assert_eq!(f.predict(&[0.2, 1.0]), 0);
+    // x = (0.5, 3.5): 0.5 <= 0.5 goes left (a); 3.5 <= 3.5 left: (0.5, 0.5, 0) → a.
+    assert_eq!(f.predict(&[0.5, 3.5]), 0);
+    // x = (0.9, 12): tree 1 → (0, .25, .75), tree 2 → c: mean (0, .125, .875) → c.
+    assert_eq!(f.predict_proba(&[0.9, 12.0]), vec![0.0, 0.125, 0.875]);
+    assert_eq!(f.predict(&[0.9, 12.0]), 2);
+    // x = (0.9, 5): tree 1 → b, tree 2 → c: mean (0, .5, .5), a tie → the first, b.
+    assert_eq!(f.predict(&[0.9, 5.0]), 1);
+    assert_eq!(f.vote(&[0.9, 5.0]), 1);
+    assert_eq!(f.vote(&[0.2, 5.0]), 0);
+}
+
+fn parse_err(text: &str) -> ForestError {
+    Forest::parse(text).unwrap_err()
+}
+
+#[test]
+fn bad_models_are_clean_errors() {
+    use ForestErrorKind as K;
+    let cases: Vec<(String, usize, K)> = vec![
+        (String::new(), 0, K::UnexpectedEnd),
+        ("hello 1\n".into(), 1, K::BadMagic),
+        (
+            TWO_TREES.replace("lasthop-forest 1", "lasthop-forest 2"),
+            2,
+            K::UnsupportedVersion(2),
+        ),
+        (
+            TWO_TREES.replace("features 2", "features x"),
+            3,
+            K::BadField {
+                field: "features",
+                allowed: "1 ..= 65535",
+            },
+        ),
+        (
+            TWO_TREES.replace("classes 3 a b c", "classes 3 a b"),
+            4,
+            K::FieldCount {
+                expected: 5,
+                got: 4,
+            },
+        ),
+        (
+            TWO_TREES.replace("s 0 0.5 1 2", "s 2 0.5 1 2"),
+            7,
+            K::FeatureOutOfRange {
+                feature: 2,
+                features: 2,
+            },
+        ),
+        (
+            TWO_TREES.replace("s 0 0.5 1 2", "s 0 0.5 1 5"),
+            7,
+            K::ChildOutOfRange { child: 5, nodes: 5 },
+        ),
+        (
+            TWO_TREES.replace("s 1 10 3 4", "s 1 10 3 2"),
+            9,
+            K::ChildOutOfRange { child: 2, nodes: 5 },
+        ),
+        (
+            TWO_TREES.replace("s 0 0.5 1 2", "s 0 NaN 1 2"),
+            7,
+            K::BadField {
+                field: "threshold",
+                allowed: "a finite number",
+            },
+        ),
+        (
+            TWO_TREES.replace("l 1 0 0", "l 1 0"),
+            8,
+            K::FieldCount {
+                expected: 4,
+                got: 3,
+            },
+        ),
+        (
+            TWO_TREES.replace("l 1 0 0", "l 1 -1 0"),
+            8,
+            K::BadField {
+                field: "leaf fraction",
+                allowed: "finite and >= 0",
+            },
+        ),
+        (
+            TWO_TREES.replace("l 1 0 0", "x 1 0 0"),
+            8,
+            K::Expected("s` or `l"),
+        ),
+        (
+            TWO_TREES.replace("trees 2", "trees 3"),
+            16,
+            K::Expected("tree"),
+        ),
+        (TWO_TREES.replace("end\n", ""), 0, K::UnexpectedEnd),
+        (alloc::format!("{TWO_TREES}l 1 0 0\n"), 17, K::TrailingData),
+    ];
+    for (text, line, kind) in cases {
+        let e = parse_err(&text);
+        assert_eq!((e.line, &e.kind), (line, &kind), "{e}");
+        // The message names the line.
+        assert!(alloc::format!("{e}").contains("line"));
+    }
+    // Truncating the shipped model anywhere gives an error, never a panic.
+    for cut in (0..SHIPPED_MODEL.len()).step_by(997) {
+        assert!(Forest::parse(&SHIPPED_MODEL[..cut]).is_err());
+    }
+}
+
+/// (label, device, now_ns, packets (t_ns, size), features computed by the trainer).
+type Trace = (usize, u8, u64, Vec<(u64, u32)>, [f64; N_FEATURES]);
+
+struct Fixture {
+    /// (label, scikit-learn prediction, features as f32).
+    rows: Vec<(usize, usize, [f32; N_FEATURES])>,
+    traces: Vec<Trace>,
+}
+
+fn fixture() -> Fixture {
+    let text = include_str!("model/fixture-v1.txt");
+    let mut fx = Fixture {
+        rows: Vec::new(),
+        traces: Vec::new(),
+    };
+    let mut lines = text.lines().filter(|l| !l.starts_with('#'));
+    let num = |s: &str| s.parse::<f64>().unwrap();
+    while let Some(l) = lines.next() {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        match f[0] {
+            "features" => assert_eq!(f[1..], FEATURE_NAMES),
+            "row" => {
+                let mut x = [0f32; N_FEATURES];
+                for (k, s) in f[3..].iter().enumerate() {
+                    x[k] = num(s) as f32;
+                }
+                fx.rows
+                    .push((f[1].parse().unwrap(), f[2].parse().unwrap(), x));
+            }
+            "trace" => {
+                let n: usize = f[4].parse().unwrap();
+                let pk = (0..n)
+                    .map(|_| {
+                        let p: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+                        (p[0].parse().unwrap(), p[1].parse().unwrap())
+                    })
+                    .collect();
+                let feat: Vec<f64> = lines
+                    .next()
+                    .unwrap()
+                    .split_whitespace()
+                    .skip(1)
+                    .map(num)
+                    .collect();
+                fx.traces.push((
+                    f[1].parse().unwrap(),
+                    f[2].parse().unwrap(),
+                    f[3].parse().unwrap(),
+                    pk,
+                    feat.try_into().unwrap(),
+                ));
+            }
+            other => panic!("fixture: unknown line {other}"),
+        }
+    }
+    fx
+}
+
+#[test]
+fn shipped_model_classifies_the_fixture_like_sklearn() {
+    let f = Forest::shipped();
+    assert_eq!(f.n_features(), N_FEATURES);
+    let names: Vec<&str> = AppClass::ALL.iter().map(|c| c.name()).collect();
+    assert_eq!(f.classes(), names.as_slice());
+    let fx = fixture();
+    assert!(fx.rows.len() >= 200);
+    let (mut correct, mut agree) = (0, 0);
+    for (label, sk, x) in &fx.rows {
+        let p = f.predict(x);
+        correct += (p == *label) as usize;
+        agree += (p == *sk) as usize;
+    }
+    let acc = correct as f64 / fx.rows.len() as f64;
+    std::println!(
+        "vwire shipped forest: {}/{} correct ({acc:.3}), {agree} agree with scikit-learn",
+        correct,
+        fx.rows.len()
+    );
+    assert_eq!(
+        agree,
+        fx.rows.len(),
+        "Rust and scikit-learn predictions differ"
+    );
+    assert!(acc >= 0.95, "accuracy {acc}");
+}
+
+#[test]
+fn feature_window_reproduces_the_trainer_features() {
+    let fx = fixture();
+    assert!(fx.traces.len() >= 3);
+    let f = Forest::shipped();
+    for (label, device, now, pk, want) in &fx.traces {
+        let mut w = FeatureWindow::new(FeatureConfig::default()).unwrap();
+        // A packet before the window and one after `now` must not count.
+        w.on_packet(Instant::from_nanos(now - 10_000_000_000), 1500);
+        for &(t, s) in pk {
+            w.on_packet(Instant::from_nanos(t), s);
+        }
+        let dev = match device {
+            0 => DeviceType::Unknown,
+            1 => DeviceType::Phone,
+            2 => DeviceType::Laptop,
+            _ => DeviceType::Tv,
+        };
+        let got = w.features(Instant::from_nanos(*now), dev);
+        let arr = [
+            got.size_mean,
+            got.size_std,
+            got.iat_mean,
+            got.iat_std,
+            got.rate_bps,
+            got.burstiness,
+            got.idle_fraction,
+            got.small_fraction,
+            got.large_fraction,
+            got.device as u8 as f64,
+        ];
+        for k in 0..N_FEATURES {
+            assert!(
+                (arr[k] - want[k]).abs() <= 1e-12 * want[k].abs().max(1e-9),
+                "class {label} feature {}: {} vs {}",
+                FEATURE_NAMES[k],
+                arr[k],
+                want[k]
+            );
+        }
+        assert_eq!(w.len(), pk.len());
+        assert!(f.predict(&got.to_array()) < AppClass::ALL.len());
+    }
+}
+
+#[test]
+fn feature_window_basics() {
+    let mut w = FeatureWindow::new(FeatureConfig::default()).unwrap();
+    let empty = w.features(Instant::from_nanos(20_000_000_000), DeviceType::Tv);
+    assert_eq!(empty.idle_fraction, 1.0);
+    assert_eq!(empty.to_array()[9], 3.0);
+    // 100-byte packets every 20 ms for 10 s: 40 kb/s, no variation, no idle bins.
+    for k in 1..=500u64 {
+        w.on_packet(Instant::from_nanos(10_000_000_000 + k * 20_000_000), 100);
+    }
+    let f = w.features(Instant::from_nanos(20_000_000_000), DeviceType::Phone);
+    assert_eq!(f.size_mean, 100.0);
+    assert_eq!(f.size_std, 0.0);
+    assert!((f.iat_mean - 0.02).abs() < 1e-12 && f.iat_std < 1e-12);
+    assert!((f.rate_bps - 40_000.0).abs() < 1e-6);
+    // Bins hold 5 packets each except the first (4) and the last (6): (now − W, now] is cut
+    // at bin boundaries.
+    assert!(f.burstiness < 0.05 && f.idle_fraction == 0.0, "{f:?}");
+    assert_eq!((f.small_fraction, f.large_fraction), (1.0, 0.0));
+    // 5 s later half the packets have left the window.
+    let g = w.features(Instant::from_nanos(25_000_000_000), DeviceType::Phone);
+    assert_eq!(w.len(), 250);
+    // Packets in (15 s, 20 s] fill bins 0..=50 (the one at 20 s opens bin 50): 49 idle.
+    assert!((g.idle_fraction - 0.49).abs() < 1e-12, "{g:?}");
+    let bad = FeatureConfig {
+        bin: Duration::from_millis(300),
+        ..FeatureConfig::default()
+    };
+    assert_eq!(FeatureWindow::new(bad).unwrap_err().field, "window");
+    // Default utilities per class are valid; the 4K ladder tops out at the paper's 32 Mb/s → 10.
+    for c in AppClass::ALL {
+        c.default_utility().validate().unwrap();
+        assert_eq!(AppClass::from_index(c as usize), Some(c));
+    }
+    assert_eq!(AppClass::Video4k.default_utility().value(32e6), 10.0);
 }
