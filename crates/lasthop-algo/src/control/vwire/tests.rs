@@ -189,6 +189,34 @@ fn two_log_flows_share_airtime_by_weight() {
     };
     let e = solve_exact(&p).unwrap();
     assert!((e.airtime[0] - 0.2).abs() < 1e-12 && (e.airtime[1] - 0.6).abs() < 1e-12);
+    // A large floor on one flow makes it a true water-fill: a_i = max(0, ν w_i − f_i / L_i).
+    let big = Utility::Log {
+        weight: 1.0,
+        floor_bps: 10.0 * MB,
+    };
+    let tiny = Utility::Log {
+        weight: 1.0,
+        floor_bps: 1e-9,
+    };
+    for (u, want) in [(0.5, [0.2, 0.3]), (0.05, [0.0, 0.05])] {
+        let p = Problem {
+            flows: vec![flow(100.0, &big), flow(100.0, &tiny)],
+            airtime: u,
+        };
+        let (e, g) = both(&p);
+        for k in 0..2 {
+            assert!(
+                (e.airtime[k] - want[k]).abs() < 1e-12,
+                "U {u}: {:?}",
+                e.airtime
+            );
+            assert!(
+                (g.airtime[k] - want[k]).abs() < 1e-5,
+                "U {u}: {:?}",
+                g.airtime
+            );
+        }
+    }
 }
 
 #[test]
