@@ -204,17 +204,9 @@ fn two_log_flows_share_airtime_by_weight() {
             airtime: u,
         };
         let (e, g) = both(&p);
-        for k in 0..2 {
-            assert!(
-                (e.airtime[k] - want[k]).abs() < 1e-12,
-                "U {u}: {:?}",
-                e.airtime
-            );
-            assert!(
-                (g.airtime[k] - want[k]).abs() < 1e-5,
-                "U {u}: {:?}",
-                g.airtime
-            );
+        for (k, w) in want.iter().enumerate() {
+            assert!((e.airtime[k] - w).abs() < 1e-12, "U {u}: {:?}", e.airtime);
+            assert!((g.airtime[k] - w).abs() < 1e-5, "U {u}: {:?}", g.airtime);
         }
     }
 }
