@@ -15,8 +15,8 @@ over packet statistics and the device type, predicting every 2 s. This script
 
 scikit-learn is not a lasthop dependency; run with a scratch environment::
 
-    python3 -m venv /work/venv-train && /work/venv-train/bin/pip install scikit-learn numpy
-    /work/venv-train/bin/python python/lasthop/vwire_train.py
+    python3 -m venv .venv-train && .venv-train/bin/pip install scikit-learn numpy
+    .venv-train/bin/python python/lasthop/vwire_train.py
 
 Traffic models (downlink packets as the proxy forwards them; sizes are IP lengths, a full
 segment is 1500 bytes). Each flow is generated for 30 s and a window ending at a uniformly drawn
