@@ -120,7 +120,9 @@ RATE_CONTROLS = ("fixed", "ideal", "minstrel")
 PATH_LOSS_MODELS = ("log_distance", "tgn_a", "tgn_b", "tgn_c", "tgn_d", "tgn_e", "tgn_f")
 MAX_DISTANCE_M = 100_000.0
 DIRECTIONS = ("down", "up", "cross")
-PATTERNS = ("cbr", "poisson", "saturated", "tcp", "ping")
+PATTERNS = ("cbr", "poisson", "saturated", "tcp", "ping", "quic")
+QUIC_PROFILES = ("quic", "bquic")
+ACK_POLICIES = ("tcp_acking", "ack_decimation", "ack_frequency")
 DRIVERS = ("pull", "firmware")
 CONGESTION_CONTROLS = ("newreno", "cubic", "bbr")
 SCHEDULERS = ("round_robin", "airtime")
@@ -149,7 +151,8 @@ SECTIONS: dict[str, tuple[str, ...]] = {
                  "parent"),
     "flows": ("stations", "direction", "pattern", "rate", "packet_size", "start", "stop",
               "cc", "bytes", "pacing", "hystart", "extra_acked", "app", "request_bytes",
-              "response_bytes", "think_time", "requests", "interval"),
+              "response_bytes", "think_time", "requests", "interval", "profile", "ack_policy",
+              "zero_rtt", "initial_cwnd"),
 }
 
 
@@ -559,7 +562,9 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
             raise t.fail("pattern", '"cbr" or "poisson" for direction = "cross"')
         if t.has("interval") and pattern != "ping":
             raise t.fail("interval", 'only for pattern = "ping"')
-        if pattern in ("saturated", "tcp", "ping"):
+        if pattern == "quic" and direction != "down":
+            raise t.fail("direction", '"down" for pattern = "quic" (a download from the server)')
+        if pattern in ("saturated", "tcp", "ping", "quic"):
             if t.has("rate"):
                 raise t.fail("rate", 'only for pattern = "cbr" or "poisson"' + (
                     ' (a ping sets its interval)' if pattern == "ping" else ""))
@@ -568,13 +573,24 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
             rate = t.rate("rate", MISSING)
         tcp_keys = ("cc", "bytes", "pacing", "hystart", "extra_acked", "app", "request_bytes",
                     "response_bytes", "think_time", "requests")
+        both = ("bytes", "pacing")
         if pattern != "tcp":
             for k in tcp_keys:
+                if t.has(k) and not (pattern == "quic" and k in both):
+                    raise t.fail(k, 'only for pattern = "tcp"' + (' or "quic"' if k in both else ""))
+        quic_keys = ("profile", "ack_policy", "zero_rtt", "initial_cwnd")
+        if pattern != "quic":
+            for k in quic_keys:
                 if t.has(k):
-                    raise t.fail(k, 'only for pattern = "tcp"')
+                    raise t.fail(k, 'only for pattern = "quic"')
+        quic = pattern == "quic"
+        profile = t.choice("profile", "quic", QUIC_PROFILES) if quic else "quic"
+        ack_policy = t.choice("ack_policy", None, ACK_POLICIES) if quic else None
+        zero_rtt = t.get_bool("zero_rtt", False) if quic else False
+        initial_cwnd = t.get_int("initial_cwnd", 10, 1, 10_000) if quic else 10
         cc = t.choice("cc", "cubic", CONGESTION_CONTROLS) if pattern == "tcp" else "cubic"
-        nbytes = t.get_int("bytes", 0, 0) if pattern == "tcp" else 0
-        pacing = t.get_bool("pacing", None) if pattern == "tcp" else None
+        nbytes = t.get_int("bytes", 0, 0) if pattern in ("tcp", "quic") else 0
+        pacing = t.get_bool("pacing", None) if pattern in ("tcp", "quic") else None
         hystart = t.get_bool("hystart", True) if pattern == "tcp" else True
         extra_acked = t.get_bool("extra_acked", True) if pattern == "tcp" else True
         app = t.choice("app", "bulk", ("bulk", "request_response")) if pattern == "tcp" else "bulk"
@@ -593,8 +609,8 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
             raise t.fail("hystart", 'only with cc = "cubic"')
         if pattern == "tcp" and cc != "bbr" and t.has("extra_acked"):
             raise t.fail("extra_acked", 'only with cc = "bbr"')
-        size = t.get_int("packet_size", 84 if pattern == "ping" else 1500,
-                         120 if pattern == "tcp" else 20, 2304)
+        size = t.get_int("packet_size", {"ping": 84, "quic": 1378}.get(pattern, 1500),
+                         {"tcp": 120, "quic": 1228}.get(pattern, 20), 2304)
         if pattern == "ping":
             # Echo requests every `interval` (a CBR schedule at size / interval).
             interval = t.duration("interval", 100_000_000, positive=True)
@@ -611,7 +627,9 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
                           "stop_ns": stop, "cc": cc, "bytes": nbytes, "pacing": pacing,
                           "hystart": hystart, "extra_acked": extra_acked, "app": app,
                           "request_bytes": request_bytes, "response_bytes": response_bytes,
-                          "think_time_ns": think, "requests": requests})
+                          "think_time_ns": think, "requests": requests, "profile": profile,
+                          "ack_policy": ack_policy, "zero_rtt": zero_rtt,
+                          "initial_cwnd": initial_cwnd})
             flow_table.append(fi)
 
     normalized = {

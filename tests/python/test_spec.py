@@ -114,7 +114,9 @@ pattern = "saturated"
                              # TCP keys are present, at their defaults, on every normalized flow
                              "cc": "cubic", "bytes": 0, "pacing": None, "hystart": True,
                              "extra_acked": True, "app": "bulk", "request_bytes": 0,
-                             "response_bytes": 0, "think_time_ns": 0, "requests": 0}
+                             "response_bytes": 0, "think_time_ns": 0, "requests": 0,
+                             "profile": "quic", "ack_policy": None, "zero_rtt": False,
+                             "initial_cwnd": 10}
     assert n["flows"][6]["rate_bps"] == 0 and n["flows"][6]["pattern"] == "saturated"
     assert s.map_path("stations[2].mcs") == "stations[0].mcs"
     assert s.map_path("stations[3].nss") == "stations[1].nss"
@@ -346,4 +348,26 @@ def test_mesh_relays_and_wqm():
 ])
 def test_mesh_and_wqm_errors(body, key, needle):
     e = err('[sim]\nduration="1s"\n' + body)
+    assert e.path == key and needle in str(e), str(e)
+
+
+def test_quic_flow_normalizes():
+    s = norm('[sim]\nduration="1s"\n[[stations]]\nmcs=3\n[[flows]]\npattern="quic"\nprofile="bquic"\n'
+             'bytes=1000000\nzero_rtt=true\n', native=True)
+    f = s.normalized["flows"][0]
+    assert (f["pattern"], f["profile"], f["bytes"], f["zero_rtt"], f["packet_size"], f["initial_cwnd"],
+            f["ack_policy"]) == ("quic", "bquic", 1_000_000, True, 1378, 10, None)
+
+
+@pytest.mark.parametrize("body,key,needle", [
+    ('pattern="quic"\ndirection="up"\n', "flows[0].direction", '"down"'),
+    ('pattern="quic"\nprofile="fast"\n', "flows[0].profile", '"quic"|"bquic"'),
+    ('pattern="quic"\nack_policy="every"\n', "flows[0].ack_policy", "ack_decimation"),
+    ('pattern="quic"\npacket_size=1000\n', "flows[0].packet_size", "1228"),
+    ('pattern="tcp"\nprofile="bquic"\n', "flows[0].profile", 'only for pattern = "quic"'),
+    ('pattern="quic"\ncc="bbr"\n', "flows[0].cc", 'only for pattern = "tcp"'),
+    ('pattern="cbr"\nrate="1Mbps"\nbytes=10\n', "flows[0].bytes", '"tcp" or "quic"'),
+])
+def test_quic_flow_errors(body, key, needle):
+    e = err('[sim]\nduration="1s"\n[[stations]]\nmcs=3\n[[flows]]\n' + body)
     assert e.path == key and needle in str(e), str(e)

@@ -54,6 +54,45 @@ pub struct FlowOut {
     /// TCP flows only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tcp: Option<TcpOut>,
+    /// QUIC flows only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quic: Option<QuicOut>,
+}
+
+/// End-of-run state of a QUIC flow (a download: client at the station, server behind the
+/// AP). `delivered_bytes` and goodput count stream bytes delivered in order to the client;
+/// `delivered_packets` and delays count the server's datagrams.
+#[derive(Serialize, Debug, Clone)]
+pub struct QuicOut {
+    /// "quic" or "bquic".
+    pub profile: String,
+    /// Response size (0 = endless) and completion time (last byte at the client) from the
+    /// flow's start, if done.
+    pub bytes: u64,
+    pub completion_ns: Option<u64>,
+    /// The client's handshake completion from the flow's start.
+    pub handshake_ns: Option<u64>,
+    pub app_bytes_delivered: u64,
+    /// Server: packets sent, declared lost, later found spurious; PTOs; delay-based
+    /// slow-start exits.
+    pub packets_sent: u64,
+    pub packets_lost: u64,
+    pub spurious_losses: u64,
+    pub pto_count: u64,
+    pub slow_start_delay_exits: u64,
+    /// Client: ACK frames and datagrams sent (what the ACK policy costs on the uplink).
+    pub client_acks_sent: u64,
+    pub client_datagrams_sent: u64,
+    pub cwnd_bytes: u64,
+    /// The server's cwnd when it first left slow start (the delay-based exit or a loss), and
+    /// when, from the flow's start.
+    pub slow_start_exit_cwnd: Option<u64>,
+    pub slow_start_exit_ns: Option<u64>,
+    pub srtt_ns: u64,
+    pub min_rtt_ns: u64,
+    /// Time between consecutive datagrams the server sent after warm-up (Manzoor et al.'s
+    /// inter-packet time).
+    pub inter_packet_ns: DelaySummary,
 }
 
 /// End-of-run state of a TCP connection. For TCP flows `delivered_bytes` and goodput count
@@ -116,7 +155,7 @@ pub struct TimeSeries {
     pub station_phy_rate_down_bps: Vec<Vec<f64>>,
     /// SNR at the middle of each bin (empty unless `error_model = "snr"`).
     pub station_snr_db: Vec<Vec<f64>>,
-    /// Per flow (empty lists for non-TCP flows): last value in each bin.
+    /// Per flow (empty lists for flows that are neither TCP nor QUIC; for QUIC the server side): last value in each bin.
     pub flow_cwnd_bytes: Vec<Vec<f64>>,
     pub flow_inflight_bytes: Vec<Vec<f64>>,
     pub flow_pacing_rate_bps: Vec<Vec<f64>>,
@@ -166,6 +205,7 @@ pub fn collect(w: &World) -> RunData {
                 loss: if drops + c.delivered_packets == 0 { 0.0 } else { drops as f64 / (drops + c.delivered_packets) as f64 },
                 delay_ns: c.delay.summary(),
                 tcp: w.tcp_out(i),
+                quic: w.quic_out(i),
             }
         })
         .collect();
@@ -199,7 +239,7 @@ pub fn collect(w: &World) -> RunData {
     let per_bin = |row: &[f64], f: &dyn Fn(usize, f64) -> f64| row.iter().enumerate().map(|(b, &v)| f(b, v)).collect::<Vec<f64>>();
     let n_flows = spec.flows.len();
     let tcp_rows = |s: &crate::metrics::Series| -> Vec<Vec<f64>> {
-        (0..n_flows).map(|f| if w.is_tcp(f) { s.row(f).to_vec() } else { Vec::new() }).collect()
+        (0..n_flows).map(|f| if w.is_tcp(f) || w.is_quic(f) { s.row(f).to_vec() } else { Vec::new() }).collect()
     };
     let n_sta = spec.stations.len();
     // Per-bin mean of row `i`: sum / count (0 where the count is 0).
@@ -231,7 +271,7 @@ pub fn collect(w: &World) -> RunData {
         flow_inflight_bytes: tcp_rows(&w.ts_inflight),
         flow_pacing_rate_bps: tcp_rows(&w.ts_pacing),
         flow_rtt_ns: (0..n_flows)
-            .map(|f| if w.is_tcp(f) { mean_row(&w.ts_rtt_sum, &w.ts_rtt_n, f) } else { Vec::new() })
+            .map(|f| if w.is_tcp(f) || w.is_quic(f) { mean_row(&w.ts_rtt_sum, &w.ts_rtt_n, f) } else { Vec::new() })
             .collect(),
         flow_retransmits: tcp_rows(&w.ts_retx),
         node_queue_limit: (0..=n_sta).map(|n| if w.is_forwarding(n) { mean_row(&w.ts_node_limit, &w.ts_node_n, n) } else { Vec::new() }).collect(),

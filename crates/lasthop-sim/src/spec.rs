@@ -244,6 +244,26 @@ pub struct FlowSpec {
     /// request_response: requests to issue (0 = until the flow stops).
     #[serde(default)]
     pub requests: u64,
+    /// QUIC: "quic" (TCP_ACKING, pacing) or "bquic" (ACK_DECIMATION, no pacing: Bursty QUIC).
+    #[serde(default = "default_profile")]
+    pub profile: String,
+    /// QUIC: receiver ACK policy overriding the profile's ("tcp_acking", "ack_decimation",
+    /// "ack_frequency").
+    #[serde(default)]
+    pub ack_policy: Option<String>,
+    /// QUIC: a resumed connection whose client sends its request in 0-RTT.
+    #[serde(default)]
+    pub zero_rtt: bool,
+    /// QUIC: initial congestion window in packets.
+    #[serde(default = "default_initial_cwnd")]
+    pub initial_cwnd: u32,
+}
+
+fn default_profile() -> String {
+    "quic".into()
+}
+fn default_initial_cwnd() -> u32 {
+    10
 }
 
 fn default_app() -> String {
@@ -556,7 +576,26 @@ impl Spec {
                         bad(&format!("flows[{i}].packet_size"), f.packet_size.to_string(), "at least 120 bytes for TCP (52 bytes of headers)".into());
                     }
                 }
-                other => bad(&format!("flows[{i}].pattern"), format!("{other:?}"), "one of \"cbr\", \"poisson\", \"saturated\", \"tcp\", \"ping\"".into()),
+                "quic" => {
+                    if f.direction != "down" {
+                        bad(&format!("flows[{i}].direction"), format!("{:?}", f.direction), "\"down\" for QUIC (a download from the server)".into());
+                    }
+                    if f.profile != "quic" && f.profile != "bquic" {
+                        bad(&format!("flows[{i}].profile"), format!("{:?}", f.profile), "\"quic\" or \"bquic\"".into());
+                    }
+                    if let Some(a) = &f.ack_policy {
+                        if !["tcp_acking", "ack_decimation", "ack_frequency"].contains(&a.as_str()) {
+                            bad(&format!("flows[{i}].ack_policy"), format!("{a:?}"), "one of \"tcp_acking\", \"ack_decimation\", \"ack_frequency\"".into());
+                        }
+                    }
+                    if f.initial_cwnd == 0 {
+                        bad(&format!("flows[{i}].initial_cwnd"), "0".into(), "at least 1 packet".into());
+                    }
+                    if f.packet_size < 1228 {
+                        bad(&format!("flows[{i}].packet_size"), f.packet_size.to_string(), "at least 1228 bytes for QUIC (1200-byte UDP payloads, RFC 9000 §14)".into());
+                    }
+                }
+                other => bad(&format!("flows[{i}].pattern"), format!("{other:?}"), "one of \"cbr\", \"poisson\", \"saturated\", \"tcp\", \"ping\", \"quic\"".into()),
             }
             if f.direction == "cross" && f.pattern == "saturated" {
                 bad(&format!("flows[{i}].pattern"), "\"saturated\"".into(), "cbr or poisson for cross traffic".into());

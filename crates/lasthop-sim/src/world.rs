@@ -38,6 +38,8 @@ use lasthop_algo::tcp::{AckSegment, DataSegment};
 mod tcp;
 #[path = "world_fw.rs"]
 mod fw;
+#[path = "world_quic.rs"]
+mod quic;
 use fw::Firmware;
 
 /// Handle of a packet in the arena; carries its IP length for queue accounting and its flow
@@ -84,13 +86,15 @@ enum Echo {
     Reply,
 }
 
-/// The TCP content of a packet. `rev` marks the request connection of a request/response
-/// flow (client → server), the other direction of the flow's main connection.
+/// The transport content of a packet: a TCP segment or ACK (`rev` marks the request
+/// connection of a request/response flow, client → server, the other direction of the flow's
+/// main connection), or a QUIC datagram (its slot in `World::quic_dgrams`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum TcpMeta {
     None,
     Data { seg: DataSegment, rev: bool },
     Ack { ack: AckSegment, rev: bool },
+    Quic { slot: u32, to_client: bool },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,6 +109,7 @@ enum Pattern {
     Poisson,
     Saturated,
     Tcp,
+    Quic,
     /// Echo requests on a CBR schedule, answered at once by the far end; the delay recorded
     /// at the sender is the round-trip time.
     Ping,
@@ -127,6 +132,9 @@ enum Ev {
     /// A TCP connection's timer (RTO, delayed ACK, pacing, queue drained); stale if the
     /// generation moved on.
     TcpTimer(u32, u64),
+    /// A QUIC flow's timer (loss detection, PTO, ACK delay, pacing, idle); stale if the
+    /// generation moved on.
+    QuicTimer(u32, u64),
     /// Measurement instant of a forwarding node's interface queue (the AP = 0, relay station
     /// `s` = 1 + s): samples it and runs its buffer sizer.
     NodeTick(u32),
@@ -331,6 +339,10 @@ pub struct World {
     tcp: Vec<Option<tcp::TcpConn>>,
     /// TCP flows whose queued bytes drained during the current exchange.
     tcp_dirty: Vec<u32>,
+    /// QUIC connections by flow index, and the datagrams in flight (slab with a free list).
+    quic: Vec<Option<Box<quic::QuicFlow>>>,
+    quic_dgrams: Vec<Option<lasthop_algo::quic::Datagram>>,
+    quic_free: Vec<u32>,
     wired_delay: Duration,
     progress_step: Duration,
     /// Frame records of the requested capture (None: no capture, no cost).
@@ -543,6 +555,7 @@ impl World {
         }
         let mut flows = Vec::with_capacity(spec.flows.len());
         let mut tcp = Vec::with_capacity(spec.flows.len());
+        let mut quic_flows = Vec::with_capacity(spec.flows.len());
         let mut sat_down = vec![None; n_sta];
         let mut sat_up = vec![None; n_sta];
         let n_sat_down = spec.flows.iter().filter(|f| f.pattern == "saturated" && f.direction == "down").count().max(1);
@@ -552,6 +565,7 @@ impl World {
                 "cbr" => Pattern::Cbr,
                 "poisson" => Pattern::Poisson,
                 "tcp" => Pattern::Tcp,
+                "quic" => Pattern::Quic,
                 "ping" => Pattern::Ping,
                 _ => Pattern::Saturated,
             };
@@ -577,6 +591,7 @@ impl World {
             } else {
                 0
             };
+            quic_flows.push((pattern == Pattern::Quic).then(|| Box::new(quic::new_flow(f))));
             tcp.push((pattern == Pattern::Tcp).then(|| {
                 tcp::new_conn(f, dir == Dir::Down, Rng::stream(seed, StreamKind::Other, i as u64).next_u64())
             }));
@@ -656,6 +671,9 @@ impl World {
             scratch_dup: Vec::new(),
             tcp,
             tcp_dirty: Vec::new(),
+            quic: quic_flows,
+            quic_dgrams: Vec::new(),
+            quic_free: Vec::new(),
             wired_delay: Duration(spec.wired.delay_ns),
             progress_step: Duration((spec.sim.duration_ns / 200).max(1)),
             capture: None,
@@ -768,6 +786,7 @@ impl World {
                 Ev::ExchangeEnd => self.on_exchange_end(),
                 Ev::Beacon => self.on_beacon(),
                 Ev::TcpTimer(f, g) => self.on_tcp_timer(f, g),
+                Ev::QuicTimer(f, g) => self.on_quic_timer(f, g),
                 Ev::NodeTick(n) => self.on_node_tick(n),
                 Ev::Progress => {
                     let now = self.q.now();
@@ -831,8 +850,9 @@ impl World {
     /// [warmup, end]; offered load counts packets created inside it.
     fn drop_pkt(&mut self, p: PktRef, why: DropWhy) {
         let pk = self.pkts[p.id as usize];
-        // Flow counters follow the flow's payload: UDP packets and the main connection's data.
-        let counted = matches!(pk.tcp, TcpMeta::None | TcpMeta::Data { rev: false, .. });
+        // Flow counters follow the flow's payload: UDP packets, the main connection's data,
+        // QUIC datagrams to the client.
+        let counted = matches!(pk.tcp, TcpMeta::None | TcpMeta::Data { rev: false, .. } | TcpMeta::Quic { to_client: true, .. });
         if self.q.now() >= self.warmup && !pk.ghost && counted {
             let c = &mut self.counters[self.pkts[p.id as usize].flow as usize];
             match why {
@@ -841,16 +861,17 @@ impl World {
                 DropWhy::Wired => c.dropped_wired += 1,
             }
         }
+        self.quic_drop(p);
         self.release(p);
     }
 
     /// The packet reached its destination node (the server, the AP for cross traffic, or a
     /// station) at `t`: TCP packets go to their endpoint, others to the application.
     fn arrive(&mut self, p: PktRef, t: Instant) {
-        if matches!(self.pkts[p.id as usize].tcp, TcpMeta::None) {
-            self.deliver(p, t);
-        } else {
-            self.tcp_arrive(p, t);
+        match self.pkts[p.id as usize].tcp {
+            TcpMeta::None => self.deliver(p, t),
+            TcpMeta::Quic { .. } => self.quic_arrive(p, t),
+            _ => self.tcp_arrive(p, t),
         }
     }
 
@@ -896,6 +917,10 @@ impl World {
         }
         if fl.pattern == Pattern::Tcp {
             self.tcp_start(f);
+            return;
+        }
+        if fl.pattern == Pattern::Quic {
+            self.quic_start(f);
             return;
         }
         let (size, dir, sta, ping) = (fl.size, fl.dir, fl.station, fl.pattern == Pattern::Ping);
@@ -1415,7 +1440,7 @@ impl World {
                         let pk = &pkts[p.id as usize];
                         // Sequence numbers as on the wire: byte offsets mod 2^32.
                         let tcp = match pk.tcp {
-                            TcpMeta::None => TcpRec::None,
+                            TcpMeta::None | TcpMeta::Quic { .. } => TcpRec::None,
                             TcpMeta::Data { seg, rev } => {
                                 TcpRec::Data { seq: seg.seq as u32, len: seg.len, rev, retransmit: seg.retransmit }
                             }
