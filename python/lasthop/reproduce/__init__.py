@@ -13,6 +13,7 @@ SUITES: dict[str, str] = {
     "tcp-baselines": ".tcp_baselines",
     "queues": ".queues",
     "wqm": ".wqm",
+    "bquic": ".bquic",
 }
 
 
