@@ -29,6 +29,7 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
 from .units import UnitError, parse_duration, parse_rate
+from .webpages import TABLE_II, page_objects
 
 __all__ = [
     "SpecError",
@@ -152,7 +153,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "flows": ("stations", "direction", "pattern", "rate", "packet_size", "start", "stop",
               "cc", "bytes", "pacing", "hystart", "extra_acked", "app", "request_bytes",
               "response_bytes", "think_time", "requests", "interval", "profile", "ack_policy",
-              "zero_rtt", "initial_cwnd"),
+              "zero_rtt", "initial_cwnd", "page"),
 }
 
 
@@ -578,7 +579,7 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
             for k in tcp_keys:
                 if t.has(k) and not (pattern == "quic" and k in both):
                     raise t.fail(k, 'only for pattern = "tcp"' + (' or "quic"' if k in both else ""))
-        quic_keys = ("profile", "ack_policy", "zero_rtt", "initial_cwnd")
+        quic_keys = ("profile", "ack_policy", "zero_rtt", "initial_cwnd", "page")
         if pattern != "quic":
             for k in quic_keys:
                 if t.has(k):
@@ -588,6 +589,10 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
         ack_policy = t.choice("ack_policy", None, ACK_POLICIES) if quic else None
         zero_rtt = t.get_bool("zero_rtt", False) if quic else False
         initial_cwnd = t.get_int("initial_cwnd", 10, 1, 10_000) if quic else 10
+        page = t.choice("page", None, tuple(TABLE_II)) if quic else None
+        if page is not None and t.has("bytes"):
+            raise t.fail("bytes", "not with page (the page sets the object sizes)")
+        objects = page_objects(page) if page is not None else []
         cc = t.choice("cc", "cubic", CONGESTION_CONTROLS) if pattern == "tcp" else "cubic"
         nbytes = t.get_int("bytes", 0, 0) if pattern in ("tcp", "quic") else 0
         pacing = t.get_bool("pacing", None) if pattern in ("tcp", "quic") else None
@@ -629,7 +634,7 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
                           "request_bytes": request_bytes, "response_bytes": response_bytes,
                           "think_time_ns": think, "requests": requests, "profile": profile,
                           "ack_policy": ack_policy, "zero_rtt": zero_rtt,
-                          "initial_cwnd": initial_cwnd})
+                          "initial_cwnd": initial_cwnd, "objects": objects})
             flow_table.append(fi)
 
     normalized = {

@@ -93,4 +93,4 @@ def test_bquic_quick_reports_every_claim(tmp_path):
     assert claims["B4"]["holds"], claims["B4"]
     for c in claims.values():
         assert c["ours"] and (c["holds"] or c["explanation"]), c
-    assert len(re.findall(r"<img ", (out / "report.html").read_text())) == 3
+    assert len(re.findall(r"<img ", (out / "report.html").read_text())) == 4

@@ -116,7 +116,7 @@ pattern = "saturated"
                              "extra_acked": True, "app": "bulk", "request_bytes": 0,
                              "response_bytes": 0, "think_time_ns": 0, "requests": 0,
                              "profile": "quic", "ack_policy": None, "zero_rtt": False,
-                             "initial_cwnd": 10}
+                             "initial_cwnd": 10, "objects": []}
     assert n["flows"][6]["rate_bps"] == 0 and n["flows"][6]["pattern"] == "saturated"
     assert s.map_path("stations[2].mcs") == "stations[0].mcs"
     assert s.map_path("stations[3].nss") == "stations[1].nss"
@@ -349,6 +349,17 @@ def test_mesh_relays_and_wqm():
 def test_mesh_and_wqm_errors(body, key, needle):
     e = err('[sim]\nduration="1s"\n' + body)
     assert e.path == key and needle in str(e), str(e)
+
+
+def test_quic_page_expands_to_table_ii_objects():
+    s = norm('[sim]\nduration="1s"\n[[stations]]\nmcs=3\n[[flows]]\npattern="quic"\npage="amazon"\n',
+             native=True)
+    o = s.normalized["flows"][0]["objects"]
+    assert len(o) == 64 and sum(o) == 3_723_000 and o[0] >= o[-1]
+    e = err('[sim]\nduration="1s"\n[[stations]]\nmcs=3\n[[flows]]\npattern="quic"\npage="bing"\n')
+    assert e.path == "flows[0].page" and "amazon" in str(e)
+    e = err('[sim]\nduration="1s"\n[[stations]]\nmcs=3\n[[flows]]\npattern="quic"\npage="live"\nbytes=5\n')
+    assert e.path == "flows[0].bytes"
 
 
 def test_quic_flow_normalizes():

@@ -257,6 +257,10 @@ pub struct FlowSpec {
     /// QUIC: initial congestion window in packets.
     #[serde(default = "default_initial_cwnd")]
     pub initial_cwnd: u32,
+    /// QUIC: a web page's objects (bytes each, the HTML first); empty = one response of
+    /// `bytes`.
+    #[serde(default)]
+    pub objects: Vec<u64>,
 }
 
 fn default_profile() -> String {
@@ -587,6 +591,12 @@ impl Spec {
                         if !["tcp_acking", "ack_decimation", "ack_frequency"].contains(&a.as_str()) {
                             bad(&format!("flows[{i}].ack_policy"), format!("{a:?}"), "one of \"tcp_acking\", \"ack_decimation\", \"ack_frequency\"".into());
                         }
+                    }
+                    if f.objects.contains(&0) {
+                        bad(&format!("flows[{i}].objects"), "0".into(), "object sizes of at least 1 byte".into());
+                    }
+                    if !f.objects.is_empty() && f.bytes != 0 {
+                        bad(&format!("flows[{i}].bytes"), f.bytes.to_string(), "not with a page (objects)".into());
                     }
                     if f.initial_cwnd == 0 {
                         bad(&format!("flows[{i}].initial_cwnd"), "0".into(), "at least 1 packet".into());

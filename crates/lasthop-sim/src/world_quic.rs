@@ -6,7 +6,10 @@
 //! everything else (the client's ACK-only datagrams cost uplink airtime and are aggregated).
 //! The client opens the connection at the flow's start (a full handshake, or 0-RTT with
 //! `zero_rtt`), sends a request on a new stream and the server answers with `bytes` on that
-//! stream (0 = an endless download). Profiles (Manzoor et al., WCNC 2019): "quic" = Chromium's
+//! stream (0 = an endless download). A web page (`objects`, sizes in bytes) loads like a
+//! browser's first view: the first object (the HTML) alone, then one request stream per other
+//! object, all at once, as soon as the HTML is complete; the page-load time is the last byte
+//! of the last object. Profiles (Manzoor et al., WCNC 2019): "quic" = Chromium's
 //! defaults (TCP_ACKING, pacing on); "bquic" = Bursty QUIC (ACK_DECIMATION, pacing off).
 //!
 //! Datagrams live in a slab while they cross the network (`Pkt::tcp` holds `TcpMeta::Quic`
@@ -28,10 +31,12 @@ pub(super) struct QuicFlow {
     pub client: QuicConnection,
     pub server: QuicConnection,
     pub profile: &'static str,
-    /// Response size; 0 = endless.
+    /// Response size per object, in the order the client requests them (one object of 0 =
+    /// endless); object k is requested on the client's k-th stream (id 4k).
+    pub objects: Vec<u64>,
     pub total_bytes: u64,
-    pub stream: Option<u64>,
-    pub response_written: bool,
+    /// Objects whose last byte arrived.
+    pub finished: usize,
     pub app_delivered: u64,
     pub completed_at: Option<Instant>,
     pub handshake_at: Option<Instant>,
@@ -78,9 +83,9 @@ pub(super) fn new_flow(f: &FlowSpec) -> QuicFlow {
         client,
         server,
         profile: if f.profile == "bquic" { "bquic" } else { "quic" },
-        total_bytes: f.bytes,
-        stream: None,
-        response_written: false,
+        objects: if f.objects.is_empty() { vec![f.bytes] } else { f.objects.clone() },
+        total_bytes: if f.objects.is_empty() { f.bytes } else { f.objects.iter().sum() },
+        finished: 0,
         app_delivered: 0,
         completed_at: None,
         handshake_at: None,
@@ -133,7 +138,6 @@ impl World {
         let q = self.quic[f as usize].as_deref_mut().expect("quic flow");
         let id = q.client.open_stream();
         q.client.stream_write(id, REQUEST_BYTES, true).expect("a new stream takes data");
-        q.stream = Some(id);
         self.quic_pump(f, now);
     }
 
@@ -147,10 +151,9 @@ impl World {
             let q = self.quic[fi].as_deref_mut().expect("quic flow");
             if let Some(ev) = q.server.poll_event() {
                 if let Event::StreamFinished { id } = ev {
-                    // The whole request is in: answer it.
-                    if !q.response_written {
-                        q.response_written = true;
-                        let (n, fin) = if q.total_bytes == 0 { (u64::MAX / 4, false) } else { (q.total_bytes, true) };
+                    // A whole request is in: answer it with its object.
+                    if let Some(&size) = q.objects.get((id / 4) as usize) {
+                        let (n, fin) = if size == 0 { (u64::MAX / 4, false) } else { (size, true) };
                         let _ = q.server.stream_write(id, n, fin);
                     }
                 }
@@ -159,15 +162,25 @@ impl World {
             let Some(ev) = q.client.poll_event() else { break };
             match ev {
                 Event::HandshakeComplete => q.handshake_at = Some(now),
-                Event::StreamData { id, bytes } if Some(id) == q.stream => {
+                Event::StreamData { bytes, .. } => {
                     q.app_delivered += bytes;
                     if counted {
                         self.counters[fi].delivered_bytes += bytes;
                         self.ts_goodput.add(fi, now.as_nanos(), bytes as f64 * 8.0);
                     }
                 }
-                Event::StreamFinished { id } if Some(id) == q.stream && q.completed_at.is_none() => {
-                    q.completed_at = Some(now);
+                Event::StreamFinished { id } => {
+                    q.finished += 1;
+                    if id == 0 {
+                        // The HTML is in: request every other object at once.
+                        for _ in 1..q.objects.len() {
+                            let s = q.client.open_stream();
+                            let _ = q.client.stream_write(s, REQUEST_BYTES, true);
+                        }
+                    }
+                    if q.finished == q.objects.len() && q.completed_at.is_none() {
+                        q.completed_at = Some(now);
+                    }
                 }
                 _ => {}
             }

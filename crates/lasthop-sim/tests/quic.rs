@@ -72,3 +72,25 @@ fn bursty_quic_acks_less_and_sends_back_to_back() {
     assert!(b.1 * 3 < q.1, "ACK decimation sends far fewer ACKs: {res:?}");
     assert!(b.2 * 10 < q.2, "unpaced datagrams leave back to back: {res:?}");
 }
+
+#[test]
+fn a_page_loads_html_first_then_the_rest_in_parallel() {
+    let mut s = lab(7, 3, 10_000);
+    let mut f = quic_flow("quic", 0, 3_000_000_000);
+    f["objects"] = json!([20_000u64, 5_000u64, 5_000u64, 5_000u64, 5_000u64]);
+    s["flows"] = json!([f]);
+    let out = run(&s, 1);
+    let q = &out["flows"][0]["quic"];
+    assert_eq!(q["app_bytes_delivered"], json!(40_000u64), "{q}");
+    assert_eq!(q["bytes"], json!(40_000u64), "{q}");
+    // Handshake (1 RTT), the HTML (1 RTT, and a second flight: 20 kB > the initial window),
+    // then the other objects in parallel (1 RTT): four round trips of the 20 ms wired RTT, and
+    // at most a delayed-ACK timer (25 ms) or two on top — not one more round trip per object.
+    let done = q["completion_ns"].as_u64().unwrap() as f64 / 1e6;
+    assert!(done > 60.0 && done < 140.0, "page-load time {done} ms");
+    // Sequential fetching would need a round trip per object.
+    let mut seq = s.clone();
+    seq["flows"][0]["objects"] = json!([40_000u64]);
+    let one = run(&seq, 1)["flows"][0]["quic"]["completion_ns"].as_u64().unwrap() as f64 / 1e6;
+    assert!(done > one, "two request waves take longer than one response of the same bytes: {done} vs {one}");
+}
