@@ -255,8 +255,13 @@ impl World {
     /// A server-side data segment enters the wired link; remember when it leaves the link's
     /// queue so the TSQ budget frees up then.
     fn tcp_server_send(&mut self, f: u32, p: PktRef, now: Instant) {
+        if !self.wired_down.is_fifo() {
+            // The discipline decides departures: the bytes count until `tcp_server_sent`.
+            self.wired_send(p, super::Dir::Down, now);
+            return;
+        }
         let len = p.len;
-        match self.wired_down.send(now, len) {
+        match self.wired_down.send(now, p) {
             crate::wired::WiredOutcome::Arrives(t) => {
                 let depart = t - self.wired_delay;
                 let conn = self.tcp[f as usize].as_mut().unwrap();
@@ -403,6 +408,18 @@ impl World {
         if let (TcpMeta::Data { rev: false, .. }, Some(conn)) = (pk.tcp, self.tcp[pk.flow as usize].as_mut()) {
             if !conn.sender_at_server && !pk.ghost {
                 conn.queued_below = conn.queued_below.saturating_sub(p.len as u64);
+                self.tcp_dirty.push(pk.flow);
+            }
+        }
+    }
+
+    /// A server-side sender's segment left the wired link's queue (serialised or dropped) on a
+    /// link with a queue discipline: its bytes no longer count against TCP small queues.
+    pub(super) fn tcp_server_sent(&mut self, p: PktRef) {
+        let pk = self.pkts[p.id as usize];
+        if let (TcpMeta::Data { rev: false, .. }, Some(conn)) = (pk.tcp, self.tcp[pk.flow as usize].as_mut()) {
+            if conn.sender_at_server {
+                conn.queued_below -= p.len as u64;
                 self.tcp_dirty.push(pk.flow);
             }
         }

@@ -59,3 +59,19 @@ fn fifo_results_unchanged() {
     ];
     assert_eq!(fingerprint(&run(&golden_spec(), 7)), expect);
 }
+
+#[test]
+fn tmp_dump() {
+    let tag = std::env::var("DUMP_TAG").unwrap_or_default();
+    if tag.is_empty() { return; }
+    let mut a = golden_spec();
+    a["ap"]["qdisc"] = json!("fq_codel");
+    a["stations"][1]["parent"] = json!(0);
+    let mut b = golden_spec();
+    b["wired"]["queue_limit"] = json!(1000);
+    b["flows"][0]["cc"] = json!("bbr");
+    for (i, s) in [golden_spec(), a, b].iter().enumerate() {
+        let out = lasthop_sim::run_json(&s.to_string(), 3, &mut |_| {}).unwrap();
+        std::fs::write(format!("/tmp/wiredq/{tag}_{i}.json"), out).unwrap();
+    }
+}
