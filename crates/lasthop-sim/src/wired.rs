@@ -41,7 +41,7 @@ enum Queue<P> {
         departures: VecDeque<Instant>,
     },
     Qdisc {
-        q: AnyQdisc<P>,
+        q: Box<AnyQdisc<P>>,
         /// The serialiser is busy until this instant (the last serialisation end).
         free_at: Instant,
         /// The packet being serialised and its serialisation end.
@@ -76,7 +76,7 @@ impl<P: QueuedPacket> WiredLink<P> {
             rate: BitRate(rate_bps),
             delay: Duration(delay_ns),
             loss,
-            queue: Queue::Qdisc { q, free_at: Instant::ZERO, in_service: None },
+            queue: Queue::Qdisc { q: Box::new(q), free_at: Instant::ZERO, in_service: None },
             rng,
         }
     }
