@@ -125,6 +125,7 @@ PATTERNS = ("cbr", "poisson", "saturated", "tcp", "ping", "quic")
 QUIC_PROFILES = ("quic", "bquic")
 ACK_POLICIES = ("tcp_acking", "ack_decimation", "ack_frequency")
 DRIVERS = ("pull", "firmware")
+QDISCS = ("fifo", "codel", "pie", "fq_codel")
 CONGESTION_CONTROLS = ("newreno", "cubic", "bbr")
 SCHEDULERS = ("round_robin", "airtime")
 BUFFER_SIZERS = ("none", "wqm")
@@ -146,8 +147,8 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "ap": ("queue_limit", "scheduler", "qdisc", "driver", "hw_queue_limit", "aql",
            "aql_limit_low", "aql_limit_high", "aql_threshold", "buffer_sizer", "wqm_limit",
            "wqm_interval", "wqm_variant"),
-    "wired": ("rate", "delay", "queue_limit", "loss"),
-    "stations": ("count", "mcs", "nss", "error_model", "per", "snr_db", "queue_limit",
+    "wired": ("rate", "delay", "queue_limit", "loss", "qdisc"),
+    "stations": ("count", "mcs", "nss", "error_model", "per", "snr_db", "queue_limit", "qdisc",
                  "rate_control", "distance_m", "walk_m", "speed_mps", "waypoints", "repeat",
                  "parent"),
     "flows": ("stations", "direction", "pattern", "rate", "packet_size", "start", "stop",
@@ -424,7 +425,7 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
     ap = _Table(top.raw("ap") if top.has("ap") else {}, "ap", SECTIONS["ap"], "a table [ap]")
     ap_queue = ap.get_int("queue_limit", 1000, 1)
     scheduler = ap.choice("scheduler", "round_robin", SCHEDULERS)
-    qdisc = ap.choice("qdisc", "fifo", ("fifo", "codel", "pie", "fq_codel"))
+    qdisc = ap.choice("qdisc", "fifo", QDISCS)
     driver = ap.choice("driver", "pull", DRIVERS)
     fw_keys = ("hw_queue_limit", "aql", "aql_limit_low", "aql_limit_high", "aql_threshold")
     if driver != "firmware":
@@ -465,6 +466,7 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
     wired_delay = wired.duration("delay", 1_000_000)
     wired_queue = wired.get_int("queue_limit", 1000, 1)
     wired_loss = wired.get_float("loss", 0.0, 0.0, 1.0)
+    wired_qdisc = wired.choice("qdisc", "fifo", QDISCS)
 
     # [channel]
     ch = _Table(top.raw("channel") if top.has("channel") else {}, "channel", SECTIONS["channel"],
@@ -521,6 +523,7 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
             raise t.fail("rate_control", 'needs an SNR: set distance_m, walk_m, waypoints or '
                          'error_model = "snr" with snr_db')
         queue = t.get_int("queue_limit", 1000, 1)
+        sta_qdisc = t.choice("qdisc", "fifo", QDISCS)
         first = len(stations)
         parent = t.get_int("parent", None, 0, first - 1 if first else None,
                            f"the index of an earlier station (0..={first - 1})" if first else
@@ -534,11 +537,18 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
             raise t.fail("count", f"at most {MAX_STATIONS} stations in total")
         for _ in range(count):
             stations.append({"mcs": mcs, "nss": nss, "error_model": model, "per": per,
-                             "snr_db": snr, "queue_limit": queue, "rate_control": rc,
+                             "snr_db": snr, "queue_limit": queue, "qdisc": sta_qdisc,
+                             "rate_control": rc,
                              "waypoints": [list(w) for w in waypoints], "repeat": repeat,
                              "parent": parent})
             station_group.append(gi_)
     n_sta = len(stations)
+    for st in stations:
+        par = st["parent"]
+        if par is not None and stations[par]["qdisc"] != "fifo":
+            raise SpecError(f"stations[{station_group[par]}].qdisc",
+                            show_value(stations[par]["qdisc"]),
+                            '"fifo" for a relay (its interface queue is configured by [ap])')
 
     # [[flows]]
     tables = top.raw("flows")
@@ -656,7 +666,7 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
                "wqm_limit_ns": wqm_limit, "wqm_interval_ns": wqm_interval,
                "wqm_variant": wqm_variant},
         "wired": {"rate_bps": wired_rate, "delay_ns": wired_delay, "queue_limit": wired_queue,
-                  "loss": wired_loss},
+                  "loss": wired_loss, "qdisc": wired_qdisc},
         "channel": {"path_loss": path_loss, "exponent": exponent, "tx_power_dbm": tx_power,
                     "noise_figure_db": noise_figure},
         "stations": stations,

@@ -64,9 +64,11 @@ def test_queues_quick_holds(tmp_path):
     r = run_cli("reproduce", "queues", "--quick", "-o", str(out), "-q", timeout=600)
     assert r.returncode == 0, r.stderr
     claims = {c["claim"]: c for c in json.loads((out / "claims.json").read_text())["claims"]}
-    assert set(claims) == {"Q1", "Q2", "Q3"}
+    assert set(claims) == {"Q1", "Q2", "Q3", "Q4"}
     for c in claims.values():
         assert c["holds"], c
+    # ping bars, AQL bars, rate anomaly, latency CDFs per discipline
+    assert len(re.findall(r"<img ", (out / "report.html").read_text())) == 4
 
 
 def test_wqm_quick_reports_every_claim(tmp_path):

@@ -48,12 +48,12 @@ def test_defaults_filled():
                "wqm_limit_ns": 2_500_000, "wqm_interval_ns": 100_000_000,
                "wqm_variant": "aimd"},
         "wired": {"rate_bps": 10_000_000_000, "delay_ns": 1_000_000, "queue_limit": 1000,
-                  "loss": 0.0},
+                  "loss": 0.0, "qdisc": "fifo"},
         "channel": {"path_loss": "log_distance", "exponent": 3.5, "tx_power_dbm": 20.0,
                     "noise_figure_db": 7.0},
         "stations": [{"mcs": 9, "nss": 1, "error_model": "none", "per": 0.0, "snr_db": 30.0,
-                      "queue_limit": 1000, "rate_control": "fixed", "waypoints": [],
-                      "repeat": False, "parent": None}],
+                      "queue_limit": 1000, "qdisc": "fifo", "rate_control": "fixed",
+                      "waypoints": [], "repeat": False, "parent": None}],
         "flows": [],
     }
 
@@ -103,8 +103,9 @@ pattern = "saturated"
     n = s.normalized
     assert [st["mcs"] for st in n["stations"]] == [9, 9, 9, 4]
     assert n["stations"][3] == {"mcs": 4, "nss": 2, "error_model": "snr", "per": 0.0,
-                                "snr_db": 12.0, "queue_limit": 1000, "rate_control": "fixed",
-                                "waypoints": [], "repeat": False, "parent": None}
+                                "snr_db": 12.0, "queue_limit": 1000, "qdisc": "fifo",
+                                "rate_control": "fixed", "waypoints": [], "repeat": False,
+                                "parent": None}
     assert s.station_group == [0, 0, 0, 1]
     assert [f["station"] for f in n["flows"]] == [0, 1, 2, 3, 3, 1, 2]
     assert s.flow_table == [0, 0, 0, 0, 1, 1, 2]
@@ -382,3 +383,34 @@ def test_quic_flow_normalizes():
 def test_quic_flow_errors(body, key, needle):
     e = err('[sim]\nduration="1s"\n[[stations]]\nmcs=3\n[[flows]]\n' + body)
     assert e.path == key and needle in str(e), str(e)
+
+
+def test_wired_and_station_qdiscs():
+    n = norm('[sim]\nduration="1s"\n[wired]\nqdisc="fq_codel"\nqueue_limit=300\n'
+             '[[stations]]\nmcs=3\n[[stations]]\nmcs=3\nqdisc="codel"\nqueue_limit=200\n'
+             '[[stations]]\nmcs=3\nqdisc="pie"\nparent=0\n', native=True).normalized
+    assert (n["wired"]["qdisc"], n["wired"]["queue_limit"]) == ("fq_codel", 300)
+    assert [(st["qdisc"], st["queue_limit"]) for st in n["stations"]] == \
+        [("fifo", 1000), ("codel", 200), ("pie", 1000)]
+
+
+def test_wired_and_station_qdiscs_through_native_validation():
+    # The Rust side accepts every discipline and parses the normalized keys.
+    for q in ("fifo", "codel", "pie", "fq_codel"):
+        n = norm(f'[sim]\nduration="1s"\n[wired]\nqdisc="{q}"\n[[stations]]\nmcs=3\n'
+                 f'qdisc="{q}"\n', native=True).normalized
+        assert n["wired"]["qdisc"] == q and n["stations"][0]["qdisc"] == q
+
+
+@pytest.mark.parametrize("body,key,value,needle", [
+    ('[wired]\nqdisc="red"\n[[stations]]\nmcs=3\n', "wired.qdisc", '"red"',
+     '"fifo"|"codel"|"pie"|"fq_codel"'),
+    ('[wired]\nqdisc=1\n[[stations]]\nmcs=3\n', "wired.qdisc", "1", '"fq_codel"'),
+    ('[[stations]]\nmcs=3\nqdisc="fq-codel"\n', "stations[0].qdisc", '"fq-codel"',
+     '"fifo"|"codel"|"pie"|"fq_codel"'),
+    ('[[stations]]\nmcs=3\n[[stations]]\nmcs=3\ncount=2\nqdisc="codel"\n'
+     '[[stations]]\nmcs=3\nparent=2\n', "stations[1].qdisc", '"codel"', '"fifo" for a relay'),
+])
+def test_wired_and_station_qdisc_errors(body, key, value, needle):
+    e = err('[sim]\nduration="1s"\n' + body)
+    assert (e.path, e.value) == (key, value) and needle in str(e), str(e)

@@ -170,8 +170,13 @@ fn default_qdisc() -> String {
 pub struct WiredSpec {
     pub rate_bps: u64,
     pub delay_ns: u64,
+    /// Packets that may wait behind the one being serialised (the discipline's packet limit).
     pub queue_limit: u32,
     pub loss: f64,
+    /// Queue discipline in front of the serialiser, per direction: "fifo" (tail drop, departures
+    /// computed at arrival), "codel", "pie", "fq_codel" (RFC defaults, as `ap.qdisc`).
+    #[serde(default = "default_qdisc")]
+    pub qdisc: String,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -183,6 +188,10 @@ pub struct StationSpec {
     pub per: f64,
     pub snr_db: f64,
     pub queue_limit: u32,
+    /// Discipline of the station's own transmit queue (uplink): "fifo", "codel", "pie",
+    /// "fq_codel", with `queue_limit` as its packet limit. A relay queues as `[ap]` says.
+    #[serde(default = "default_qdisc")]
+    pub qdisc: String,
     /// "fixed" (`mcs`, `nss`), "ideal" (best rate for the current SNR) or "minstrel"
     /// (Minstrel-HT-like sampling); for the last two `nss` is the most streams used.
     #[serde(default = "default_rate_control")]
@@ -281,6 +290,20 @@ fn yes() -> bool {
     true
 }
 
+const QDISCS: [&str; 4] = ["fifo", "codel", "pie", "fq_codel"];
+const QDISCS_ALLOWED: &str = "one of \"fifo\", \"codel\", \"pie\", \"fq_codel\"";
+
+/// Discipline `name` (RFC defaults) holding at most `limit` packets.
+pub fn qdisc_config(name: &str, limit: usize) -> lasthop_algo::aqm::AqmConfig {
+    use lasthop_algo::aqm::*;
+    match name {
+        "codel" => AqmConfig::Codel(CodelConfig { limit_packets: limit, ..Default::default() }),
+        "pie" => AqmConfig::Pie(PieConfig { limit_packets: limit, ..Default::default() }),
+        "fq_codel" => AqmConfig::FqCodel(FqCodelConfig { limit_packets: limit, ..Default::default() }),
+        _ => AqmConfig::Fifo(FifoConfig { limit_packets: limit, limit_bytes: 0 }),
+    }
+}
+
 /// (key path, value, what is allowed)
 pub type Problem = (String, String, String);
 
@@ -313,6 +336,16 @@ impl Spec {
             "fq_codel" => AqmConfig::FqCodel(FqCodelConfig::default()),
             _ => AqmConfig::Fifo(FifoConfig::default()),
         }
+    }
+
+    /// The discipline of the wired link's queue (one instance per direction).
+    pub fn wired_aqm_config(&self) -> lasthop_algo::aqm::AqmConfig {
+        qdisc_config(&self.wired.qdisc, self.wired.queue_limit as usize)
+    }
+
+    /// The discipline of station `st`'s own transmit queue.
+    pub fn station_aqm_config(st: &StationSpec) -> lasthop_algo::aqm::AqmConfig {
+        qdisc_config(&st.qdisc, st.queue_limit as usize)
     }
 
     /// The link budget stations placed at a distance use.
@@ -466,6 +499,9 @@ impl Spec {
         if self.wired.queue_limit == 0 {
             bad("wired.queue_limit", "0".into(), "at least 1 packet".into());
         }
+        if !QDISCS.contains(&self.wired.qdisc.as_str()) {
+            bad("wired.qdisc", format!("{:?}", self.wired.qdisc), QDISCS_ALLOWED.into());
+        }
 
         if self.stations.is_empty() {
             bad("stations", "[]".into(), "at least one station".into());
@@ -500,6 +536,12 @@ impl Spec {
             }
             if st.queue_limit == 0 {
                 bad(&format!("stations[{i}].queue_limit"), "0".into(), "at least 1 packet".into());
+            }
+            if !QDISCS.contains(&st.qdisc.as_str()) {
+                bad(&format!("stations[{i}].qdisc"), format!("{:?}", st.qdisc), QDISCS_ALLOWED.into());
+            }
+            if st.qdisc != "fifo" && self.stations.iter().any(|c| c.parent == Some(i as u32)) {
+                bad(&format!("stations[{i}].qdisc"), format!("{:?}", st.qdisc), "\"fifo\" for a relay (its interface queue is configured by [ap])".into());
             }
             if let Some(par) = st.parent {
                 if par as usize >= i {

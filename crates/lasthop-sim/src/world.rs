@@ -18,7 +18,7 @@ use crate::engine::EventQueue;
 use crate::metrics::{FlowCounters, Series};
 use crate::spec::{Spec, StationSpec};
 use lasthop_algo::aqm::wqm::{ArttParams, ChannelTimes, Wqm, WqmConfig, WqmInput, WqmOutput, WqmVariant};
-use lasthop_algo::aqm::{Fifo, FifoConfig, Qdisc, QueuedPacket};
+use lasthop_algo::aqm::{AnyQdisc, Qdisc, QueuedPacket};
 use lasthop_core::controller::Controller;
 use lasthop_core::units::{BitRate, Bytes};
 use lasthop_core::rng::StreamKind;
@@ -138,6 +138,8 @@ enum Ev {
     /// Measurement instant of a forwarding node's interface queue (the AP = 0, relay station
     /// `s` = 1 + s): samples it and runs its buffer sizer.
     NodeTick(u32),
+    /// The wired link's serialiser finished a packet (links with a queue discipline).
+    WiredTxDone(Dir),
 }
 
 struct Flow {
@@ -198,7 +200,10 @@ struct Station {
     err_rng: Rng,
     /// Rate control per direction: the AP's for the downlink, the station's for the uplink.
     rc: [RateControl; 2],
-    queue: Fifo<PktRef>,
+    /// The station's own transmit queue (leaf stations; `stations.qdisc`).
+    queue: AnyQdisc<PktRef>,
+    /// A frame pulled from a discipline other than FIFO that did not fit the A-MPDU; sent first.
+    stash: Option<PktRef>,
     contender: ContenderId,
     /// The relay station this one is associated with (None: the AP).
     parent: Option<u32>,
@@ -325,8 +330,8 @@ pub struct World {
     /// Saturated downlink flow per station, if any (refilled as the AP dequeues).
     sat_down: Vec<Option<u32>>,
     sat_up: Vec<Option<u32>>,
-    wired_down: WiredLink,
-    wired_up: WiredLink,
+    wired_down: WiredLink<PktRef>,
+    wired_up: WiredLink<PktRef>,
     pkts: Vec<Pkt>,
     free: Vec<u32>,
     access_gen: u64,
@@ -455,7 +460,8 @@ impl World {
                 ba_cache: (u64::MAX, 1.0),
                 err_rng: Rng::stream(seed, StreamKind::Channel, i as u64),
                 rc,
-                queue: Fifo::new(FifoConfig { limit_packets: st.queue_limit as usize, limit_bytes: 0 }),
+                queue: Spec::station_aqm_config(st).build(Rng::stream(seed, StreamKind::Other, (2 << 32) + i as u64).next_u64()),
+                stash: None,
                 contender,
                 parent: st.parent,
                 relay: None,
@@ -611,8 +617,16 @@ impl World {
         }
 
         let w = &spec.wired;
-        let wired_down = WiredLink::new(w.rate_bps, w.delay_ns, w.queue_limit as usize, w.loss, Rng::stream(seed, StreamKind::Wired, 0));
-        let wired_up = WiredLink::new(w.rate_bps, w.delay_ns, w.queue_limit as usize, w.loss, Rng::stream(seed, StreamKind::Wired, 1));
+        let wired_link = |d: u64| {
+            let rng = Rng::stream(seed, StreamKind::Wired, d);
+            if w.qdisc == "fifo" {
+                WiredLink::new(w.rate_bps, w.delay_ns, w.queue_limit as usize, w.loss, rng)
+            } else {
+                let q = spec.wired_aqm_config().build(Rng::stream(seed, StreamKind::Other, (3 << 32) + d).next_u64());
+                WiredLink::with_qdisc(w.rate_bps, w.delay_ns, q, w.loss, rng)
+            }
+        };
+        let (wired_down, wired_up) = (wired_link(0), wired_link(1));
 
         let bins = spec.sim.duration_ns.div_ceil(spec.sim.bin_ns) as usize;
         let bin = spec.sim.bin_ns;
@@ -788,6 +802,7 @@ impl World {
                 Ev::TcpTimer(f, g) => self.on_tcp_timer(f, g),
                 Ev::QuicTimer(f, g) => self.on_quic_timer(f, g),
                 Ev::NodeTick(n) => self.on_node_tick(n),
+                Ev::WiredTxDone(d) => self.on_wired_tx_done(d),
                 Ev::Progress => {
                     let now = self.q.now();
                     progress(now.as_nanos() as f64 / self.end.as_nanos() as f64);
@@ -962,8 +977,8 @@ impl World {
                 Dir::Up => match self.stations[sta as usize].relay {
                     Some(r) => self.relays[r as usize].txqs.room() == 0,
                     None => {
-                        let q = &self.stations[sta as usize].queue;
-                        q.len_packets() >= q.params().limit_packets
+                        let s = &self.stations[sta as usize];
+                        s.queue.len_packets() + s.stash.is_some() as usize >= self.spec.stations[sta as usize].queue_limit as usize
                     }
                 },
             };
@@ -999,10 +1014,59 @@ impl World {
             Dir::Down => &mut self.wired_down,
             Dir::Up => &mut self.wired_up,
         };
-        match link.send(at, p.len) {
+        match link.send(at, p) {
             WiredOutcome::Arrives(t) => self.q.schedule(t.max(self.q.now()), Ev::WiredArrive(p, dir)),
-            WiredOutcome::DroppedQueue | WiredOutcome::Lost => self.drop_pkt(p, DropWhy::Wired),
+            WiredOutcome::Queued => self.wired_pump(dir, at),
+            WiredOutcome::DroppedQueue(d) => {
+                self.wired_dropped(d, dir);
+                if d != p {
+                    // FQ-CoDel queued the arrival and dropped from the fattest flow.
+                    self.wired_pump(dir, at);
+                }
+            }
+            WiredOutcome::Lost => self.wired_dropped(p, dir),
         }
+    }
+
+    /// A wired link with a queue discipline: start its serialiser if idle and a packet waits.
+    fn wired_pump(&mut self, dir: Dir, at: Instant) {
+        let link = match dir {
+            Dir::Down => &mut self.wired_down,
+            Dir::Up => &mut self.wired_up,
+        };
+        let mut drops = Vec::new();
+        let end = link.start_tx(at, |d| drops.push(d));
+        for d in drops {
+            self.wired_dropped(d, dir);
+        }
+        if let Some(end) = end {
+            self.q.schedule(end.max(self.q.now()), Ev::WiredTxDone(dir));
+        }
+    }
+
+    /// A wired link with a queue discipline finished serialising a packet: it propagates, and
+    /// the next one starts.
+    fn on_wired_tx_done(&mut self, dir: Dir) {
+        let now = self.q.now();
+        let link = match dir {
+            Dir::Down => &mut self.wired_down,
+            Dir::Up => &mut self.wired_up,
+        };
+        let Some((p, arrive)) = link.tx_done() else { return };
+        self.q.schedule(arrive.max(now), Ev::WiredArrive(p, dir));
+        if dir == Dir::Down {
+            self.tcp_server_sent(p);
+        }
+        self.wired_pump(dir, now);
+        self.tcp_pump_dirty(now);
+    }
+
+    /// The wired link dropped `p` (queue or random loss).
+    fn wired_dropped(&mut self, p: PktRef, dir: Dir) {
+        if dir == Dir::Down {
+            self.tcp_server_sent(p);
+        }
+        self.drop_pkt(p, DropWhy::Wired);
     }
 
     fn on_wired_arrive(&mut self, p: PktRef, dir: Dir) {
@@ -1093,6 +1157,22 @@ impl World {
             self.drop_pkt(d, DropWhy::Queue);
         }
         self.scratch_dup = drops;
+        p
+    }
+
+    /// The next frame of leaf station `sta`'s own queue (a stashed one first); packets its
+    /// discipline drops on the way are accounted as queue drops.
+    fn station_pull(&mut self, sta: u32, now: Instant) -> Option<PktRef> {
+        let s = &mut self.stations[sta as usize];
+        if let Some(p) = s.stash.take() {
+            return Some(p);
+        }
+        let mut drops = Vec::new();
+        let p = s.queue.dequeue(now, |d| drops.push(d));
+        for d in drops {
+            self.tcp_station_sent(d);
+            self.drop_pkt(d, DropWhy::Queue);
+        }
         p
     }
 
@@ -1605,12 +1685,21 @@ impl World {
                     }
                     p
                 }
-                Dir::Up => {
+                Dir::Up if matches!(s.queue, AnyQdisc::Fifo(_)) => {
                     let Some(p) = s.queue.peek() else { break };
                     if !fits(&len, p.len) {
                         break;
                     }
                     self.stations[sta as usize].queue.dequeue(now, |_| {}).expect("peeked")
+                }
+                Dir::Up => {
+                    // As at the AP: pull (the AQM decides what it drops), then check the fit.
+                    let Some(p) = self.station_pull(sta, now) else { break };
+                    if !fits(&len, p.len) {
+                        self.stations[sta as usize].stash = Some(p);
+                        break;
+                    }
+                    p
                 }
             };
             let s = &mut self.stations[sta as usize];
@@ -1729,7 +1818,7 @@ impl World {
                             }
                         }
                         Dir::Up => {
-                            if s.queue.is_empty() && !s.up_orig.has_retx() {
+                            if s.queue.is_empty() && s.stash.is_none() && !s.up_orig.has_retx() {
                                 self.medium.set_not_ready(s.contender);
                             }
                         }

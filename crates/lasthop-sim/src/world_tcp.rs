@@ -255,8 +255,13 @@ impl World {
     /// A server-side data segment enters the wired link; remember when it leaves the link's
     /// queue so the TSQ budget frees up then.
     fn tcp_server_send(&mut self, f: u32, p: PktRef, now: Instant) {
+        if !self.wired_down.is_fifo() {
+            // The discipline decides departures: the bytes count until `tcp_server_sent`.
+            self.wired_send(p, super::Dir::Down, now);
+            return;
+        }
         let len = p.len;
-        match self.wired_down.send(now, len) {
+        match self.wired_down.send(now, p) {
             crate::wired::WiredOutcome::Arrives(t) => {
                 let depart = t - self.wired_delay;
                 let conn = self.tcp[f as usize].as_mut().unwrap();
@@ -408,18 +413,35 @@ impl World {
         }
     }
 
+    /// A server-side sender's segment left the wired link's queue (serialised or dropped) on a
+    /// link with a queue discipline: its bytes no longer count against TCP small queues.
+    pub(super) fn tcp_server_sent(&mut self, p: PktRef) {
+        let pk = self.pkts[p.id as usize];
+        if let (TcpMeta::Data { rev: false, .. }, Some(conn)) = (pk.tcp, self.tcp[pk.flow as usize].as_mut()) {
+            if conn.sender_at_server {
+                conn.queued_below -= p.len as u64;
+                self.tcp_dirty.push(pk.flow);
+            }
+        }
+    }
+
     /// Pump the connections whose queued bytes drained during an exchange.
     pub(super) fn tcp_pump_dirty(&mut self, now: Instant) {
         if self.tcp_dirty.is_empty() {
             return;
         }
+        // Pumping may mark flows again (a segment dropped on entry to the wired link frees its
+        // bytes at once): repeat until nothing is left.
         let mut dirty = std::mem::take(&mut self.tcp_dirty);
-        dirty.sort_unstable();
-        dirty.dedup();
-        for &f in &dirty {
-            self.tcp_pump(f, now);
+        while !dirty.is_empty() {
+            dirty.sort_unstable();
+            dirty.dedup();
+            for &f in &dirty {
+                self.tcp_pump(f, now);
+            }
+            dirty.clear();
+            std::mem::swap(&mut dirty, &mut self.tcp_dirty);
         }
-        dirty.clear();
         self.tcp_dirty = dirty;
     }
 }

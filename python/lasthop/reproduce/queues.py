@@ -7,7 +7,12 @@
 - the same with a firmware queue below mac80211 (ath10k/mt76-like, 1024 frames), FIFO or
   FQ-CoDel above it, with and without the airtime queue limit (AQL, Linux 5.5);
 - the rate anomaly (Heusse et al., INFOCOM 2003): two fast stations and one slow one, saturated
-  downlink, round-robin vs airtime-fair scheduling.
+  downlink, round-robin vs airtime-fair scheduling;
+- the same disciplines on the wired bottleneck (50 Mb/s, 20 ms one way, WiFi much faster): one
+  CUBIC download and a ping, `wired.qdisc` FIFO-1000, PIE, CoDel, FQ-CoDel.
+
+Latency CDFs per discipline: the ping's RTT at the quantiles every result file reports
+(`delay_ns.cdf_ns`, 1–99 %), averaged over seeds quantile by quantile.
 
 The ping sends an 84-byte echo request every 20 ms; its delay is the round-trip time, 10 ms of
 it on the wired path.
@@ -24,11 +29,17 @@ SOURCE = ("baselines: FIFO (txqueuelen 1000), CoDel (RFC 8289), PIE (RFC 8033), 
 DESCRIPTION = ("Latency under load: HT 40 MHz MCS 7 ×2 (270 Mb/s), 10 ms base RTT, one CUBIC download and a "
                "ping to the same station, airtime-fair scheduling; then a firmware queue of 1024 frames below, "
                "with and without AQL. Rate anomaly: VHT "
-               "80 MHz, two stations at MCS 9 ×2 and one at MCS 0 ×1, saturated downlink to each.")
+               "80 MHz, two stations at MCS 9 ×2 and one at MCS 0 ×1, saturated downlink to each. Wired "
+               "bottleneck: 50 Mb/s, 20 ms one way (40 ms base RTT), VHT 80 MHz MCS 9 ×2, one CUBIC download "
+               "and a ping, queue discipline on the wired link.")
 
 QDISCS = ["fifo", "pie", "codel", "fq_codel"]
 PING = {"stations": 0, "direction": "down", "pattern": "ping", "interval": "20ms"}
 BASE_RTT_MS = 10.0
+WIRED_BASE_RTT_MS = 40.0
+CDF_Q = [0.01, 0.05] + [i / 20 for i in range(2, 20)] + [0.99]
+NAMES = {"fifo": "FIFO-1000", "pie": "PIE", "codel": "CoDel", "fq_codel": "FQ-CoDel"}
+COLORS = {"fifo": "#999999", "pie": "#E69F00", "codel": "#0072B2", "fq_codel": "#009E73"}
 
 
 def sweeps(quick: bool) -> list[SweepDef]:
@@ -64,6 +75,16 @@ def sweeps(quick: bool) -> list[SweepDef]:
             "flows": [{"stations": "all", "direction": "down", "pattern": "saturated"}],
         }, [("ap.scheduler", ["round_robin", "airtime"])], seeds=3, quick_seeds=1,
             quick={"sim": {"duration": "3s"}}),
+        SweepDef("wired", {
+            "name": "queues-wired",
+            "sim": {"duration": "15s", "warmup": "5s", "seed": 1, "bin": "100ms"},
+            "phy": {"standard": "vht", "band": "5GHz", "channel_width": 80, "guard_interval": 800},
+            "mac": {"aggregation": True, "max_ampdu_mpdus": 64},
+            "wired": {"rate": "50Mbps", "delay": "20ms", "queue_limit": 1000, "qdisc": "fifo"},
+            "stations": [{"count": 1, "mcs": 9, "nss": 2}],
+            "flows": [{"stations": 0, "direction": "down", "pattern": "tcp", "cc": "cubic"}, PING],
+        }, [("wired.qdisc", QDISCS)], seeds=3, quick_seeds=1,
+            quick={"sim": {"duration": "8s", "warmup": "3s"}}),
     ]
 
 
@@ -85,6 +106,36 @@ def _aql(run: SuiteRun):
     # Swept booleans are stored as text in the summary table.
     return {(q, str(a).lower() == "true"): (p50[(q, a)][0], p95[(q, a)][0], gp[(q, a)][0] / 1e6)
             for (q, a) in p50}
+
+
+def _cdf_ms(run: SuiteRun, sweep: str, key: str, ping: int = 1) -> dict[str, list[float]]:
+    """Per value of `key`: flow `ping`'s delay at each quantile of `CDF_Q` (ms), mean over seeds."""
+    res = run.results[sweep]
+    rows: dict[str, list[list[int]]] = {}
+    for r in res.runs:
+        doc = res.load(r["point"], r["seed"])
+        rows.setdefault(str(r["overrides"][key]), []).append(doc["data"]["flows"][ping]["delay_ns"]["cdf_ns"])
+    return {q: [sum(c[i] for c in cs) / len(cs) / 1e6 for i in range(len(CDF_Q))] for q, cs in rows.items()}
+
+
+def _wired(run: SuiteRun):
+    """Per wired qdisc: ping p50, p99 RTT (ms) and bulk goodput (Mb/s), means over seeds."""
+    key = ["wired.qdisc"]
+    p50 = run.by_point("wired", "delay_p50_ms", key, flows="first", where=lambda r: r["flow"] == 1)
+    p99 = run.by_point("wired", "delay_p99_ms", key, flows="first", where=lambda r: r["flow"] == 1)
+    gp = run.by_point("wired", "goodput_bps", key, flows="first", where=lambda r: r["flow"] == 0)
+    return {q: (p50[(q,)][0], p99[(q,)][0], gp[(q,)][0] / 1e6) for q in QDISCS}
+
+
+def _check_wired(run: SuiteRun) -> ClaimResult:
+    v = _wired(run)
+    qd = {q: v[q][0] - WIRED_BASE_RTT_MS for q in QDISCS}
+    aqm = ("codel", "fq_codel")
+    ok = all(qd[q] * 5 <= qd["fifo"] and qd[q] < 15.0 and v[q][2] >= 0.9 * v["fifo"][2] for q in aqm)
+    txt = ", ".join(f"{NAMES[q]} {qd[q]:.1f} ms at {v[q][2]:.1f} Mb/s" for q in QDISCS)
+    return ClaimResult(f"ping p50 queueing (RTT − 40 ms) and goodput: {txt}", ok,
+                       "" if ok else "CoDel/FQ-CoDel did not keep the wired queue short at FIFO's goodput",
+                       {"per_qdisc": v})
 
 
 def _check_ranking(run: SuiteRun) -> ClaimResult:
@@ -144,6 +195,11 @@ def claims() -> list[Claim]:
         Claim("Q3", "Rate anomaly, two fast + one slow station: airtime-fair vs round-robin",
               "total throughput up; equal airtime (Høiland-Jørgensen et al.)",
               "total higher; airtime shares within 25% of each other", _check_anomaly),
+        Claim("Q4", "One CUBIC download through a 50 Mb/s wired bottleneck, by its queue discipline",
+              "CoDel keeps the standing queue near its 5 ms target at full throughput (RFC 8289); "
+              "FIFO-1000 fills its buffer",
+              "ping p50 queueing: CoDel and FQ-CoDel < 15 ms and ≥ 5× below FIFO, goodput ≥ 90% of FIFO's",
+              _check_wired),
     ]
 
 
@@ -168,7 +224,7 @@ def figures(run: SuiteRun) -> list[Figure]:
 
     out = []
     v = _probe(run)
-    names = {"fifo": "FIFO-1000", "pie": "PIE", "codel": "CoDel", "fq_codel": "FQ-CoDel"}
+    names = NAMES
     fig = ping_bars([v[q] for q in QDISCS], [names[q] for q in QDISCS],
                     "Ping beside a CUBIC download, 802.11n")
     out.append(Figure("Latency under load by queue discipline", "Ping every 20 ms to the station receiving a "
@@ -200,4 +256,30 @@ def figures(run: SuiteRun) -> list[Figure]:
     fig.tight_layout()
     out.append(Figure("Per-station goodput and airtime", "Saturated downlink to two fast stations and one slow "
                       "one; airtime counts both directions of each station's exchanges.", fig))
+
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    fig, axes = plt.subplots(1, 2, figsize=(8.8, 3.6), sharey=True)
+    w = _wired(run)
+    for ax, (sweep, key, sub) in zip(axes, (("latency", "ap.qdisc", "AP queue, 802.11n (10 ms base RTT)"),
+                                            ("wired", "wired.qdisc", "wired bottleneck 50 Mb/s (40 ms base RTT)"))):
+        cdf = _cdf_ms(run, sweep, key)
+        for q in QDISCS:
+            label = names[q] if sweep == "latency" else f"{names[q]} ({w[q][2]:.0f} Mb/s)"
+            ax.plot(cdf[q], CDF_Q, color=COLORS[q], label=label, lw=1.8)
+        ax.set_xscale("log")
+        ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.set_xlabel("ping RTT (ms)")
+        ax.set_title(sub, fontsize=10)
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(fontsize=8, loc="lower right")
+    axes[0].set_ylabel("CDF")
+    fig.suptitle("Latency beside one CUBIC download, by queue discipline")
+    fig.tight_layout()
+    out.append(Figure("Latency CDFs per discipline", "CDF of the ping RTT (quantiles 1–99 %, each the mean over "
+                      "seeds) beside one CUBIC download: left, the discipline of the AP's station queue "
+                      "(airtime-fair, ath9k-like); right, the discipline of the wired bottleneck "
+                      "(`wired.qdisc`; legend: the download's goodput).", fig))
     return out
