@@ -90,7 +90,7 @@ def test_bquic_quick_reports_every_claim(tmp_path):
     r = run_cli("reproduce", "bquic", "--quick", "-o", str(out), "-q", "-j", "2", timeout=600)
     assert r.returncode == 0, r.stderr
     claims = {c["claim"]: c for c in json.loads((out / "claims.json").read_text())["claims"]}
-    assert set(claims) == {"B1", "B2", "B3", "B4", "B5", "B6"}
+    assert set(claims) == {"B1", "B2", "B3", "B4", "B5", "B6", "B+"}
     # Pacing off must show in the inter-packet times.
     assert claims["B4"]["holds"], claims["B4"]
     for c in claims.values():
