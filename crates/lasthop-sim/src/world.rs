@@ -9,9 +9,13 @@
 //! Ack a SIFS later. Each MPDU is lost independently per the link's error model. Received
 //! MPDUs pass the recipient's reorder buffer before delivery; uplink packets then cross the
 //! wired link to the server. Beacons are sent by the AP at every TBTT with PIFS priority.
+//! Stations may be associated with an earlier station (a mesh relay), which forwards between
+//! its hops through its own interface queue; all hops share the one medium.
 //!
 //! The engine is batched per exchange: two events per PPDU (channel access, end of exchange),
-//! plus one per packet for sources that are not saturated and one for the wired link.
+//! plus one per packet for sources that are not saturated and one for the wired link (two with
+//! a wired queue discipline: the departure and the arrival), one timer event per TCP/QUIC
+//! flow, and one tick per forwarding node every `ap.wqm_interval`.
 
 use crate::capture::{Capture, CaptureRequest, MpduRec, Node, PhyRec, PpduKind};
 use crate::engine::EventQueue;
@@ -1923,6 +1927,35 @@ impl World {
         pk.ghost = true;
         self.totals.live_ghosts += 1;
         PktRef { id: self.arena_put(pk), len: p.len, flow: p.flow }
+    }
+}
+
+/// The host-side timer of an endpoint pair (a TCP or QUIC flow): one pending event, moved only
+/// when the wanted instant changes; an event whose generation is not the latest is stale.
+#[derive(Default)]
+struct EndpointTimer {
+    at: Option<Instant>,
+    gen: u64,
+}
+
+impl EndpointTimer {
+    /// The generation of a new event to schedule at `t`, or None if one for `t` is pending.
+    fn arm(&mut self, t: Instant) -> Option<u64> {
+        if self.at == Some(t) {
+            return None;
+        }
+        self.at = Some(t);
+        self.gen += 1;
+        Some(self.gen)
+    }
+
+    /// Whether an event of generation `gen` is the pending one (it is then consumed).
+    fn fire(&mut self, gen: u64) -> bool {
+        if self.gen != gen {
+            return false;
+        }
+        self.at = None;
+        true
     }
 }
 

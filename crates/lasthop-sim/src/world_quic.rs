@@ -48,8 +48,7 @@ pub(super) struct QuicFlow {
     lost: u64,
     /// The server's cwnd when it left slow start, and when.
     pub ss_exit: Option<(u64, Instant)>,
-    timer: Option<Instant>,
-    timer_gen: u64,
+    timer: super::EndpointTimer,
 }
 
 fn config(f: &FlowSpec, role: Role) -> QuicConfig {
@@ -94,8 +93,7 @@ pub(super) fn new_flow(f: &FlowSpec) -> QuicFlow {
         rtt_samples: 0,
         lost: 0,
         ss_exit: None,
-        timer: None,
-        timer_gen: 0,
+        timer: super::EndpointTimer::default(),
     }
 }
 
@@ -247,23 +245,18 @@ impl World {
         let q = self.quic[f as usize].as_deref_mut().expect("quic flow");
         let Some(t) = [q.client.poll_timeout(), q.server.poll_timeout()].into_iter().flatten().min() else { return };
         let t = t.max(now);
-        if q.timer == Some(t) {
-            return;
+        if let Some(g) = q.timer.arm(t) {
+            self.q.schedule(t, Ev::QuicTimer(f, g));
         }
-        q.timer = Some(t);
-        q.timer_gen += 1;
-        let g = q.timer_gen;
-        self.q.schedule(t, Ev::QuicTimer(f, g));
     }
 
     pub(super) fn on_quic_timer(&mut self, f: u32, gen: u64) {
         let now = self.q.now();
         {
             let q = self.quic[f as usize].as_deref_mut().expect("quic flow");
-            if q.timer_gen != gen {
+            if !q.timer.fire(gen) {
                 return;
             }
-            q.timer = None;
             q.client.handle_timeout(now);
             q.server.handle_timeout(now);
         }

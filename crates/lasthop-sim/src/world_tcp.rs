@@ -38,9 +38,7 @@ pub(super) struct TcpConn {
     pub queued_below: u64,
     /// Server-side sender: (serialisation end, bytes) of its packets in the wired link.
     departures: VecDeque<(Instant, u32)>,
-    /// The pending timer event and its generation.
-    timer: Option<Instant>,
-    timer_gen: u64,
+    timer: super::EndpointTimer,
     /// A wake-up already scheduled for when the wired queue drains (server-side TSQ).
     wake: Option<Instant>,
     /// Finite transfers: application bytes to deliver, and when the last one arrived.
@@ -119,8 +117,7 @@ pub(super) fn new_conn(f: &FlowSpec, sender_at_server: bool, seed: u64) -> TcpCo
         cc_name: name,
         queued_below: 0,
         departures: VecDeque::new(),
-        timer: None,
-        timer_gen: 0,
+        timer: super::EndpointTimer::default(),
         wake: None,
         total_bytes: f.bytes,
         completed_at: None,
@@ -297,23 +294,18 @@ impl World {
         }
         let Some(t) = t else { return };
         let t = t.max(now);
-        if conn.timer == Some(t) {
-            return;
+        if let Some(g) = conn.timer.arm(t) {
+            self.q.schedule(t, Ev::TcpTimer(f, g));
         }
-        conn.timer = Some(t);
-        conn.timer_gen += 1;
-        let g = conn.timer_gen;
-        self.q.schedule(t, Ev::TcpTimer(f, g));
     }
 
     pub(super) fn on_tcp_timer(&mut self, f: u32, gen: u64) {
         let now = self.q.now();
         {
             let conn = self.tcp[f as usize].as_mut().unwrap();
-            if conn.timer_gen != gen {
+            if !conn.timer.fire(gen) {
                 return;
             }
-            conn.timer = None;
             if conn.wake.is_some_and(|w| w <= now) {
                 conn.wake = None;
             }

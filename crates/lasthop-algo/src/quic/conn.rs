@@ -1497,11 +1497,7 @@ impl QuicConnection {
                 continue;
             };
             let limit = st.peer_max.min(st.send.sent + conn_room);
-            if !st.send.has_pending(limit) {
-                if st.send.blocked(limit) {
-                    self.stats.flow_control_blocked += 1;
-                }
-                st.queued = false;
+            if retire_if_idle(st, limit, &mut self.stats.flow_control_blocked) {
                 self.queue.pop_front();
                 continue;
             }
@@ -1527,11 +1523,7 @@ impl QuicConnection {
             used_front = Some(id);
             let conn_room = self.peer_max_data.saturating_sub(self.conn_sent_new);
             let limit = st.peer_max.min(st.send.sent + conn_room);
-            if !st.send.has_pending(limit) {
-                if st.send.blocked(limit) {
-                    self.stats.flow_control_blocked += 1;
-                }
-                st.queued = false;
+            if retire_if_idle(st, limit, &mut self.stats.flow_control_blocked) {
                 self.queue.pop_front();
                 used_front = None;
             }
@@ -1693,4 +1685,17 @@ impl QuicConnection {
         self.ack_policy.invariants()?;
         Ok(())
     }
+}
+
+/// A stream with nothing it may send under `limit` (flow control) leaves the send queue:
+/// marks it unqueued, counts a flow-control block if data is waiting; true if so.
+fn retire_if_idle(st: &mut Stream, limit: u64, blocked: &mut u64) -> bool {
+    if st.send.has_pending(limit) {
+        return false;
+    }
+    if st.send.blocked(limit) {
+        *blocked += 1;
+    }
+    st.queued = false;
+    true
 }
