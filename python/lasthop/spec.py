@@ -150,7 +150,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "wired": ("rate", "delay", "queue_limit", "loss", "qdisc"),
     "stations": ("count", "mcs", "nss", "error_model", "per", "snr_db", "queue_limit", "qdisc",
                  "rate_control", "distance_m", "walk_m", "speed_mps", "waypoints", "repeat",
-                 "parent"),
+                 "parent", "hop_channel"),
     "flows": ("stations", "direction", "pattern", "rate", "packet_size", "start", "stop",
               "cc", "bytes", "pacing", "hystart", "extra_acked", "app", "request_bytes",
               "response_bytes", "think_time", "requests", "interval", "profile", "ack_policy",
@@ -533,6 +533,14 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
                          "for it")
         if parent is not None and driver != "pull":
             raise t.fail("parent", 'only with ap.driver = "pull" (relays are ath9k-like nodes)')
+        hop_channel = t.get_int("hop_channel", 0, 0, 63)
+        if parent is None and hop_channel != 0:
+            raise t.fail("hop_channel", "0 for a station associated with the AP (the AP has one radio, on "
+                          "channel 0)")
+        siblings = [st for st in stations if parent is not None and st["parent"] == parent]
+        if siblings and siblings[0]["hop_channel"] != hop_channel:
+            raise t.fail("hop_channel", f"{siblings[0]['hop_channel']} like the other stations behind station "
+                         f"{parent} (one radio per side of a relay)")
         if len(stations) + count > MAX_STATIONS:
             raise t.fail("count", f"at most {MAX_STATIONS} stations in total")
         for _ in range(count):
@@ -540,7 +548,7 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
                              "snr_db": snr, "queue_limit": queue, "qdisc": sta_qdisc,
                              "rate_control": rc,
                              "waypoints": [list(w) for w in waypoints], "repeat": repeat,
-                             "parent": parent})
+                             "parent": parent, "hop_channel": hop_channel})
             station_group.append(gi_)
     n_sta = len(stations)
     for st in stations:

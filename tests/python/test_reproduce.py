@@ -76,7 +76,7 @@ def test_wqm_quick_reports_every_claim(tmp_path):
     r = run_cli("reproduce", "wqm", "--quick", "-o", str(out), "-q", "-j", "2", timeout=600)
     assert r.returncode == 0, r.stderr
     claims = {c["claim"]: c for c in json.loads((out / "claims.json").read_text())["claims"]}
-    assert set(claims) == {"W1", "W2", "W3", "W4", "W5", "W6", "W7", "W+"}
+    assert set(claims) == {"W1", "W2", "W3", "W4", "W5", "W6", "W7", "W1c", "W+"}
     # The model must show bufferbloat, and WQM must cut single-flow and parking-lot latency.
     for cid in ("W1", "W5", "W6"):
         assert claims[cid]["holds"], claims[cid]

@@ -53,7 +53,7 @@ def test_defaults_filled():
                     "noise_figure_db": 7.0},
         "stations": [{"mcs": 9, "nss": 1, "error_model": "none", "per": 0.0, "snr_db": 30.0,
                       "queue_limit": 1000, "qdisc": "fifo", "rate_control": "fixed",
-                      "waypoints": [], "repeat": False, "parent": None}],
+                      "waypoints": [], "repeat": False, "parent": None, "hop_channel": 0}],
         "flows": [],
     }
 
@@ -105,7 +105,7 @@ pattern = "saturated"
     assert n["stations"][3] == {"mcs": 4, "nss": 2, "error_model": "snr", "per": 0.0,
                                 "snr_db": 12.0, "queue_limit": 1000, "qdisc": "fifo",
                                 "rate_control": "fixed", "waypoints": [], "repeat": False,
-                                "parent": None}
+                                "parent": None, "hop_channel": 0}
     assert s.station_group == [0, 0, 0, 1]
     assert [f["station"] for f in n["flows"]] == [0, 1, 2, 3, 3, 1, 2]
     assert s.flow_table == [0, 0, 0, 0, 1, 1, 2]
@@ -331,6 +331,7 @@ def test_mesh_relays_and_wqm():
              '[[flows]]\nstations=2\npattern="tcp"\n', native=True)
     n = s.normalized
     assert [st["parent"] for st in n["stations"]] == [None, 0, 0]
+    assert [st["hop_channel"] for st in n["stations"]] == [0, 0, 0]
     assert n["mac"]["aggregation_min_rate_bps"] == 6_500_000
     assert (n["ap"]["buffer_sizer"], n["ap"]["wqm_limit_ns"], n["ap"]["wqm_variant"]) == ("wqm", 3_000_000, "aiad")
 
@@ -346,6 +347,11 @@ def test_mesh_relays_and_wqm():
     ('[ap]\nbuffer_sizer="wqm"\nwqm_variant="aimd2"\n[[stations]]\nmcs=3\n', "ap.wqm_variant", "aiad"),
     ('[mac]\naggregation=false\naggregation_min_rate="6.5Mbps"\n[[stations]]\nmcs=3\n',
      "mac.aggregation_min_rate", "only with aggregation = true"),
+    ('[[stations]]\nmcs=3\nhop_channel=1\n', "stations[0].hop_channel", "associated with the AP"),
+    ('[[stations]]\nmcs=3\n[[stations]]\nmcs=3\nparent=0\nhop_channel=1\n[[stations]]\nmcs=3\n'
+     'parent=0\nhop_channel=2\n', "stations[2].hop_channel", "like the other stations behind station 0"),
+    ('[[stations]]\nmcs=3\n[[stations]]\nmcs=3\nparent=0\nhop_channel=64\n', "stations[1].hop_channel",
+     "0..=63"),
 ])
 def test_mesh_and_wqm_errors(body, key, needle):
     e = err('[sim]\nduration="1s"\n' + body)

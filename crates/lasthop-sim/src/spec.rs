@@ -207,6 +207,11 @@ pub struct StationSpec {
     /// A station with stations behind it forwards between its hops (a mesh relay).
     #[serde(default)]
     pub parent: Option<u32>,
+    /// The channel of the link to the parent (0 = the AP's). Links on different channels
+    /// neither contend nor collide; a relay whose children use another channel than its own
+    /// link has a second radio for them.
+    #[serde(default)]
+    pub hop_channel: u32,
 }
 
 fn default_rate_control() -> String {
@@ -542,6 +547,23 @@ impl Spec {
             }
             if st.qdisc != "fifo" && self.stations.iter().any(|c| c.parent == Some(i as u32)) {
                 bad(&format!("stations[{i}].qdisc"), format!("{:?}", st.qdisc), "\"fifo\" for a relay (its interface queue is configured by [ap])".into());
+            }
+            if st.hop_channel > 63 {
+                bad(&format!("stations[{i}].hop_channel"), st.hop_channel.to_string(), "0..=63".into());
+            }
+            match st.parent {
+                None if st.hop_channel != 0 => {
+                    bad(&format!("stations[{i}].hop_channel"), st.hop_channel.to_string(), "0 for a station associated with the AP (the AP has one radio, on channel 0)".into());
+                }
+                Some(par) if (par as usize) < i => {
+                    // All children of one relay share its second radio's channel.
+                    if let Some(first) = self.stations[..i].iter().find(|o| o.parent == Some(par)) {
+                        if first.hop_channel != st.hop_channel {
+                            bad(&format!("stations[{i}].hop_channel"), st.hop_channel.to_string(), format!("{} like the other stations behind station {par} (one radio per side of a relay)", first.hop_channel));
+                        }
+                    }
+                }
+                _ => {}
             }
             if let Some(par) = st.parent {
                 if par as usize >= i {

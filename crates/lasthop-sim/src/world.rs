@@ -10,7 +10,8 @@
 //! MPDUs pass the recipient's reorder buffer before delivery; uplink packets then cross the
 //! wired link to the server. Beacons are sent by the AP at every TBTT with PIFS priority.
 //! Stations may be associated with an earlier station (a mesh relay), which forwards between
-//! its hops through its own interface queue; all hops share the one medium.
+//! its hops through its own interface queue; each hop is on a channel (`Chan`), and hops on
+//! different channels neither contend nor collide.
 //!
 //! The engine is batched per exchange: two events per PPDU (channel access, end of exchange),
 //! plus one per packet for sources that are not saturated and one for the wired link (two with
@@ -125,10 +126,10 @@ enum Ev {
     FlowNext(u32),
     /// A packet reaches the far end of the wired link.
     WiredArrive(PktRef, Dir),
-    /// A channel access instant; stale if the generation moved on.
-    Access(u64),
-    /// The current frame exchange ends.
-    ExchangeEnd,
+    /// A channel access instant on a channel; stale if that channel's generation moved on.
+    Access(u16, u64),
+    /// The frame exchange in progress on a channel ends.
+    ExchangeEnd(u16),
     /// Target beacon transmission time.
     Beacon,
     /// Report progress to the host.
@@ -208,7 +209,8 @@ struct Station {
     queue: AnyQdisc<PktRef>,
     /// A frame pulled from a discipline other than FIFO that did not fit the A-MPDU; sent first.
     stash: Option<PktRef>,
-    contender: ContenderId,
+    /// Its EDCA function on the channel of its link to its parent.
+    contender: Ctd,
     /// The relay station this one is associated with (None: the AP).
     parent: Option<u32>,
     /// Index in `World::relays` if stations are associated with this one.
@@ -238,14 +240,18 @@ struct Relay {
     txqs: TxqSet<PktRef>,
     /// The child link of entry 1 + k.
     children: Vec<u32>,
+    /// Its radio on its children's channel when that differs from its own link's (entries
+    /// 1 + k are then served by this one, entry 0 by the station's contender).
+    down: Option<Ctd>,
 }
 
 /// The WQM buffer sizer of one forwarding node, with the channel counters at its previous
 /// measurement instant.
 struct WqmHost {
     ctl: Wqm,
-    last_busy_ns: u64,
-    last_tx_ns: u64,
+    /// Per channel: the channel's busy time and this node's transmit time.
+    last_busy_ns: Vec<u64>,
+    last_tx_ns: Vec<u64>,
 }
 
 /// Index of a rate in `Station::psdu_by_rate`.
@@ -266,6 +272,23 @@ struct Tx {
     /// (sequence number, packet, received correctly)
     mpdus: Vec<(u32, PktRef, bool)>,
     ppdu_end: Instant,
+}
+
+/// A contender (EDCA function) on one channel's medium.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Ctd {
+    ch: u16,
+    id: ContenderId,
+}
+
+/// One channel: its medium, the pending access event, the exchange in progress and the busy
+/// time so far. Hops on different channels neither contend nor collide.
+struct Chan {
+    medium: Medium,
+    access_gen: u64,
+    pending_access: Option<Instant>,
+    exchange: Option<Exchange>,
+    busy_ns: u64,
 }
 
 /// Outcome of the exchange in progress.
@@ -300,7 +323,7 @@ pub struct World {
     standard: Standard,
     band: Band,
     timing: SlotTiming,
-    medium: Medium,
+    chans: Vec<Chan>,
     aggregation: bool,
     max_mpdus: u32,
     /// PPDU time limit of an A-MPDU.
@@ -315,8 +338,8 @@ pub struct World {
     beacon_interval: Duration,
     eifs_after_collision: bool,
     beacon_pending: bool,
-    ap_data: ContenderId,
-    ap_beacon: ContenderId,
+    ap_data: Ctd,
+    ap_beacon: Ctd,
     txqs: TxqSet<PktRef>,
     /// `ap.driver = "firmware"`: per-station hardware queues below the station queues.
     fw: Option<Box<Firmware>>,
@@ -338,9 +361,6 @@ pub struct World {
     wired_up: WiredLink<PktRef>,
     pkts: Vec<Pkt>,
     free: Vec<u32>,
-    access_gen: u64,
-    pending_access: Option<Instant>,
-    exchange: Option<Exchange>,
     tx_pool: Vec<Vec<(u32, PktRef, bool)>>,
     scratch: Vec<PktRef>,
     scratch_dup: Vec<PktRef>,
@@ -394,7 +414,9 @@ impl World {
         let band = spec.band();
         let mt = phy::mac_timing(standard, band);
         let timing = SlotTiming { slot: mt.slot, sifs: mt.sifs };
-        let mut medium = Medium::new(timing, CCA_WINDOW);
+        // One medium per hop channel.
+        let n_ch = spec.stations.iter().map(|st| st.hop_channel as usize + 1).max().unwrap_or(1);
+        let mut media: Vec<Medium> = (0..n_ch).map(|_| Medium::new(timing, CCA_WINDOW)).collect();
         let m = &spec.mac;
         let qos = standard != Standard::Ofdm;
         let ac = AccessCategory::parse(&m.access_category).unwrap_or(AccessCategory::Be);
@@ -412,8 +434,8 @@ impl World {
             p
         };
         let backoff_rng = |id: u64| Rng::stream(seed, StreamKind::Backoff, id);
-        let ap_data = medium.add(Edcaf::new(params(true), backoff_rng(0)), 0, 0);
-        let ap_beacon = medium.add(Edcaf::new(EdcaParams::beacon(), backoff_rng(1)), 0, 1);
+        let ap_data = Ctd { ch: 0, id: media[0].add(Edcaf::new(params(true), backoff_rng(0)), 0, 0) };
+        let ap_beacon = Ctd { ch: 0, id: media[0].add(Edcaf::new(EdcaParams::beacon(), backoff_rng(1)), 0, 1) };
 
         let aggregation = m.aggregation;
         let win = if aggregation { m.max_ampdu_mpdus.min(phy::ba_window(standard) as u32) } else { 1 };
@@ -433,7 +455,8 @@ impl World {
         let mut stations = Vec::with_capacity(spec.stations.len());
         for (i, st) in spec.stations.iter().enumerate() {
             let tx = spec.tx_vector(st);
-            let contender = medium.add(Edcaf::new(params(false), backoff_rng(2 + i as u64)), 1 + i as u32, 0);
+            let ch = st.hop_channel as u16;
+            let contender = Ctd { ch, id: media[ch as usize].add(Edcaf::new(params(false), backoff_rng(2 + i as u64)), 1 + i as u32, 0) };
             let psdu_cap = if aggregation { ampdu_bytes } else { u32::MAX };
             let snr = if st.waypoints.is_empty() {
                 SnrSource::Fixed(st.snr_db)
@@ -496,7 +519,7 @@ impl World {
                 Some(r) => r as usize,
                 None => {
                     stations[par].relay = Some(relays.len() as u32);
-                    relays.push(Relay { sta: par as u32, txqs: TxqSet::new(0, 1, spec.aqm_config(), 0, schedule), children: Vec::new() });
+                    relays.push(Relay { sta: par as u32, txqs: TxqSet::new(0, 1, spec.aqm_config(), 0, schedule), children: Vec::new(), down: None });
                     relays.len() - 1
                 }
             };
@@ -504,6 +527,13 @@ impl World {
             stations[i].entry = relays[r].children.len() as u32;
         }
         for (r, rl) in relays.iter_mut().enumerate() {
+            // A second radio for its children when they are on another channel than its own link.
+            let up_ch = spec.stations[rl.sta as usize].hop_channel;
+            let down_ch = spec.stations[rl.children[0] as usize].hop_channel;
+            if down_ch != up_ch {
+                let e = Edcaf::new(params(false), backoff_rng((1 << 32) + rl.sta as u64));
+                rl.down = Some(Ctd { ch: down_ch as u16, id: media[down_ch as usize].add(e, 1 + rl.sta, 0) });
+            }
             let seed_r = Rng::stream(seed, StreamKind::Other, (1 << 32) + 1 + r as u64).next_u64();
             rl.txqs = TxqSet::new(1 + rl.children.len(), spec.ap.queue_limit as usize, spec.aqm_config(), seed_r, schedule);
         }
@@ -560,7 +590,7 @@ impl World {
                     let r = stations[n - 1].relay.expect("a relay") as usize;
                     relays[r].txqs.set_total_limit(start);
                 }
-                wqm[n] = Some(Box::new(WqmHost { ctl, last_busy_ns: 0, last_tx_ns: 0 }));
+                wqm[n] = Some(Box::new(WqmHost { ctl, last_busy_ns: vec![0; n_ch], last_tx_ns: vec![0; n_ch] }));
             }
         }
         let mut flows = Vec::with_capacity(spec.flows.len());
@@ -648,7 +678,10 @@ impl World {
             standard,
             band,
             timing,
-            medium,
+            chans: media
+                .into_iter()
+                .map(|medium| Chan { medium, access_gen: 0, pending_access: None, exchange: None, busy_ns: 0 })
+                .collect(),
             aggregation,
             max_mpdus,
             max_ppdu: Duration(m.max_ppdu_time_ns),
@@ -671,7 +704,7 @@ impl World {
             stations,
             relays,
             wqm,
-            node_tx_ns: vec![0; n_sta + 1],
+            node_tx_ns: vec![0; (n_sta + 1) * n_ch],
             node_tick: Duration(spec.ap.wqm_interval_ns),
             aggregation_min_rate: m.aggregation_min_rate_bps,
             flows,
@@ -681,9 +714,6 @@ impl World {
             wired_up,
             pkts: Vec::with_capacity(4096),
             free: Vec::new(),
-            access_gen: 0,
-            pending_access: None,
-            exchange: None,
             tx_pool: Vec::new(),
             scratch: Vec::new(),
             scratch_dup: Vec::new(),
@@ -777,7 +807,9 @@ impl World {
 
     /// Run to the end of the simulation, reporting progress in [0, 1].
     pub fn run(&mut self, progress: &mut dyn FnMut(f64)) {
-        self.medium.set_idle(Instant::ZERO);
+        for c in &mut self.chans {
+            c.medium.set_idle(Instant::ZERO);
+        }
         for f in 0..self.flows.len() {
             let start = self.flows[f].start;
             self.q.schedule(start, Ev::FlowNext(f as u32));
@@ -795,13 +827,14 @@ impl World {
             match ev {
                 Ev::FlowNext(f) => self.on_flow_next(f),
                 Ev::WiredArrive(p, d) => self.on_wired_arrive(p, d),
-                Ev::Access(g) => {
-                    if g == self.access_gen {
-                        self.pending_access = None;
-                        self.on_access();
+                Ev::Access(ch, g) => {
+                    let c = &mut self.chans[ch as usize];
+                    if g == c.access_gen {
+                        c.pending_access = None;
+                        self.on_access(ch);
                     }
                 }
-                Ev::ExchangeEnd => self.on_exchange_end(),
+                Ev::ExchangeEnd(ch) => self.on_exchange_end(ch),
                 Ev::Beacon => self.on_beacon(),
                 Ev::TcpTimer(f, g) => self.on_tcp_timer(f, g),
                 Ev::QuicTimer(f, g) => self.on_quic_timer(f, g),
@@ -1242,12 +1275,29 @@ impl World {
         }
     }
 
+    /// Whether a two-radio relay's children side (`down`) or parent side has frames queued or
+    /// awaiting retransmission.
+    fn relay_has_work(&self, r: u32, down: bool) -> bool {
+        let rl = &self.relays[r as usize];
+        if !down {
+            return rl.txqs.len(0) > 0 || self.stations[rl.sta as usize].up_orig.has_retx();
+        }
+        rl.children
+            .iter()
+            .enumerate()
+            .any(|(k, &c)| rl.txqs.len(1 + k as u32) > 0 || self.stations[c as usize].down_orig.has_retx())
+    }
+
     fn relay_enqueue(&mut self, r: u32, entry: u32, p: PktRef, now: Instant) {
         let rl = &mut self.relays[r as usize];
         let sta = rl.sta;
         match rl.txqs.enqueue(now, entry, p) {
             Ok(()) => {
-                let c = self.stations[sta as usize].contender;
+                // The radio that serves this entry.
+                let c = match rl.down {
+                    Some(d) if entry != 0 => d,
+                    _ => self.stations[sta as usize].contender,
+                };
                 self.make_ready(c, now);
             }
             Err(p) => {
@@ -1363,13 +1413,21 @@ impl World {
             let (link, dir) = self.node_entry_link(n, e);
             let txv = self.stations[link as usize].rc[dir as usize].current();
             let k = self.ampdu_capacity(link, &txv);
-            let (busy, tx) = (self.totals.busy_ns, self.node_tx_ns[n as usize]);
+            // The survey of the channel that next hop is on.
+            let n_ch = self.chans.len();
+            let ch = self.stations[link as usize].contender.ch as usize;
             let h = self.wqm[n as usize].as_deref_mut().expect("WQM host");
-            let d_tx = tx - h.last_tx_ns;
-            // Busy time is booked when an exchange starts, own airtime when it ends.
-            let d_busy = (busy - h.last_busy_ns).max(d_tx);
-            h.last_busy_ns = busy;
-            h.last_tx_ns = tx;
+            let (mut d_busy, mut d_tx) = (0, 0);
+            for c in 0..n_ch {
+                let (busy, tx) = (self.chans[c].busy_ns, self.node_tx_ns[n as usize * n_ch + c]);
+                if c == ch {
+                    d_tx = tx - h.last_tx_ns[c];
+                    // Busy time is booked when an exchange starts, own airtime when it ends.
+                    d_busy = (busy - h.last_busy_ns[c]).max(d_tx);
+                }
+                h.last_busy_ns[c] = busy;
+                h.last_tx_ns[c] = tx;
+            }
             let times = ChannelTimes { active: self.node_tick, busy: Duration(d_busy), tx: Duration(d_tx) };
             h.ctl.handle_input(now, WqmInput::TxRate(BitRate(txv.data_rate_bps())));
             h.ctl.handle_input(now, WqmInput::BacklogBytes(Bytes(backlog)));
@@ -1392,27 +1450,34 @@ impl World {
 
     /// A contender has something to send: if the medium is idle and it would win earlier than
     /// the access already scheduled, move the access event.
-    fn make_ready(&mut self, c: ContenderId, now: Instant) {
-        if !self.medium.set_ready(c, now) || self.medium.is_busy() {
+    fn make_ready(&mut self, c: Ctd, now: Instant) {
+        let chan = &mut self.chans[c.ch as usize];
+        if !chan.medium.set_ready(c.id, now) || chan.medium.is_busy() {
             return;
         }
-        if let Some(t) = self.medium.access_time_of(c) {
-            if self.pending_access.is_none_or(|p| t < p) {
-                self.schedule_access_at(t);
+        if let Some(t) = chan.medium.access_time_of(c.id) {
+            if chan.pending_access.is_none_or(|p| t < p) {
+                self.schedule_access_at(c.ch, t);
             }
         }
     }
 
-    fn schedule_access_at(&mut self, t: Instant) {
-        self.access_gen += 1;
-        self.pending_access = Some(t);
-        self.q.schedule(t, Ev::Access(self.access_gen));
+    fn set_not_ready(&mut self, c: Ctd) {
+        self.chans[c.ch as usize].medium.set_not_ready(c.id);
     }
 
-    fn schedule_next_access(&mut self) {
-        match self.medium.next_access() {
-            Some(t) => self.schedule_access_at(t),
-            None => self.pending_access = None,
+    fn schedule_access_at(&mut self, ch: u16, t: Instant) {
+        let chan = &mut self.chans[ch as usize];
+        chan.access_gen += 1;
+        chan.pending_access = Some(t);
+        let g = chan.access_gen;
+        self.q.schedule(t, Ev::Access(ch, g));
+    }
+
+    fn schedule_next_access(&mut self, ch: u16) {
+        match self.chans[ch as usize].medium.next_access() {
+            Some(t) => self.schedule_access_at(ch, t),
+            None => self.chans[ch as usize].pending_access = None,
         }
     }
 
@@ -1425,21 +1490,21 @@ impl World {
         }
     }
 
-    fn on_access(&mut self) {
+    fn on_access(&mut self, ch: u16) {
         let now = self.q.now();
-        let outcome = self.medium.start_access(now);
+        let outcome = self.chans[ch as usize].medium.start_access(now);
         if outcome.transmitters.is_empty() {
             // Cannot happen (the event was scheduled for a ready contender); stay safe.
-            self.schedule_next_access();
+            self.schedule_next_access(ch);
             return;
         }
         for &c in &outcome.internal_losers {
-            self.medium.get_mut(c).edcaf.on_failure(self.retry_limit);
+            self.chans[ch as usize].medium.get_mut(c).edcaf.on_failure(self.retry_limit);
         }
         let mut txs = Vec::with_capacity(outcome.transmitters.len());
         let mut busy_end = now;
         for &c in &outcome.transmitters {
-            let tx = self.build_ppdu(c, now);
+            let tx = self.build_ppdu(Ctd { ch, id: c }, now);
             if tx.ppdu_end > busy_end {
                 busy_end = tx.ppdu_end;
             }
@@ -1484,8 +1549,10 @@ impl World {
             self.record_exchange(now, &txs, collision, response_sent, acked);
         }
         self.totals.busy_ns += (end - now).as_nanos();
-        self.exchange = Some(Exchange { txs, start: now, end, acked, response_sent });
-        self.q.schedule(end, Ev::ExchangeEnd);
+        let chan = &mut self.chans[ch as usize];
+        chan.busy_ns += (end - now).as_nanos();
+        chan.exchange = Some(Exchange { txs, start: now, end, acked, response_sent });
+        self.q.schedule(end, Ev::ExchangeEnd(ch));
     }
 
     /// Add the PPDUs of the exchange starting at `now` that the captured node sends or is the
@@ -1551,27 +1618,33 @@ impl World {
     }
 
     /// What contender `c` sends now.
-    fn build_ppdu(&mut self, c: ContenderId, now: Instant) -> Tx {
-        if c == self.ap_beacon {
+    fn build_ppdu(&mut self, ctd: Ctd, now: Instant) -> Tx {
+        let c = ctd.id;
+        if ctd == self.ap_beacon {
             self.beacon_pending = false;
             self.totals.beacons += 1;
             let d = phy::legacy_duration(BEACON_RATE, frame::BEACON, self.band);
             return Tx { contender: c, kind: TxKind::Beacon, mpdus: Vec::new(), ppdu_end: now + d };
         }
         let mut mpdus = self.tx_pool.pop().unwrap_or_default();
-        let (sta, dir) = if c == self.ap_data {
+        let (sta, dir) = if ctd == self.ap_data {
             let sta = match self.fw.as_deref() {
                 Some(fw) => fw.rr.front().copied(),
                 None => self.txqs.next_txq(),
             };
             (sta.expect("AP ready with no active station"), Dir::Down)
         } else {
-            let j = self.medium.get(c).owner - 1;
+            let j = self.chans[ctd.ch as usize].medium.get(c).owner - 1;
             match self.stations[j as usize].relay {
-                // A relay serves its next hops in turn.
+                // A relay serves its next hops in turn (with two radios, each its own side).
                 Some(r) => {
-                    let e = self.relays[r as usize].txqs.next_txq().expect("relay ready with nothing to send");
-                    self.node_entry_link(j + 1, e)
+                    let rl = &mut self.relays[r as usize];
+                    let e = match rl.down {
+                        None => rl.txqs.next_txq(),
+                        Some(d) if d == ctd => rl.txqs.next_txq_where(|e| e != 0),
+                        Some(_) => rl.txqs.next_txq_where(|e| e == 0),
+                    };
+                    self.node_entry_link(j + 1, e.expect("relay ready with nothing to send"))
                 }
                 None => (j, Dir::Up),
             }
@@ -1735,8 +1808,8 @@ impl World {
         }
     }
 
-    fn on_exchange_end(&mut self) {
-        let ex = self.exchange.take().expect("exchange in progress");
+    fn on_exchange_end(&mut self, ch: u16) {
+        let ex = self.chans[ch as usize].exchange.take().expect("exchange in progress");
         let single = ex.txs.len() == 1;
         let busy_end = ex.end;
         // Bystanders defer EIFS after a frame they received in error (§10.3.2.3.7): a data PPDU
@@ -1747,20 +1820,22 @@ impl World {
         } else {
             self.eifs_after_collision
         };
-        self.medium.set_idle(busy_end);
+        let medium = &mut self.chans[ch as usize].medium;
+        medium.set_idle(busy_end);
         if undecodable {
-            for i in 0..self.medium.len() {
+            for i in 0..medium.len() {
                 let id = ContenderId(i as u32);
                 if !ex.txs.iter().any(|t| t.contender == id) {
-                    self.medium.set_ref(id, busy_end + self.eifs_extra);
+                    medium.set_ref(id, busy_end + self.eifs_extra);
                 }
             }
         }
         for mut tx in ex.txs {
             match tx.kind {
                 TxKind::Beacon => {
-                    self.medium.get_mut(tx.contender).edcaf.on_unacked();
-                    self.medium.set_not_ready(tx.contender);
+                    let medium = &mut self.chans[ch as usize].medium;
+                    medium.get_mut(tx.contender).edcaf.on_unacked();
+                    medium.set_not_ready(tx.contender);
                 }
                 TxKind::Data { sta, dir, txv, .. } => {
                     let airtime = if single { ex.end - ex.start } else { tx.ppdu_end - ex.start };
@@ -1769,7 +1844,8 @@ impl World {
                         self.ts_airtime.add(sta as usize, ex.start.as_nanos(), airtime.as_nanos() as f64);
                     }
                     let node = self.tx_node(sta, dir);
-                    self.node_tx_ns[node as usize] += airtime.as_nanos();
+                    let n_ch = self.chans.len();
+                    self.node_tx_ns[node as usize * n_ch + ch as usize] += airtime.as_nanos();
                     // mac80211 charges a station for airtime in both directions.
                     if self.stations[sta as usize].parent.is_none() {
                         self.txqs.register_airtime(sta, airtime);
@@ -1781,7 +1857,7 @@ impl World {
                         self.stations[sta as usize].rc[dir as usize].report(busy_end, txv, attempted, acked);
                     }
                     {
-                        let e = &mut self.medium.get_mut(tx.contender).edcaf;
+                        let e = &mut self.chans[ch as usize].medium.get_mut(tx.contender).edcaf;
                         if success {
                             e.on_success();
                         } else {
@@ -1803,27 +1879,31 @@ impl World {
                             let rl = &mut self.relays[r as usize];
                             rl.txqs.register_airtime(e, airtime);
                             rl.txqs.return_txq(e, more);
-                            if !rl.txqs.has_active() {
-                                let c = self.stations[rl.sta as usize].contender;
-                                self.medium.set_not_ready(c);
+                            let (up, down) = (self.stations[rl.sta as usize].contender, rl.down);
+                            match down {
+                                None if !rl.txqs.has_active() => self.set_not_ready(up),
+                                Some(d) if e != 0 && !self.relay_has_work(r, true) => self.set_not_ready(d),
+                                Some(_) if e == 0 && !self.relay_has_work(r, false) => self.set_not_ready(up),
+                                _ => {}
                             }
                         }
                         Dir::Down if self.fw.is_some() => {
                             let more = s.down_orig.has_retx();
                             if !self.fw.as_deref_mut().expect("firmware").end_turn(sta, more) {
-                                self.medium.set_not_ready(self.ap_data);
+                                self.set_not_ready(self.ap_data);
                             }
                         }
                         Dir::Down => {
                             let more = s.down_orig.has_retx();
                             self.txqs.return_txq(sta, more);
                             if !self.txqs.has_active() {
-                                self.medium.set_not_ready(self.ap_data);
+                                self.set_not_ready(self.ap_data);
                             }
                         }
                         Dir::Up => {
                             if s.queue.is_empty() && s.stash.is_none() && !s.up_orig.has_retx() {
-                                self.medium.set_not_ready(s.contender);
+                                let c = s.contender;
+                                self.set_not_ready(c);
                             }
                         }
                     }
@@ -1840,7 +1920,7 @@ impl World {
                         } else {
                             own
                         };
-                        self.medium.set_ref(tx.contender, r);
+                        self.chans[ch as usize].medium.set_ref(tx.contender, r);
                     }
                 }
             }
@@ -1849,7 +1929,7 @@ impl World {
         // Completions freed firmware room and airtime budget.
         self.fw_fill(now);
         self.tcp_pump_dirty(now);
-        self.schedule_next_access();
+        self.schedule_next_access(ch);
     }
 
     /// Block Ack accounting for the MPDUs of one PPDU: received MPDUs enter the recipient's

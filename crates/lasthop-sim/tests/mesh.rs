@@ -135,3 +135,28 @@ fn no_aggregation_at_or_below_the_threshold_rate() {
     assert_eq!(agg[0], 1.0, "{agg:?}");
     assert!(agg[1] > 1.5, "{agg:?}");
 }
+
+#[test]
+fn hops_on_separate_channels_do_not_share_airtime() {
+    // Saturated UDP to the end of a 3-hop chain: on one channel every hop takes its turn
+    // (≈ 1/3 of one hop's goodput); with channels 0/1/0 the first and last hop contend (≈ 1/2);
+    // with 0/1/2 the hops run in parallel (relays have a radio per side), close to one hop.
+    let one = {
+        let mut s = chain(1, 7, 2, 3);
+        s["flows"] = json!([flow(0, "down", "saturated", 0, 1500, 3_000_000_000u64)]);
+        run(&s, 1)["flows"][0]["goodput_bps"].as_f64().unwrap()
+    };
+    let mut g = Vec::new();
+    for chans in [[0u32, 0, 0], [0, 1, 0], [0, 1, 2]] {
+        let mut s = chain(3, 7, 2, 3);
+        for (i, c) in chans.iter().enumerate() {
+            s["stations"][i]["hop_channel"] = json!(c);
+        }
+        s["flows"] = json!([flow(2, "down", "saturated", 0, 1500, 3_000_000_000u64)]);
+        g.push(run(&s, 1)["flows"][0]["goodput_bps"].as_f64().unwrap() / one);
+    }
+    eprintln!("3-hop goodput / 1-hop: shared {:.2}, 0/1/0 {:.2}, 0/1/2 {:.2}", g[0], g[1], g[2]);
+    assert!(g[0] > 0.25 && g[0] < 0.42, "{g:?}");
+    assert!(g[1] > 0.4 && g[1] < 0.62, "{g:?}");
+    assert!(g[2] > 0.85 && g[2] <= 1.01, "{g:?}");
+}
