@@ -143,7 +143,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "phy": ("standard", "band", "channel_width", "guard_interval", "control_rate"),
     "mac": ("aggregation", "max_ampdu_mpdus", "max_ampdu_bytes", "max_ppdu_time", "retry_limit",
             "beacon_interval", "access_category", "cw_min", "cw_max", "aifsn",
-            "eifs_after_collision", "aggregation_min_rate"),
+            "eifs_after_collision", "aggregation_min_rate", "max_amsdu_bytes"),
     "ap": ("queue_limit", "scheduler", "qdisc", "driver", "hw_queue_limit", "aql",
            "aql_limit_low", "aql_limit_high", "aql_threshold", "buffer_sizer", "wqm_limit",
            "wqm_interval", "wqm_variant"),
@@ -418,6 +418,14 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
     aifsn = mac.get_int("aifsn", None, 1, 15)
     eifs_after_collision = mac.get_bool("eifs_after_collision", False)
     agg_min_rate = mac.rate("aggregation_min_rate", 0) if mac.has("aggregation_min_rate") else 0
+    # A-MSDU: the largest Maximum A-MSDU Length of the amendment (HT 3839 or 7935, VHT/HE
+    # 11454, IEEE 802.11-2020 §9.4.2.55.2 / Table 9-34); any value from HT's smaller one up.
+    amsdu_max = {"ofdm": 0, "ht": 7935}.get(standard, 11454)
+    max_amsdu = mac.get_int("max_amsdu_bytes", 0, 0, amsdu_max,
+                            "0 for ofdm (no A-MSDU here)" if amsdu_max == 0 else
+                            f"0 (off) or 3839..={amsdu_max} for {standard}")
+    if 0 < max_amsdu < 3839:
+        raise mac.fail("max_amsdu_bytes", f"0 (off) or 3839..={amsdu_max} for {standard}")
     if mac.has("aggregation_min_rate") and not aggregation:
         raise mac.fail("aggregation_min_rate", "only with aggregation = true")
 
@@ -666,7 +674,7 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
                 "retry_limit": retry_limit, "beacon_interval_ns": beacon,
                 "access_category": ac, "cw_min": cw_min, "cw_max": cw_max, "aifsn": aifsn,
                 "eifs_after_collision": eifs_after_collision,
-                "aggregation_min_rate_bps": agg_min_rate},
+                "aggregation_min_rate_bps": agg_min_rate, "max_amsdu_bytes": max_amsdu},
         "ap": {"queue_limit": ap_queue, "scheduler": scheduler, "qdisc": qdisc,
                "driver": driver, "hw_queue_limit": hw_queue_limit, "aql": aql,
                "aql_limit_low_ns": aql_low, "aql_limit_high_ns": aql_high,

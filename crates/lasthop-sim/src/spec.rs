@@ -89,6 +89,9 @@ pub struct MacSpec {
     /// goes alone. 0 = no threshold. ath9k sends single frames at 6.5 Mb/s (WQM paper §IV-B).
     #[serde(default)]
     pub aggregation_min_rate_bps: u64,
+    /// Largest A-MSDU (frame body octets) an MPDU carries; 0 = one MSDU per MPDU.
+    #[serde(default)]
+    pub max_amsdu_bytes: u32,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -429,6 +432,15 @@ impl Spec {
         let max_bytes = phy::max_ampdu_bytes(std);
         if m.aggregation && m.max_ampdu_bytes > max_bytes {
             bad("mac.max_ampdu_bytes", m.max_ampdu_bytes.to_string(), format!("0 (standard maximum) or <= {max_bytes}"));
+        }
+        let amsdu_max = match std {
+            Standard::Ofdm => 0,
+            Standard::Ht => lasthop_wifi::mac::frame::MAX_AMSDU_HT,
+            _ => lasthop_wifi::mac::frame::MAX_AMSDU_VHT,
+        };
+        if m.max_amsdu_bytes > amsdu_max || (m.max_amsdu_bytes > 0 && m.max_amsdu_bytes < lasthop_wifi::mac::frame::MAX_AMSDU_HT_MIN) {
+            let allowed = if amsdu_max == 0 { "0 for standard \"ofdm\"".to_string() } else { format!("0 (off) or {}..={amsdu_max} for {}", lasthop_wifi::mac::frame::MAX_AMSDU_HT_MIN, self.phy.standard) };
+            bad("mac.max_amsdu_bytes", m.max_amsdu_bytes.to_string(), allowed);
         }
         let max_t = phy::max_ppdu_time(std).as_nanos();
         if m.max_ppdu_time_ns == 0 || m.max_ppdu_time_ns > max_t {

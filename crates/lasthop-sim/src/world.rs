@@ -30,7 +30,7 @@ use lasthop_core::rng::StreamKind;
 use lasthop_core::{Duration, Instant, Rng};
 use lasthop_wifi::mac::blockack::{Originator, Recipient};
 use lasthop_wifi::mac::edca::{AccessCategory, EdcaParams, Edcaf, SlotTiming};
-use lasthop_wifi::mac::frame::{self, AmpduLen};
+use lasthop_wifi::mac::frame::{self, AmpduLen, AmsduLen};
 use lasthop_wifi::mac::medium::{ContenderId, Medium};
 use lasthop_wifi::mac::rate::{rate_table, IdealRate, MinstrelHt, MinstrelParams, RateControl};
 use lasthop_wifi::mac::txq::{TxqSchedule, TxqSet};
@@ -82,6 +82,30 @@ struct Pkt {
     /// Airtime (ns) charged to its station's airtime-queue-limit budget while the firmware
     /// holds it (0 in pull mode).
     aql: u32,
+    /// A-MSDU: the next MSDU of the same MPDU (`NO_NEXT` if none) and its IP length; the
+    /// first MSDU also holds the MPDU's length (0 when it carries one MSDU).
+    next: u32,
+    next_len: u32,
+    mpdu: u32,
+}
+
+const NO_NEXT: u32 = u32::MAX;
+
+/// Octets of the MPDU whose first MSDU is `p`.
+#[inline]
+fn mpdu_bytes(pkts: &[Pkt], qos: bool, p: PktRef) -> u32 {
+    match pkts[p.id as usize].mpdu {
+        0 => frame::mpdu_len(p.len, qos),
+        m => m,
+    }
+}
+
+/// What a source gave when asked for a new frame.
+enum Take {
+    Got(PktRef),
+    /// Its next frame does not fit (it stays first in line).
+    NoFit,
+    Empty,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -353,6 +377,10 @@ pub struct World {
     node_tick: Duration,
     /// A-MPDUs only above this PHY rate (0 = always).
     aggregation_min_rate: u64,
+    /// Largest A-MSDU (frame body octets); 0 = one MSDU per MPDU.
+    max_amsdu: u32,
+    /// Scratch: the MSDUs of one MPDU.
+    chain_buf: Vec<PktRef>,
     flows: Vec<Flow>,
     /// Saturated downlink flow per station, if any (refilled as the AP dequeues).
     sat_down: Vec<Option<u32>>,
@@ -707,6 +735,8 @@ impl World {
             node_tx_ns: vec![0; (n_sta + 1) * n_ch],
             node_tick: Duration(spec.ap.wqm_interval_ns),
             aggregation_min_rate: m.aggregation_min_rate_bps,
+            max_amsdu: if qos { m.max_amsdu_bytes } else { 0 },
+            chain_buf: Vec::new(),
             flows,
             sat_down,
             sat_up,
@@ -866,7 +896,18 @@ impl World {
     /// A packet that does not count as offered load (TCP ACKs).
     #[inline]
     fn alloc_control(&mut self, flow: u32, len: u32, now: Instant) -> PktRef {
-        let id = self.arena_put(Pkt { flow, created: now, retries: 0, ghost: false, tcp: TcpMeta::None, echo: Echo::None, aql: 0 });
+        let id = self.arena_put(Pkt {
+            flow,
+            created: now,
+            retries: 0,
+            ghost: false,
+            tcp: TcpMeta::None,
+            echo: Echo::None,
+            aql: 0,
+            next: NO_NEXT,
+            next_len: 0,
+            mpdu: 0,
+        });
         PktRef { id, len, flow }
     }
 
@@ -1342,6 +1383,8 @@ impl World {
         let hop = self.next_hop(link + 1, dest);
         let entry = self.stations[hop as usize].entry;
         let now = self.q.now();
+        // A new hop: its own transmission attempts.
+        self.pkts[p.id as usize].retries = 0;
         self.relay_enqueue(r, entry, p, now);
     }
 
@@ -1353,6 +1396,7 @@ impl World {
             Some(par) => {
                 let r = self.stations[par as usize].relay.expect("parent is a relay");
                 let now = self.q.now();
+                self.pkts[p.id as usize].retries = 0;
                 self.relay_enqueue(r, 0, p, now);
             }
         }
@@ -1524,7 +1568,7 @@ impl World {
                 let s = &mut self.stations[sta as usize];
                 let mut any = false;
                 for m in tx.mpdus.iter_mut() {
-                    let ok = mpdu_ok(s, m.1.len, self.qos, &txv, snr);
+                    let ok = mpdu_ok(s, mpdu_bytes(&self.pkts, self.qos, m.1), &txv, snr);
                     m.2 = ok;
                     any |= ok;
                 }
@@ -1666,7 +1710,7 @@ impl World {
         let mut psdu = self.build_ampdu(sta, dir, now, max_n, max_psdu, &mut mpdus);
         if single && self.standard == Standard::Ht {
             // A plain MPDU (HT has no single-MPDU A-MPDU format requirement).
-            psdu = frame::mpdu_len(mpdus[0].1.len, self.qos);
+            psdu = mpdu_bytes(&self.pkts, self.qos, mpdus[0].1);
         }
         let d = phy::ppdu_duration(&txv, psdu, self.band);
         if now >= self.warmup {
@@ -1696,17 +1740,83 @@ impl World {
         s.psdu_by_rate[k]
     }
 
+    /// The next new frame for `sta` in `dir` from its source (a relay's queue entry, the
+    /// firmware queue, the AP's station queue, or the station's own queue) if `fits(ip_len)`;
+    /// a frame that does not fit stays first in line.
+    fn take_new(&mut self, sta: u32, dir: Dir, port: Option<(u32, u32)>, now: Instant, fits: &dyn Fn(u32) -> bool) -> Take {
+        let p = match dir {
+            _ if port.is_some() => {
+                let (r, e) = port.expect("relay port");
+                let Some(p) = self.relay_pull(r, e, now) else { return Take::Empty };
+                if !fits(p.len) {
+                    self.relays[r as usize].txqs.stash(e, p);
+                    return Take::NoFit;
+                }
+                p
+            }
+            Dir::Down if self.fw.is_some() => {
+                let q = &mut self.fw.as_deref_mut().expect("firmware").queue[sta as usize];
+                let Some(&p) = q.front() else { return Take::Empty };
+                if !fits(p.len) {
+                    return Take::NoFit;
+                }
+                q.pop_front();
+                p
+            }
+            Dir::Down => {
+                // Pull (the AQM decides here what it drops), then check the fit; a frame that
+                // does not fit waits at the head of the station's queue.
+                let Some(p) = self.ap_pull(sta, now) else { return Take::Empty };
+                if !fits(p.len) {
+                    self.txqs.stash(sta, p);
+                    return Take::NoFit;
+                }
+                p
+            }
+            Dir::Up if matches!(self.stations[sta as usize].queue, AnyQdisc::Fifo(_)) => {
+                let s = &mut self.stations[sta as usize];
+                let Some(p) = s.queue.peek() else { return Take::Empty };
+                if !fits(p.len) {
+                    return Take::NoFit;
+                }
+                s.queue.dequeue(now, |_| {}).expect("peeked")
+            }
+            Dir::Up => {
+                // As at the AP: pull (the AQM decides what it drops), then check the fit.
+                let Some(p) = self.station_pull(sta, now) else { return Take::Empty };
+                if !fits(p.len) {
+                    self.stations[sta as usize].stash = Some(p);
+                    return Take::NoFit;
+                }
+                p
+            }
+        };
+        // A saturated source puts a fresh packet behind the one that left.
+        let sat = match dir {
+            // A relay's own saturated uplink flow refills when one of its packets leaves.
+            Dir::Up if port.is_some() => self.sat_up[sta as usize].filter(|&f| f == p.flow),
+            // Relays forward; only the AP's queues are fed by saturated sources.
+            Dir::Down if port.is_some() => None,
+            // In firmware mode the source refills when the driver pulls (`fw_fill`).
+            Dir::Down if self.fw.is_some() => None,
+            Dir::Down => self.sat_down[sta as usize],
+            Dir::Up => self.sat_up[sta as usize],
+        };
+        self.refill(sat, now);
+        Take::Got(p)
+    }
+
     /// Fill `out` with the MPDUs of one A-MPDU (or a single MPDU) for `sta` in `dir`:
     /// retransmissions first, then new MPDUs, within the Block Ack window, the MPDU count,
-    /// the A-MPDU length and the PPDU time limits. Returns the PSDU length.
+    /// the A-MPDU length and the PPDU time limits. With `mac.max_amsdu_bytes` a new MPDU
+    /// carries as many queued packets for the same next hop as fit in one A-MSDU (and in the
+    /// A-MPDU). Returns the PSDU length.
     fn build_ampdu(&mut self, sta: u32, dir: Dir, now: Instant, max_n: usize, max_psdu: u32, out: &mut Vec<(u32, PktRef, bool)>) -> u32 {
         let qos = self.qos;
         let aggregation = self.aggregation;
+        let max_amsdu = self.max_amsdu;
         let mut len = AmpduLen::default();
-        let fits = |len: &AmpduLen, ip: u32| {
-            let m = frame::mpdu_len(ip, qos);
-            len.is_empty() || len.with(m) <= max_psdu
-        };
+        let fits = |len: &AmpduLen, mpdu: u32| len.is_empty() || len.with(mpdu) <= max_psdu;
         let port = self.relay_port(sta, dir);
         let win_start = {
             let s = &self.stations[sta as usize];
@@ -1722,87 +1832,52 @@ impl World {
                 Dir::Up => &mut s.up_orig,
             };
             if let Some((seq, p)) = orig.peek_retx() {
-                if !fits(&len, p.len) {
+                let m = mpdu_bytes(&self.pkts, qos, p);
+                if !fits(&len, m) {
                     break;
                 }
                 orig.pop_retx();
-                len.push(frame::mpdu_len(p.len, qos));
+                len.push(m);
                 out.push((seq, p, false));
                 continue;
             }
             if !orig.can_send_new(win_start) {
                 break;
             }
-            let p = match dir {
-                _ if port.is_some() => {
-                    let (r, e) = port.expect("relay port");
-                    let Some(p) = self.relay_pull(r, e, now) else { break };
-                    if !fits(&len, p.len) {
-                        self.relays[r as usize].txqs.stash(e, p);
-                        break;
-                    }
-                    p
+            let Take::Got(p) = self.take_new(sta, dir, port, now, &|ip| fits(&len, frame::mpdu_len(ip, qos))) else { break };
+            let mut mpdu = frame::mpdu_len(p.len, qos);
+            if max_amsdu > 0 {
+                // A-MSDU: more packets of the same queue in this MPDU.
+                let mut am = AmsduLen::default();
+                am.push(p.len);
+                let mut tail = p;
+                loop {
+                    let ok = |ip: u32| am.with(ip) <= max_amsdu && fits(&len, frame::QOS_DATA_HEADER + am.with(ip) + frame::FCS);
+                    let Take::Got(q) = self.take_new(sta, dir, port, now, &ok) else { break };
+                    am.push(q.len);
+                    let t = &mut self.pkts[tail.id as usize];
+                    t.next = q.id;
+                    t.next_len = q.len;
+                    tail = q;
                 }
-                Dir::Down if self.fw.is_some() => {
-                    let q = &mut self.fw.as_deref_mut().expect("firmware").queue[sta as usize];
-                    let Some(&p) = q.front() else { break };
-                    if !fits(&len, p.len) {
-                        break;
-                    }
-                    q.pop_front();
-                    p
+                if am.count() > 1 {
+                    mpdu = am.mpdu_len();
+                    self.pkts[p.id as usize].mpdu = mpdu;
                 }
-                Dir::Down => {
-                    // Pull (the AQM decides here what it drops), then check the fit; a frame that
-                    // does not fit waits at the head of the station's queue.
-                    let Some(p) = self.ap_pull(sta, now) else { break };
-                    if !fits(&len, p.len) {
-                        self.txqs.stash(sta, p);
-                        break;
-                    }
-                    p
-                }
-                Dir::Up if matches!(s.queue, AnyQdisc::Fifo(_)) => {
-                    let Some(p) = s.queue.peek() else { break };
-                    if !fits(&len, p.len) {
-                        break;
-                    }
-                    self.stations[sta as usize].queue.dequeue(now, |_| {}).expect("peeked")
-                }
-                Dir::Up => {
-                    // As at the AP: pull (the AQM decides what it drops), then check the fit.
-                    let Some(p) = self.station_pull(sta, now) else { break };
-                    if !fits(&len, p.len) {
-                        self.stations[sta as usize].stash = Some(p);
-                        break;
-                    }
-                    p
-                }
-            };
+            }
             let s = &mut self.stations[sta as usize];
             let seq = match dir {
                 Dir::Down => s.down_orig.assign_seq(),
                 Dir::Up => s.up_orig.assign_seq(),
             };
-            len.push(frame::mpdu_len(p.len, qos));
+            len.push(mpdu);
             out.push((seq, p, false));
-            let sat = match dir {
-                // A relay's own saturated uplink flow refills when one of its packets leaves.
-                Dir::Up if port.is_some() => self.sat_up[sta as usize].filter(|&f| f == p.flow),
-                // Relays forward; only the AP's queues are fed by saturated sources.
-                Dir::Down if port.is_some() => None,
-                // In firmware mode the source refills when the driver pulls (`fw_fill`).
-                Dir::Down if self.fw.is_some() => None,
-                Dir::Down => self.sat_down[sta as usize],
-                Dir::Up => self.sat_up[sta as usize],
-            };
-            self.refill(sat, now);
         }
         debug_assert!(!out.is_empty());
         // Without aggregation a plain MPDU is sent, except that VHT and HE always use the
         // A-MPDU format (a single-MPDU A-MPDU, §10.12.8).
         if !aggregation && !matches!(self.standard, Standard::Vht | Standard::He) {
-            frame::mpdu_len(out[0].1.len, qos)
+            mpdu_bytes(&self.pkts, qos, out[0].1)
         } else {
             len.len()
         }
@@ -1948,11 +2023,17 @@ impl World {
                 };
                 rcpt.receive(seq, p, |x| released.push(x), |x| dups.push(x));
                 if dir == Dir::Up {
-                    self.tcp_sent_from(sta, p);
+                    self.msdus_into(p);
+                    for i in 0..self.chain_buf.len() {
+                        self.tcp_sent_from(sta, self.chain_buf[i]);
+                    }
                 }
                 if acked {
                     if dir == Dir::Down {
-                        self.fw_release(sta, p);
+                        self.msdus_into(p);
+                        for i in 0..self.chain_buf.len() {
+                            self.fw_release(sta, self.chain_buf[i]);
+                        }
                     }
                     continue;
                 }
@@ -1963,12 +2044,17 @@ impl World {
             let pk = &mut self.pkts[p.id as usize];
             pk.retries += 1;
             if pk.retries as u32 >= self.retry_limit {
-                if dir == Dir::Up {
-                    self.tcp_sent_from(sta, p);
-                } else {
-                    self.fw_release(sta, p);
+                self.msdus_into(p);
+                let chain = std::mem::take(&mut self.chain_buf);
+                for &q in &chain {
+                    if dir == Dir::Up {
+                        self.tcp_sent_from(sta, q);
+                    } else {
+                        self.fw_release(sta, q);
+                    }
+                    self.drop_pkt(q, DropWhy::Retry);
                 }
-                self.drop_pkt(p, DropWhy::Retry);
+                self.chain_buf = chain;
             } else {
                 let s = &mut self.stations[sta as usize];
                 match dir {
@@ -1987,26 +2073,64 @@ impl World {
             }
         }
         self.totals.mpdus_delivered += released.len() as u64;
+        let mut chain = std::mem::take(&mut self.chain_buf);
         for p in released.drain(..) {
-            match dir {
-                Dir::Down => self.down_arrive(sta, p, rx_time),
-                Dir::Up => self.up_arrive(sta, p, rx_time),
+            // Each MSDU of the MPDU goes on alone (a relay may aggregate it differently).
+            self.msdus_into(p);
+            chain.clear();
+            chain.append(&mut self.chain_buf);
+            for &q in &chain {
+                let pk = &mut self.pkts[q.id as usize];
+                (pk.next, pk.mpdu) = (NO_NEXT, 0);
+                match dir {
+                    Dir::Down => self.down_arrive(sta, q, rx_time),
+                    Dir::Up => self.up_arrive(sta, q, rx_time),
+                }
             }
         }
         for p in dups.drain(..) {
-            self.release(p);
+            self.msdus_into(p);
+            chain.clear();
+            chain.append(&mut self.chain_buf);
+            for &q in &chain {
+                self.release(q);
+            }
         }
+        chain.clear();
+        self.chain_buf = chain;
         self.scratch = released;
         self.scratch_dup = dups;
     }
 
-    /// A second handle to the same packet contents, for a retransmission of an MPDU the
-    /// recipient already has. It never counts in the flow's statistics.
+    /// The MSDUs of the MPDU whose first MSDU is `p`, in order, into `chain_buf`.
+    fn msdus_into(&mut self, p: PktRef) {
+        self.chain_buf.clear();
+        let mut cur = p;
+        loop {
+            self.chain_buf.push(cur);
+            let pk = &self.pkts[cur.id as usize];
+            if pk.next == NO_NEXT {
+                break;
+            }
+            cur = PktRef { id: pk.next, len: pk.next_len, flow: self.pkts[pk.next as usize].flow };
+        }
+    }
+
+    /// A second handle to the same MPDU contents (every MSDU of it), for a retransmission of
+    /// an MPDU the recipient already has. It never counts in the flow's statistics.
     fn ghost_copy(&mut self, p: PktRef) -> PktRef {
-        let mut pk = self.pkts[p.id as usize];
-        pk.ghost = true;
-        self.totals.live_ghosts += 1;
-        PktRef { id: self.arena_put(pk), len: p.len, flow: p.flow }
+        self.msdus_into(p);
+        let chain = std::mem::take(&mut self.chain_buf);
+        let mut next: Option<PktRef> = None;
+        for &q in chain.iter().rev() {
+            let mut pk = self.pkts[q.id as usize];
+            pk.ghost = true;
+            (pk.next, pk.next_len) = next.map_or((NO_NEXT, 0), |n| (n.id, n.len));
+            self.totals.live_ghosts += 1;
+            next = Some(PktRef { id: self.arena_put(pk), len: q.len, flow: q.flow });
+        }
+        self.chain_buf = chain;
+        next.expect("an MPDU has an MSDU")
     }
 }
 
@@ -2054,14 +2178,13 @@ fn station_err(st: &StationSpec) -> ErrModel {
     }
 }
 
-/// Draw whether one MPDU carrying `ip_len` bytes, sent at `txv` with SNR `snr`, arrives intact.
+/// Draw whether one MPDU of `m` octets, sent at `txv` with SNR `snr`, arrives intact.
 #[inline]
-fn mpdu_ok(s: &mut Station, ip_len: u32, qos: bool, txv: &TxVector, snr: f64) -> bool {
+fn mpdu_ok(s: &mut Station, m: u32, txv: &TxVector, snr: f64) -> bool {
     match s.err {
         ErrModel::None => true,
         ErrModel::Fixed(per) => !s.err_rng.bernoulli(per),
         ErrModel::Snr => {
-            let m = frame::mpdu_len(ip_len, qos);
             let (k, bits) = (rate_key(txv), snr.to_bits());
             if s.succ_cache.0 != m || s.succ_cache.1 != k || s.succ_cache.2 != bits {
                 s.succ_cache = (m, k, bits, phy::mpdu_success_prob(txv, snr, m));

@@ -38,7 +38,8 @@ fn mean_rtt_ms(d: &Value, f: usize, from_bin: usize) -> f64 {
 /// Goodput: every 64-MPDU downlink A-MPDU (~1.22 ms of exchange) is followed by one uplink
 /// exchange carrying the ACKs (AIFS + backoff + PPDU + Block Ack ≈ 0.23 ms), so TCP gets at most
 /// ~64·1448·8 bits per ~1.45 ms ≈ 82 % of the UDP goodput (IP bytes) on this link; the
-/// transport issue's 90 % would need A-MSDU, which the model does not have yet. The test holds
+/// transport issue's 90 % is not reached (A-MSDU does not close the gap either, see
+/// `amsdu_carries_more_per_ampdu`). The test holds
 /// TCP to 78 % of UDP: within a few percent of that bound.
 #[test]
 fn cubic_fills_the_link_and_the_buffer() {
@@ -224,4 +225,32 @@ fn aqm_at_the_ap_cuts_the_standing_queue() {
         assert!(r.0 > 0.8 * fifo.0, "AQM goodput cost too high: {res:?}");
     }
     assert!(fq.2 < 0.5 * fifo.2, "FQ-CoDel should isolate the sparse flow: {res:?}");
+}
+
+/// A-MSDU (`mac.max_amsdu_bytes`): several packets per MPDU raise what one A-MPDU carries
+/// within the Block Ack window, for UDP and TCP alike; the TCP/UDP ratio of the transport
+/// issue's 90 % target is printed (it stays in the low 80s: TCP's uplink exchanges and the
+/// 1000-packet queue, only about three A-MPDUs deep with A-MSDU, keep it there).
+#[test]
+fn amsdu_carries_more_per_ampdu() {
+    let secs = 8;
+    let mut res = Vec::new();
+    for amsdu in [0u32, 7935] {
+        let mut udp = vht_cell(secs);
+        udp["mac"]["max_amsdu_bytes"] = json!(amsdu);
+        udp["flows"] = json!([flow(0, "down", "saturated", 0, 1500, secs * 1_000_000_000)]);
+        let u = run(&udp, 1);
+        let mut t = vht_cell(secs);
+        t["mac"]["max_amsdu_bytes"] = json!(amsdu);
+        t["flows"] = json!([tcp_flow(0, "down", "cubic", secs * 1_000_000_000)]);
+        let d = run(&t, 1);
+        let (gu, gt) = (goodput(&u, 0), goodput(&d, 0));
+        eprintln!("A-MSDU {amsdu}: UDP {:.1} Mb/s, CUBIC {:.1} Mb/s = {:.1}% of UDP (IP bytes), {:.1}% of UDP payload",
+            gu / 1e6, gt / 1e6, gt / gu * 100.0, gt / (gu * 1472.0 / 1500.0) * 100.0);
+        // Every packet arrives once: delivered = offered − in flight at the end.
+        assert_eq!(u["flows"][0]["dropped_retry"], json!(0));
+        res.push((gu, gt));
+    }
+    assert!(res[1].0 > 1.1 * res[0].0, "A-MSDU raises UDP goodput: {res:?}");
+    assert!(res[1].1 > 1.05 * res[0].1, "and TCP goodput: {res:?}");
 }

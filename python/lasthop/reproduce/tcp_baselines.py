@@ -44,6 +44,12 @@ def sweeps(quick: bool) -> list[SweepDef]:
                           "flows": [{"stations": 0, "direction": "down", "pattern": "tcp"}]},  # cc: cubic (default)
                  [("flows[0].pattern", ["saturated", "tcp"])],
                  seeds=3, quick_seeds=1, quick=q),
+        # The same with A-MSDU (7935-octet A-MSDUs, as mac80211 builds for VHT stations).
+        SweepDef("link-amsdu", {**_cell(), "name": "tcp-link-amsdu",
+                                "mac": {"aggregation": True, "max_ampdu_mpdus": 64, "max_amsdu_bytes": 7935},
+                                "flows": [{"stations": 0, "direction": "down", "pattern": "tcp"}]},
+                 [("flows[0].pattern", ["saturated", "tcp"])],
+                 seeds=3, quick_seeds=1, quick=q),
         SweepDef("bufferbloat", {
             **_cell(), "name": "tcp-bufferbloat",
             "sim": {"duration": "30s", "warmup": "10s", "seed": 1, "bin": "1s"},
@@ -100,11 +106,15 @@ def _check_link_goodput(run: SuiteRun) -> ClaimResult:
     udp = _mean(_goodputs(run, "link", **{"flows[0].pattern": "saturated"}))
     tcp = _mean(_goodputs(run, "link", **{"flows[0].pattern": "tcp"}))
     ratio = tcp / udp
-    return ClaimResult(f"CUBIC {tcp / 1e6:.0f} of UDP {udp / 1e6:.0f} Mb/s = {ratio * 100:.1f}%", ratio >= 0.9,
+    a_udp = _mean(_goodputs(run, "link-amsdu", **{"flows[0].pattern": "saturated"}))
+    a_tcp = _mean(_goodputs(run, "link-amsdu", **{"flows[0].pattern": "tcp"}))
+    return ClaimResult(f"CUBIC {tcp / 1e6:.0f} of UDP {udp / 1e6:.0f} Mb/s = {ratio * 100:.1f}%; with A-MSDU (7935) "
+                       f"{a_tcp / 1e6:.0f} of {a_udp / 1e6:.0f} Mb/s = {a_tcp / a_udp * 100:.1f}%", ratio >= 0.9,
                        "" if ratio >= 0.9 else
-                       "each 64-MPDU downlink A-MPDU is followed by an uplink ACK exchange (~0.23 ms of ~1.45 ms): "
-                       "the bound is ~82% without A-MSDU, which is not modelled yet",
-                       {"udp_bps": udp, "tcp_bps": tcp})
+                       "each 64-MPDU downlink A-MPDU is followed by an uplink ACK exchange (~0.23 ms of ~1.45 ms), "
+                       "a bound of ~82% (TCP payload vs UDP IP bytes); A-MSDU raises both rates about alike, and the "
+                       "1000-packet queue is then only ~3 A-MPDUs deep, so TCP's sawtooth leaves it short at times",
+                       {"udp_bps": udp, "tcp_bps": tcp, "amsdu_udp_bps": a_udp, "amsdu_tcp_bps": a_tcp})
 
 
 def _check_link_rtt(run: SuiteRun) -> ClaimResult:

@@ -28,6 +28,60 @@ pub const fn mpdu_len(ip_bytes: u32, qos: bool) -> u32 {
     (if qos { QOS_DATA_HEADER } else { DATA_HEADER }) + LLC_SNAP + ip_bytes + FCS
 }
 
+/// A-MSDU subframe header: DA, SA, Length (§9.3.2.2.2).
+pub const AMSDU_SUBFRAME_HEADER: u32 = 14;
+/// Largest A-MSDU a VHT/HE MPDU may carry (§9.2.4.7.3 / Table 9-34: 11454 octets with the
+/// largest VHT Maximum MPDU Length); HT allows 3839 or 7935 (the Maximum A-MSDU Length
+/// capability).
+pub const MAX_AMSDU_VHT: u32 = 11_454;
+pub const MAX_AMSDU_HT: u32 = 7_935;
+/// The smaller of the two HT Maximum A-MSDU Lengths.
+pub const MAX_AMSDU_HT_MIN: u32 = 3_839;
+
+/// Incremental A-MSDU inside one QoS Data MPDU (§9.3.2.2.2): each subframe is the 14-octet
+/// subframe header and an MSDU (LLC/SNAP + IP packet), padded to 4 octets except the last.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AmsduLen {
+    padded: u32,
+    last: u32,
+    n: u32,
+}
+
+impl AmsduLen {
+    /// A-MSDU length (the MPDU's frame body) if an IP packet of `ip_bytes` were appended.
+    #[inline]
+    pub fn with(&self, ip_bytes: u32) -> u32 {
+        let prev = if self.n == 0 { 0 } else { (self.padded + self.last + 3) & !3 };
+        prev + AMSDU_SUBFRAME_HEADER + LLC_SNAP + ip_bytes
+    }
+    #[inline]
+    pub fn push(&mut self, ip_bytes: u32) {
+        if self.n > 0 {
+            self.padded = (self.padded + self.last + 3) & !3;
+        }
+        self.last = AMSDU_SUBFRAME_HEADER + LLC_SNAP + ip_bytes;
+        self.n += 1;
+    }
+    /// The frame body length (0 when empty).
+    #[inline]
+    pub fn len(&self) -> u32 {
+        self.padded + self.last
+    }
+    #[inline]
+    pub fn count(&self) -> u32 {
+        self.n
+    }
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+    /// The QoS Data MPDU carrying this A-MSDU.
+    #[inline]
+    pub fn mpdu_len(&self) -> u32 {
+        QOS_DATA_HEADER + self.len() + FCS
+    }
+}
+
 /// Length of an A-MPDU subframe that is not the last one.
 #[inline]
 pub const fn subframe_len_padded(mpdu: u32) -> u32 {
@@ -78,6 +132,20 @@ impl AmpduLen {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn amsdu_pads_all_but_the_last_subframe() {
+        use super::*;
+        let mut a = AmsduLen::default();
+        assert_eq!(a.with(1500), 14 + 8 + 1500);
+        a.push(1500);
+        // 1522 padded to 1524, then the second subframe.
+        assert_eq!(a.with(41), 1524 + 14 + 8 + 41);
+        a.push(41);
+        assert_eq!(a.len(), 1524 + 63);
+        assert_eq!(a.mpdu_len(), 26 + 1524 + 63 + 4);
+        assert_eq!(a.count(), 2);
+    }
+
     use super::*;
     #[test]
     fn sizes() {
