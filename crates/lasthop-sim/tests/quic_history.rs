@@ -175,3 +175,21 @@ fn several_connections_repeat_exactly_and_one_connection_is_unchanged() {
     assert!(quic(&one).get("transfers").is_none() && quic(&one).get("history").is_none());
     assert_eq!(quic(&one)["app_bytes_delivered"], json!(MB));
 }
+
+#[test]
+fn bad_lifecycle_keys_are_named_by_the_native_checks() {
+    let mut s = path(1, 1, 0.0);
+    let mut f = flow(0, "down", "quic", 0, 1378, 1_000_000_000);
+    f["connections"] = json!(3); // with bytes = 0 (endless)
+    f["reconnect"] = json!("2rtt");
+    f["history"] = json!("median");
+    f["idle_timeout_ns"] = json!(0);
+    let mut g = flow(0, "down", "quic", 0, 1378, 1_000_000_000);
+    g["bytes"] = json!(MB);
+    g["history_guard"] = json!("rtt"); // without history
+    s["flows"] = json!([f, g]);
+    let paths: Vec<String> = lasthop_sim::validate_json(&s.to_string()).into_iter().map(|p| p.0).collect();
+    for k in ["flows[0].connections", "flows[0].reconnect", "flows[0].history", "flows[0].idle_timeout", "flows[1].history_guard"] {
+        assert!(paths.iter().any(|p| p == k), "{k} missing from {paths:?}");
+    }
+}
