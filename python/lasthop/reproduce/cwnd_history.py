@@ -251,7 +251,7 @@ def _why_not(c: dict[str, Cell], lo: float, hi: float) -> str:
                 "loss ends slow start early in both, so little of the transfer is left to speed up")
     return (f"history raised the window to {iw_h:.0f} kB (default 13.5 kB): at these sizes a large share of the "
             "default's time is slow start, which the remembered window skips almost entirely, so the reduction "
-            "exceeds the published one (the paper's proto-quic also paced and capped its window)")
+            "exceeds the published one")
 
 
 # ------------------------------------------------------------------ claims
