@@ -124,6 +124,9 @@ DIRECTIONS = ("down", "up", "cross")
 PATTERNS = ("cbr", "poisson", "saturated", "tcp", "ping", "quic")
 QUIC_PROFILES = ("quic", "bquic")
 ACK_POLICIES = ("tcp_acking", "ack_decimation", "ack_frequency")
+RECONNECTS = ("1rtt", "0rtt")
+HISTORIES = ("none", "mean", "ewma")
+HISTORY_GUARDS = ("none", "rtt")
 DRIVERS = ("pull", "firmware")
 QDISCS = ("fifo", "codel", "pie", "fq_codel")
 CONGESTION_CONTROLS = ("newreno", "cubic", "bbr")
@@ -154,7 +157,8 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "flows": ("stations", "direction", "pattern", "rate", "packet_size", "start", "stop",
               "cc", "bytes", "pacing", "hystart", "extra_acked", "app", "request_bytes",
               "response_bytes", "think_time", "requests", "interval", "profile", "ack_policy",
-              "zero_rtt", "initial_cwnd", "page"),
+              "zero_rtt", "initial_cwnd", "page", "connections", "idle", "idle_timeout", "reconnect",
+              "history", "history_guard"),
 }
 
 
@@ -605,7 +609,8 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
             for k in tcp_keys:
                 if t.has(k) and not (pattern == "quic" and k in both):
                     raise t.fail(k, 'only for pattern = "tcp"' + (' or "quic"' if k in both else ""))
-        quic_keys = ("profile", "ack_policy", "zero_rtt", "initial_cwnd", "page")
+        quic_keys = ("profile", "ack_policy", "zero_rtt", "initial_cwnd", "page", "connections", "idle",
+                     "idle_timeout", "reconnect", "history", "history_guard")
         if pattern != "quic":
             for k in quic_keys:
                 if t.has(k):
@@ -621,6 +626,18 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
         objects = page_objects(page) if page is not None else []
         cc = t.choice("cc", "cubic", CONGESTION_CONTROLS) if pattern == "tcp" else "cubic"
         nbytes = t.get_int("bytes", 0, 0) if pattern in ("tcp", "quic") else 0
+        # Connection lifecycles and the history-based initial window (world_quic.rs).
+        connections = t.get_int("connections", 1, 1, 10_000) if quic else 1
+        if connections > 1 and nbytes == 0 and not objects:
+            raise t.fail("connections", "1 for an endless download (bytes = 0); later connections need a "
+                                        "finite transfer (bytes or page)")
+        idle = t.duration("idle", 0) if quic else 0
+        idle_timeout = t.duration("idle_timeout", 30_000_000_000, positive=True) if quic else 30_000_000_000
+        reconnect = t.choice("reconnect", "1rtt", RECONNECTS) if quic else "1rtt"
+        history = t.choice("history", "none", HISTORIES) if quic else "none"
+        history_guard = t.choice("history_guard", "none", HISTORY_GUARDS) if quic else "none"
+        if history_guard != "none" and history == "none":
+            raise t.fail("history_guard", '"none" unless history is "mean" or "ewma"')
         pacing = t.get_bool("pacing", None) if pattern in ("tcp", "quic") else None
         hystart = t.get_bool("hystart", True) if pattern == "tcp" else True
         extra_acked = t.get_bool("extra_acked", True) if pattern == "tcp" else True
@@ -660,7 +677,9 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
                           "request_bytes": request_bytes, "response_bytes": response_bytes,
                           "think_time_ns": think, "requests": requests, "profile": profile,
                           "ack_policy": ack_policy, "zero_rtt": zero_rtt,
-                          "initial_cwnd": initial_cwnd, "objects": objects})
+                          "initial_cwnd": initial_cwnd, "objects": objects,
+                          "connections": connections, "idle_ns": idle, "idle_timeout_ns": idle_timeout,
+                          "reconnect": reconnect, "history": history, "history_guard": history_guard})
             flow_table.append(fi)
 
     normalized = {

@@ -96,3 +96,21 @@ def test_bquic_quick_reports_every_claim(tmp_path):
     for c in claims.values():
         assert c["ours"] and (c["holds"] or c["explanation"]), c
     assert len(re.findall(r"<img ", (out / "report.html").read_text())) == 4
+
+
+def test_cwnd_history_quick_reports_every_claim(tmp_path):
+    out = tmp_path / "h"
+    r = run_cli("reproduce", "cwnd-history", "--quick", "-o", str(out), "-q", "-j", "2", timeout=600)
+    assert r.returncode == 0, r.stderr
+    claims = {c["claim"]: c for c in json.loads((out / "claims.json").read_text())["claims"]}
+    assert set(claims) == {"H1", "H2", "H3", "H4", "H5", "H6", "H7", "H+", "HS"}
+    # The bad path leaves the default in charge; a background flow does not cancel the gain on
+    # the good path; the safety analysis is evaluated.
+    for cid in ("H3", "H6", "HS"):
+        assert claims[cid]["holds"], claims[cid]
+    for c in claims.values():
+        assert c["ours"] and "nan" not in c["ours"] and (c["holds"] or c["explanation"]), c
+    # The history is raised on the good path, reverted by the guard when a TCP flow appears.
+    assert claims["H1"]["detail"]["good"]["iw_bytes"] > 13_500
+    assert claims["HS"]["detail"]["tcp"]["rtt"]["iw_bytes"] == 13_500
+    assert len(re.findall(r"<img ", (out / "report.html").read_text())) == 5

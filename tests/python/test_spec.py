@@ -118,7 +118,9 @@ pattern = "saturated"
                              "extra_acked": True, "app": "bulk", "request_bytes": 0,
                              "response_bytes": 0, "think_time_ns": 0, "requests": 0,
                              "profile": "quic", "ack_policy": None, "zero_rtt": False,
-                             "initial_cwnd": 10, "objects": []}
+                             "initial_cwnd": 10, "objects": [], "connections": 1, "idle_ns": 0,
+                             "idle_timeout_ns": 30_000_000_000, "reconnect": "1rtt",
+                             "history": "none", "history_guard": "none"}
     assert n["flows"][6]["rate_bps"] == 0 and n["flows"][6]["pattern"] == "saturated"
     assert s.map_path("stations[2].mcs") == "stations[0].mcs"
     assert s.map_path("stations[3].nss") == "stations[1].nss"
@@ -379,6 +381,31 @@ def test_quic_flow_normalizes():
     f = s.normalized["flows"][0]
     assert (f["pattern"], f["profile"], f["bytes"], f["zero_rtt"], f["packet_size"], f["initial_cwnd"],
             f["ack_policy"]) == ("quic", "bquic", 1_000_000, True, 1378, 10, None)
+
+
+def test_quic_history_keys_normalize_and_pass_native_validation():
+    s = norm('[sim]\nduration="5s"\n[[stations]]\nmcs=3\n[[flows]]\npattern="quic"\nbytes=1000000\n'
+             'connections=4\nidle="2s"\nidle_timeout="1s"\nreconnect="0rtt"\nhistory="ewma"\n'
+             'history_guard="rtt"\n', native=True)
+    f = s.normalized["flows"][0]
+    assert (f["connections"], f["idle_ns"], f["idle_timeout_ns"], f["reconnect"], f["history"],
+            f["history_guard"]) == (4, 2_000_000_000, 1_000_000_000, "0rtt", "ewma", "rtt")
+
+
+@pytest.mark.parametrize("body,key,needle", [
+    ('pattern="quic"\nconnections=3\n', "flows[0].connections", "finite transfer"),
+    ('pattern="quic"\nbytes=10\nconnections=0\n', "flows[0].connections", "1..=10000"),
+    ('pattern="quic"\nbytes=10\nreconnect="2rtt"\n', "flows[0].reconnect", '"1rtt"|"0rtt"'),
+    ('pattern="quic"\nbytes=10\nhistory="median"\n', "flows[0].history", '"mean"'),
+    ('pattern="quic"\nbytes=10\nhistory_guard="rtt"\n', "flows[0].history_guard", 'unless history'),
+    ('pattern="quic"\nbytes=10\nidle_timeout="0s"\n', "flows[0].idle_timeout", "> 0"),
+    ('pattern="quic"\nbytes=10\nidle="soon"\n', "flows[0].idle", "duration"),
+    ('pattern="tcp"\nhistory="mean"\n', "flows[0].history", 'only for pattern = "quic"'),
+])
+def test_quic_history_errors(body, key, needle):
+    e = err('[sim]\nduration="1s"\n[[stations]]\nmcs=3\n[[flows]]\n' + body)
+    assert e.path == key and needle in str(e), str(e)
+    assert "\n" not in str(e)
 
 
 @pytest.mark.parametrize("body,key,needle", [

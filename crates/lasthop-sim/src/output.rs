@@ -93,6 +93,60 @@ pub struct QuicOut {
     /// Time between consecutive datagrams the server sent after warm-up (Manzoor et al.'s
     /// inter-packet time).
     pub inter_packet_ns: DelaySummary,
+    /// One record per connection when the flow opens more than one (`connections > 1`);
+    /// absent otherwise. The fields above describe the first connection's transfer
+    /// (`completion_ns`, `handshake_ns`, `slow_start_exit_*`) or the last server endpoint
+    /// (counters, cwnd, RTTs).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub transfers: Vec<TransferOut>,
+    /// The server's congestion-window history, when `history` is not "none".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub history: Option<HistoryOut>,
+}
+
+/// One connection of a QUIC flow and its transfer.
+#[derive(Serialize, Debug, Clone)]
+pub struct TransferOut {
+    /// When the client started the connection, from the flow's start.
+    pub start_ns: u64,
+    /// Last byte at the client, and the client's handshake completion, from `start_ns`.
+    pub completion_ns: Option<u64>,
+    pub handshake_ns: Option<u64>,
+    /// The client sent its request in 0-RTT.
+    pub zero_rtt: bool,
+    /// The server's initial congestion window (after the guard, if any), bytes.
+    pub initial_cwnd_bytes: u64,
+    /// The window history proposed before the guard reverted it to the default, if it did.
+    pub guard_reverted_from: Option<u64>,
+    /// Server: packets sent and declared lost on this connection; response bytes.
+    pub packets_sent: u64,
+    pub packets_lost: u64,
+    pub bytes: u64,
+    /// How the server's side ended: "close" (CONNECTION_CLOSE), "idle_timeout", "replaced"
+    /// (the client came back before the server had closed it: recorded as a close, or for a
+    /// 0-RTT reconnect carried on as the new connection's window), or null (open at the end).
+    pub end: Option<String>,
+    /// The server's cwnd when the connection ended (the value recorded into the history).
+    pub end_cwnd_bytes: Option<u64>,
+}
+
+/// Counters of the server's congestion-window history (`cwnd_history::CwndHistoryStats`).
+#[derive(Serialize, Debug, Clone)]
+pub struct HistoryOut {
+    /// "mean" or "ewma"; the guard ("none" or "rtt").
+    pub average: String,
+    pub guard: String,
+    pub records_zero_rtt: u64,
+    pub records_close: u64,
+    pub records_idle_timeout: u64,
+    /// Initial-window lookups that found history, and of those the ones where it raised the
+    /// window above the default; the guard's reversions.
+    pub hits: u64,
+    pub raised: u64,
+    pub guard_reverted: u64,
+    /// The average (bytes) the history holds for the client at the end, if any.
+    pub average_bytes: Option<u64>,
+    pub samples: u64,
 }
 
 /// End-of-run state of a TCP connection. For TCP flows `delivered_bytes` and goodput count

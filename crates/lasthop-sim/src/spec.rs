@@ -278,6 +278,43 @@ pub struct FlowSpec {
     /// `bytes`.
     #[serde(default)]
     pub objects: Vec<u64>,
+    /// QUIC: connections opened one after another, each a new endpoint pair downloading
+    /// `bytes` (or the page); 1 = one connection (the flow's historic behaviour).
+    #[serde(default = "one")]
+    pub connections: u32,
+    /// QUIC: pause between a transfer's last byte and the next connection's start.
+    #[serde(default)]
+    pub idle_ns: u64,
+    /// QUIC: max_idle_timeout of both ends. With `idle_ns` below it the client closes a
+    /// connection right after its transfer (CONNECTION_CLOSE); otherwise it is left to the
+    /// idle timeout.
+    #[serde(default = "default_idle_timeout")]
+    pub idle_timeout_ns: u64,
+    /// QUIC: how connections after the first start: "1rtt" (full handshake) or "0rtt"
+    /// (resumed: the request rides in 0-RTT and the server continues with the window it still
+    /// holds for the client).
+    #[serde(default = "default_reconnect")]
+    pub reconnect: String,
+    /// QUIC: the server's congestion-window history (`lasthop_algo::control::cwnd_history`):
+    /// "none", "mean" or "ewma".
+    #[serde(default = "default_history")]
+    pub history: String,
+    /// QUIC: guard on the history-based window: "none" or "rtt" (`cwnd_history::rtt_guard`).
+    #[serde(default = "default_history")]
+    pub history_guard: String,
+}
+
+fn one() -> u32 {
+    1
+}
+fn default_idle_timeout() -> u64 {
+    30_000_000_000
+}
+fn default_reconnect() -> String {
+    "1rtt".into()
+}
+fn default_history() -> String {
+    "none".into()
 }
 
 fn default_profile() -> String {
@@ -676,6 +713,26 @@ impl Spec {
                     }
                     if f.initial_cwnd == 0 {
                         bad(&format!("flows[{i}].initial_cwnd"), "0".into(), "at least 1 packet".into());
+                    }
+                    if f.connections == 0 || f.connections > 10_000 {
+                        bad(&format!("flows[{i}].connections"), f.connections.to_string(), "1..=10000".into());
+                    }
+                    if f.connections > 1 && f.bytes == 0 && f.objects.is_empty() {
+                        bad(&format!("flows[{i}].connections"), f.connections.to_string(), "1 for an endless download (bytes = 0); later connections need a finite transfer".into());
+                    }
+                    if f.idle_timeout_ns == 0 {
+                        bad(&format!("flows[{i}].idle_timeout"), "0ns".into(), "a duration > 0".into());
+                    }
+                    if f.reconnect != "1rtt" && f.reconnect != "0rtt" {
+                        bad(&format!("flows[{i}].reconnect"), format!("{:?}", f.reconnect), "\"1rtt\" or \"0rtt\"".into());
+                    }
+                    if !["none", "mean", "ewma"].contains(&f.history.as_str()) {
+                        bad(&format!("flows[{i}].history"), format!("{:?}", f.history), "one of \"none\", \"mean\", \"ewma\"".into());
+                    }
+                    if f.history_guard != "none" && f.history_guard != "rtt" {
+                        bad(&format!("flows[{i}].history_guard"), format!("{:?}", f.history_guard), "\"none\" or \"rtt\"".into());
+                    } else if f.history_guard != "none" && f.history == "none" {
+                        bad(&format!("flows[{i}].history_guard"), format!("{:?}", f.history_guard), "\"none\" unless history is \"mean\" or \"ewma\"".into());
                     }
                     if f.packet_size < 1228 {
                         bad(&format!("flows[{i}].packet_size"), f.packet_size.to_string(), "at least 1228 bytes for QUIC (1200-byte UDP payloads, RFC 9000 §14)".into());

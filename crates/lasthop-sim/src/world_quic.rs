@@ -12,6 +12,23 @@
 //! of the last object. Profiles (Manzoor et al., WCNC 2019): "quic" = Chromium's
 //! defaults (TCP_ACKING, pacing on); "bquic" = Bursty QUIC (ACK_DECIMATION, pacing off).
 //!
+//! Connection lifecycles (`connections` > 1): after a transfer's last byte the client waits
+//! `idle` and opens a new connection (a new endpoint pair) for the next transfer. With `idle`
+//! below the idle timeout the client closes the finished connection at once
+//! (CONNECTION_CLOSE); otherwise the connection ends by the idle timeout. The server endpoint
+//! of a new connection is created when its first datagram (the client hello) arrives: a 1-RTT
+//! connection starts with the default window, or with the history-based window
+//! `max(default, average)` when the flow keeps a history ("Access Latency Reduction in the QUIC
+//! Protocol Based on Communication History", Algorithm 1; `control::cwnd_history`, one store
+//! per flow keyed by the client's station). The server records its cwnd into the store when a
+//! connection closes (idle timeout included) and, for a 0-RTT reconnect (`reconnect = "0rtt"`,
+//! a resumed session whose client does not close), when the complete client hello arrives
+//! while it still holds the previous connection — whose window the new connection then
+//! continues with (the paper's Figure 6a). With `history_guard = "rtt"` a history-raised
+//! window is replaced by the default before the first response byte if the handshake RTT
+//! exceeds the smallest recorded RTT by more than 25 % (`cwnd_history::rtt_guard`). Each
+//! datagram is tagged with its connection, so stragglers of an old connection are discarded.
+//!
 //! Datagrams live in a slab while they cross the network (`Pkt::tcp` holds `TcpMeta::Quic`
 //! with the slot); the slot is freed when the original arrives or is dropped (a Block Ack
 //! retransmission copy never owns it).
@@ -20,11 +37,48 @@ use super::{Ev, PktRef, TcpMeta, World};
 use crate::metrics::LogHistogram;
 use crate::spec::FlowSpec;
 use lasthop_algo::control::ack_policy::{AckPolicyConfig, AckPolicyKind};
-use lasthop_algo::quic::{Datagram, Event, QuicConfig, QuicConnection, Role};
-use lasthop_core::Instant;
+use lasthop_algo::control::cwnd_history::{self, CwndHistory, CwndHistoryConfig, GuardVerdict, HistoryAverage, HistoryEvent};
+use lasthop_algo::quic::{CloseReason, Datagram, Event, QuicConfig, QuicConnection, Role};
+use lasthop_core::{Duration, Instant};
+use std::collections::BTreeMap;
 
 /// Bytes of the client's request (an HTTP/3 GET with headers).
 pub(super) const REQUEST_BYTES: u64 = 300;
+
+/// RTT growth over the recorded minimum beyond which the "rtt" guard reverts to the default
+/// window: 25 %, a standing queue of a quarter of the base RTT.
+const GUARD_TOLERANCE: f64 = 0.25;
+
+/// One connection of a flow and its transfer.
+struct Transfer {
+    start: Instant,
+    handshake: Option<Instant>,
+    completed: Option<Instant>,
+    zero_rtt: bool,
+    initial_cwnd: u64,
+    guard_reverted_from: Option<u64>,
+    packets_sent: u64,
+    packets_lost: u64,
+    end: Option<&'static str>,
+    end_cwnd: Option<u64>,
+}
+
+impl Transfer {
+    fn new(start: Instant, zero_rtt: bool) -> Self {
+        Transfer {
+            start,
+            handshake: None,
+            completed: None,
+            zero_rtt,
+            initial_cwnd: 0,
+            guard_reverted_from: None,
+            packets_sent: 0,
+            packets_lost: 0,
+            end: None,
+            end_cwnd: None,
+        }
+    }
+}
 
 /// One connection and its host-side bookkeeping.
 pub(super) struct QuicFlow {
@@ -49,6 +103,29 @@ pub(super) struct QuicFlow {
     /// The server's cwnd when it left slow start, and when.
     pub ss_exit: Option<(u64, Instant)>,
     timer: super::EndpointTimer,
+    // --- connection lifecycle ---
+    client_cfg: QuicConfig,
+    server_cfg: QuicConfig,
+    connections: u32,
+    idle: Duration,
+    reconnect_0rtt: bool,
+    /// The client's current connection, and the one the server endpoint belongs to.
+    conn: u32,
+    server_conn: u32,
+    next_start: Option<Instant>,
+    transfers: Vec<Transfer>,
+    /// Connection of each datagram in flight (only with more than one connection).
+    slot_conn: BTreeMap<u32, u32>,
+    /// The client's identity in the history: its station.
+    peer: u32,
+    history: Option<CwndHistory<u32>>,
+    history_average: &'static str,
+    guard: bool,
+    guard_reverted: u64,
+    /// Smallest RTT seen by the connections whose window was recorded.
+    hist_min_rtt: Option<Duration>,
+    /// A history-raised window the guard checks when the request arrives.
+    guard_pending: Option<u64>,
 }
 
 fn config(f: &FlowSpec, role: Role) -> QuicConfig {
@@ -57,6 +134,7 @@ fn config(f: &FlowSpec, role: Role) -> QuicConfig {
         max_udp_payload: f.packet_size - lasthop_algo::quic::packet::IP_UDP_OVERHEAD,
         initial_cwnd_packets: f.initial_cwnd,
         zero_rtt: f.zero_rtt,
+        idle_timeout: Duration::from_nanos(f.idle_timeout_ns),
         ..base
     };
     if let Some(p) = f.pacing {
@@ -76,8 +154,14 @@ fn config(f: &FlowSpec, role: Role) -> QuicConfig {
 /// Build the two endpoints of a QUIC flow from its spec (validated by `Spec::problems`).
 pub(super) fn new_flow(f: &FlowSpec) -> QuicFlow {
     let now = Instant(f.start_ns);
-    let client = QuicConnection::new(config(f, Role::Client), now).expect("QUIC parameters validated with the spec");
-    let server = QuicConnection::new(config(f, Role::Server), now).expect("QUIC parameters validated with the spec");
+    let (client_cfg, server_cfg) = (config(f, Role::Client), config(f, Role::Server));
+    let client = QuicConnection::new(client_cfg, now).expect("QUIC parameters validated with the spec");
+    let server = QuicConnection::new(server_cfg, now).expect("QUIC parameters validated with the spec");
+    let average = if f.history == "ewma" { HistoryAverage::Ewma } else { HistoryAverage::Mean };
+    let history = (f.history != "none")
+        .then(|| CwndHistoryConfig { average, ..CwndHistoryConfig::default() }.build().expect("default history parameters are valid"));
+    let mut first = Transfer::new(now, f.zero_rtt);
+    first.initial_cwnd = server_cfg.initial_cwnd();
     QuicFlow {
         client,
         server,
@@ -94,6 +178,131 @@ pub(super) fn new_flow(f: &FlowSpec) -> QuicFlow {
         lost: 0,
         ss_exit: None,
         timer: super::EndpointTimer::default(),
+        client_cfg,
+        server_cfg,
+        connections: f.connections.max(1),
+        idle: Duration::from_nanos(f.idle_ns),
+        reconnect_0rtt: f.reconnect == "0rtt",
+        conn: 0,
+        server_conn: 0,
+        next_start: None,
+        transfers: vec![first],
+        slot_conn: BTreeMap::new(),
+        peer: f.station,
+        history,
+        history_average: if f.history == "ewma" { "ewma" } else { "mean" },
+        guard: f.history_guard == "rtt",
+        guard_reverted: 0,
+        hist_min_rtt: None,
+        guard_pending: None,
+    }
+}
+
+impl QuicFlow {
+    fn multi(&self) -> bool {
+        self.connections > 1
+    }
+
+    /// The transfer of the current connection completed at `now`: plan the next connection
+    /// and close this one unless it is left to the idle timeout (or kept for a 0-RTT resume).
+    fn on_transfer_done(&mut self, now: Instant) {
+        if !self.multi() {
+            return;
+        }
+        if self.conn + 1 < self.connections {
+            self.next_start = Some(now + self.idle);
+        }
+        if !self.reconnect_0rtt && self.idle < self.client_cfg.idle_timeout {
+            self.client.close(now, 0);
+        }
+    }
+
+    /// The client opens its next connection and sends the request.
+    fn start_connection(&mut self, now: Instant) {
+        self.next_start = None;
+        self.conn += 1;
+        let cfg = QuicConfig { zero_rtt: self.reconnect_0rtt, ..self.client_cfg };
+        self.client = QuicConnection::new(cfg, now).expect("QUIC parameters validated with the spec");
+        let id = self.client.open_stream();
+        self.client.stream_write(id, REQUEST_BYTES, true).expect("a new stream takes data");
+        self.finished = 0;
+        self.transfers.push(Transfer::new(now, self.reconnect_0rtt));
+    }
+
+    /// The server's endpoint of its current connection ends (`how`); its window is recorded
+    /// into the history at `event`, if given.
+    fn end_server(&mut self, now: Instant, how: &'static str, event: Option<HistoryEvent>) {
+        let t = &mut self.transfers[self.server_conn as usize];
+        if t.end.is_some() {
+            return;
+        }
+        let (cwnd, st) = (self.server.cwnd(), self.server.stats());
+        t.end = Some(how);
+        t.end_cwnd = Some(cwnd);
+        t.packets_sent = st.packets_sent;
+        t.packets_lost = st.packets_lost;
+        if let (Some(ev), Some(h)) = (event, self.history.as_mut()) {
+            h.record(now, &self.peer, ev, cwnd);
+            if self.server.rtt().samples() > 0 {
+                let r = self.server.min_rtt();
+                self.hist_min_rtt = Some(self.hist_min_rtt.map_or(r, |m| m.min(r)));
+            }
+        }
+    }
+
+    /// The first datagram of connection `conn` (the client hello) reached the server at
+    /// `now`: the server drops the previous connection's state and sets the new one up.
+    fn accept_connection(&mut self, now: Instant, conn: u32) {
+        let default = self.server_cfg.initial_cwnd();
+        let old_open = !self.server.is_closed();
+        let zero_rtt = self.transfers[conn as usize].zero_rtt;
+        let iw = if zero_rtt {
+            if old_open {
+                // A complete client hello while the state is kept: observe the window (§4,
+                // Figure 6a) and carry on with it.
+                let w = self.server.cwnd();
+                self.end_server(now, "replaced", None);
+                if let Some(h) = self.history.as_mut() {
+                    h.record(now, &self.peer, HistoryEvent::ZeroRttHandshake, w);
+                }
+                w
+            } else {
+                default
+            }
+        } else {
+            if old_open {
+                self.end_server(now, "replaced", Some(HistoryEvent::ConnectionClosed));
+            }
+            // An inchoate client hello: Max(cwnd_default, cwnd_average).
+            match self.history.as_mut() {
+                Some(h) => h.initial_window(now, &self.peer, default),
+                None => default,
+            }
+        };
+        self.guard_pending = (self.guard && !zero_rtt && iw > default).then_some(iw);
+        let cfg = QuicConfig { zero_rtt, initial_cwnd_bytes: Some(iw), ..self.server_cfg };
+        self.server = QuicConnection::new(cfg, now).expect("QUIC parameters validated with the spec");
+        self.server_conn = conn;
+        self.rtt_samples = 0;
+        self.lost = 0;
+        self.transfers[conn as usize].initial_cwnd = iw;
+    }
+
+    /// The request of a guarded connection arrived: check the history window against the
+    /// handshake's RTT sample before the first response byte.
+    fn apply_guard(&mut self, now: Instant) {
+        let Some(w) = self.guard_pending.take() else { return };
+        if self.server.rtt().samples() == 0 {
+            return;
+        }
+        let default = self.server_cfg.initial_cwnd();
+        let (win, verdict) = cwnd_history::rtt_guard(w, default, self.hist_min_rtt, self.server.min_rtt(), GUARD_TOLERANCE);
+        if verdict == GuardVerdict::Reverted && self.server.set_initial_window(now, win) {
+            let t = &mut self.transfers[self.server_conn as usize];
+            t.guard_reverted_from = Some(w);
+            t.initial_cwnd = win;
+            self.guard_reverted += 1;
+        }
     }
 }
 
@@ -127,7 +336,49 @@ impl World {
             srtt_ns: q.server.srtt().as_nanos(),
             min_rtt_ns: q.server.min_rtt().as_nanos(),
             inter_packet_ns: q.ipt.summary(),
+            transfers: if q.multi() { self.quic_transfers(q) } else { Vec::new() },
+            history: q.history.as_ref().map(|h| {
+                let st = h.stats();
+                let kept = h.peek(self.q.now(), &q.peer);
+                crate::output::HistoryOut {
+                    average: q.history_average.to_string(),
+                    guard: if q.guard { "rtt" } else { "none" }.to_string(),
+                    records_zero_rtt: st.records_zero_rtt,
+                    records_close: st.records_close,
+                    records_idle_timeout: st.records_idle_timeout,
+                    hits: st.hits,
+                    raised: st.raised,
+                    guard_reverted: q.guard_reverted,
+                    average_bytes: kept.map(|p| p.average(h.config().average)),
+                    samples: kept.map_or(0, |p| p.samples()),
+                }
+            }),
         })
+    }
+
+    fn quic_transfers(&self, q: &QuicFlow) -> Vec<crate::output::TransferOut> {
+        let start = q.transfers[0].start;
+        let live = q.server.stats();
+        q.transfers
+            .iter()
+            .enumerate()
+            .map(|(k, t)| {
+                let current = k as u32 == q.server_conn && t.end.is_none();
+                crate::output::TransferOut {
+                    start_ns: (t.start - start).as_nanos(),
+                    completion_ns: t.completed.map(|c| (c - t.start).as_nanos()),
+                    handshake_ns: t.handshake.map(|c| (c - t.start).as_nanos()),
+                    zero_rtt: t.zero_rtt,
+                    initial_cwnd_bytes: t.initial_cwnd,
+                    guard_reverted_from: t.guard_reverted_from,
+                    packets_sent: if current { live.packets_sent } else { t.packets_sent },
+                    packets_lost: if current { live.packets_lost } else { t.packets_lost },
+                    bytes: q.total_bytes,
+                    end: t.end.map(str::to_string),
+                    end_cwnd_bytes: t.end_cwnd,
+                }
+            })
+            .collect()
     }
 
     /// Start a QUIC flow: the client sends its Initial (and, with 0-RTT, the request).
@@ -148,18 +399,33 @@ impl World {
         loop {
             let q = self.quic[fi].as_deref_mut().expect("quic flow");
             if let Some(ev) = q.server.poll_event() {
-                if let Event::StreamFinished { id } = ev {
-                    // A whole request is in: answer it with its object.
-                    if let Some(&size) = q.objects.get((id / 4) as usize) {
-                        let (n, fin) = if size == 0 { (u64::MAX / 4, false) } else { (size, true) };
-                        let _ = q.server.stream_write(id, n, fin);
+                match ev {
+                    Event::StreamFinished { id } => {
+                        if id == 0 {
+                            q.apply_guard(now);
+                        }
+                        // A whole request is in: answer it with its object.
+                        if let Some(&size) = q.objects.get((id / 4) as usize) {
+                            let (n, fin) = if size == 0 { (u64::MAX / 4, false) } else { (size, true) };
+                            let _ = q.server.stream_write(id, n, fin);
+                        }
                     }
+                    Event::Closed { reason: CloseReason::IdleTimeout } => {
+                        q.end_server(now, "idle_timeout", Some(HistoryEvent::IdleTimeout));
+                    }
+                    Event::Closed { .. } => q.end_server(now, "close", Some(HistoryEvent::ConnectionClosed)),
+                    _ => {}
                 }
                 continue;
             }
             let Some(ev) = q.client.poll_event() else { break };
             match ev {
-                Event::HandshakeComplete => q.handshake_at = Some(now),
+                Event::HandshakeComplete => {
+                    if q.conn == 0 {
+                        q.handshake_at = Some(now);
+                    }
+                    q.transfers[q.conn as usize].handshake = Some(now);
+                }
                 Event::StreamData { bytes, .. } => {
                     q.app_delivered += bytes;
                     if counted {
@@ -176,8 +442,13 @@ impl World {
                             let _ = q.client.stream_write(s, REQUEST_BYTES, true);
                         }
                     }
-                    if q.finished == q.objects.len() && q.completed_at.is_none() {
-                        q.completed_at = Some(now);
+                    let k = q.conn as usize;
+                    if q.finished == q.objects.len() && q.transfers[k].completed.is_none() {
+                        q.transfers[k].completed = Some(now);
+                        if k == 0 {
+                            q.completed_at = Some(now);
+                        }
+                        q.on_transfer_done(now);
                     }
                 }
                 _ => {}
@@ -223,6 +494,11 @@ impl World {
         };
         let p = if to_client { self.alloc(f, len, now) } else { self.alloc_control(f, len, now) };
         self.pkts[p.id as usize].tcp = TcpMeta::Quic { slot, to_client };
+        let q = self.quic[f as usize].as_deref_mut().expect("quic flow");
+        if q.multi() {
+            let conn = if to_client { q.server_conn } else { q.conn };
+            q.slot_conn.insert(slot, conn);
+        }
         p
     }
 
@@ -234,6 +510,7 @@ impl World {
                 if let Some(dg) = self.quic_dgrams[slot as usize].take() {
                     self.quic_free.push(slot);
                     if let Some(q) = self.quic[pk.flow as usize].as_deref_mut() {
+                        q.slot_conn.remove(&slot);
                         q.client.recycle(dg);
                     }
                 }
@@ -243,7 +520,9 @@ impl World {
 
     fn quic_arm(&mut self, f: u32, now: Instant) {
         let q = self.quic[f as usize].as_deref_mut().expect("quic flow");
-        let Some(t) = [q.client.poll_timeout(), q.server.poll_timeout()].into_iter().flatten().min() else { return };
+        let Some(t) = [q.client.poll_timeout(), q.server.poll_timeout(), q.next_start].into_iter().flatten().min() else {
+            return;
+        };
         let t = t.max(now);
         if let Some(g) = q.timer.arm(t) {
             self.q.schedule(t, Ev::QuicTimer(f, g));
@@ -259,6 +538,9 @@ impl World {
             }
             q.client.handle_timeout(now);
             q.server.handle_timeout(now);
+            if q.next_start.is_some_and(|t| t <= now) {
+                q.start_connection(now);
+            }
         }
         self.quic_pump(f, now);
     }
@@ -271,6 +553,22 @@ impl World {
         let fi = f as usize;
         let dg = self.quic_dgrams[slot as usize].take().expect("datagram in flight");
         self.quic_free.push(slot);
+        {
+            // With several connections: a new connection's first datagram sets up the server's
+            // endpoint; a datagram of an earlier connection finds no state and is discarded.
+            let q = self.quic[fi].as_deref_mut().expect("quic flow");
+            if q.multi() {
+                let conn = q.slot_conn.remove(&slot).unwrap_or(0);
+                if !to_client && conn > q.server_conn {
+                    q.accept_connection(t, conn);
+                }
+                if conn != if to_client { q.conn } else { q.server_conn } {
+                    q.client.recycle(dg);
+                    self.release(p);
+                    return;
+                }
+            }
+        }
         if to_client && t >= self.warmup {
             let d = (t - pk.created).as_nanos();
             let c = &mut self.counters[fi];
@@ -292,7 +590,7 @@ impl World {
                 let (samples, rtt) = (q.server.rtt().samples(), q.server.rtt().latest());
                 let new_rtt = samples > q.rtt_samples;
                 q.rtt_samples = samples;
-                if q.ss_exit.is_none() && !q.server.in_slow_start() {
+                if q.ss_exit.is_none() && q.server_conn == 0 && !q.server.in_slow_start() {
                     q.ss_exit = Some((cwnd, t));
                 }
                 let lost = q.server.stats().packets_lost;

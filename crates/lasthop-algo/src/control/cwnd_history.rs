@@ -365,6 +365,47 @@ impl<K: Ord + Clone> CwndHistory<K> {
     }
 }
 
+/// What [`rtt_guard`] decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GuardVerdict {
+    /// History did not raise the window (or there is no recorded RTT): nothing to guard.
+    NotRaised,
+    /// The handshake RTT is within the tolerance of the recorded one: history's window stands.
+    Kept,
+    /// The handshake RTT grew beyond the tolerance: the default window is used.
+    Reverted,
+}
+
+/// A guard for the history-based window (not in the paper, which assumes the path is as it was
+/// when the history was recorded). Before a new 1-RTT connection sends its first application
+/// data the server holds one RTT sample, from the handshake. If that sample exceeds the
+/// smallest RTT observed by the recorded connections by more than `tolerance` (a fraction:
+/// 0.25 = 25 %), a queue has built on the path since — a competing flow, a slower bottleneck
+/// — and sending the remembered window at once would overflow it, so the default window is
+/// used. Returns the window to use and why. A path that got slower without a standing queue
+/// (e.g. a non-responsive flow taking half the rate) is invisible to one RTT sample; the
+/// guard cannot catch it.
+pub fn rtt_guard(
+    history_window: u64,
+    default: u64,
+    recorded_min_rtt: Option<Duration>,
+    handshake_rtt: Duration,
+    tolerance: f64,
+) -> (u64, GuardVerdict) {
+    let Some(rec) = recorded_min_rtt.filter(|r| !r.is_zero()) else {
+        return (history_window.max(default), GuardVerdict::NotRaised);
+    };
+    if history_window <= default {
+        return (default, GuardVerdict::NotRaised);
+    }
+    let limit = rec.as_nanos() as f64 * (1.0 + tolerance.max(0.0));
+    if handshake_rtt.as_nanos() as f64 <= limit {
+        (history_window, GuardVerdict::Kept)
+    } else {
+        (default, GuardVerdict::Reverted)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -531,5 +572,17 @@ mod tests {
         g.record(s(0), &(), HistoryEvent::ZeroRttHandshake, 30_000);
         g.record(s(1), &(), HistoryEvent::ConnectionClosed, 50_000);
         assert_eq!(g.initial_window(s(2), &(), DEFAULT_IW), 40_000);
+    }
+
+    #[test]
+    fn cwnd_history_rtt_guard_reverts_to_the_default_when_a_queue_has_built() {
+        let ms = Duration::from_millis;
+        // Within 25 % of the recorded RTT: history's window stands.
+        assert_eq!(rtt_guard(60_000, DEFAULT_IW, Some(ms(40)), ms(49), 0.25), (60_000, GuardVerdict::Kept));
+        // A standing queue (RTT +50 %): back to the default.
+        assert_eq!(rtt_guard(60_000, DEFAULT_IW, Some(ms(40)), ms(60), 0.25), (DEFAULT_IW, GuardVerdict::Reverted));
+        // Nothing to guard when history did not raise the window or no RTT was recorded.
+        assert_eq!(rtt_guard(9_000, DEFAULT_IW, Some(ms(40)), ms(90), 0.25), (DEFAULT_IW, GuardVerdict::NotRaised));
+        assert_eq!(rtt_guard(60_000, DEFAULT_IW, None, ms(90), 0.25), (60_000, GuardVerdict::NotRaised));
     }
 }

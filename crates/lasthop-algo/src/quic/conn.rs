@@ -430,6 +430,20 @@ impl QuicConnection {
         }
     }
 
+    /// Replace the initial congestion window while no stream data has been sent yet: for a
+    /// host that settles the window after the handshake's RTT sample (a guarded
+    /// history-based window, `control::cwnd_history::rtt_guard`). The controller starts
+    /// afresh with `bytes`. Returns whether the window was replaced (not once stream data
+    /// has left, nor for 0 bytes).
+    pub fn set_initial_window(&mut self, now: Instant, bytes: u64) -> bool {
+        if bytes == 0 || self.stats.stream_bytes_sent > 0 || self.state != State::Open {
+            return false;
+        }
+        self.cfg.initial_cwnd_bytes = Some(bytes);
+        self.cc = self.cfg.cc.build(now, self.cfg.max_udp_payload, bytes);
+        true
+    }
+
     fn enqueue(&mut self, id: u64) {
         if let Some(st) = self.streams.get_mut(&id) {
             if !st.queued {
