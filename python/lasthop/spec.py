@@ -150,7 +150,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "ap": ("queue_limit", "scheduler", "qdisc", "driver", "hw_queue_limit", "aql",
            "aql_limit_low", "aql_limit_high", "aql_threshold", "buffer_sizer", "wqm_limit",
            "wqm_interval", "wqm_variant"),
-    "wired": ("rate", "delay", "queue_limit", "loss", "qdisc"),
+    "wired": ("rate", "delay", "queue_limit", "loss", "loss_up", "qdisc"),
     "stations": ("count", "mcs", "nss", "error_model", "per", "snr_db", "queue_limit", "qdisc",
                  "rate_control", "distance_m", "walk_m", "speed_mps", "waypoints", "repeat",
                  "parent", "hop_channel"),
@@ -478,6 +478,7 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
     wired_delay = wired.duration("delay", 1_000_000)
     wired_queue = wired.get_int("queue_limit", 1000, 1)
     wired_loss = wired.get_float("loss", 0.0, 0.0, 1.0)
+    wired_loss_up = wired.get_float("loss_up", None, 0.0, 1.0)
     wired_qdisc = wired.choice("qdisc", "fifo", QDISCS)
 
     # [channel]
@@ -701,7 +702,7 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
                "wqm_limit_ns": wqm_limit, "wqm_interval_ns": wqm_interval,
                "wqm_variant": wqm_variant},
         "wired": {"rate_bps": wired_rate, "delay_ns": wired_delay, "queue_limit": wired_queue,
-                  "loss": wired_loss, "qdisc": wired_qdisc},
+                  "loss": wired_loss, "loss_up": wired_loss_up, "qdisc": wired_qdisc},
         "channel": {"path_loss": path_loss, "exponent": exponent, "tx_power_dbm": tx_power,
                     "noise_figure_db": noise_figure},
         "stations": stations,

@@ -49,7 +49,7 @@ def test_defaults_filled():
                "wqm_limit_ns": 2_500_000, "wqm_interval_ns": 100_000_000,
                "wqm_variant": "aimd"},
         "wired": {"rate_bps": 10_000_000_000, "delay_ns": 1_000_000, "queue_limit": 1000,
-                  "loss": 0.0, "qdisc": "fifo"},
+                  "loss": 0.0, "loss_up": None, "qdisc": "fifo"},
         "channel": {"path_loss": "log_distance", "exponent": 3.5, "tx_power_dbm": 20.0,
                     "noise_figure_db": 7.0},
         "stations": [{"mcs": 9, "nss": 1, "error_model": "none", "per": 0.0, "snr_db": 30.0,

@@ -176,6 +176,9 @@ pub struct WiredSpec {
     /// Packets that may wait behind the one being serialised (the discipline's packet limit).
     pub queue_limit: u32,
     pub loss: f64,
+    /// Random loss of the uplink direction (station → server) if different from `loss`.
+    #[serde(default)]
+    pub loss_up: Option<f64>,
     /// Queue discipline in front of the serialiser, per direction: "fifo" (tail drop, departures
     /// computed at arrival), "codel", "pie", "fq_codel" (RFC defaults, as `ap.qdisc`).
     #[serde(default = "default_qdisc")]
@@ -549,6 +552,11 @@ impl Spec {
         }
         if !(0.0..1.0).contains(&self.wired.loss) {
             bad("wired.loss", self.wired.loss.to_string(), "a probability in [0, 1)".into());
+        }
+        if let Some(l) = self.wired.loss_up {
+            if !(0.0..1.0).contains(&l) {
+                bad("wired.loss_up", l.to_string(), "a probability in [0, 1)".into());
+            }
         }
         if self.wired.queue_limit == 0 {
             bad("wired.queue_limit", "0".into(), "at least 1 packet".into());

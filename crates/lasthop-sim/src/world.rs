@@ -681,11 +681,12 @@ impl World {
         let w = &spec.wired;
         let wired_link = |d: u64| {
             let rng = Rng::stream(seed, StreamKind::Wired, d);
+            let loss = if d == 1 { w.loss_up.unwrap_or(w.loss) } else { w.loss };
             if w.qdisc == "fifo" {
-                WiredLink::new(w.rate_bps, w.delay_ns, w.queue_limit as usize, w.loss, rng)
+                WiredLink::new(w.rate_bps, w.delay_ns, w.queue_limit as usize, loss, rng)
             } else {
                 let q = spec.wired_aqm_config().build(Rng::stream(seed, StreamKind::Other, (3 << 32) + d).next_u64());
-                WiredLink::with_qdisc(w.rate_bps, w.delay_ns, q, w.loss, rng)
+                WiredLink::with_qdisc(w.rate_bps, w.delay_ns, q, loss, rng)
             }
         };
         let (wired_down, wired_up) = (wired_link(0), wired_link(1));

@@ -10,7 +10,7 @@ CONNECTION_CLOSE); the first connection knows no history, so every later one is 
 "default" = the same flow without history.
 
 Topologies. "Simple": one QUIC flow from a server over a 100 Mb/s wired bottleneck (the paper's
-NetEm router: rate, one-way delay, random loss on both directions, a 300-packet queue ≈ one BDP
+NetEm router: rate, one-way delay, random loss on the data direction, a 300-packet queue ≈ one BDP
 of the good path) to a station behind a fast 802.11ac AP (80 MHz, MCS 9, two streams: 867 Mb/s
 PHY, so the wire is the bottleneck). "Dumbbell": the same plus 1…N TCP CUBIC bulk downloads to
 other stations of the AP through the same wired bottleneck (the paper's iperf3 background),
@@ -21,8 +21,8 @@ Paths (the paper's Table 1 lost its values; per papers/README.md they follow Lan
 network characteristics of selected countries: mean minimum RTT and mean TCP retransmission
 rate; the paper: "good" = lowest RTT and retransmission, "average" = global average, "bad" =
 highest): good = South Korea, 38 ms RTT, 1 % loss; average = USA, 50 ms, 2 %; bad = India,
-188 ms, 8 %. The retransmission rate is used as the random loss rate of the wired link (each
-direction). Bandwidth 100 Mb/s as in the paper (§5). Fixed for every sweep below.
+188 ms, 8 %. The retransmission rate is used as the random loss rate of the wired link's data
+direction (server → station); ACKs are not dropped at random (`wired.loss_up = 0`). Bandwidth 100 Mb/s as in the paper (§5). Fixed for every sweep below.
 
 Beyond the paper: the same transfers with the WiFi link as the bottleneck (wired 1 Gb/s,
 average-path delay, no wired loss; the station at 802.11ac 40 MHz MCS 7, one stream: 150 Mb/s
@@ -46,11 +46,11 @@ DESCRIPTION = ("QUIC flows of several connections from one client; the server st
                "max(default, mean of the windows recorded at close). Simple topology: 100 Mb/s wired bottleneck to "
                "a station behind an 802.11ac AP (867 Mb/s PHY, so the wire is the bottleneck); dumbbell: plus 1…N "
                "TCP CUBIC bulk downloads to other stations over the same wire. Paths from Langley et al. (SIGCOMM "
-               "2017): good 38 ms / 1 %, average 50 ms / 2 %, bad 188 ms / 8 % (RTT / random loss per direction). "
+               "2017): good 38 ms / 1 %, average 50 ms / 2 %, bad 188 ms / 8 % (RTT / random loss of the data direction). "
                "Beyond the paper: WiFi as the bottleneck (QUIC and BQUIC), and a path that got worse since the "
                "history was recorded, with and without an RTT guard.")
 
-# name -> (one-way delay, random loss per direction, source)
+# name -> (one-way delay, random loss of the data direction, source)
 PATHS = {
     "good": ("19ms", 0.01, "Langley et al. 2017: South Korea, 38 ms mean min RTT, 1 % TCP retransmissions"),
     "average": ("25ms", 0.02, "Langley et al. 2017: USA, 50 ms, 2 %"),
@@ -89,7 +89,7 @@ def _spec(name: str, path: str, size: str, connections: int, n_bg: int = 0) -> d
         "sim": {"duration": f"{dur:.1f}s", "warmup": "0s", "seed": 1, "bin": "100ms"},
         "phy": {"standard": "vht", "band": "5GHz", "channel_width": 80, "guard_interval": 400},
         "mac": {"aggregation": True, "max_ampdu_mpdus": 64},
-        "wired": {"rate": "100Mbps", "delay": delay, "loss": loss, "queue_limit": 300},
+        "wired": {"rate": "100Mbps", "delay": delay, "loss": loss, "loss_up": 0.0, "queue_limit": 300},
         "stations": [{"count": 1 + n_bg, "mcs": 9, "nss": 2}],
         "flows": flows,
     }
@@ -347,7 +347,7 @@ def _check_h7(run: SuiteRun) -> ClaimResult:
                    "random loss the spread comes from when losses hit, which the initial window does not remove")
     if not loss_ok:
         why.append("the 1 MB loss ratio with history is not higher for " + ", ".join(loss_bad) + ": the random "
-                   "loss (1–2 % per direction) dominates, and a history window of a few tens of kB does not "
+                   "loss (1–2 % of the data packets) dominates, and a history window of a few tens of kB does not "
                    "overflow the 300-packet queue")
     return ClaimResult("; ".join(parts), ok, "; ".join(why), detail)
 
