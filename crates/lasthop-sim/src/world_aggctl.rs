@@ -100,7 +100,9 @@ pub(super) fn new_host(spec: &Spec, seed: u64, bins: usize, bin: u64) -> Option<
     }
     let a = &spec.aggctl;
     let packet = spec.flows.iter().find(|f| f.pattern == "aggctl").map_or(1500, |f| f.packet_size);
-    let alloc = RateAllocator::new(a.allocator_config(spec.aggctl_n_max(), packet)).expect("aggctl parameters validated with the spec");
+    // Without aggctl flows the allocator is idle (the host only changes streams).
+    let n_max = if any_flow { spec.aggctl_n_max() } else { spec.aggctl_n_max().max(a.target_aggregation) };
+    let alloc = RateAllocator::new(a.allocator_config(n_max, packet)).expect("aggctl parameters validated with the spec");
     let mut sta_flow = vec![None; spec.stations.len()];
     let flows = spec
         .flows

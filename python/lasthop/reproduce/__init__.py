@@ -14,6 +14,7 @@ SUITES: dict[str, str] = {
     "queues": ".queues",
     "wqm": ".wqm",
     "bquic": ".bquic",
+    "aggctl": ".aggctl",
 }
 
 
