@@ -121,7 +121,8 @@ RATE_CONTROLS = ("fixed", "ideal", "minstrel")
 PATH_LOSS_MODELS = ("log_distance", "tgn_a", "tgn_b", "tgn_c", "tgn_d", "tgn_e", "tgn_f")
 MAX_DISTANCE_M = 100_000.0
 DIRECTIONS = ("down", "up", "cross")
-PATTERNS = ("cbr", "poisson", "saturated", "tcp", "ping", "quic")
+PATTERNS = ("cbr", "poisson", "saturated", "tcp", "ping", "quic", "aggctl")
+ALLOCATIONS = ("equal_airtime", "per_station")
 QUIC_PROFILES = ("quic", "bquic")
 ACK_POLICIES = ("tcp_acking", "ack_decimation", "ack_frequency")
 RECONNECTS = ("1rtt", "0rtt")
@@ -140,7 +141,7 @@ NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 SECTIONS: dict[str, tuple[str, ...]] = {
     "": ("name", "description", "sim", "phy", "mac", "ap", "wired", "channel", "stations",
-         "flows"),
+         "flows", "aggctl"),
     "channel": ("path_loss", "exponent", "tx_power_dbm", "noise_figure_db"),
     "sim": ("duration", "warmup", "seed", "bin"),
     "phy": ("standard", "band", "channel_width", "guard_interval", "control_rate"),
@@ -153,12 +154,16 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "wired": ("rate", "delay", "queue_limit", "loss", "loss_up", "qdisc"),
     "stations": ("count", "mcs", "nss", "error_model", "per", "snr_db", "queue_limit", "qdisc",
                  "rate_control", "distance_m", "walk_m", "speed_mps", "waypoints", "repeat",
-                 "parent", "hop_channel"),
+                 "parent", "hop_channel", "nss_change"),
     "flows": ("stations", "direction", "pattern", "rate", "packet_size", "start", "stop",
               "cc", "bytes", "pacing", "hystart", "extra_acked", "app", "request_bytes",
               "response_bytes", "think_time", "requests", "interval", "profile", "ack_policy",
               "zero_rtt", "initial_cwnd", "page", "connections", "idle", "idle_timeout", "reconnect",
               "history", "history_guard"),
+    "aggctl": ("target_aggregation", "interval", "k0", "initial_rate", "min_rate", "max_rate",
+               "allocation", "hold_time", "decay_after", "decay_factor", "gap_threshold",
+               "clock_resolution", "clock_jitter", "report_rate", "report_loss",
+               "report_blackout"),
 }
 
 
@@ -554,6 +559,7 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
         if siblings and siblings[0]["hop_channel"] != hop_channel:
             raise t.fail("hop_channel", f"{siblings[0]['hop_channel']} like the other stations behind station "
                          f"{parent} (one radio per side of a relay)")
+        nss_change = _nss_change(t, nss, rc, mcs, width, standard, duration)
         if len(stations) + count > MAX_STATIONS:
             raise t.fail("count", f"at most {MAX_STATIONS} stations in total")
         for _ in range(count):
@@ -561,7 +567,8 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
                              "snr_db": snr, "queue_limit": queue, "qdisc": sta_qdisc,
                              "rate_control": rc,
                              "waypoints": [list(w) for w in waypoints], "repeat": repeat,
-                             "parent": parent, "hop_channel": hop_channel})
+                             "parent": parent, "hop_channel": hop_channel,
+                             "nss_change": nss_change})
             station_group.append(gi_)
     n_sta = len(stations)
     for st in stations:
@@ -596,7 +603,10 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
             raise t.fail("interval", 'only for pattern = "ping"')
         if pattern == "quic" and direction != "down":
             raise t.fail("direction", '"down" for pattern = "quic" (a download from the server)')
-        if pattern in ("saturated", "tcp", "ping", "quic"):
+        if pattern == "aggctl" and direction != "down":
+            raise t.fail("direction", '"down" for pattern = "aggctl" (a paced download from the '
+                         'server)')
+        if pattern in ("saturated", "tcp", "ping", "quic", "aggctl"):
             if t.has("rate"):
                 raise t.fail("rate", 'only for pattern = "cbr" or "poisson"' + (
                     ' (a ping sets its interval)' if pattern == "ping" else ""))
@@ -683,6 +693,8 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
                           "reconnect": reconnect, "history": history, "history_guard": history_guard})
             flow_table.append(fi)
 
+    aggctl = _aggctl_section(top, flows, flow_table, max_mpdus if aggregation else 1)
+
     normalized = {
         "name": name,
         "description": description,
@@ -707,8 +719,103 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
                     "noise_figure_db": noise_figure},
         "stations": stations,
         "flows": flows,
+        "aggctl": aggctl,
     }
     return Spec(normalized, station_group, flow_table)
+
+
+def _nss_change(t: _Table, nss: int, rc: str, mcs: int, width: int, standard: str,
+                duration: int) -> list[int] | None:
+    """`nss_change = [time, n]`: from `time` on the station uses at most `n` streams."""
+    v = t.raw("nss_change")
+    if v is MISSING:
+        return None
+    allowed = f'[time, streams] with streams in 1..={nss} (at most nss), e.g. ["20s", 1]'
+    if not isinstance(v, list) or len(v) != 2 or isinstance(v[1], bool) \
+            or not isinstance(v[1], int) or not 1 <= v[1] <= nss:
+        raise t.fail("nss_change", allowed)
+    try:
+        at = parse_duration(v[0])
+    except UnitError:
+        raise t.fail("nss_change", allowed) from None
+    if at > duration:
+        raise t.fail("nss_change", "a time <= sim.duration")
+    if rc == "fixed" and standard == "vht" and (width, mcs, v[1]) in VHT_INVALID:
+        raise t.fail("nss_change", f"VHT MCS {mcs} does not exist at {width} MHz with nss = {v[1]}")
+    return [at, v[1]]
+
+
+def _aggctl_section(top: _Table, flows: list[dict[str, Any]], flow_table: list[int],
+                    n_max: int) -> dict[str, Any]:
+    """[aggctl]: the allocator shared by the `pattern = "aggctl"` flows and their receivers'
+    estimators (docs/spec.md). Defaults: the paper's N_e 32, Δ 500 ms, K0 1 (Mb/s per packet)."""
+    a = _Table(top.raw("aggctl") if top.has("aggctl") else {}, "aggctl", SECTIONS["aggctl"],
+               "a table [aggctl]")
+    seen: dict[int, int] = {}
+    for i, f in enumerate(flows):
+        if f["pattern"] != "aggctl":
+            continue
+        if f["station"] in seen:
+            raise SpecError(f"flows[{flow_table[i]}].stations", str(f["station"]),
+                            f"one aggctl flow per station (flows[{seen[f['station']]}] already "
+                            "goes there)")
+        seen[f["station"]] = flow_table[i]
+        first = next(g for g in flows if g["pattern"] == "aggctl")
+        if f["packet_size"] != first["packet_size"]:
+            raise SpecError(f"flows[{flow_table[i]}].packet_size", str(f["packet_size"]),
+                            f"the same for every aggctl flow ({first['packet_size']})")
+    target = a.get_int("target_aggregation", 32, 1, n_max,
+                       f"an integer in 1..={n_max} (N_max: mac.max_ampdu_mpdus, or 1 without "
+                       "aggregation)")
+    interval = a.duration("interval", 500_000_000, positive=True)
+    k0 = a.get_float("k0", 1.0, 0.0, 1000.0, closed=True)
+    if k0 == 0.0:
+        raise a.fail("k0", "a number in (0, 1000] (Mb/s per packet of aggregation error)")
+    min_rate = a.rate("min_rate", 1_000_000)
+    max_rate = a.rate("max_rate", 10_000_000_000)
+    initial = a.rate("initial_rate", max(min_rate, min(10_000_000, max_rate)))
+    if min_rate > max_rate:
+        raise a.fail("min_rate", "must be <= aggctl.max_rate")
+    if not min_rate <= initial <= max_rate:
+        raise a.fail("initial_rate", "must be within [aggctl.min_rate, aggctl.max_rate]")
+    allocation = a.choice("allocation", "equal_airtime", ALLOCATIONS)
+    hold = a.duration("hold_time", 2 * interval, positive=True)
+    if hold < interval:
+        raise a.fail("hold_time", "must be >= aggctl.interval")
+    decay_after = a.duration("decay_after", max(4 * interval, hold), positive=True)
+    if decay_after < hold:
+        raise a.fail("decay_after", "must be >= aggctl.hold_time")
+    decay_factor = a.get_float("decay_factor", 0.5, 0.0, 1.0)
+    if decay_factor == 0.0:
+        raise a.fail("decay_factor", "a number in (0, 1)")
+    gap = a.duration("gap_threshold", 50_000, positive=True)
+    resolution = a.duration("clock_resolution", 1_000, positive=True)
+    jitter = a.duration("clock_jitter", 0)
+    if resolution > 1_000_000_000:
+        raise a.fail("clock_resolution", "at most 1s")
+    if jitter > 1_000_000_000:
+        raise a.fail("clock_jitter", "at most 1s")
+    report_rate = a.get_bool("report_rate", True)
+    report_loss = a.get_float("report_loss", 0.0, 0.0, 1.0)
+    blackout = None
+    if a.has("report_blackout"):
+        v = a.raw("report_blackout")
+        allowed = '[from, until]: two durations with from < until, e.g. ["25s", "30s"]'
+        if not isinstance(v, list) or len(v) != 2:
+            raise a.fail("report_blackout", allowed)
+        try:
+            blackout = [parse_duration(v[0]), parse_duration(v[1])]
+        except UnitError:
+            raise a.fail("report_blackout", allowed) from None
+        if blackout[0] >= blackout[1]:
+            raise a.fail("report_blackout", allowed)
+    return {"target_aggregation": target, "interval_ns": interval, "k0": k0,
+            "initial_rate_bps": initial, "min_rate_bps": min_rate, "max_rate_bps": max_rate,
+            "allocation": allocation, "hold_time_ns": hold, "decay_after_ns": decay_after,
+            "decay_factor": decay_factor, "gap_threshold_ns": gap,
+            "clock_resolution_ns": resolution, "clock_jitter_ns": jitter,
+            "report_rate": report_rate, "report_loss": report_loss,
+            "report_blackout_ns": blackout}
 
 
 def _station_placement(t: _Table) -> tuple[list[tuple[int, float]], bool, bool]:

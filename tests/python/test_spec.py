@@ -54,15 +54,23 @@ def test_defaults_filled():
                     "noise_figure_db": 7.0},
         "stations": [{"mcs": 9, "nss": 1, "error_model": "none", "per": 0.0, "snr_db": 30.0,
                       "queue_limit": 1000, "qdisc": "fifo", "rate_control": "fixed",
-                      "waypoints": [], "repeat": False, "parent": None, "hop_channel": 0}],
+                      "waypoints": [], "repeat": False, "parent": None, "hop_channel": 0,
+                      "nss_change": None}],
         "flows": [],
+        "aggctl": {"target_aggregation": 32, "interval_ns": 500_000_000, "k0": 1.0,
+                   "initial_rate_bps": 10_000_000, "min_rate_bps": 1_000_000,
+                   "max_rate_bps": 10_000_000_000, "allocation": "equal_airtime",
+                   "hold_time_ns": 1_000_000_000, "decay_after_ns": 2_000_000_000,
+                   "decay_factor": 0.5, "gap_threshold_ns": 50_000,
+                   "clock_resolution_ns": 1_000, "clock_jitter_ns": 0, "report_rate": True,
+                   "report_loss": 0.0, "report_blackout_ns": None},
     }
 
 
 def test_normalized_json_is_canonical():
     a = norm(MINIMAL).to_json()
     assert a == norm("\n\n" + MINIMAL).to_json()
-    assert " " not in a and a.startswith('{"ap":')
+    assert " " not in a and a.startswith('{"aggctl":')
 
 
 def test_standard_dependent_defaults():
@@ -106,7 +114,7 @@ pattern = "saturated"
     assert n["stations"][3] == {"mcs": 4, "nss": 2, "error_model": "snr", "per": 0.0,
                                 "snr_db": 12.0, "queue_limit": 1000, "qdisc": "fifo",
                                 "rate_control": "fixed", "waypoints": [], "repeat": False,
-                                "parent": None, "hop_channel": 0}
+                                "parent": None, "hop_channel": 0, "nss_change": None}
     assert s.station_group == [0, 0, 0, 1]
     assert [f["station"] for f in n["flows"]] == [0, 1, 2, 3, 3, 1, 2]
     assert s.flow_table == [0, 0, 0, 0, 1, 1, 2]
@@ -451,3 +459,49 @@ def test_wired_and_station_qdiscs_through_native_validation():
 def test_wired_and_station_qdisc_errors(body, key, value, needle):
     e = err('[sim]\nduration="1s"\n' + body)
     assert (e.path, e.value) == (key, value) and needle in str(e), str(e)
+
+
+AGGCTL = '[sim]\nduration="10s"\n[[stations]]\ncount=2\nmcs=9\nnss=2\n' \
+         '[[flows]]\npattern="aggctl"\n'
+
+
+def test_aggctl_flows_and_section_normalized():
+    s = norm(AGGCTL + '[aggctl]\ntarget_aggregation=24\ninterval="250ms"\nk0=0.5\n'
+             'clock_resolution="10us"\nclock_jitter="20us"\nreport_blackout=["2s","3s"]\n')
+    n = s.normalized
+    assert [f["pattern"] for f in n["flows"]] == ["aggctl", "aggctl"]
+    assert n["flows"][0]["rate_bps"] == 0 and n["flows"][0]["packet_size"] == 1500
+    a = n["aggctl"]
+    assert a["target_aggregation"] == 24 and a["interval_ns"] == 250_000_000 and a["k0"] == 0.5
+    # The watchdog's defaults follow Δ: hold 2Δ, decay after 4Δ.
+    assert a["hold_time_ns"] == 500_000_000 and a["decay_after_ns"] == 1_000_000_000
+    assert a["clock_resolution_ns"] == 10_000 and a["clock_jitter_ns"] == 20_000
+    assert a["report_blackout_ns"] == [2_000_000_000, 3_000_000_000]
+
+
+def test_nss_change_normalized():
+    s = norm('[sim]\nduration="30s"\n[[stations]]\nmcs=9\nnss=2\nnss_change=["20s", 1]\n')
+    assert s.normalized["stations"][0]["nss_change"] == [20_000_000_000, 1]
+
+
+def test_aggctl_errors_name_key_value_and_allowed():
+    e = err(AGGCTL + '[mac]\nmax_ampdu_mpdus=16\n[aggctl]\ntarget_aggregation=32\n')
+    assert e.path == "aggctl.target_aggregation" and e.value == "32" and "1..=16" in e.allowed
+    e = err(AGGCTL.replace('pattern="aggctl"', 'pattern="aggctl"\ndirection="up"'))
+    assert e.path == "flows[0].direction" and '"down"' in e.allowed
+    e = err(AGGCTL.replace('pattern="aggctl"', 'pattern="aggctl"\nrate="10Mbps"'))
+    assert e.path == "flows[0].rate"
+    e = err(AGGCTL + '[[flows]]\npattern="aggctl"\nstations=1\n')
+    assert e.path == "flows[1].stations" and "one aggctl flow per station" in e.allowed
+    e = err(AGGCTL + '[aggctl]\nNe=32\n')
+    assert e.path == "aggctl.Ne" and "unknown key" in e.allowed
+    e = err(AGGCTL + '[aggctl]\nhold_time="100ms"\n')
+    assert e.path == "aggctl.hold_time" and ">= aggctl.interval" in e.allowed
+    e = err('[sim]\nduration="30s"\n[[stations]]\nmcs=9\nnss=2\nnss_change=["20s", 3]\n')
+    assert e.path == "stations[0].nss_change" and "1..=2" in e.allowed
+    e = err('[sim]\nduration="30s"\n[[stations]]\nmcs=9\nnss=2\nnss_change=["40s", 1]\n')
+    assert e.path == "stations[0].nss_change" and "sim.duration" in e.allowed
+    # A rule only the simulator knows (the estimator's gap against Δ) comes back the same way.
+    with pytest.raises(SpecError) as info:
+        norm(AGGCTL + '[aggctl]\ngap_threshold="1ms"\ninterval="100ms"\n', native=True)
+    assert info.value.path == "aggctl.gap_threshold"

@@ -57,6 +57,41 @@ pub struct FlowOut {
     /// QUIC flows only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub quic: Option<QuicOut>,
+    /// aggctl flows only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aggctl: Option<AggctlOut>,
+}
+
+/// End-of-run state of an aggctl flow (paced UDP download regulated by the receiver's
+/// aggregation reports). Aggregation means are over the Δ-slots that started after warm-up:
+/// `est_*` from the receiver's reports (receive timestamps only), `true_*` from the A-MPDUs
+/// the simulator sent to the station in the same slots.
+#[derive(Serialize, Debug, Clone)]
+pub struct AggctlOut {
+    /// The allocator's rate for the flow when the run ended (or when the flow left).
+    pub final_rate_bps: u64,
+    /// N_ε.
+    pub target_aggregation: u32,
+    /// Packets per frame as estimated (Σ packets / Σ frames of the reports).
+    pub est_mean_ampdu: f64,
+    /// MPDUs per A-MPDU as sent (Σ MPDUs / Σ A-MPDUs of the slots compared).
+    pub true_mean_ampdu: f64,
+    /// |estimated − true| slot mean, averaged and largest over the slots compared.
+    pub slot_abs_error_mean: f64,
+    pub slot_abs_error_max: f64,
+    pub slots_compared: u64,
+    /// Report packets the receiver sent, the server received, and the network dropped.
+    pub reports_sent: u64,
+    pub reports_received: u64,
+    pub reports_lost: u64,
+    /// The allocator's view of the flow's feedback at the end: "fresh", "held", "decaying",
+    /// or "left" (the flow stopped).
+    pub feedback: String,
+    /// Allocator-wide counters (the same on every aggctl flow of a run): reports applied,
+    /// stations held for lack of feedback, multiplicative decay steps.
+    pub allocator_reports_applied: u64,
+    pub allocator_holds: u64,
+    pub allocator_decay_steps: u64,
 }
 
 /// End-of-run state of a QUIC flow (a download: client at the station, server behind the
@@ -222,6 +257,11 @@ pub struct TimeSeries {
     /// taken every `ap.wqm_interval` in each bin.
     pub node_queue_limit: Vec<Vec<f64>>,
     pub node_backlog_packets: Vec<Vec<f64>>,
+    /// Per flow (empty lists for flows that are not aggctl): the allocator's send rate and the
+    /// receiver's last reported mean aggregation, held from bin to bin (0 before the first
+    /// value and after the flow's stop).
+    pub flow_aggctl_rate_bps: Vec<Vec<f64>>,
+    pub flow_aggctl_est_ampdu: Vec<Vec<f64>>,
 }
 
 fn hist_mean(h: &[u64]) -> f64 {
@@ -260,6 +300,7 @@ pub fn collect(w: &World) -> RunData {
                 delay_ns: c.delay.summary(),
                 tcp: w.tcp_out(i),
                 quic: w.quic_out(i),
+                aggctl: w.aggctl_out(i),
             }
         })
         .collect();
@@ -330,6 +371,8 @@ pub fn collect(w: &World) -> RunData {
         flow_retransmits: tcp_rows(&w.ts_retx),
         node_queue_limit: (0..=n_sta).map(|n| if w.is_forwarding(n) { mean_row(&w.ts_node_limit, &w.ts_node_n, n) } else { Vec::new() }).collect(),
         node_backlog_packets: (0..=n_sta).map(|n| if w.is_forwarding(n) { mean_row(&w.ts_node_backlog, &w.ts_node_n, n) } else { Vec::new() }).collect(),
+        flow_aggctl_rate_bps: (0..n_flows).map(|f| w.aggctl_rows(f).0).collect(),
+        flow_aggctl_est_ampdu: (0..n_flows).map(|f| w.aggctl_rows(f).1).collect(),
     };
     let t = &w.totals;
     RunData {

@@ -5,6 +5,10 @@
 use lasthop_wifi::phy::{self, Band, Standard, TxVector};
 use serde::Deserialize;
 
+#[path = "spec_aggctl.rs"]
+mod aggctl;
+pub use aggctl::AggctlSpec;
+
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Spec {
@@ -22,6 +26,9 @@ pub struct Spec {
     pub flows: Vec<FlowSpec>,
     #[serde(default)]
     pub channel: ChannelSpec,
+    /// The aggctl rate allocator and receivers shared by every `pattern = "aggctl"` flow.
+    #[serde(default)]
+    pub aggctl: AggctlSpec,
 }
 
 /// The large-scale channel used by stations placed at a distance (`lasthop_wifi::phy::channel`).
@@ -218,6 +225,10 @@ pub struct StationSpec {
     /// link has a second radio for them.
     #[serde(default)]
     pub hop_channel: u32,
+    /// `(ns, n)`: from that time on the station's rate control (or fixed MCS) uses at most `n`
+    /// spatial streams, in both directions.
+    #[serde(default)]
+    pub nss_change: Option<(u64, u8)>,
 }
 
 fn default_rate_control() -> String {
@@ -746,7 +757,8 @@ impl Spec {
                         bad(&format!("flows[{i}].packet_size"), f.packet_size.to_string(), "at least 1228 bytes for QUIC (1200-byte UDP payloads, RFC 9000 §14)".into());
                     }
                 }
-                other => bad(&format!("flows[{i}].pattern"), format!("{other:?}"), "one of \"cbr\", \"poisson\", \"saturated\", \"tcp\", \"ping\", \"quic\"".into()),
+                "aggctl" => {}
+                other => bad(&format!("flows[{i}].pattern"), format!("{other:?}"), "one of \"cbr\", \"poisson\", \"saturated\", \"tcp\", \"ping\", \"quic\", \"aggctl\"".into()),
             }
             if f.direction == "cross" && f.pattern == "saturated" {
                 bad(&format!("flows[{i}].pattern"), "\"saturated\"".into(), "cbr or poisson for cross traffic".into());
@@ -758,6 +770,7 @@ impl Spec {
                 bad(&format!("flows[{i}].start"), format!("{}ns", f.start_ns), "start < stop <= sim.duration".into());
             }
         }
+        p.extend(self.aggctl_problems());
         p
     }
 }

@@ -45,6 +45,8 @@ mod tcp;
 mod fw;
 #[path = "world_quic.rs"]
 mod quic;
+#[path = "world_aggctl.rs"]
+mod aggctl;
 use fw::Firmware;
 
 /// Handle of a packet in the arena; carries its IP length for queue accounting and its flow
@@ -124,6 +126,8 @@ enum TcpMeta {
     Data { seg: DataSegment, rev: bool },
     Ack { ack: AckSegment, rev: bool },
     Quic { slot: u32, to_client: bool },
+    /// An aggctl report on its way to the server (its slot in the aggctl host's slab).
+    Aggctl { slot: u32 },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -142,6 +146,8 @@ enum Pattern {
     /// Echo requests on a CBR schedule, answered at once by the far end; the delay recorded
     /// at the sender is the round-trip time.
     Ping,
+    /// UDP paced at the rate of the aggctl allocator (`world_aggctl.rs`).
+    Aggctl,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -169,6 +175,11 @@ enum Ev {
     NodeTick(u32),
     /// The wired link's serialiser finished a packet (links with a queue discipline).
     WiredTxDone(Dir),
+    /// An aggctl timer: flow `f`'s estimator, or the allocator's watchdog (`u32::MAX`); stale
+    /// if the generation moved on.
+    AggctlTimer(u32, u64),
+    /// Station `s` changes its number of spatial streams (`nss_change`).
+    NssChange(u32),
 }
 
 struct Flow {
@@ -400,6 +411,8 @@ pub struct World {
     quic: Vec<Option<Box<quic::QuicFlow>>>,
     quic_dgrams: Vec<Option<lasthop_algo::quic::Datagram>>,
     quic_free: Vec<u32>,
+    /// aggctl flows and their shared allocator (None without aggctl flows or stream changes).
+    aggctl: Option<Box<aggctl::AggctlHost>>,
     wired_delay: Duration,
     progress_step: Duration,
     /// Frame records of the requested capture (None: no capture, no cost).
@@ -635,6 +648,7 @@ impl World {
                 "tcp" => Pattern::Tcp,
                 "quic" => Pattern::Quic,
                 "ping" => Pattern::Ping,
+                "aggctl" => Pattern::Aggctl,
                 _ => Pattern::Saturated,
             };
             let cross = f.direction == "cross";
@@ -696,6 +710,7 @@ impl World {
         let n_flows = flows.len();
         let ack_lowest = phy::legacy_duration(6_000_000, frame::ACK, band);
         let end = Instant(spec.sim.duration_ns);
+        let aggctl_host = aggctl::new_host(&spec, seed, bins, bin);
         let mut txqs = TxqSet::new(n_sta, spec.ap.queue_limit as usize, spec.aqm_config(), Rng::stream(seed, StreamKind::Other, 1 << 32).next_u64(), schedule);
         if let Some(l) = ap_limit {
             txqs.set_total_limit(l);
@@ -753,6 +768,7 @@ impl World {
             quic: quic_flows,
             quic_dgrams: Vec::new(),
             quic_free: Vec::new(),
+            aggctl: aggctl_host,
             wired_delay: Duration(spec.wired.delay_ns),
             progress_step: Duration((spec.sim.duration_ns / 200).max(1)),
             capture: None,
@@ -849,6 +865,7 @@ impl World {
             self.q.schedule(Instant::ZERO, Ev::Beacon);
         }
         self.q.schedule(Instant::ZERO + self.progress_step, Ev::Progress);
+        self.schedule_nss_changes();
         let forwarding: Vec<u32> = std::iter::once(0).chain(self.relays.iter().map(|r| r.sta + 1)).collect();
         for n in forwarding {
             // A sample at 0 too; the sizer itself acts at its measurement instants.
@@ -871,6 +888,8 @@ impl World {
                 Ev::QuicTimer(f, g) => self.on_quic_timer(f, g),
                 Ev::NodeTick(n) => self.on_node_tick(n),
                 Ev::WiredTxDone(d) => self.on_wired_tx_done(d),
+                Ev::AggctlTimer(f, g) => self.on_aggctl_timer(f, g),
+                Ev::NssChange(s) => self.on_nss_change(s),
                 Ev::Progress => {
                     let now = self.q.now();
                     progress(now.as_nanos() as f64 / self.end.as_nanos() as f64);
@@ -956,6 +975,7 @@ impl World {
             }
         }
         self.quic_drop(p);
+        self.aggctl_drop(p);
         self.release(p);
     }
 
@@ -963,8 +983,12 @@ impl World {
     /// station) at `t`: TCP packets go to their endpoint, others to the application.
     fn arrive(&mut self, p: PktRef, t: Instant) {
         match self.pkts[p.id as usize].tcp {
-            TcpMeta::None => self.deliver(p, t),
+            TcpMeta::None => {
+                self.aggctl_rx(p, t);
+                self.deliver(p, t)
+            }
             TcpMeta::Quic { .. } => self.quic_arrive(p, t),
+            TcpMeta::Aggctl { .. } => self.aggctl_report_arrive(p, t),
             _ => self.tcp_arrive(p, t),
         }
     }
@@ -1002,6 +1026,10 @@ impl World {
     fn on_flow_next(&mut self, f: u32) {
         let now = self.q.now();
         let fl = &self.flows[f as usize];
+        if fl.pattern == Pattern::Aggctl {
+            self.aggctl_on_send(f);
+            return;
+        }
         if now >= fl.stop {
             return;
         }
@@ -1636,7 +1664,7 @@ impl World {
                         let pk = &pkts[p.id as usize];
                         // Sequence numbers as on the wire: byte offsets mod 2^32.
                         let tcp = match pk.tcp {
-                            TcpMeta::None | TcpMeta::Quic { .. } => TcpRec::None,
+                            TcpMeta::None | TcpMeta::Quic { .. } | TcpMeta::Aggctl { .. } => TcpRec::None,
                             TcpMeta::Data { seg, rev } => {
                                 TcpRec::Data { seq: seg.seq as u32, len: seg.len, rev, retransmit: seg.retransmit }
                             }
@@ -1940,6 +1968,7 @@ impl World {
                             e.on_failure(self.retry_limit);
                         }
                     }
+                    self.aggctl_on_ppdu(sta, dir, txv, &tx.mpdus, tx.ppdu_end);
                     self.complete_mpdus(sta, dir, &mut tx.mpdus, success, tx.ppdu_end);
                     tx.mpdus.clear();
                     self.tx_pool.push(std::mem::take(&mut tx.mpdus));

@@ -386,7 +386,7 @@ impl World {
                 let rr = self.tcp[fi].as_mut().unwrap().rr.as_mut().unwrap();
                 rr.sender.handle_ack(t, &ack);
             }
-            TcpMeta::None | TcpMeta::Quic { .. } => unreachable!("non-TCP packet on a TCP flow"),
+            TcpMeta::None | TcpMeta::Quic { .. } | TcpMeta::Aggctl { .. } => unreachable!("non-TCP packet on a TCP flow"),
         }
         self.release(p);
         let now = self.q.now();
