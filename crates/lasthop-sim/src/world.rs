@@ -45,6 +45,8 @@ mod tcp;
 mod fw;
 #[path = "world_quic.rs"]
 mod quic;
+#[path = "world_vwire.rs"]
+mod vwire;
 use fw::Firmware;
 
 /// Handle of a packet in the arena; carries its IP length for queue accounting and its flow
@@ -169,6 +171,8 @@ enum Ev {
     NodeTick(u32),
     /// The wired link's serialiser finished a packet (links with a queue discipline).
     WiredTxDone(Dir),
+    /// The split proxy (`world_vwire.rs`): a tick, a paced application, or a flow's timer.
+    Vwire(u32, u64),
 }
 
 struct Flow {
@@ -404,6 +408,8 @@ pub struct World {
     progress_step: Duration,
     /// Frame records of the requested capture (None: no capture, no cost).
     capture: Option<Box<Capture>>,
+    /// The split proxy and paced applications (None: no flow is split or paced).
+    vwire: Option<Box<vwire::Host>>,
     // metrics
     pub counters: Vec<FlowCounters>,
     pub totals: Totals,
@@ -661,7 +667,7 @@ impl World {
             };
             quic_flows.push((pattern == Pattern::Quic).then(|| Box::new(quic::new_flow(f))));
             tcp.push((pattern == Pattern::Tcp).then(|| {
-                tcp::new_conn(f, dir == Dir::Down, Rng::stream(seed, StreamKind::Other, i as u64).next_u64())
+                tcp::new_conn(&vwire::server_side(f), dir == Dir::Down, Rng::stream(seed, StreamKind::Other, i as u64).next_u64())
             }));
             flows.push(Flow {
                 station: f.station,
@@ -756,6 +762,7 @@ impl World {
             wired_delay: Duration(spec.wired.delay_ns),
             progress_step: Duration((spec.sim.duration_ns / 200).max(1)),
             capture: None,
+            vwire: vwire::new_host(&spec, seed),
             counters: vec![FlowCounters::default(); n_flows],
             totals: Totals::default(),
             ts_goodput: Series::new(n_flows, bins, bin),
@@ -849,6 +856,7 @@ impl World {
             self.q.schedule(Instant::ZERO, Ev::Beacon);
         }
         self.q.schedule(Instant::ZERO + self.progress_step, Ev::Progress);
+        self.vwire_start();
         let forwarding: Vec<u32> = std::iter::once(0).chain(self.relays.iter().map(|r| r.sta + 1)).collect();
         for n in forwarding {
             // A sample at 0 too; the sizer itself acts at its measurement instants.
@@ -871,6 +879,7 @@ impl World {
                 Ev::QuicTimer(f, g) => self.on_quic_timer(f, g),
                 Ev::NodeTick(n) => self.on_node_tick(n),
                 Ev::WiredTxDone(d) => self.on_wired_tx_done(d),
+                Ev::Vwire(t, g) => self.on_vwire(t, g),
                 Ev::Progress => {
                     let now = self.q.now();
                     progress(now.as_nanos() as f64 / self.end.as_nanos() as f64);
@@ -956,6 +965,7 @@ impl World {
             }
         }
         self.quic_drop(p);
+        self.vwire_dropped(p, why);
         self.release(p);
     }
 
@@ -1153,7 +1163,9 @@ impl World {
         match dir {
             Dir::Down => {
                 let fl = &self.flows[self.pkts[p.id as usize].flow as usize];
-                if fl.cross {
+                if self.is_split(p.flow) {
+                    self.vwire_wired_data(p, now);
+                } else if fl.cross {
                     self.deliver(p, now);
                 } else {
                     let sta = fl.station;
@@ -1225,6 +1237,7 @@ impl World {
         if let Some(fw) = self.fw.as_deref_mut() {
             fw.release(sta, aql);
         }
+        self.vwire_tx_done(p);
     }
 
     /// The next frame of `sta`'s AP queue; packets its discipline drops on the way are
@@ -1393,6 +1406,7 @@ impl World {
     /// link, a relay forwards it to its own parent.
     fn up_arrive(&mut self, link: u32, p: PktRef, t: Instant) {
         match self.stations[link as usize].parent {
+            None if self.is_split(p.flow) => self.vwire_wifi_ack(p, t),
             None => self.wired_send(p, Dir::Up, t),
             Some(par) => {
                 let r = self.stations[par as usize].relay.expect("parent is a relay");
