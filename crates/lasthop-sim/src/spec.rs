@@ -55,9 +55,9 @@ impl Default for VwireSpec {
         VwireSpec {
             enabled: false,
             period_ns: 2_000_000_000,
-            efficiency: 0.65,
+            efficiency: 0.75,
             relay_buffer_bytes: 4 << 20,
-            sndbuf_bytes: 1 << 20,
+            sndbuf_bytes: 256 << 10,
             tsq_bytes: 128 << 10,
             sample_ns: 10_000_000,
             work_conserving: true,

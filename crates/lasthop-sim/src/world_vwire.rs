@@ -26,7 +26,7 @@
 //! segments the proxy forwarded (device type from `stations.device`; before the first prediction
 //! a flow counts as bulk); its utility from `utility` or the class's default; b̂_i is the WiFi
 //! side's goodput (bytes the station acknowledged) over the period; L_i is the station's current
-//! downlink PHY rate (what `iwinfo` reports) times `vwire.efficiency` (default 0.65, the share of
+//! downlink PHY rate (what `iwinfo` reports) times `vwire.efficiency` (default 0.75, the share of
 //! the PHY rate TCP gets through an aggregating 802.11n link — our number; the optimizer's
 //! allocation is invariant to a common scale of the L_i, the efficiency only keeps
 //! U = Σ b̂_i/L_i on the scale of the busy fraction). The `VwireController` turns these into
@@ -36,8 +36,9 @@
 //! while the `BottleneckDetector` says the WiFi side is the bottleneck, from Σ SIOCOUTQ sampled
 //! every `vwire.sample` (10 ms); otherwise the proxy forwards everything at once (FIFO).
 //! Work conservation (our rule, the paper gives none): a flow without tokens is served only when
-//! no flow that holds tokens waits with data for room in its socket — that flow is limited by
-//! the WiFi, and the airtime should go to it.
+//! no flow that holds tokens is held back by the WiFi — more than two segments in its socket
+//! that its sender cannot send yet, or relay data and a full socket — since the airtime should
+//! then go to that flow.
 //!
 //! **Paced applications** (`app_rate`, any TCP bulk flow, split or not): the server's
 //! application writes `app_rate × 10 ms` every 10 ms (a video at a constant bit rate, no
@@ -156,6 +157,12 @@ impl SplitConn {
     /// Written into the WiFi-side socket and not acknowledged (SIOCOUTQ).
     fn outq(&self) -> u64 {
         self.written - self.acked()
+    }
+    /// Held back by the WiFi: bytes in its socket its sender cannot send yet (more than two
+    /// segments beyond those in flight), or relay bytes and no room in the socket.
+    fn waits_on_wifi(&self, room: u64) -> bool {
+        let unsent = self.outq().saturating_sub(self.tx.stats().bytes_in_flight);
+        unsent > 2 * self.mss || (self.unread() > 0 && room == 0)
     }
     /// The window the AP's receiver advertises: its buffer minus out-of-order bytes minus the
     /// relay backlog.
@@ -493,7 +500,7 @@ impl World {
             let Some(c) = v.sched.next_class(now, &backlog) else { break };
             if v.sched.tokens(c) <= 0.0 {
                 // Beyond the allocation: only if no flow holding tokens waits on the WiFi.
-                let waits = h.conns.iter().enumerate().any(|(k, sc)| sc.unread() > 0 && room(sc) == 0 && v.sched.tokens(k) > 0.0);
+                let waits = h.conns.iter().enumerate().any(|(k, sc)| v.sched.tokens(k) > 0.0 && sc.waits_on_wifi(room(sc)));
                 if waits {
                     break;
                 }
