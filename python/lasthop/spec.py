@@ -141,7 +141,9 @@ NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 SECTIONS: dict[str, tuple[str, ...]] = {
     "": ("name", "description", "sim", "phy", "mac", "ap", "wired", "channel", "stations",
-         "flows", "aggctl"),
+         "flows", "aggctl", "vwire"),
+    "vwire": ("enabled", "period", "efficiency", "relay_buffer", "sndbuf", "tsq", "sample",
+              "work_conserving"),
     "channel": ("path_loss", "exponent", "tx_power_dbm", "noise_figure_db"),
     "sim": ("duration", "warmup", "seed", "bin"),
     "phy": ("standard", "band", "channel_width", "guard_interval", "control_rate"),
@@ -154,17 +156,51 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "wired": ("rate", "delay", "queue_limit", "loss", "loss_up", "qdisc"),
     "stations": ("count", "mcs", "nss", "error_model", "per", "snr_db", "queue_limit", "qdisc",
                  "rate_control", "distance_m", "walk_m", "speed_mps", "waypoints", "repeat",
-                 "parent", "hop_channel", "nss_change"),
+                 "parent", "hop_channel", "nss_change", "device"),
     "flows": ("stations", "direction", "pattern", "rate", "packet_size", "start", "stop",
               "cc", "bytes", "pacing", "hystart", "extra_acked", "app", "request_bytes",
               "response_bytes", "think_time", "requests", "interval", "profile", "ack_policy",
               "zero_rtt", "initial_cwnd", "page", "connections", "idle", "idle_timeout", "reconnect",
-              "history", "history_guard"),
+              "history", "history_guard", "split", "split_wired_cc", "app_rate", "app_class",
+              "utility"),
     "aggctl": ("target_aggregation", "interval", "k0", "initial_rate", "min_rate", "max_rate",
                "allocation", "hold_time", "decay_after", "decay_factor", "gap_threshold",
                "clock_resolution", "clock_jitter", "report_rate", "report_loss",
                "report_blackout"),
 }
+
+
+APP_CLASSES = ("video_sd", "video_hd", "video_4k", "bulk", "web", "voip")
+DEVICES = ("unknown", "phone", "laptop", "tv")
+UTILITY_TEXT = ('"step:RATE:U[,RATE:U...]" (rates increasing, utilities >= 0 non-decreasing), '
+                'e.g. "step:32Mbps:10", or "log:W" with W > 0, e.g. "log:0.1"')
+
+
+def parse_utility(v: Any) -> dict[str, Any]:
+    """A vwire utility from its text form: {"step": [[bps, u], ...]} or {"log": w}."""
+    if not isinstance(v, str) or ":" not in v:
+        raise _Bad(UTILITY_TEXT)
+    kind, _, rest = v.partition(":")
+    try:
+        if kind == "log":
+            w = float(rest)
+            if not (math.isfinite(w) and w > 0):
+                raise ValueError
+            return {"log": w}
+        if kind == "step":
+            steps = []
+            for part in rest.split(","):
+                rate, _, u = part.partition(":")
+                bps, util = parse_rate(rate.strip()), float(u)
+                if bps <= 0 or not (math.isfinite(util) and util >= 0):
+                    raise ValueError
+                if steps and (bps <= steps[-1][0] or util < steps[-1][1]):
+                    raise ValueError
+                steps.append([float(bps), util])
+            return {"step": steps}
+    except (ValueError, UnitError):
+        pass
+    raise _Bad(UTILITY_TEXT)
 
 
 # --- typed access to one TOML table ----------------------------------------------------------
@@ -552,6 +588,7 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
         if parent is not None and driver != "pull":
             raise t.fail("parent", 'only with ap.driver = "pull" (relays are ath9k-like nodes)')
         hop_channel = t.get_int("hop_channel", 0, 0, 63)
+        device = t.choice("device", "unknown", DEVICES)
         if parent is None and hop_channel != 0:
             raise t.fail("hop_channel", "0 for a station associated with the AP (the AP has one radio, on "
                           "channel 0)")
@@ -569,6 +606,9 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
                              "waypoints": [list(w) for w in waypoints], "repeat": repeat,
                              "parent": parent, "hop_channel": hop_channel,
                              "nss_change": nss_change})
+            if device != "unknown":
+                # Only when given: the vwire classifier's device type (default "unknown").
+                stations[-1]["device"] = device
             station_group.append(gi_)
     n_sta = len(stations)
     for st in stations:
@@ -674,6 +714,24 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
             # Echo requests every `interval` (a CBR schedule at size / interval).
             interval = t.duration("interval", 100_000_000, positive=True)
             rate = max(1, round(size * 8 * 1_000_000_000 / interval))
+        # Split proxy and Virtual Wires keys (world_vwire.rs).
+        tcp_down = pattern == "tcp" and direction == "down"
+        split = t.get_bool("split", False)
+        if split and not tcp_down:
+            raise t.fail("split", 'only for pattern = "tcp" with direction = "down"')
+        if split and app != "bulk":
+            raise t.fail("split", 'only with app = "bulk"')
+        for k in ("split_wired_cc", "app_class", "utility"):
+            if t.has(k) and not split:
+                raise t.fail(k, "only with split = true")
+        split_wired_cc = t.choice("split_wired_cc", "bbr", CONGESTION_CONTROLS) if split else "bbr"
+        app_class = t.choice("app_class", None, APP_CLASSES) if split else None
+        utility = t._get("utility", None, parse_utility, UTILITY_TEXT) if split else None
+        if t.has("app_rate") and not (pattern == "tcp" and app == "bulk"):
+            raise t.fail("app_rate", 'only for pattern = "tcp" with app = "bulk"')
+        if t.has("app_rate") and t.has("bytes"):
+            raise t.fail("app_rate", "not with bytes (a paced application writes until the flow stops)")
+        app_rate = t.rate("app_rate", 0) if t.has("app_rate") else 0
         start = t.duration("start", 0)
         stop = t.duration("stop", duration)
         if stop > duration:
@@ -691,9 +749,30 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
                           "initial_cwnd": initial_cwnd, "objects": objects,
                           "connections": connections, "idle_ns": idle, "idle_timeout_ns": idle_timeout,
                           "reconnect": reconnect, "history": history, "history_guard": history_guard})
+            if pattern == "tcp":
+                flows[-1].update({"split": split, "split_wired_cc": split_wired_cc,
+                                  "app_rate_bps": app_rate, "app_class": app_class,
+                                  "utility": utility})
             flow_table.append(fi)
 
     aggctl = _aggctl_section(top, flows, flow_table, max_mpdus if aggregation else 1)
+
+    # [vwire]: only in the normalized spec when given (defaults in docs/spec.md).
+    vwire = None
+    if top.has("vwire"):
+        vw = _Table(top.raw("vwire"), "vwire", SECTIONS["vwire"], "a table [vwire]")
+        relay = vw.get_int("relay_buffer", 4 << 20, 65536, 1 << 34)
+        vwire = {"enabled": vw.get_bool("enabled", True),
+                 "period_ns": vw.duration("period", 2_000_000_000, positive=True),
+                 "efficiency": vw.get_float("efficiency", 0.75, 0.0, 1.0, closed=True),
+                 "relay_buffer_bytes": relay,
+                 "sndbuf_bytes": vw.get_int("sndbuf", min(256 << 10, relay), 4096, relay,
+                                            f"bytes in 4096..={relay} (relay_buffer)"),
+                 "tsq_bytes": vw.get_int("tsq", 128 << 10, 3000, 1 << 30),
+                 "sample_ns": vw.duration("sample", 10_000_000, positive=True),
+                 "work_conserving": vw.get_bool("work_conserving", True)}
+        if vwire["efficiency"] <= 0:
+            raise vw.fail("efficiency", "0 < efficiency <= 1")
 
     normalized = {
         "name": name,
@@ -721,6 +800,8 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
         "flows": flows,
         "aggctl": aggctl,
     }
+    if vwire is not None:
+        normalized["vwire"] = vwire
     return Spec(normalized, station_group, flow_table)
 
 

@@ -505,3 +505,61 @@ def test_aggctl_errors_name_key_value_and_allowed():
     with pytest.raises(SpecError) as info:
         norm(AGGCTL + '[aggctl]\ngap_threshold="1ms"\ninterval="100ms"\n', native=True)
     assert info.value.path == "aggctl.gap_threshold"
+
+
+VWIRE = """
+[sim]
+duration = "2s"
+[phy]
+standard = "ht"
+band = "2.4GHz"
+[vwire]
+period = "1s"
+[[stations]]
+mcs = 7
+device = "tv"
+[[flows]]
+pattern = "tcp"
+split = true
+app_rate = "30Mbps"
+app_class = "video_4k"
+utility = "step:2.5Mbps:4,32Mbps:10"
+[[flows]]
+pattern = "tcp"
+split = true
+utility = "log:0.1"
+"""
+
+
+def test_vwire_keys_normalize():
+    n = norm(VWIRE).normalized
+    assert n["vwire"] == {"enabled": True, "period_ns": 1_000_000_000, "efficiency": 0.75,
+                          "relay_buffer_bytes": 4 << 20, "sndbuf_bytes": 256 << 10,
+                          "tsq_bytes": 128 << 10, "sample_ns": 10_000_000, "work_conserving": True}
+    assert n["stations"][0]["device"] == "tv"
+    f0, f1 = n["flows"]
+    assert (f0["split"], f0["split_wired_cc"], f0["app_rate_bps"], f0["app_class"]) == (True, "bbr", 30_000_000, "video_4k")
+    assert f0["utility"] == {"step": [[2_500_000.0, 4.0], [32_000_000.0, 10.0]]}
+    assert f1["utility"] == {"log": 0.1} and f1["app_class"] is None
+    # No [vwire] table: none in the normalized spec; non-split TCP flows carry the defaults.
+    n = norm(MINIMAL).normalized
+    assert "vwire" not in n
+
+
+@pytest.mark.parametrize("edit, path", [
+    (('split = true\napp_rate', 'split = true\ndirection = "up"\napp_rate'), "flows[0].split"),
+    (('utility = "log:0.1"', 'utility = "log:-1"'), "flows[1].utility"),
+    (('utility = "step:2.5Mbps:4,32Mbps:10"', 'utility = "step:32Mbps:10,2.5Mbps:4"'), "flows[0].utility"),
+    (('app_class = "video_4k"', 'app_class = "movie"'), "flows[0].app_class"),
+    (('device = "tv"', 'device = "fridge"'), "stations[0].device"),
+    (('period = "1s"', 'period = "1s"\nefficiency = 1.5'), "vwire.efficiency"),
+    (('period = "1s"', 'period = "1s"\nbogus = 1'), "vwire.bogus"),
+])
+def test_vwire_bad_keys_name_the_path(edit, path):
+    e = err(VWIRE.replace(*edit))
+    assert e.path == path, str(e)
+
+
+def test_vwire_keys_pass_native_checks():
+    from lasthop.spec import check_native
+    check_native(norm(VWIRE))

@@ -12,6 +12,9 @@ pub struct RunData {
     pub flows: Vec<FlowOut>,
     pub stations: Vec<StationOut>,
     pub timeseries: TimeSeries,
+    /// The split proxy at the AP, when a flow is split (`world_vwire.rs`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vwire: Option<VwireOut>,
 }
 
 #[derive(Serialize, Debug, Clone)]
@@ -60,6 +63,83 @@ pub struct FlowOut {
     /// aggctl flows only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub aggctl: Option<AggctlOut>,
+    /// TCP flows split at the AP only: the two connections and the relay buffer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub split: Option<SplitOut>,
+}
+
+/// A split flow (`split = true`): the server → AP connection (`wired`), the AP → station one
+/// (`wifi`), the relay buffer between them, and the vwire loop's view of the flow per period.
+/// The flow's `tcp` record describes the server's sender and the station's receiver.
+#[derive(Serialize, Debug, Clone)]
+pub struct SplitOut {
+    pub wired: SplitSide,
+    pub wifi: SplitSide,
+    /// Class at the end of the run, and whether it came from the spec (`app_class`).
+    pub class: String,
+    pub class_fixed: bool,
+    /// Relay buffer capacity; its backlog (received from the server, not yet acknowledged by
+    /// the station) sampled every `vwire.sample` after warm-up: largest, mean; at the end.
+    pub relay_buffer_bytes: u64,
+    pub relay_backlog_max_bytes: u64,
+    pub relay_backlog_mean_bytes: f64,
+    pub relay_backlog_end_bytes: u64,
+    /// Window updates the proxy sent the server as the relay buffer drained.
+    pub window_updates: u64,
+    /// RTT samples of the WiFi-side sender after warm-up (the router ↔ device RTT).
+    pub wifi_rtt_ns: DelaySummary,
+    pub periods: SplitPeriods,
+}
+
+/// End-of-run state of one side of a split flow (its sender).
+#[derive(Serialize, Debug, Clone)]
+pub struct SplitSide {
+    pub cc: String,
+    pub bytes_acked: u64,
+    pub retransmits: u64,
+    pub rto_count: u64,
+    pub fast_recoveries: u64,
+    pub cwnd_bytes: u64,
+    pub srtt_ns: u64,
+    pub min_rtt_ns: u64,
+}
+
+/// Per feedback period of a split flow (times in `RunData.vwire.t_ns`).
+#[derive(Serialize, Debug, Clone, Default)]
+pub struct SplitPeriods {
+    /// Class used (the spec's, or the classifier's latest), and the classifier's prediction in
+    /// the period (null: vwire off, or no packets in the window).
+    pub class: Vec<String>,
+    pub predicted: Vec<Option<String>>,
+    /// b̂_i: WiFi-side goodput over the period; L_i; b̂_i / L_i.
+    pub goodput_bps: Vec<f64>,
+    pub link_rate_bps: Vec<f64>,
+    pub airtime_used: Vec<f64>,
+    /// The allocation for the next period: b_i = a_i·L_i and a_i (0 with vwire off).
+    pub alloc_rate_bps: Vec<f64>,
+    pub alloc_airtime: Vec<f64>,
+    /// Relay backlog and WiFi-side socket backlog (SIOCOUTQ) at the period's end.
+    pub relay_backlog_bytes: Vec<u64>,
+    pub sndbuf_bytes: Vec<u64>,
+}
+
+/// The proxy's run-level record: one entry per feedback period.
+#[derive(Serialize, Debug, Clone)]
+pub struct VwireOut {
+    pub enabled: bool,
+    pub period_ns: u64,
+    pub efficiency: f64,
+    pub t_ns: Vec<u64>,
+    /// The scheduler was managed (the WiFi side the bottleneck) at the period's end.
+    pub managed: Vec<bool>,
+    /// U and Σ u_i(b_i) of the allocation.
+    pub airtime_budget: Vec<f64>,
+    pub utility: Vec<f64>,
+    pub bottleneck_transitions: u64,
+    /// Scheduler writes (one MSS or less each): with tokens, beyond the allocation, unmanaged.
+    pub token_sends: u64,
+    pub excess_sends: u64,
+    pub fifo_sends: u64,
 }
 
 /// End-of-run state of an aggctl flow (paced UDP download regulated by the receiver's
@@ -301,6 +381,7 @@ pub fn collect(w: &World) -> RunData {
                 tcp: w.tcp_out(i),
                 quic: w.quic_out(i),
                 aggctl: w.aggctl_out(i),
+                split: w.split_out(i),
             }
         })
         .collect();
@@ -395,5 +476,6 @@ pub fn collect(w: &World) -> RunData {
         flows,
         stations,
         timeseries: ts,
+        vwire: w.vwire_out(),
     }
 }

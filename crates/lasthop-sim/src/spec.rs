@@ -29,6 +29,56 @@ pub struct Spec {
     /// The aggctl rate allocator and receivers shared by every `pattern = "aggctl"` flow.
     #[serde(default)]
     pub aggctl: AggctlSpec,
+    /// The Virtual Wires proxy at the AP (`world_vwire.rs`); off by default.
+    #[serde(default)]
+    pub vwire: VwireSpec,
+}
+
+/// `[vwire]`: the split proxy's buffers and the Virtual Wires allocation loop (docs/spec.md).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VwireSpec {
+    /// Classifier → optimizer → token scheduler on the split flows; false = split only.
+    pub enabled: bool,
+    /// Feedback period (the paper's 2 s).
+    pub period_ns: u64,
+    /// L_i = the station's current downlink PHY rate × this.
+    pub efficiency: f64,
+    /// Relay buffer per split flow: bytes received in order from the server and not yet
+    /// acknowledged by the station (the wired-side receive window closes when it is full).
+    pub relay_buffer_bytes: u64,
+    /// WiFi-side socket send buffer (unacknowledged + unsent), part of the relay buffer.
+    pub sndbuf_bytes: u64,
+    /// TCP small-queues limit of the WiFi-side sender (bytes in the AP's queues and MAC).
+    pub tsq_bytes: u64,
+    /// Send-buffer backlog sampling interval of the bottleneck detector.
+    pub sample_ns: u64,
+    /// Serve flows beyond their allocation when no flow holding tokens waits.
+    pub work_conserving: bool,
+}
+
+impl Default for VwireSpec {
+    fn default() -> Self {
+        VwireSpec {
+            enabled: false,
+            period_ns: 2_000_000_000,
+            efficiency: 0.75,
+            relay_buffer_bytes: 4 << 20,
+            sndbuf_bytes: 256 << 10,
+            tsq_bytes: 128 << 10,
+            sample_ns: 10_000_000,
+            work_conserving: true,
+        }
+    }
+}
+
+/// A utility function of goodput for the vwire optimizer (normalized JSON:
+/// `{"step": [[rate_bps, utility], ...]}` or `{"log": weight}`).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(rename_all = "lowercase")]
+pub enum UtilitySpec {
+    Step(Vec<(f64, f64)>),
+    Log(f64),
 }
 
 /// The large-scale channel used by stations placed at a distance (`lasthop_wifi::phy::channel`).
@@ -229,6 +279,13 @@ pub struct StationSpec {
     /// spatial streams, in both directions.
     #[serde(default)]
     pub nss_change: Option<(u64, u8)>,
+    /// Device type for the vwire classifier: "unknown", "phone", "laptop", "tv".
+    #[serde(default = "default_device")]
+    pub device: String,
+}
+
+fn default_device() -> String {
+    "unknown".into()
 }
 
 fn default_rate_control() -> String {
@@ -316,6 +373,25 @@ pub struct FlowSpec {
     /// QUIC: guard on the history-based window: "none" or "rtt" (`cwnd_history::rtt_guard`).
     #[serde(default = "default_history")]
     pub history_guard: String,
+    /// TCP download: split at the AP's proxy (`world_vwire.rs`); the server's connection runs
+    /// `split_wired_cc`, the AP → station one `cc`.
+    #[serde(default)]
+    pub split: bool,
+    #[serde(default = "default_wired_cc")]
+    pub split_wired_cc: String,
+    /// TCP: the server application writes at this rate (bit/s, every 10 ms); 0 = bulk.
+    #[serde(default)]
+    pub app_rate_bps: u64,
+    /// vwire: the flow's class, bypassing the classifier (`AppClass` names).
+    #[serde(default)]
+    pub app_class: Option<String>,
+    /// vwire: the flow's utility, overriding its class's default.
+    #[serde(default)]
+    pub utility: Option<UtilitySpec>,
+}
+
+fn default_wired_cc() -> String {
+    "bbr".into()
 }
 
 fn one() -> u32 {
@@ -769,8 +845,91 @@ impl Spec {
             if f.start_ns >= f.stop_ns || f.stop_ns > self.sim.duration_ns {
                 bad(&format!("flows[{i}].start"), format!("{}ns", f.start_ns), "start < stop <= sim.duration".into());
             }
+            for (path, value, allowed) in vwire_flow_problems(self, f) {
+                bad(&format!("flows[{i}].{path}"), value, allowed);
+            }
+        }
+        for (path, value, allowed) in vwire_problems(self) {
+            bad(&path, value, allowed);
         }
         p.extend(self.aggctl_problems());
         p
+    }
+}
+
+const CCS: [&str; 3] = ["newreno", "cubic", "bbr"];
+const CLASSES: [&str; 6] = ["video_sd", "video_hd", "video_4k", "bulk", "web", "voip"];
+const DEVICES: [&str; 4] = ["unknown", "phone", "laptop", "tv"];
+
+/// The split / vwire rules of one flow: (key, value, allowed).
+fn vwire_flow_problems(s: &Spec, f: &FlowSpec) -> Vec<Problem> {
+    let mut p = Vec::new();
+    let tcp = f.pattern == "tcp";
+    if f.split {
+        if !tcp || f.direction != "down" {
+            p.push(("split".into(), "true".into(), "only for pattern = \"tcp\" downloads".into()));
+        }
+        if f.app != "bulk" {
+            p.push(("split".into(), "true".into(), "only with app = \"bulk\"".into()));
+        }
+        if s.stations.get(f.station as usize).is_some_and(|st| st.parent.is_some()) {
+            p.push(("split".into(), "true".into(), "only to a station associated with the AP".into()));
+        }
+    }
+    if !CCS.contains(&f.split_wired_cc.as_str()) {
+        p.push(("split_wired_cc".into(), format!("{:?}", f.split_wired_cc), "one of \"newreno\", \"cubic\", \"bbr\"".into()));
+    }
+    if f.app_rate_bps > 0 && !(tcp && f.app == "bulk" && f.bytes == 0) {
+        p.push(("app_rate".into(), format!("{}bps", f.app_rate_bps), "only for pattern = \"tcp\" bulk flows without bytes".into()));
+    }
+    if let Some(c) = &f.app_class {
+        if !CLASSES.contains(&c.as_str()) {
+            p.push(("app_class".into(), format!("{c:?}"), "one of \"video_sd\", \"video_hd\", \"video_4k\", \"bulk\", \"web\", \"voip\"".into()));
+        }
+    }
+    if let Some(u) = &f.utility {
+        if utility_of(u).validate().is_err() {
+            p.push(("utility".into(), format!("{u:?}"), "step ladder with rates > 0 strictly increasing and utilities >= 0 non-decreasing, or log with weight > 0".into()));
+        }
+    }
+    if (f.app_class.is_some() || f.utility.is_some()) && !f.split {
+        p.push(("app_class".into(), "(set)".into(), "app_class and utility only with split = true".into()));
+    }
+    p
+}
+
+/// The `[vwire]` rules and station device names.
+fn vwire_problems(s: &Spec) -> Vec<Problem> {
+    let mut p = Vec::new();
+    let v = &s.vwire;
+    if v.period_ns == 0 {
+        p.push(("vwire.period".into(), "0ns".into(), "a duration > 0".into()));
+    }
+    if v.sample_ns == 0 {
+        p.push(("vwire.sample".into(), "0ns".into(), "a duration > 0".into()));
+    }
+    if !(v.efficiency > 0.0 && v.efficiency <= 1.0) {
+        p.push(("vwire.efficiency".into(), v.efficiency.to_string(), "0 < efficiency <= 1".into()));
+    }
+    if v.sndbuf_bytes < 4096 || v.sndbuf_bytes > v.relay_buffer_bytes {
+        p.push(("vwire.sndbuf".into(), v.sndbuf_bytes.to_string(), "4096 <= sndbuf <= relay_buffer".into()));
+    }
+    if v.tsq_bytes < 3000 {
+        p.push(("vwire.tsq".into(), v.tsq_bytes.to_string(), "at least 3000 bytes (two segments)".into()));
+    }
+    for (i, st) in s.stations.iter().enumerate() {
+        if !DEVICES.contains(&st.device.as_str()) {
+            p.push((format!("stations[{i}].device"), format!("{:?}", st.device), "one of \"unknown\", \"phone\", \"laptop\", \"tv\"".into()));
+        }
+    }
+    p
+}
+
+/// The optimizer's utility for a spec'd one.
+pub fn utility_of(u: &UtilitySpec) -> lasthop_algo::control::vwire::Utility {
+    use lasthop_algo::control::vwire::Utility;
+    match u {
+        UtilitySpec::Step(steps) => Utility::ladder(steps),
+        UtilitySpec::Log(w) => Utility::log(*w),
     }
 }

@@ -45,6 +45,8 @@ mod tcp;
 mod fw;
 #[path = "world_quic.rs"]
 mod quic;
+#[path = "world_vwire.rs"]
+mod vwire;
 #[path = "world_aggctl.rs"]
 mod aggctl;
 use fw::Firmware;
@@ -170,6 +172,8 @@ enum Ev {
     /// A QUIC flow's timer (loss detection, PTO, ACK delay, pacing, idle); stale if the
     /// generation moved on.
     QuicTimer(u32, u64),
+    /// The split proxy (`world_vwire.rs`): a tick, a paced application, or a flow's timer.
+    Vwire(u32, u64),
     /// Measurement instant of a forwarding node's interface queue (the AP = 0, relay station
     /// `s` = 1 + s): samples it and runs its buffer sizer.
     NodeTick(u32),
@@ -417,6 +421,8 @@ pub struct World {
     progress_step: Duration,
     /// Frame records of the requested capture (None: no capture, no cost).
     capture: Option<Box<Capture>>,
+    /// The split proxy and paced applications (None: no flow is split or paced).
+    vwire: Option<Box<vwire::Host>>,
     // metrics
     pub counters: Vec<FlowCounters>,
     pub totals: Totals,
@@ -675,7 +681,7 @@ impl World {
             };
             quic_flows.push((pattern == Pattern::Quic).then(|| Box::new(quic::new_flow(f))));
             tcp.push((pattern == Pattern::Tcp).then(|| {
-                tcp::new_conn(f, dir == Dir::Down, Rng::stream(seed, StreamKind::Other, i as u64).next_u64())
+                tcp::new_conn(&vwire::server_side(f), dir == Dir::Down, Rng::stream(seed, StreamKind::Other, i as u64).next_u64())
             }));
             flows.push(Flow {
                 station: f.station,
@@ -772,6 +778,7 @@ impl World {
             wired_delay: Duration(spec.wired.delay_ns),
             progress_step: Duration((spec.sim.duration_ns / 200).max(1)),
             capture: None,
+            vwire: vwire::new_host(&spec, seed),
             counters: vec![FlowCounters::default(); n_flows],
             totals: Totals::default(),
             ts_goodput: Series::new(n_flows, bins, bin),
@@ -865,6 +872,7 @@ impl World {
             self.q.schedule(Instant::ZERO, Ev::Beacon);
         }
         self.q.schedule(Instant::ZERO + self.progress_step, Ev::Progress);
+        self.vwire_start();
         self.schedule_nss_changes();
         let forwarding: Vec<u32> = std::iter::once(0).chain(self.relays.iter().map(|r| r.sta + 1)).collect();
         for n in forwarding {
@@ -887,6 +895,7 @@ impl World {
                 Ev::TcpTimer(f, g) => self.on_tcp_timer(f, g),
                 Ev::QuicTimer(f, g) => self.on_quic_timer(f, g),
                 Ev::NodeTick(n) => self.on_node_tick(n),
+                Ev::Vwire(t, g) => self.on_vwire(t, g),
                 Ev::WiredTxDone(d) => self.on_wired_tx_done(d),
                 Ev::AggctlTimer(f, g) => self.on_aggctl_timer(f, g),
                 Ev::NssChange(s) => self.on_nss_change(s),
@@ -975,6 +984,7 @@ impl World {
             }
         }
         self.quic_drop(p);
+        self.vwire_dropped(p, why);
         self.aggctl_drop(p);
         self.release(p);
     }
@@ -1181,7 +1191,9 @@ impl World {
         match dir {
             Dir::Down => {
                 let fl = &self.flows[self.pkts[p.id as usize].flow as usize];
-                if fl.cross {
+                if self.is_split(p.flow) {
+                    self.vwire_wired_data(p, now);
+                } else if fl.cross {
                     self.deliver(p, now);
                 } else {
                     let sta = fl.station;
@@ -1253,6 +1265,7 @@ impl World {
         if let Some(fw) = self.fw.as_deref_mut() {
             fw.release(sta, aql);
         }
+        self.vwire_tx_done(p);
     }
 
     /// The next frame of `sta`'s AP queue; packets its discipline drops on the way are
@@ -1421,6 +1434,7 @@ impl World {
     /// link, a relay forwards it to its own parent.
     fn up_arrive(&mut self, link: u32, p: PktRef, t: Instant) {
         match self.stations[link as usize].parent {
+            None if self.is_split(p.flow) => self.vwire_wifi_ack(p, t),
             None => self.wired_send(p, Dir::Up, t),
             Some(par) => {
                 let r = self.stations[par as usize].relay.expect("parent is a relay");

@@ -107,7 +107,7 @@ pub(super) fn new_conn(f: &FlowSpec, sender_at_server: bool, seed: u64) -> TcpCo
     let scfg = TcpSenderConfig { mss, cc: ccfg, pacing: f.pacing.unwrap_or(pace_default), ..TcpSenderConfig::default() };
     let rcfg = TcpReceiverConfig { mss, ..TcpReceiverConfig::default() };
     let mut sender = TcpSender::new(scfg, now);
-    if rr.is_none() {
+    if rr.is_none() && f.app_rate_bps == 0 {
         sender.app_write(if f.bytes == 0 { u64::MAX } else { f.bytes });
     }
     TcpConn {
@@ -419,6 +419,7 @@ impl World {
 
     /// Pump the connections whose queued bytes drained during an exchange.
     pub(super) fn tcp_pump_dirty(&mut self, now: Instant) {
+        self.vwire_pump_dirty(now);
         if self.tcp_dirty.is_empty() {
             return;
         }

@@ -15,6 +15,7 @@ SUITES: dict[str, str] = {
     "wqm": ".wqm",
     "bquic": ".bquic",
     "cwnd-history": ".cwnd_history",
+    "vwire": ".vwire",
     "aggctl": ".aggctl",
 }
 

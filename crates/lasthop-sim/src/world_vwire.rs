@@ -1,0 +1,666 @@
+//! The split proxy at the AP and the Virtual Wires loop ("Virtual Wires: Rethinking WiFi
+//! networks", Yang, Jiang, Misra, Rubenstein): the simulator as host of
+//! `lasthop_algo::control::vwire` and of the TCP endpoints of a split session.
+//!
+//! **Session splitting** (§III-B). A TCP download with `split = true` is two connections. The
+//! server's sender (`split_wired_cc`, default BBR) talks to a receiver *in the AP* — its ACKs
+//! leave the AP on the wired uplink, so that connection sees the wired RTT only — and a sender in
+//! the AP (`cc`, the flow's) carries the bytes to the station's receiver; its segments enter the
+//! AP's queue for the station directly (no wired hop). The flow's `World::tcp` entry keeps the
+//! server's sender and the station's receiver, so the world's TCP host serves both ends as for an
+//! end-to-end flow; this module holds the two endpoints in the AP.
+//!
+//! Between them, the relay buffer: bytes the AP's receiver delivered in order and the station has
+//! not acknowledged, at most `vwire.relay_buffer` per flow. Of those, up to `vwire.sndbuf` sit in
+//! the WiFi-side socket (written, unacknowledged — what `ioctl(SIOCOUTQ)` reports, §III-F), the
+//! rest waits in the proxy ("unread"). The AP's receiver advertises the buffer minus its
+//! out-of-order bytes minus the relay backlog, so a full relay buffer closes the server's window
+//! (backpressure); when the window has at least doubled (and grown by two segments) since it was
+//! last advertised the proxy sends a window update, as Linux does after the application reads.
+//! The WiFi-side sender obeys TCP small queues with a limit of `vwire.tsq` bytes in the AP's
+//! queues and MAC (released when the MAC is done with a frame: Block Ack or drop, or when the
+//! queue drops it), so its backlog stays in the socket where the proxy can see it.
+//!
+//! **Virtual Wires** (`vwire.enabled`, §III-C–F), every `vwire.period` (2 s): each split flow's
+//! class comes from `app_class` or from the shipped random forest over a `FeatureWindow` of the
+//! segments the proxy forwarded (device type from `stations.device`; before the first prediction
+//! a flow counts as bulk); its utility from `utility` or the class's default; b̂_i is the WiFi
+//! side's goodput (bytes the station acknowledged) over the period; L_i is the station's current
+//! downlink PHY rate (what `iwinfo` reports) times `vwire.efficiency` (default 0.75, the share of
+//! the PHY rate TCP gets through an aggregating 802.11n link — our number; the optimizer's
+//! allocation is invariant to a common scale of the L_i, the efficiency only keeps
+//! U = Σ b̂_i/L_i on the scale of the busy fraction). The `VwireController` turns these into
+//! per-flow rates b_i = a_i·L_i, which the `TokenScheduler` enforces on what the proxy *writes
+//! into the WiFi-side sockets* — each split flow is its own queue (the paper's per-class queues
+//! with one flow per class). Writes go in segments of one MSS. The scheduler is managed only
+//! while the `BottleneckDetector` says the WiFi side is the bottleneck, from Σ SIOCOUTQ sampled
+//! every `vwire.sample` (10 ms); otherwise the proxy forwards everything at once (FIFO).
+//! Work conservation (our rule, the paper gives none): a flow without tokens is served only when
+//! no flow that holds tokens is held back by the WiFi — more than two segments in its socket
+//! that its sender cannot send yet, or relay data and a full socket — since the airtime should
+//! then go to that flow.
+//!
+//! **Paced applications** (`app_rate`, any TCP bulk flow, split or not): the server's
+//! application writes `app_rate × 10 ms` every 10 ms (a video at a constant bit rate, no
+//! player buffer); TCP sends as fast as it may, so a backlog built during a dip is caught up.
+//!
+//! The Virtual Wires method is covered by Columbia University patents (US 10,687,341 B2 and
+//! US 11,297,634).
+
+use super::{DropWhy, EndpointTimer, Ev, PktRef, TcpMeta, World};
+use crate::metrics::LogHistogram;
+use crate::output::{SplitOut, SplitPeriods, SplitSide, VwireOut};
+use crate::spec::{utility_of, FlowSpec, Spec};
+use lasthop_algo::cc::cubic::HyStartConfig;
+use lasthop_algo::cc::{BbrConfig, CcConfig, CubicConfig, NewRenoConfig};
+use lasthop_algo::control::vwire::{
+    AppClass, BottleneckConfig, BottleneckDetector, ControllerConfig, DeviceType, FeatureConfig,
+    FeatureWindow, FlowMeasurement, Forest, SchedulerConfig, TokenScheduler, Utility,
+    VwireController,
+};
+use lasthop_algo::tcp::{
+    ack_ip_len, data_ip_len, TcpReceiver, TcpReceiverConfig, TcpSender, TcpSenderConfig,
+};
+use lasthop_core::{Duration, Instant, Rng};
+use std::borrow::Cow;
+
+/// `Ev::Vwire` targets: the detector's sampling tick, the feedback period, an application's
+/// write tick (flow | `APP`), else a split flow's endpoint timer.
+pub(super) const TICK_SAMPLE: u32 = u32::MAX;
+pub(super) const TICK_PERIOD: u32 = u32::MAX - 1;
+const APP: u32 = 1 << 31;
+/// Write interval of a paced application.
+const APP_TICK: Duration = Duration::from_millis(10);
+
+/// The proxy and the paced applications.
+pub(super) struct Host {
+    /// Flow → index in `conns`.
+    by_flow: Vec<Option<u32>>,
+    conns: Vec<SplitConn>,
+    apps: Vec<AppSource>,
+    vw: Option<Box<Vwire>>,
+    relay_buffer: u64,
+    sndbuf: u64,
+    period: Duration,
+    sample: Duration,
+    efficiency: f64,
+    /// A WiFi-side sender's queued bytes drained: pump at the end of the exchange.
+    dirty: bool,
+    /// Per period (run-level): start of the next one's measurement.
+    t_ns: Vec<u64>,
+    managed: Vec<bool>,
+    budget: Vec<f64>,
+    utility: Vec<f64>,
+}
+
+struct AppSource {
+    flow: u32,
+    rate_bps: f64,
+    carry: f64,
+    stop: Instant,
+}
+
+/// The allocation loop's deciders.
+struct Vwire {
+    ctl: VwireController,
+    sched: TokenScheduler,
+    detector: BottleneckDetector,
+    forest: Forest,
+}
+
+/// One split flow's endpoints in the AP and its bookkeeping.
+struct SplitConn {
+    flow: u32,
+    sta: u32,
+    mss: u64,
+    /// Server → AP connection, AP end.
+    rx: TcpReceiver,
+    /// AP → station connection, AP end.
+    tx: TcpSender,
+    tx_cc: &'static str,
+    /// Bytes written into `tx`.
+    written: u64,
+    /// `tx`'s bytes in the AP's queues and MAC (TCP small queues).
+    queued_below: u64,
+    /// Right edge and window of the last ACK the AP's receiver sent.
+    adv_right: u64,
+    adv_wnd: u64,
+    timer: EndpointTimer,
+    feat: FeatureWindow,
+    device: DeviceType,
+    fixed_class: Option<AppClass>,
+    fixed_utility: Option<Utility>,
+    class: AppClass,
+    utility: Utility,
+    /// `tx`'s acknowledged bytes at the start of the period; largest relay backlog so far.
+    acked_mark: u64,
+    backlog_max: u64,
+    backlog_sum: f64,
+    backlog_n: u64,
+    rtt: LogHistogram,
+    window_updates: u64,
+    per: SplitPeriods,
+}
+
+impl SplitConn {
+    fn acked(&self) -> u64 {
+        self.tx.stats().app_bytes_acked
+    }
+    /// Bytes delivered in order by the AP's receiver and not yet acknowledged by the station.
+    fn backlog(&self) -> u64 {
+        self.rx.delivered() - self.acked()
+    }
+    /// In the proxy, not yet written into the WiFi-side socket.
+    fn unread(&self) -> u64 {
+        self.rx.delivered() - self.written
+    }
+    /// Written into the WiFi-side socket and not acknowledged (SIOCOUTQ).
+    fn outq(&self) -> u64 {
+        self.written - self.acked()
+    }
+    /// Held back by the WiFi: bytes in its socket its sender cannot send yet (more than two
+    /// segments beyond those in flight), or relay bytes and no room in the socket.
+    fn waits_on_wifi(&self, room: u64) -> bool {
+        let unsent = self.outq().saturating_sub(self.tx.stats().bytes_in_flight);
+        unsent > 2 * self.mss || (self.unread() > 0 && room == 0)
+    }
+    /// The window the AP's receiver advertises: its buffer minus out-of-order bytes minus the
+    /// relay backlog.
+    fn window(&self) -> u64 {
+        self.rx.rwnd().saturating_sub(self.backlog())
+    }
+}
+
+fn class_of(name: &str) -> Option<AppClass> {
+    AppClass::ALL.into_iter().find(|c| c.name() == name)
+}
+
+fn device_of(name: &str) -> DeviceType {
+    match name {
+        "phone" => DeviceType::Phone,
+        "laptop" => DeviceType::Laptop,
+        "tv" => DeviceType::Tv,
+        _ => DeviceType::Unknown,
+    }
+}
+
+/// The spec of the server's end of flow `f`: a split flow's server runs `split_wired_cc` with
+/// that controller's pacing default.
+pub(super) fn server_side(f: &FlowSpec) -> Cow<'_, FlowSpec> {
+    if !f.split {
+        return Cow::Borrowed(f);
+    }
+    let mut s = f.clone();
+    s.cc = f.split_wired_cc.clone();
+    s.pacing = None;
+    Cow::Owned(s)
+}
+
+/// A sender for the AP → station side of a split flow (the flow's `cc`, `pacing`, `hystart`,
+/// `extra_acked`), with the proxy's TCP small-queues limit.
+fn wifi_sender(f: &FlowSpec, tsq: u64, seed: u64) -> (TcpSender, &'static str) {
+    let mss = f.packet_size.saturating_sub(lasthop_algo::tcp::IP_TCP_HEADERS).max(64);
+    let (cc, name, pace) = match f.cc.as_str() {
+        "newreno" => (CcConfig::NewReno(NewRenoConfig::default()), "newreno", false),
+        "bbr" => (CcConfig::Bbr(BbrConfig { extra_acked: f.extra_acked, seed, ..BbrConfig::default() }), "bbr", true),
+        _ => {
+            let d = CubicConfig::default();
+            let hystart = HyStartConfig { enabled: f.hystart, paced: f.pacing.unwrap_or(false), ..d.hystart };
+            (CcConfig::Cubic(CubicConfig { hystart, ..d }), "cubic", false)
+        }
+    };
+    let cfg = TcpSenderConfig { mss, cc, pacing: f.pacing.unwrap_or(pace), tsq_limit: tsq, ..TcpSenderConfig::default() };
+    (TcpSender::new(cfg, Instant(f.start_ns)), name)
+}
+
+/// The host for a spec, if any flow is split or paced.
+pub(super) fn new_host(spec: &Spec, seed: u64) -> Option<Box<Host>> {
+    let v = &spec.vwire;
+    let mut by_flow = vec![None; spec.flows.len()];
+    let mut conns = Vec::new();
+    let mut apps = Vec::new();
+    for (i, f) in spec.flows.iter().enumerate() {
+        if f.app_rate_bps > 0 {
+            apps.push(AppSource { flow: i as u32, rate_bps: f.app_rate_bps as f64, carry: 0.0, stop: Instant(f.stop_ns) });
+        }
+        if !f.split {
+            continue;
+        }
+        let mss = f.packet_size.saturating_sub(lasthop_algo::tcp::IP_TCP_HEADERS).max(64);
+        let (tx, tx_cc) = wifi_sender(f, v.tsq_bytes, Rng::stream(seed, lasthop_core::rng::StreamKind::Other, (5 << 32) + i as u64).next_u64());
+        let rx = TcpReceiver::new(TcpReceiverConfig { mss, rwnd: v.relay_buffer_bytes, ..TcpReceiverConfig::default() });
+        let fixed_class = f.app_class.as_deref().and_then(class_of);
+        let fixed_utility = f.utility.as_ref().map(utility_of);
+        let class = fixed_class.unwrap_or(AppClass::Bulk);
+        by_flow[i] = Some(conns.len() as u32);
+        conns.push(SplitConn {
+            flow: i as u32,
+            sta: f.station,
+            mss: mss as u64,
+            rx,
+            tx,
+            tx_cc,
+            written: 0,
+            queued_below: 0,
+            adv_right: v.relay_buffer_bytes,
+            adv_wnd: v.relay_buffer_bytes,
+            timer: EndpointTimer::default(),
+            feat: FeatureWindow::new(FeatureConfig::default()).expect("default feature window"),
+            device: device_of(&spec.stations[f.station as usize].device),
+            utility: fixed_utility.clone().unwrap_or_else(|| class.default_utility()),
+            fixed_class,
+            fixed_utility,
+            class,
+            acked_mark: 0,
+            backlog_max: 0,
+            backlog_sum: 0.0,
+            backlog_n: 0,
+            rtt: LogHistogram::new(),
+            window_updates: 0,
+            per: SplitPeriods::default(),
+        });
+    }
+    if conns.is_empty() && apps.is_empty() {
+        return None;
+    }
+    let vw = (v.enabled && !conns.is_empty()).then(|| {
+        let sched = SchedulerConfig { classes: conns.len(), work_conserving: v.work_conserving, ..SchedulerConfig::default() };
+        let ctl = ControllerConfig { period: Duration(v.period_ns), ..ControllerConfig::default() };
+        Box::new(Vwire {
+            ctl: VwireController::new(ctl).expect("valid controller"),
+            sched: TokenScheduler::new(sched).expect("valid scheduler"),
+            detector: BottleneckDetector::new(BottleneckConfig::default()).expect("valid detector"),
+            forest: Forest::shipped(),
+        })
+    });
+    Some(Box::new(Host {
+        by_flow,
+        conns,
+        apps,
+        vw,
+        relay_buffer: v.relay_buffer_bytes,
+        sndbuf: v.sndbuf_bytes,
+        period: Duration(v.period_ns),
+        sample: Duration(v.sample_ns),
+        efficiency: v.efficiency,
+        dirty: false,
+        t_ns: Vec::new(),
+        managed: Vec::new(),
+        budget: Vec::new(),
+        utility: Vec::new(),
+    }))
+}
+
+impl World {
+    /// Flow `f` is split at the AP.
+    #[inline]
+    pub(super) fn is_split(&self, f: u32) -> bool {
+        self.vwire.as_deref().is_some_and(|h| h.by_flow[f as usize].is_some())
+    }
+
+    fn conn_of(&self, f: u32) -> usize {
+        self.vwire.as_deref().and_then(|h| h.by_flow[f as usize]).expect("a split flow") as usize
+    }
+
+    fn host(&mut self) -> &mut Host {
+        self.vwire.as_deref_mut().expect("vwire host")
+    }
+
+    /// Schedule the first ticks (called once from `run`).
+    pub(super) fn vwire_start(&mut self) {
+        let Some(h) = self.vwire.as_deref() else { return };
+        let starts: Vec<(u32, Instant)> = h.apps.iter().map(|a| (a.flow, self.flows[a.flow as usize].start)).collect();
+        let any_split = !h.conns.is_empty();
+        let (period, sample) = (h.period, h.sample);
+        for (f, t) in starts {
+            self.q.schedule(t, Ev::Vwire(f | APP, 0));
+        }
+        if any_split {
+            self.q.schedule(Instant::ZERO + period, Ev::Vwire(TICK_PERIOD, 0));
+            self.q.schedule(Instant::ZERO + sample, Ev::Vwire(TICK_SAMPLE, 0));
+        }
+    }
+
+    pub(super) fn on_vwire(&mut self, target: u32, gen: u64) {
+        let now = self.q.now();
+        match target {
+            TICK_SAMPLE => self.vwire_sample(now),
+            TICK_PERIOD => self.vwire_period(now),
+            t if t & APP != 0 => self.vwire_app(t & !APP, now),
+            f => {
+                let c = self.conn_of(f);
+                let sc = &mut self.host().conns[c];
+                if !sc.timer.fire(gen) {
+                    return;
+                }
+                sc.rx.handle_timeout(now);
+                sc.tx.handle_timeout(now);
+                self.vwire_pump(now);
+            }
+        }
+    }
+
+    /// A paced application writes its next 10 ms.
+    fn vwire_app(&mut self, f: u32, now: Instant) {
+        let h = self.host();
+        let a = h.apps.iter_mut().find(|a| a.flow == f).expect("app source");
+        if now >= a.stop {
+            return;
+        }
+        let want = a.rate_bps / 8.0 * APP_TICK.as_secs_f64() + a.carry;
+        let bytes = want.floor();
+        a.carry = want - bytes;
+        self.tcp[f as usize].as_mut().expect("tcp flow").sender.app_write(bytes as u64);
+        self.q.schedule(now + APP_TICK, Ev::Vwire(f | APP, 0));
+        self.tcp_pump(f, now);
+    }
+
+    /// A server segment of split flow `f` reached the AP: it ends at the proxy.
+    pub(super) fn vwire_wired_data(&mut self, p: PktRef, now: Instant) {
+        let pk = self.pkts[p.id as usize];
+        let TcpMeta::Data { seg, .. } = pk.tcp else { unreachable!("data on the wired downlink of a split flow") };
+        let c = self.conn_of(p.flow);
+        self.host().conns[c].rx.handle_segment(now, &seg);
+        self.release(p);
+        self.vwire_pump(now);
+    }
+
+    /// A station's ACK of split flow `f` reached the AP: it ends at the proxy.
+    pub(super) fn vwire_wifi_ack(&mut self, p: PktRef, t: Instant) {
+        let pk = self.pkts[p.id as usize];
+        let TcpMeta::Ack { ack, .. } = pk.tcp else { unreachable!("ACK on the uplink of a split flow") };
+        let counted = t >= self.warmup;
+        let c = self.conn_of(p.flow);
+        let sc = &mut self.host().conns[c];
+        sc.tx.handle_ack(t, &ack);
+        if counted {
+            if let Some(r) = sc.tx.stats().latest_rtt {
+                sc.rtt.record(r.as_nanos());
+            }
+        }
+        self.release(p);
+        let now = self.q.now().max(t);
+        self.vwire_pump(now);
+    }
+
+    /// The AP is done with packet `p` (its MAC acknowledged or dropped it, or its queue dropped
+    /// it): a WiFi-side segment's bytes leave TCP small queues.
+    pub(super) fn vwire_tx_done(&mut self, p: PktRef) {
+        if !self.is_split(p.flow) || !matches!(self.pkts[p.id as usize].tcp, TcpMeta::Data { .. }) {
+            return;
+        }
+        let c = self.conn_of(p.flow);
+        let h = self.host();
+        let sc = &mut h.conns[c];
+        sc.queued_below = sc.queued_below.saturating_sub(p.len as u64);
+        h.dirty = true;
+    }
+
+    /// A queue drop at the AP of a split flow's segment (`drop_pkt`).
+    pub(super) fn vwire_dropped(&mut self, p: PktRef, why: DropWhy) {
+        if matches!(why, DropWhy::Queue) {
+            self.vwire_tx_done(p);
+        }
+    }
+
+    /// Pump the proxy if a WiFi-side sender's queue drained.
+    pub(super) fn vwire_pump_dirty(&mut self, now: Instant) {
+        if self.vwire.as_deref().is_some_and(|h| h.dirty) {
+            self.host().dirty = false;
+            self.vwire_pump(now);
+        }
+    }
+
+    /// Move relay bytes into the WiFi-side sockets (through the token scheduler when managed),
+    /// send what the WiFi-side senders may, ACK the server, re-arm the timers.
+    fn vwire_pump(&mut self, now: Instant) {
+        if self.vwire.as_deref().is_none_or(|h| h.conns.is_empty()) {
+            return;
+        }
+        self.vwire_write(now);
+        let n = self.host().conns.len();
+        for c in 0..n {
+            // WiFi-side segments into the AP's queue for the station.
+            loop {
+                let sc = &mut self.host().conns[c];
+                let Some(seg) = sc.tx.poll_transmit(now, sc.queued_below) else { break };
+                let len = data_ip_len(seg.len);
+                sc.queued_below += len as u64;
+                sc.feat.on_packet(now, len);
+                let (f, sta) = (sc.flow, sc.sta);
+                let p = self.alloc_control(f, len, now);
+                self.pkts[p.id as usize].tcp = TcpMeta::Data { seg, rev: false };
+                self.ap_enqueue(sta, p, now);
+            }
+            // The AP's ACKs to the server, with the relay buffer's window; a window update
+            // when the window has opened.
+            loop {
+                let sc = &mut self.host().conns[c];
+                let ack = match sc.rx.poll_ack(now) {
+                    Some(a) => a,
+                    None => {
+                        let w = sc.window();
+                        let right = sc.rx.delivered() + w;
+                        if w >= 2 * sc.adv_wnd && right >= sc.adv_right + 2 * sc.mss {
+                            sc.window_updates += 1;
+                            sc.rx.build_ack()
+                        } else {
+                            break;
+                        }
+                    }
+                };
+                let mut ack = ack;
+                ack.rwnd = sc.window();
+                sc.adv_wnd = ack.rwnd;
+                sc.adv_right = ack.cum_ack + ack.rwnd;
+                let f = sc.flow;
+                let p = self.alloc_control(f, ack_ip_len(ack.n_sack), now);
+                self.pkts[p.id as usize].tcp = TcpMeta::Ack { ack, rev: false };
+                self.wired_send(p, super::Dir::Up, now);
+            }
+            let sc = &mut self.host().conns[c];
+            let t = [sc.rx.poll_timeout(), sc.tx.poll_timeout()].into_iter().flatten().min();
+            if let Some(t) = t {
+                let t = t.max(now);
+                if let Some(g) = sc.timer.arm(t) {
+                    let f = sc.flow;
+                    self.q.schedule(t, Ev::Vwire(f, g));
+                }
+            }
+        }
+    }
+
+    /// The proxy writes relay bytes into the WiFi-side sockets: all it may when unmanaged, one
+    /// MSS at a time in the token scheduler's order when managed.
+    fn vwire_write(&mut self, now: Instant) {
+        let h = self.vwire.as_deref_mut().expect("vwire host");
+        let sndbuf = h.sndbuf;
+        let n = h.conns.len();
+        let room = |sc: &SplitConn| sndbuf.saturating_sub(sc.outq());
+        let managed = h.vw.as_deref().is_some_and(|v| v.sched.is_managed());
+        if !managed {
+            for (c, sc) in h.conns.iter_mut().enumerate() {
+                let k = sc.unread().min(room(sc));
+                if k > 0 {
+                    sc.tx.app_write(k);
+                    sc.written += k;
+                    if let Some(v) = h.vw.as_deref_mut() {
+                        v.sched.on_sent(now, c, k);
+                    }
+                }
+            }
+            return;
+        }
+        let v = h.vw.as_deref_mut().expect("vwire");
+        let mut backlog = vec![0u64; n];
+        loop {
+            for (c, sc) in h.conns.iter().enumerate() {
+                backlog[c] = if room(sc) > 0 { sc.unread() } else { 0 };
+            }
+            let Some(c) = v.sched.next_class(now, &backlog) else { break };
+            if v.sched.tokens(c) <= 0.0 {
+                // Beyond the allocation: only if no flow holding tokens waits on the WiFi.
+                let waits = h.conns.iter().enumerate().any(|(k, sc)| v.sched.tokens(k) > 0.0 && sc.waits_on_wifi(room(sc)));
+                if waits {
+                    break;
+                }
+            }
+            let sc = &mut h.conns[c];
+            let k = sc.mss.min(sc.unread()).min(room(sc));
+            sc.tx.app_write(k);
+            sc.written += k;
+            v.sched.on_sent(now, c, k);
+        }
+    }
+
+    /// The bottleneck detector's sample of Σ SIOCOUTQ; relay backlog statistics.
+    fn vwire_sample(&mut self, now: Instant) {
+        let counted = now >= self.warmup;
+        let sample = self.host().sample;
+        self.q.schedule(now + sample, Ev::Vwire(TICK_SAMPLE, 0));
+        let h = self.vwire.as_deref_mut().expect("vwire host");
+        let mut outq = 0;
+        for sc in &mut h.conns {
+            outq += sc.outq();
+            let b = sc.backlog();
+            if counted {
+                sc.backlog_max = sc.backlog_max.max(b);
+                sc.backlog_sum += b as f64;
+                sc.backlog_n += 1;
+            }
+        }
+        if let Some(v) = h.vw.as_deref_mut() {
+            let bottleneck = v.detector.on_sample(now, outq);
+            if bottleneck != v.sched.is_managed() {
+                v.sched.set_managed(now, bottleneck);
+            }
+        }
+        // Tokens accrue with time: give a flow waiting for them its chance.
+        self.vwire_pump(now);
+    }
+
+    /// The feedback period: classify, measure, allocate, record.
+    fn vwire_period(&mut self, now: Instant) {
+        let rates: Vec<f64> = {
+            let h = self.vwire.as_deref().expect("vwire host");
+            h.conns.iter().map(|sc| self.stations[sc.sta as usize].rc[0].current().data_rate_bps() as f64 * h.efficiency).collect()
+        };
+        let period = self.host().period;
+        self.q.schedule(now + period, Ev::Vwire(TICK_PERIOD, 0));
+        let h = self.vwire.as_deref_mut().expect("vwire host");
+        let secs = h.period.as_secs_f64();
+        let mut goodput = Vec::with_capacity(h.conns.len());
+        for sc in &mut h.conns {
+            let predicted = match &h.vw {
+                Some(v) => {
+                    let x = sc.feat.features(now, sc.device).to_array();
+                    let k = if sc.feat.is_empty() { None } else { AppClass::from_index(v.forest.predict(&x)) };
+                    if let Some(k) = k {
+                        if sc.fixed_class.is_none() {
+                            sc.class = k;
+                        }
+                    }
+                    k
+                }
+                None => None,
+            };
+            if sc.fixed_utility.is_none() {
+                sc.utility = sc.class.default_utility();
+            }
+            let acked = sc.acked();
+            goodput.push((acked - sc.acked_mark) as f64 * 8.0 / secs);
+            sc.acked_mark = acked;
+            sc.per.class.push(sc.class.name().to_string());
+            sc.per.predicted.push(predicted.map(|k| k.name().to_string()));
+        }
+        let mut alloc: Vec<(f64, f64)> = vec![(0.0, 0.0); h.conns.len()];
+        let (mut managed, mut budget, mut utility) = (false, 0.0, 0.0);
+        if let Some(v) = h.vw.as_deref_mut() {
+            let ms: Vec<FlowMeasurement<'_>> = h
+                .conns
+                .iter()
+                .enumerate()
+                .map(|(c, sc)| FlowMeasurement { id: c as u64, link_rate_bps: rates[c], goodput_bps: goodput[c], utility: &sc.utility })
+                .collect();
+            if let Ok(a) = v.ctl.on_period(now, &ms) {
+                for fa in &a.flows {
+                    alloc[fa.id as usize] = (fa.rate_bps, fa.airtime);
+                }
+                budget = a.airtime_budget;
+                utility = a.utility;
+            }
+            let r: Vec<f64> = alloc.iter().map(|x| x.0).collect();
+            v.sched.set_rates(now, &r);
+            managed = v.sched.is_managed();
+        }
+        for (c, sc) in h.conns.iter_mut().enumerate() {
+            let (backlog, outq) = (sc.backlog(), sc.outq());
+            let p = &mut sc.per;
+            p.goodput_bps.push(goodput[c]);
+            p.link_rate_bps.push(rates[c]);
+            p.airtime_used.push(if rates[c] > 0.0 { goodput[c] / rates[c] } else { 0.0 });
+            p.alloc_rate_bps.push(alloc[c].0);
+            p.alloc_airtime.push(alloc[c].1);
+            p.relay_backlog_bytes.push(backlog);
+            p.sndbuf_bytes.push(outq);
+        }
+        h.t_ns.push(now.as_nanos());
+        h.managed.push(managed);
+        h.budget.push(budget);
+        h.utility.push(utility);
+        self.vwire_pump(now);
+    }
+
+    /// End-of-run record of split flow `f`.
+    pub fn split_out(&self, f: usize) -> Option<SplitOut> {
+        let h = self.vwire.as_deref()?;
+        let sc = &h.conns[h.by_flow[f]? as usize];
+        let wired = self.tcp[f].as_ref()?;
+        let side = |s: lasthop_algo::tcp::SenderStats, cc: &str| SplitSide {
+            cc: cc.to_string(),
+            bytes_acked: s.app_bytes_acked,
+            retransmits: s.retransmits,
+            rto_count: s.rto_count,
+            fast_recoveries: s.fast_recovery_count,
+            cwnd_bytes: s.cwnd,
+            srtt_ns: s.srtt.as_nanos(),
+            min_rtt_ns: s.min_rtt.as_nanos(),
+        };
+        Some(SplitOut {
+            wired: side(wired.sender.stats(), wired.cc_name),
+            wifi: side(sc.tx.stats(), sc.tx_cc),
+            class: sc.class.name().to_string(),
+            class_fixed: sc.fixed_class.is_some(),
+            relay_buffer_bytes: h.relay_buffer,
+            relay_backlog_max_bytes: sc.backlog_max,
+            relay_backlog_mean_bytes: if sc.backlog_n == 0 { 0.0 } else { sc.backlog_sum / sc.backlog_n as f64 },
+            relay_backlog_end_bytes: sc.backlog(),
+            window_updates: sc.window_updates,
+            wifi_rtt_ns: sc.rtt.summary(),
+            periods: sc.per.clone(),
+        })
+    }
+
+    /// Run-level record of the proxy, if any flow is split.
+    pub fn vwire_out(&self) -> Option<VwireOut> {
+        let h = self.vwire.as_deref()?;
+        if h.conns.is_empty() {
+            return None;
+        }
+        let v = h.vw.as_deref();
+        let st = v.map(|v| v.sched.stats().clone());
+        Some(VwireOut {
+            enabled: v.is_some(),
+            period_ns: h.period.as_nanos(),
+            efficiency: h.efficiency,
+            t_ns: h.t_ns.clone(),
+            managed: h.managed.clone(),
+            airtime_budget: h.budget.clone(),
+            utility: h.utility.clone(),
+            bottleneck_transitions: v.map_or(0, |v| v.detector.transitions()),
+            token_sends: st.as_ref().map_or(0, |s| s.token_sends),
+            excess_sends: st.as_ref().map_or(0, |s| s.excess_sends),
+            fifo_sends: st.as_ref().map_or(0, |s| s.fifo_sends),
+        })
+    }
+}

@@ -1,0 +1,149 @@
+//! The split proxy at the AP and the Virtual Wires loop (`world_vwire.rs`): a split connection
+//! delivers every byte once and in order with its wired side on the wired RTT; the relay buffer
+//! is bounded (backpressure reaches the server); with vwire a step-utility flow gets its rate
+//! while a greedy flow takes the rest; determinism.
+
+mod common;
+use common::*;
+use serde_json::{json, Value};
+
+/// An 802.11n 2.4 GHz cell, 20 MHz, SGI; `stations` fixed-rate stations (MCS, NSS).
+fn cell(secs: u64, stations: &[(u32, u32)]) -> Value {
+    let mut s = base("ht", 20, 400);
+    s["phy"]["band"] = json!("2.4GHz");
+    s["sim"]["duration_ns"] = json!(secs * 1_000_000_000);
+    s["wired"]["delay_ns"] = json!(10_000_000u64);
+    s["wired"]["rate_bps"] = json!(1_000_000_000u64);
+    s["stations"] = Value::Array(stations.iter().map(|&(m, n)| station(m, n)).collect());
+    s
+}
+
+fn tcp(sta: u32, cc: &str, stop_ns: u64) -> Value {
+    let mut f = flow(sta, "down", "tcp", 0, 1500, stop_ns);
+    f["cc"] = json!(cc);
+    f
+}
+
+fn split(sta: u32, stop_ns: u64) -> Value {
+    let mut f = tcp(sta, "cubic", stop_ns);
+    f["split"] = json!(true);
+    f
+}
+
+#[test]
+fn split_delivers_every_byte_once_in_order_and_the_wired_side_sees_the_wired_rtt() {
+    let mut s = cell(6, &[(7, 2)]);
+    let mut f = split(0, 6_000_000_000);
+    f["bytes"] = json!(8_000_000u64);
+    s["flows"] = json!([f]);
+    let d = run(&s, 1);
+    let fl = &d["flows"][0];
+    let t = &fl["tcp"];
+    assert_eq!(t["app_bytes_delivered"], json!(8_000_000u64), "{t}");
+    assert!(t["completion_ns"].is_u64(), "{t}");
+    let sp = &fl["split"];
+    assert_eq!(sp["wired"]["cc"], json!("bbr"));
+    assert_eq!(sp["wifi"]["cc"], json!("cubic"));
+    assert_eq!(sp["wired"]["bytes_acked"], json!(8_000_000u64), "{sp}");
+    assert_eq!(sp["wifi"]["bytes_acked"], json!(8_000_000u64), "{sp}");
+    // The server's connection ends at the AP: its minimum RTT is the wired round trip
+    // (2 × 10 ms), not the WiFi hop's on top.
+    let wired_min = sp["wired"]["min_rtt_ns"].as_u64().unwrap() as f64 / 1e6;
+    assert!((20.0..20.5).contains(&wired_min), "wired min RTT {wired_min} ms");
+    let wifi_min = sp["wifi"]["min_rtt_ns"].as_u64().unwrap() as f64 / 1e6;
+    assert!(wifi_min < 5.0, "WiFi-side min RTT {wifi_min} ms");
+    assert_eq!(sp["relay_backlog_end_bytes"], json!(0));
+}
+
+#[test]
+fn relay_buffer_is_bounded_and_backpressure_reaches_the_server() {
+    // A slow WiFi link (MCS 0, 6.5 Mb/s... 7.2 with SGI) behind a fast wire: the relay fills,
+    // and the server's window closes on it.
+    let mut s = cell(8, &[(0, 1)]);
+    s["vwire"] = json!({"enabled": false, "period_ns": 2_000_000_000u64, "efficiency": 0.65,
+                        "relay_buffer_bytes": 262_144u64, "sndbuf_bytes": 65_536u64, "tsq_bytes": 131_072u64,
+                        "sample_ns": 10_000_000u64, "work_conserving": true});
+    s["flows"] = json!([split(0, 8_000_000_000)]);
+    let d = run(&s, 1);
+    let sp = &d["flows"][0]["split"];
+    let max = sp["relay_backlog_max_bytes"].as_u64().unwrap();
+    assert!(max <= 262_144 + 3 * 1448, "relay backlog {max}");
+    assert!(max >= 200_000, "relay buffer never filled: {max}");
+    assert!(sp["window_updates"].as_u64().unwrap() > 0, "{sp}");
+    // The server is held to the WiFi rate: it has not sent far beyond what the station got.
+    let wired = sp["wired"]["bytes_acked"].as_u64().unwrap();
+    let wifi = sp["wifi"]["bytes_acked"].as_u64().unwrap();
+    assert!(wired <= wifi + 262_144 + 3 * 1448, "wired {wired} wifi {wifi}");
+    let g = d["flows"][0]["goodput_bps"].as_f64().unwrap();
+    assert!(g > 3e6, "goodput {g}");
+    assert_eq!(d["flows"][0]["dropped_wired"], json!(0));
+}
+
+fn vwire_on(s: &mut Value) {
+    s["vwire"] = json!({"enabled": true, "period_ns": 2_000_000_000u64, "efficiency": 0.65,
+                        "relay_buffer_bytes": 4_194_304u64, "sndbuf_bytes": 1_048_576u64, "tsq_bytes": 131_072u64,
+                        "sample_ns": 10_000_000u64, "work_conserving": true});
+}
+
+/// Two stations: a far one (MCS 2) receiving a step-utility flow paced at `video_bps`, a near
+/// one (MCS 7) receiving a greedy flow.
+fn step_vs_greedy(vwire: bool, video_bps: u64) -> Value {
+    let mut s = cell(20, &[(2, 2), (7, 2)]);
+    s["sim"]["warmup_ns"] = json!(6_000_000_000u64);
+    s["sim"]["bin_ns"] = json!(1_000_000_000u64);
+    let mut v = split(0, 20_000_000_000);
+    v["app_rate_bps"] = json!(video_bps);
+    v["app_class"] = json!("video_4k");
+    v["utility"] = json!({"step": [[video_bps as f64 * 1.07, 10.0]]});
+    let mut g = split(1, 20_000_000_000);
+    g["app_class"] = json!("bulk");
+    g["utility"] = json!({"log": 0.1});
+    if !vwire {
+        for f in [&mut v, &mut g] {
+            f.as_object_mut().unwrap().remove("app_class");
+            f.as_object_mut().unwrap().remove("utility");
+            f["split"] = json!(false);
+        }
+    }
+    s["flows"] = json!([v, g]);
+    if vwire {
+        vwire_on(&mut s);
+    }
+    run(&s, 1)
+}
+
+#[test]
+fn vwire_gives_a_step_flow_its_rate_and_the_greedy_flow_the_rest() {
+    let video = 24_000_000u64;
+    let off = step_vs_greedy(false, video);
+    let on = step_vs_greedy(true, video);
+    let g = |d: &Value, f: usize| d["flows"][f]["goodput_bps"].as_f64().unwrap();
+    eprintln!("without: video {:.1} greedy {:.1}; with: video {:.1} greedy {:.1}",
+              g(&off, 0) / 1e6, g(&off, 1) / 1e6, g(&on, 0) / 1e6, g(&on, 1) / 1e6);
+    eprintln!("{}", on["vwire"]);
+    eprintln!("{}", on["flows"][0]["split"]["periods"]);
+    eprintln!("{}", on["flows"][1]["split"]["periods"]);
+    assert!(g(&off, 0) < 0.9 * video as f64, "without vwire the far flow should fall short");
+    assert!(g(&on, 0) > 0.97 * video as f64, "with vwire the far flow gets its rate: {}", g(&on, 0));
+    assert!(g(&on, 1) > 10e6, "the greedy flow takes the rest: {}", g(&on, 1));
+    let periods = &on["flows"][0]["split"]["periods"];
+    let alloc = periods["alloc_rate_bps"].as_array().unwrap();
+    assert!(alloc.iter().skip(2).all(|a| a.as_f64().unwrap() >= video as f64), "{alloc:?}");
+}
+
+#[test]
+fn same_spec_and_seed_give_identical_results() {
+    let mut s = cell(3, &[(4, 2), (7, 2)]);
+    vwire_on(&mut s);
+    s["vwire"]["period_ns"] = json!(500_000_000u64);
+    let mut v = split(0, 3_000_000_000);
+    v["app_rate_bps"] = json!(10_000_000u64);
+    s["flows"] = json!([v, split(1, 3_000_000_000)]);
+    let a = lasthop_sim::run_json(&s.to_string(), 7, &mut |_| {}).unwrap();
+    let b = lasthop_sim::run_json(&s.to_string(), 7, &mut |_| {}).unwrap();
+    assert_eq!(a, b);
+    let d: Value = serde_json::from_str(&a).unwrap();
+    // The classifier ran on both flows.
+    let per = &d["flows"][1]["split"]["periods"]["predicted"];
+    assert!(per.as_array().unwrap().iter().any(|p| p.is_string()), "{per}");
+}
