@@ -71,6 +71,20 @@ pub(super) struct ReqResp {
     pub response_time: LogHistogram,
 }
 
+/// The congestion controller a TCP flow's spec asks for (`cc`, `hystart`, `extra_acked`),
+/// its name, and whether it paces by default (BBR).
+pub(super) fn cc_config(f: &FlowSpec, seed: u64) -> (CcConfig, &'static str, bool) {
+    match f.cc.as_str() {
+        "newreno" => (CcConfig::NewReno(NewRenoConfig::default()), "newreno", false),
+        "bbr" => (CcConfig::Bbr(BbrConfig { extra_acked: f.extra_acked, seed, ..BbrConfig::default() }), "bbr", true),
+        _ => {
+            let d = CubicConfig::default();
+            let hystart = HyStartConfig { enabled: f.hystart, paced: f.pacing.unwrap_or(false), ..d.hystart };
+            (CcConfig::Cubic(CubicConfig { hystart, ..d }), "cubic", false)
+        }
+    }
+}
+
 /// Build the endpoints of a TCP flow from its spec. The sender sits at the server for a
 /// downlink flow, at the station for an uplink flow.
 pub(super) fn new_conn(f: &FlowSpec, sender_at_server: bool, seed: u64) -> TcpConn {
@@ -95,15 +109,7 @@ pub(super) fn new_conn(f: &FlowSpec, sender_at_server: bool, seed: u64) -> TcpCo
     });
     let now = Instant(f.start_ns);
     let mss = f.packet_size.saturating_sub(lasthop_algo::tcp::IP_TCP_HEADERS).max(64);
-    let (ccfg, name, pace_default) = match f.cc.as_str() {
-        "newreno" => (CcConfig::NewReno(NewRenoConfig::default()), "newreno", false),
-        "bbr" => (CcConfig::Bbr(BbrConfig { extra_acked: f.extra_acked, seed, ..BbrConfig::default() }), "bbr", true),
-        _ => {
-            let d = CubicConfig::default();
-            let hystart = HyStartConfig { enabled: f.hystart, paced: f.pacing.unwrap_or(false), ..d.hystart };
-            (CcConfig::Cubic(CubicConfig { hystart, ..d }), "cubic", false)
-        }
-    };
+    let (ccfg, name, pace_default) = cc_config(f, seed);
     let scfg = TcpSenderConfig { mss, cc: ccfg, pacing: f.pacing.unwrap_or(pace_default), ..TcpSenderConfig::default() };
     let rcfg = TcpReceiverConfig { mss, ..TcpReceiverConfig::default() };
     let mut sender = TcpSender::new(scfg, now);

@@ -51,8 +51,6 @@ use super::{DropWhy, EndpointTimer, Ev, PktRef, TcpMeta, World};
 use crate::metrics::LogHistogram;
 use crate::output::{SplitOut, SplitPeriods, SplitSide, VwireOut};
 use crate::spec::{utility_of, FlowSpec, Spec};
-use lasthop_algo::cc::cubic::HyStartConfig;
-use lasthop_algo::cc::{BbrConfig, CcConfig, CubicConfig, NewRenoConfig};
 use lasthop_algo::control::vwire::{
     AppClass, BottleneckConfig, BottleneckDetector, ControllerConfig, DeviceType, FeatureConfig,
     FeatureWindow, FlowMeasurement, Forest, SchedulerConfig, TokenScheduler, Utility,
@@ -200,15 +198,7 @@ pub(super) fn server_side(f: &FlowSpec) -> Cow<'_, FlowSpec> {
 /// `extra_acked`), with the proxy's TCP small-queues limit.
 fn wifi_sender(f: &FlowSpec, tsq: u64, seed: u64) -> (TcpSender, &'static str) {
     let mss = f.packet_size.saturating_sub(lasthop_algo::tcp::IP_TCP_HEADERS).max(64);
-    let (cc, name, pace) = match f.cc.as_str() {
-        "newreno" => (CcConfig::NewReno(NewRenoConfig::default()), "newreno", false),
-        "bbr" => (CcConfig::Bbr(BbrConfig { extra_acked: f.extra_acked, seed, ..BbrConfig::default() }), "bbr", true),
-        _ => {
-            let d = CubicConfig::default();
-            let hystart = HyStartConfig { enabled: f.hystart, paced: f.pacing.unwrap_or(false), ..d.hystart };
-            (CcConfig::Cubic(CubicConfig { hystart, ..d }), "cubic", false)
-        }
-    };
+    let (cc, name, pace) = super::tcp::cc_config(f, seed);
     let cfg = TcpSenderConfig { mss, cc, pacing: f.pacing.unwrap_or(pace), tsq_limit: tsq, ..TcpSenderConfig::default() };
     (TcpSender::new(cfg, Instant(f.start_ns)), name)
 }
