@@ -28,7 +28,7 @@ import math
 import random
 
 from .. import analytic as an
-from .framework import Claim, ClaimResult, Figure, SuiteRun, SweepDef
+from .framework import Claim, ClaimResult, Figure, SuiteRun, SweepDef, mean
 
 NAME = "aggctl"
 TITLE = "aggctl: sender rate regulated by the receivers' A-MPDU aggregation (802.11ac)"
@@ -159,17 +159,15 @@ def sweeps(quick: bool) -> list[SweepDef]:
 
 def _docs(run: SuiteRun, sweep: str, key: str | None = None) -> dict:
     """Run documents of a sweep grouped by the value of `key` (all under None without one)."""
-    res = run.results[sweep]
     out: dict = {}
-    for r in res.runs:
-        k = r["overrides"][key] if key else None
-        out.setdefault(k if not isinstance(k, list) else tuple(k), []).append(res.load(r["point"], r["seed"]))
+    for o, d in run.docs(sweep):
+        k = o[key] if key else None
+        out.setdefault(k if not isinstance(k, list) else tuple(k), []).append(d)
     return out
 
 
 def _mean(xs) -> float:
-    xs = [x for x in xs if x is not None and not (isinstance(x, float) and math.isnan(x))]
-    return sum(xs) / len(xs) if xs else float("nan")
+    return mean(xs, skip_missing=True)
 
 
 def _mbps(v: str) -> float:
@@ -494,10 +492,8 @@ def _loop_gain(run: SuiteRun) -> float:
 def _stability(run: SuiteRun) -> dict[tuple[str, float], tuple[float, float]]:
     """(std-dev of the reported aggregation, coefficient of variation of the rate) over the
     measurement window, per (Δ, K0)."""
-    res = run.results["stability"]
     acc: dict = {}
-    for r in res.runs:
-        d = res.load(r["point"], r["seed"])
+    for o, d in run.docs("stability"):
         ts = d["data"]["timeseries"]
         w = int(d["spec"]["sim"]["warmup_ns"] // ts["bin_ns"])
         est = ts["flow_aggctl_est_ampdu"][0][w:-1]
@@ -505,7 +501,7 @@ def _stability(run: SuiteRun) -> dict[tuple[str, float], tuple[float, float]]:
         me, mr = _mean(est), _mean(rate)
         sd = (sum((x - me) ** 2 for x in est) / len(est)) ** 0.5
         cv = (sum((x - mr) ** 2 for x in rate) / len(rate)) ** 0.5 / mr
-        acc.setdefault((str(r["overrides"]["aggctl.interval"]), float(r["overrides"]["aggctl.k0"])), []).append((sd, cv))
+        acc.setdefault((str(o["aggctl.interval"]), float(o["aggctl.k0"])), []).append((sd, cv))
     return {k: (_mean(a for a, _ in v), _mean(b for _, b in v)) for k, v in acc.items()}
 
 

@@ -17,6 +17,7 @@ import copy
 
 from ..webpages import TABLE_II
 from .framework import Claim, ClaimResult, Figure, SuiteRun, SweepDef
+from .framework import mean as _mean
 
 NAME = "bquic"
 TITLE = "Bursty QUIC over 802.11n"
@@ -95,16 +96,11 @@ def sweeps(quick: bool) -> list[SweepDef]:
 
 
 def _docs(run: SuiteRun, sweep: str) -> dict[str, list[dict]]:
-    res = run.results[sweep]
     out: dict[str, list[dict]] = {}
-    for r in res.runs:
-        out.setdefault(str(r["overrides"]["flows[0].profile"]), []).append(res.load(r["point"], r["seed"]))
+    for o, d in run.docs(sweep):
+        out.setdefault(str(o["flows[0].profile"]), []).append(d)
     return out
 
-
-def _mean(xs) -> float:
-    xs = list(xs)
-    return sum(xs) / len(xs) if xs else float("nan")
 
 
 def _q(doc: dict) -> dict:
@@ -175,11 +171,9 @@ def _check_b2(run: SuiteRun) -> ClaimResult:
 
 def _plt(run: SuiteRun) -> dict[str, dict[str, float]]:
     """Mean page-load time (ms) per page and profile."""
-    res = run.results["pages"]
     acc: dict[tuple[str, str], list[float]] = {}
-    for r in res.runs:
-        o = r["overrides"]
-        c = _q(res.load(r["point"], r["seed"]))["completion_ns"]
+    for o, d in run.docs("pages"):
+        c = _q(d)["completion_ns"]
         acc.setdefault((str(o["flows[0].page"]), str(o["flows[0].profile"])), []).append(
             c / 1e6 if c else float("nan"))
     return {pg: {p: _mean(acc[(pg, p)]) for p in PROFILES} for pg in PAGES}
@@ -239,11 +233,10 @@ def _check_b6(run: SuiteRun) -> ClaimResult:
 def _check_beyond(run: SuiteRun) -> ClaimResult:
     """TCP CUBIC and BBR on the same 10 MB download, and QUIC/BQUIC behind FQ-CoDel + airtime +
     AQL: reported whichever wins (holds when evaluated)."""
-    res = run.results["tcp"]
     tcp: dict[str, list[float]] = {}
-    for r in res.runs:
-        c = res.load(r["point"], r["seed"])["data"]["flows"][0]["tcp"]["completion_ns"]
-        tcp.setdefault(str(r["overrides"]["flows[0].cc"]), []).append(BYTES * 8 / c * 1e3 if c else float("nan"))
+    for o, d in run.docs("tcp"):
+        c = d["data"]["flows"][0]["tcp"]["completion_ns"]
+        tcp.setdefault(str(o["flows[0].cc"]), []).append(BYTES * 8 / c * 1e3 if c else float("nan"))
     t = {k: _mean(v) for k, v in tcp.items()}
     fifo = {p: _mean(_throughput(x) for x in _docs(run, "lab")[p]) for p in PROFILES}
     modern = {p: _mean(_throughput(x) for x in _docs(run, "modern-ap")[p]) for p in PROFILES}

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 
-from .framework import Claim, ClaimResult, Figure, SuiteRun, SweepDef
+from .framework import Claim, ClaimResult, Figure, SuiteRun, SweepDef, mean
 
 NAME = "cwnd-history"
 TITLE = "History-based initial congestion window for QUIC"
@@ -158,8 +158,7 @@ def sweeps(quick: bool) -> list[SweepDef]:
 
 
 def _mean(xs) -> float:
-    xs = [x for x in xs if not math.isnan(x)]
-    return sum(xs) / len(xs) if xs else float("nan")
+    return mean(xs, skip_missing=True)
 
 
 def _std(xs) -> float:
@@ -171,13 +170,9 @@ def _std(xs) -> float:
 
 
 def _ci(xs) -> float:
-    """95 % CI half-width of the mean (normal approximation; t for small n)."""
-    xs = [x for x in xs if not math.isnan(x)]
-    n = len(xs)
-    if n < 2:
-        return float("nan")
-    t = {2: 12.71, 3: 4.30, 4: 3.18, 5: 2.78, 6: 2.57, 7: 2.45, 8: 2.36, 9: 2.31, 10: 2.26}.get(n, 1.96)
-    return t * _std(xs) / n ** 0.5
+    """95 % Student-t CI half-width of the mean of the values that are not NaN."""
+    from ..analysis import mean_ci
+    return mean_ci(x for x in xs if not math.isnan(x))[1]
 
 
 class Cell:
@@ -210,14 +205,12 @@ class Cell:
 
 
 def _cells(run: SuiteRun, sweep: str, key: str = "flows[0].history", only: dict | None = None) -> dict[str, Cell]:
-    res = run.results[sweep]
     out: dict[str, Cell] = {}
-    for r in res.runs:
-        o = r["overrides"]
+    for o, d in run.docs(sweep):
         if only and any(str(o.get(k)) != v for k, v in only.items()):
             continue
         c = out.setdefault(str(o[key]), Cell())
-        q = res.load(r["point"], r["seed"])["data"]["flows"][0]["quic"]
+        q = d["data"]["flows"][0]["quic"]
         lats = []
         for t in q["transfers"][1:]:
             if t["completion_ns"] is None:

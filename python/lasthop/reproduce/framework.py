@@ -23,7 +23,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 
 
@@ -89,6 +89,14 @@ class SuiteRun:
 
     def rows(self, sweep: str) -> list[dict]:
         return self.results[sweep].summary.to_pylist()
+
+    def docs(self, sweep: str, where: Callable[[dict], bool] | None = None) -> Iterator[tuple[dict, dict]]:
+        """(overrides, result document) of every run of `sweep` in manifest order, those whose
+        overrides pass `where` if given."""
+        res = self.results[sweep]
+        for r in res.runs:
+            if where is None or where(r["overrides"]):
+                yield r["overrides"], res.load(r["point"], r["seed"])
 
     def by_point(self, sweep: str, metric: str, keys: Iterable[str], flows: str = "sum",
                  where: Callable[[dict], bool] | None = None) -> dict[tuple, tuple[float, float, int]]:
@@ -217,6 +225,14 @@ def _jsonable(x: Any) -> Any:
 
 def _slug(s: str) -> str:
     return "".join(ch.lower() if ch.isalnum() else "-" for ch in s).strip("-")[:60]
+
+
+def mean(xs: Iterable[Any], skip_missing: bool = False) -> float:
+    """Arithmetic mean (NaN for none); with `skip_missing`, None and NaN values are left out."""
+    vals = list(xs)
+    if skip_missing:
+        vals = [x for x in vals if x is not None and not (isinstance(x, float) and math.isnan(x))]
+    return sum(vals) / len(vals) if vals else float("nan")
 
 
 def fmt_pct(x: float) -> str:

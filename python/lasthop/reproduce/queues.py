@@ -110,11 +110,9 @@ def _aql(run: SuiteRun):
 
 def _cdf_ms(run: SuiteRun, sweep: str, key: str, ping: int = 1) -> dict[str, list[float]]:
     """Per value of `key`: flow `ping`'s delay at each quantile of `CDF_Q` (ms), mean over seeds."""
-    res = run.results[sweep]
     rows: dict[str, list[list[int]]] = {}
-    for r in res.runs:
-        doc = res.load(r["point"], r["seed"])
-        rows.setdefault(str(r["overrides"][key]), []).append(doc["data"]["flows"][ping]["delay_ns"]["cdf_ns"])
+    for o, doc in run.docs(sweep):
+        rows.setdefault(str(o[key]), []).append(doc["data"]["flows"][ping]["delay_ns"]["cdf_ns"])
     return {q: [sum(c[i] for c in cs) / len(cs) / 1e6 for i in range(len(CDF_Q))] for q, cs in rows.items()}
 
 

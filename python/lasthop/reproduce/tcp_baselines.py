@@ -12,6 +12,7 @@ comparison depends on.
 from __future__ import annotations
 
 from .framework import Claim, ClaimResult, Figure, SuiteRun, SweepDef
+from .framework import mean as _mean
 
 NAME = "tcp-baselines"
 TITLE = "TCP baselines over 802.11"
@@ -75,12 +76,6 @@ def sweeps(quick: bool) -> list[SweepDef]:
 
 # ------------------------------------------------------------------ helpers over run files
 
-def _runs(run: SuiteRun, sweep: str, where=None):
-    res = run.results[sweep]
-    for r in res.runs:
-        if where is None or where(r["overrides"]):
-            yield r, res.load(r["point"], r["seed"])
-
 
 def _mean_rtt_ms(doc: dict, flow: int = 0, skip_s: float = 2.0) -> float:
     ts = doc["data"]["timeseries"]
@@ -89,15 +84,11 @@ def _mean_rtt_ms(doc: dict, flow: int = 0, skip_s: float = 2.0) -> float:
     return sum(vals) / len(vals) / 1e6 if vals else float("nan")
 
 
-def _mean(xs):
-    xs = list(xs)
-    return sum(xs) / len(xs) if xs else float("nan")
-
 
 def _goodputs(run: SuiteRun, sweep: str, **match):
     def ok(o):
         return all(str(o.get(k)).lower() == str(v).lower() for k, v in match.items())
-    return [sum(f["goodput_bps"] for f in d["data"]["flows"]) for _, d in _runs(run, sweep, ok)]
+    return [sum(f["goodput_bps"] for f in d["data"]["flows"]) for _, d in run.docs(sweep, ok)]
 
 
 # ------------------------------------------------------------------ claims
@@ -119,7 +110,7 @@ def _check_link_goodput(run: SuiteRun) -> ClaimResult:
 
 def _check_link_rtt(run: SuiteRun) -> ClaimResult:
     udp = _mean(_goodputs(run, "link", **{"flows[0].pattern": "saturated"}))
-    rtts = [_mean_rtt_ms(d) for _, d in _runs(run, "link", lambda o: o["flows[0].pattern"] == "tcp")]
+    rtts = [_mean_rtt_ms(d) for _, d in run.docs("link", lambda o: o["flows[0].pattern"] == "tcp")]
     rtt = _mean(rtts)
     expect = 10.0 + 1000 * 1500 * 8 / udp * 1e3
     ok = 0.5 * expect <= rtt <= 1.5 * expect
@@ -128,7 +119,7 @@ def _check_link_rtt(run: SuiteRun) -> ClaimResult:
 
 
 def _check_bufferbloat(run: SuiteRun) -> ClaimResult:
-    rtts = [_mean_rtt_ms(d, skip_s=15) for _, d in _runs(run, "bufferbloat")]
+    rtts = [_mean_rtt_ms(d, skip_s=15) for _, d in run.docs("bufferbloat")]
     rtt = _mean(rtts)
     return ClaimResult(f"mean RTT {rtt:.0f} ms", rtt > 1500, "" if rtt > 1500 else "queue or rate model too fast",
                        {"rtt_ms": rtts})
@@ -138,7 +129,7 @@ def _bbr_numbers(run: SuiteRun):
     b = _mean(_goodputs(run, "bbr-udp"))
     out = {}
     for extra in (False, True):
-        docs = [d for _, d in _runs(run, "bbr", lambda o, e=extra: str(o["flows[0].extra_acked"]).lower() == str(e).lower())]
+        docs = [d for _, d in run.docs("bbr", lambda o, e=extra: str(o["flows[0].extra_acked"]).lower() == str(e).lower())]
         g = _mean(sum(f["goodput_bps"] for f in d["data"]["flows"]) for d in docs)
         r = _mean(d["data"]["flows"][0]["tcp"]["min_rtt_ns"] / 1e6 for d in docs)
         big_r = _mean(_mean_rtt_ms(d) for d in docs)
@@ -175,8 +166,7 @@ def _check_bbr_extra_acked(run: SuiteRun) -> ClaimResult:
 
 def _check_loss(run: SuiteRun) -> ClaimResult:
     g = {}
-    for r, d in _runs(run, "wired-loss"):
-        o = r["overrides"]
+    for o, d in run.docs("wired-loss"):
         g.setdefault((float(o["wired.loss"]), o["flows[0].cc"]), []).append(d["data"]["flows"][0]["goodput_bps"])
     m = {k: _mean(v) for k, v in g.items()}
     losses = sorted({k[0] for k in m})
@@ -191,7 +181,7 @@ def _check_loss(run: SuiteRun) -> ClaimResult:
 
 def _check_fairness(run: SuiteRun) -> ClaimResult:
     jfis, acks = [], []
-    for _, d in _runs(run, "four-flows"):
+    for _, d in run.docs("four-flows"):
         g = [f["goodput_bps"] for f in d["data"]["flows"]]
         jfis.append(sum(g) ** 2 / (len(g) * sum(x * x for x in g)))
         acks.append(min(s["airtime_tx_ns"] for s in d["data"]["stations"]))
@@ -229,7 +219,7 @@ def figures(run: SuiteRun) -> list[Figure]:
 
     out = []
     # cwnd and RTT over time of the single CUBIC flow
-    doc = next(d for r, d in _runs(run, "link", lambda o: o["flows[0].pattern"] == "tcp"))
+    doc = next(d for r, d in run.docs("link", lambda o: o["flows[0].pattern"] == "tcp"))
     ts = doc["data"]["timeseries"]
     t = [x / 1e9 for x in ts["t_ns"]]
     fig, ax1 = plt.subplots(figsize=(6.4, 4.0))
@@ -247,8 +237,7 @@ def figures(run: SuiteRun) -> list[Figure]:
 
     # loss sweep
     g = {}
-    for r, d in _runs(run, "wired-loss"):
-        o = r["overrides"]
+    for o, d in run.docs("wired-loss"):
         g.setdefault((float(o["wired.loss"]), o["flows[0].cc"]), []).append(d["data"]["flows"][0]["goodput_bps"] / 1e6)
     losses = sorted({k[0] for k in g})
     fig, ax = plt.subplots(figsize=(6.4, 4.0))

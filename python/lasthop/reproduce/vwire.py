@@ -39,6 +39,7 @@ from pathlib import Path
 
 from . import tcp_baselines
 from .framework import Claim, ClaimResult, Figure, SuiteRun, SweepDef
+from .framework import mean as _mean
 
 NAME = "vwire"
 TITLE = "Virtual Wires: split proxy and utility-based airtime at the AP"
@@ -144,13 +145,8 @@ def sweeps(quick: bool) -> list[SweepDef]:
 
 
 def _docs(run: SuiteRun, sweep: str) -> list[tuple[dict, dict]]:
-    res = run.results[sweep]
-    return [(r["overrides"], res.load(r["point"], r["seed"])) for r in res.runs]
+    return list(run.docs(sweep))
 
-
-def _mean(xs) -> float:
-    xs = list(xs)
-    return sum(xs) / len(xs) if xs else float("nan")
 
 
 def _bins(doc: dict, flow: int = 0) -> list[float]:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import copy
 
 from .framework import Claim, ClaimResult, Figure, SuiteRun, SweepDef
+from .framework import mean as _mean
 
 NAME = "wqm"
 TITLE = "WQM: aggregation-aware buffer sizing on 802.11n chains"
@@ -119,11 +120,6 @@ def sweeps(quick: bool) -> list[SweepDef]:
 # ------------------------------------------------------------------ data
 
 
-def _runs(run: SuiteRun, sweep: str):
-    res = run.results[sweep]
-    for r in res.runs:
-        yield r["overrides"], res.load(r["point"], r["seed"])
-
 
 def _docs(run: SuiteRun, name: str, **match) -> dict[str, list[dict]]:
     """Result documents of sweep pair `name` per scheme, over seeds, where the other varied
@@ -131,18 +127,14 @@ def _docs(run: SuiteRun, name: str, **match) -> dict[str, list[dict]]:
     def ok(o):
         return all(str(o.get(k)) == str(v) for k, v in match.items())
     out: dict[str, list[dict]] = {}
-    for o, d in _runs(run, name):
+    for o, d in run.docs(name):
         if ok(o):
             out.setdefault(str(o["ap.qdisc"]), []).append(d)
-    for o, d in _runs(run, name + "-wqm"):
+    for o, d in run.docs(name + "-wqm"):
         if ok(o):
             out.setdefault("wqm", []).append(d)
     return out
 
-
-def _mean(xs) -> float:
-    xs = list(xs)
-    return sum(xs) / len(xs) if xs else float("nan")
 
 
 def _n_tcp(doc: dict) -> int:
@@ -285,7 +277,7 @@ def _tcp_rtt_ms(doc: dict) -> float:
 
 
 def _check_w6(run: SuiteRun) -> ClaimResult:
-    docs = [d for _, d in _runs(run, "slow")]
+    docs = [d for _, d in run.docs("slow")]
     rtt = _mean(_tcp_rtt_ms(d) for d in docs)
     ok = rtt > 1500
     return ClaimResult(f"TCP RTT mean {rtt:.0f} ms (ping p50 {_rtt_ms(docs):.0f}, p95 {_rtt_ms(docs, 'p95'):.0f} ms)",
@@ -423,7 +415,7 @@ def figures(run: SuiteRun) -> list[Figure]:
 
     # Fig. 5: step rules.
     per = {v: [] for v in VARIANTS}
-    for o, d in _runs(run, "variants"):
+    for o, d in run.docs("variants"):
         per[str(o["ap.wqm_variant"])].append(d)
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(8.0, 3.4))
     xs = range(len(VARIANTS))
