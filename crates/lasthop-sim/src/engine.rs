@@ -75,6 +75,15 @@ impl<E> EventQueue<E> {
         Some(e.ev)
     }
 
+    /// Move `now` forward to `t` (a real-time host: nothing happened between the last event
+    /// and `t`). No event may be pending before `t`.
+    pub fn advance_to(&mut self, t: Instant) {
+        debug_assert!(self.peek_time().is_none_or(|e| e >= t), "events pending before {t:?}");
+        if t > self.now {
+            self.now = t;
+        }
+    }
+
     pub fn processed(&self) -> u64 {
         self.processed
     }

@@ -144,28 +144,64 @@ pub struct FlowCounters {
     pub delay: LogHistogram,
 }
 
-/// Fixed-width time bins of per-entity sums.
+/// Fixed-width time bins of per-entity sums. A simulation knows its duration, so values past
+/// the last bin land in it; an open-ended host (the emulator) makes the series growable
+/// instead.
 #[derive(Clone, Debug)]
 pub struct Series {
     bins: usize,
     width_ns: u64,
     data: Vec<f64>, // entity-major: entity * bins + bin
+    growable: bool,
 }
 
 impl Series {
     pub fn new(entities: usize, bins: usize, width_ns: u64) -> Self {
-        Series { bins, width_ns, data: vec![0.0; entities * bins] }
+        Series { bins, width_ns, data: vec![0.0; entities * bins], growable: false }
+    }
+    #[inline]
+    fn bin(&mut self, t_ns: u64) -> usize {
+        let b = (t_ns / self.width_ns) as usize;
+        if b < self.bins {
+            b
+        } else if self.growable {
+            self.resize_bins((b + 1).max(self.bins * 2));
+            b
+        } else {
+            self.bins - 1
+        }
     }
     #[inline]
     pub fn add(&mut self, entity: usize, t_ns: u64, v: f64) {
-        let b = ((t_ns / self.width_ns) as usize).min(self.bins - 1);
+        let b = self.bin(t_ns);
         self.data[entity * self.bins + b] += v;
     }
     /// Overwrite: the bin keeps the last value set in it (for sampled state such as cwnd).
     #[inline]
     pub fn set(&mut self, entity: usize, t_ns: u64, v: f64) {
-        let b = ((t_ns / self.width_ns) as usize).min(self.bins - 1);
+        let b = self.bin(t_ns);
         self.data[entity * self.bins + b] = v;
+    }
+    /// Let the series grow past its last bin (doubling) instead of clamping into it.
+    pub fn set_growable(&mut self) {
+        self.growable = true;
+    }
+    /// Keep `bins` bins per entity: truncate, or extend with zeros.
+    pub fn resize_bins(&mut self, bins: usize) {
+        let entities = self.entities();
+        let mut data = vec![0.0; entities * bins];
+        let keep = bins.min(self.bins);
+        for e in 0..entities {
+            data[e * bins..e * bins + keep].copy_from_slice(&self.data[e * self.bins..e * self.bins + keep]);
+        }
+        (self.data, self.bins) = (data, bins);
+    }
+    /// One more entity (a flow that appeared during the run), all zeros.
+    pub fn push_entity(&mut self) {
+        self.data.resize(self.data.len() + self.bins, 0.0);
+    }
+    pub fn entities(&self) -> usize {
+        self.data.len().checked_div(self.bins).unwrap_or(0)
     }
     pub fn row(&self, entity: usize) -> &[f64] {
         &self.data[entity * self.bins..(entity + 1) * self.bins]

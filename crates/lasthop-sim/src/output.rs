@@ -66,6 +66,9 @@ pub struct FlowOut {
     /// TCP flows split at the AP only: the two connections and the relay buffer.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub split: Option<SplitOut>,
+    /// Emulator flows only: what the packets were (protocol and addresses).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub external: Option<String>,
 }
 
 /// A split flow (`split = true`): the server → AP connection (`wired`), the AP → station one
@@ -382,6 +385,7 @@ pub fn collect(w: &World) -> RunData {
                 quic: w.quic_out(i),
                 aggctl: w.aggctl_out(i),
                 split: w.split_out(i),
+                external: w.external_label(i).map(str::to_string),
             }
         })
         .collect();

@@ -553,9 +553,32 @@ pub fn beacon_frame(cap: &Capture, start_ns: u64, seq: u64) -> Vec<u8> {
     f
 }
 
+/// A data frame carrying a real IP packet (the emulator's capture of what crossed the cell):
+/// QoS data header between the AP and station `sta` (`uplink`: station → AP), LLC/SNAP, the
+/// packet's own bytes, FCS.
+pub fn real_data_frame(uplink: bool, sta: u32, seq: u32, qos: bool, ip: &[u8]) -> Vec<u8> {
+    let mut f = Vec::with_capacity(ip.len() + 40);
+    f.push(if qos { 0x88 } else { 0x08 });
+    f.push(if uplink { 0x01 } else { 0x02 });
+    f.extend_from_slice(&[0, 0]); // duration: not modelled per frame here
+    let (a1, a2) = if uplink { (AP_MAC, station_mac(sta)) } else { (station_mac(sta), AP_MAC) };
+    f.extend_from_slice(&a1);
+    f.extend_from_slice(&a2);
+    f.extend_from_slice(&SERVER_MAC);
+    f.extend_from_slice(&(((seq % 4096) as u16) << 4).to_le_bytes());
+    if qos {
+        f.extend_from_slice(&[0, 0]);
+    }
+    f.extend_from_slice(&[0xaa, 0xaa, 0x03, 0, 0, 0, 0x08, 0x00]);
+    f.extend_from_slice(ip);
+    push_fcs(&mut f);
+    f
+}
+
 // ------------------------------------------------------------------------------ the file
 
-fn push_record(out: &mut Vec<u8>, t_ns: u64, rt: &[u8], frame: &[u8]) {
+/// One pcap record: `t_ns` since the epoch of the file, radiotap header, frame.
+pub fn push_record(out: &mut Vec<u8>, t_ns: u64, rt: &[u8], frame: &[u8]) {
     let len = (rt.len() + frame.len()) as u32;
     out.extend_from_slice(&((t_ns / 1_000_000_000) as u32).to_le_bytes());
     out.extend_from_slice(&((t_ns % 1_000_000_000) as u32).to_le_bytes());

@@ -49,6 +49,9 @@ mod quic;
 mod vwire;
 #[path = "world_aggctl.rs"]
 mod aggctl;
+#[path = "world_ext.rs"]
+mod ext;
+pub use ext::{ExtEvent, ExtFate};
 use fw::Firmware;
 
 /// Handle of a packet in the arena; carries its IP length for queue accounting and its flow
@@ -130,6 +133,9 @@ enum TcpMeta {
     Quic { slot: u32, to_client: bool },
     /// An aggctl report on its way to the server (its slot in the aggctl host's slab).
     Aggctl { slot: u32 },
+    /// A packet from outside the model (the emulator's TUN devices): `tag` names its bytes in
+    /// the host's buffer (`world_ext.rs`).
+    External { tag: u32 },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -150,6 +156,8 @@ enum Pattern {
     Ping,
     /// UDP paced at the rate of the aggctl allocator (`world_aggctl.rs`).
     Aggctl,
+    /// Packets injected by a real-time host (`world_ext.rs`).
+    External,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -423,6 +431,8 @@ pub struct World {
     capture: Option<Box<Capture>>,
     /// The split proxy and paced applications (None: no flow is split or paced).
     vwire: Option<Box<vwire::Host>>,
+    /// Traffic from outside the model (an emulator host); None in simulations.
+    ext: Option<Box<ext::ExtHost>>,
     // metrics
     pub counters: Vec<FlowCounters>,
     pub totals: Totals,
@@ -779,6 +789,7 @@ impl World {
             progress_step: Duration((spec.sim.duration_ns / 200).max(1)),
             capture: None,
             vwire: vwire::new_host(&spec, seed),
+            ext: None,
             counters: vec![FlowCounters::default(); n_flows],
             totals: Totals::default(),
             ts_goodput: Series::new(n_flows, bins, bin),
@@ -812,6 +823,14 @@ impl World {
     }
     pub fn station_ampdu_hist(&self, i: usize) -> &[Vec<u64>; 2] {
         &self.stations[i].ampdu_hist
+    }
+    /// Packets queued at the AP for station `i` (its first hop's queue).
+    pub fn ap_queue_len(&self, i: usize) -> usize {
+        self.txqs.len(i as u32)
+    }
+    /// Data frames carry a QoS Control field (HT and later).
+    pub fn qos(&self) -> bool {
+        self.qos
     }
     pub fn station_tx(&self, i: usize) -> TxVector {
         self.stations[i].tx
@@ -861,6 +880,14 @@ impl World {
 
     /// Run to the end of the simulation, reporting progress in [0, 1].
     pub fn run(&mut self, progress: &mut dyn FnMut(f64)) {
+        self.start();
+        self.step_until(self.end, progress);
+        progress(1.0);
+    }
+
+    /// Schedule what happens at time zero (flows, beacons, node ticks). Called once, by `run`
+    /// or by a real-time host before it steps the world.
+    fn start(&mut self) {
         for c in &mut self.chans {
             c.medium.set_idle(Instant::ZERO);
         }
@@ -879,7 +906,12 @@ impl World {
             // A sample at 0 too; the sizer itself acts at its measurement instants.
             self.q.schedule(Instant::ZERO, Ev::NodeTick(n));
         }
-        while let Some(ev) = self.q.pop_until(self.end) {
+    }
+
+    /// Handle every event up to `until` (and not beyond the end of the run).
+    fn step_until(&mut self, until: Instant, progress: &mut dyn FnMut(f64)) {
+        let until = until.min(self.end);
+        while let Some(ev) = self.q.pop_until(until) {
             match ev {
                 Ev::FlowNext(f) => self.on_flow_next(f),
                 Ev::WiredArrive(p, d) => self.on_wired_arrive(p, d),
@@ -906,7 +938,6 @@ impl World {
                 }
             }
         }
-        progress(1.0);
     }
 
     // ---------------------------------------------------------------- packets and traffic
@@ -974,7 +1005,10 @@ impl World {
         let pk = self.pkts[p.id as usize];
         // Flow counters follow the flow's payload: UDP packets, the main connection's data,
         // QUIC datagrams to the client.
-        let counted = matches!(pk.tcp, TcpMeta::None | TcpMeta::Data { rev: false, .. } | TcpMeta::Quic { to_client: true, .. });
+        let counted = matches!(
+            pk.tcp,
+            TcpMeta::None | TcpMeta::External { .. } | TcpMeta::Data { rev: false, .. } | TcpMeta::Quic { to_client: true, .. }
+        );
         if self.q.now() >= self.warmup && !pk.ghost && counted {
             let c = &mut self.counters[self.pkts[p.id as usize].flow as usize];
             match why {
@@ -986,6 +1020,7 @@ impl World {
         self.quic_drop(p);
         self.vwire_dropped(p, why);
         self.aggctl_drop(p);
+        self.ext_drop(p);
         self.release(p);
     }
 
@@ -999,6 +1034,7 @@ impl World {
             }
             TcpMeta::Quic { .. } => self.quic_arrive(p, t),
             TcpMeta::Aggctl { .. } => self.aggctl_report_arrive(p, t),
+            TcpMeta::External { .. } => self.ext_arrive(p, t),
             _ => self.tcp_arrive(p, t),
         }
     }
@@ -1678,7 +1714,7 @@ impl World {
                         let pk = &pkts[p.id as usize];
                         // Sequence numbers as on the wire: byte offsets mod 2^32.
                         let tcp = match pk.tcp {
-                            TcpMeta::None | TcpMeta::Quic { .. } | TcpMeta::Aggctl { .. } => TcpRec::None,
+                            TcpMeta::None | TcpMeta::Quic { .. } | TcpMeta::Aggctl { .. } | TcpMeta::External { .. } => TcpRec::None,
                             TcpMeta::Data { seg, rev } => {
                                 TcpRec::Data { seq: seg.seq as u32, len: seg.len, rev, retransmit: seg.retransmit }
                             }

@@ -470,3 +470,10 @@ impl World {
         }
     }
 }
+
+impl AggctlHost {
+    /// A flow appeared during the run (an emulator's external flow): it is not aggctl.
+    pub(super) fn push_other_flow(&mut self) {
+        self.flows.push(None);
+    }
+}

@@ -392,7 +392,7 @@ impl World {
                 let rr = self.tcp[fi].as_mut().unwrap().rr.as_mut().unwrap();
                 rr.sender.handle_ack(t, &ack);
             }
-            TcpMeta::None | TcpMeta::Quic { .. } | TcpMeta::Aggctl { .. } => unreachable!("non-TCP packet on a TCP flow"),
+            TcpMeta::None | TcpMeta::Quic { .. } | TcpMeta::Aggctl { .. } | TcpMeta::External { .. } => unreachable!("non-TCP packet on a TCP flow"),
         }
         self.release(p);
         let now = self.q.now();

@@ -73,7 +73,7 @@ const APP_TICK: Duration = Duration::from_millis(10);
 /// The proxy and the paced applications.
 pub(super) struct Host {
     /// Flow → index in `conns`.
-    by_flow: Vec<Option<u32>>,
+    pub(super) by_flow: Vec<Option<u32>>,
     conns: Vec<SplitConn>,
     apps: Vec<AppSource>,
     vw: Option<Box<Vwire>>,

@@ -1,0 +1,210 @@
+//! Traffic from outside the model: the hook that lets a real-time host (the emulator in
+//! `lasthop-live`) push real packets through the simulated cell.
+//!
+//! The world stays the owner of its event queue but not of time: the host calls
+//! [`World::step_to`] with the wall-clock instant (nanoseconds since the emulation began),
+//! which handles every event up to it and moves `now` there; it then hands each packet read
+//! from a TUN device to [`World::inject`] with a `tag` naming the packet's bytes in the host's
+//! buffer. The packet crosses the model exactly like a simulated one of the same length (the
+//! wired link for downlink, the AP's queue discipline, EDCA, A-MPDU aggregation, Block Ack and
+//! per-MPDU loss, relays; uplink from the station's queue the other way), and the world
+//! reports its fate through [`World::drain_external`]: delivered at an instant (when the host
+//! should write it to the destination TUN) or dropped (the host frees its buffer). Real
+//! programs' ACKs are packets like any other, so they contend for the medium.
+//!
+//! Each external flow (a 5-tuple, chosen by the host) is a flow of the run with pattern
+//! "external": FQ-CoDel hashes it on its own, and its counters, delay histogram and time
+//! series appear in the result file like a simulated flow's.
+
+use super::*;
+
+/// What became of an external packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExtFate {
+    /// It reached its destination node at `at`: write it out.
+    Delivered,
+    /// Tail drop, AQM drop, retry limit or wired loss at `at`: free it.
+    Dropped,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExtEvent {
+    pub tag: u32,
+    pub flow: u32,
+    pub at: Instant,
+    pub fate: ExtFate,
+}
+
+/// How many of [`World::series_mut`]'s series are per flow.
+const FLOW_SERIES: usize = 9;
+
+pub(super) struct ExtHost {
+    /// Host-given description of each external flow, by flow index.
+    labels: Vec<(u32, String)>,
+    out: Vec<ExtEvent>,
+}
+
+impl World {
+    /// A world for a real-time host: the run has no fixed end (the host stops stepping it and
+    /// calls [`World::finish_at`]), and its time series grow as long as it runs.
+    pub fn new_realtime(spec: Spec, seed: u64) -> World {
+        let mut w = World::new(spec, seed);
+        w.end = Instant(u64::MAX / 2);
+        w.progress_step = Duration(u64::MAX / 4);
+        w.ext = Some(Box::new(ExtHost { labels: Vec::new(), out: Vec::with_capacity(1024) }));
+        for s in w.series_mut() {
+            s.set_growable();
+        }
+        w.start();
+        w
+    }
+
+    /// Every time series: per flow first (the first `FLOW_SERIES`), then per station and node.
+    fn series_mut(&mut self) -> [&mut Series; 16] {
+        [
+            &mut self.ts_goodput,
+            &mut self.ts_delay_sum,
+            &mut self.ts_delay_n,
+            &mut self.ts_cwnd,
+            &mut self.ts_inflight,
+            &mut self.ts_pacing,
+            &mut self.ts_rtt_sum,
+            &mut self.ts_rtt_n,
+            &mut self.ts_retx,
+            &mut self.ts_ampdu_mpdus,
+            &mut self.ts_ampdu_n,
+            &mut self.ts_airtime,
+            &mut self.ts_phy_rate,
+            &mut self.ts_node_limit,
+            &mut self.ts_node_backlog,
+            &mut self.ts_node_n,
+        ]
+    }
+
+    /// The current instant of the world.
+    pub fn now(&self) -> Instant {
+        self.q.now()
+    }
+
+    /// The instant of the next pending event (the host sleeps until then or until a packet
+    /// arrives).
+    pub fn next_event_at(&self) -> Option<Instant> {
+        self.q.peek_time()
+    }
+
+    /// Handle every event up to `t` and move `now` to `t`.
+    pub fn step_to(&mut self, t: Instant) {
+        self.step_until(t, &mut |_| {});
+        self.q.advance_to(t);
+    }
+
+    /// A new flow of packets from outside between the server and station `station` (`dir`
+    /// down: the server sends), described by `label` in the results. Returns its index.
+    pub fn add_external_flow(&mut self, station: u32, dir: Dir, label: String) -> u32 {
+        assert!((station as usize) < self.stations.len(), "station {station} out of range");
+        let f = self.flows.len() as u32;
+        let direction = if dir == Dir::Down { "down" } else { "up" };
+        let spec_json = format!(
+            r#"{{"station":{station},"direction":"{direction}","pattern":"external","rate_bps":0,"packet_size":0,"start_ns":0,"stop_ns":{}}}"#,
+            self.end.as_nanos()
+        );
+        let fs: crate::spec::FlowSpec = serde_json::from_str(&spec_json).expect("a complete flow spec");
+        self.spec.flows.push(fs);
+        self.flows.push(Flow {
+            station,
+            cross: false,
+            dir,
+            pattern: Pattern::External,
+            size: 0,
+            rate_bps: 0,
+            start: Instant::ZERO,
+            stop: self.end,
+            k: 0,
+            rng: Rng::stream(0, StreamKind::Traffic, f as u64),
+            sat_target: 0,
+        });
+        self.tcp.push(None);
+        self.quic.push(None);
+        self.counters.push(FlowCounters::default());
+        if let Some(v) = self.vwire.as_deref_mut() {
+            v.by_flow.push(None);
+        }
+        if let Some(a) = self.aggctl.as_deref_mut() {
+            a.push_other_flow();
+        }
+        for s in self.series_mut().into_iter().take(FLOW_SERIES) {
+            s.push_entity();
+        }
+        self.ext.as_deref_mut().expect("a real-time world").labels.push((f, label));
+        f
+    }
+
+    /// A packet of external flow `flow`, `len` octets of IP packet, enters the model now: at
+    /// the server's end of the wired link (downlink) or the station's queue (uplink).
+    pub fn inject(&mut self, flow: u32, len: u32, tag: u32) {
+        let now = self.q.now();
+        let (sta, dir) = {
+            let fl = &self.flows[flow as usize];
+            debug_assert!(fl.pattern == Pattern::External, "flow {flow} is not external");
+            (fl.station, fl.dir)
+        };
+        let p = self.alloc(flow, len, now);
+        self.pkts[p.id as usize].tcp = TcpMeta::External { tag };
+        match dir {
+            Dir::Down => self.wired_send(p, Dir::Down, now),
+            Dir::Up => self.station_enqueue(sta, p, now),
+        }
+    }
+
+    /// Move the fates decided since the last call into `out` (in the order they happened).
+    pub fn drain_external(&mut self, out: &mut Vec<ExtEvent>) {
+        if let Some(h) = self.ext.as_deref_mut() {
+            out.append(&mut h.out);
+        }
+    }
+
+    /// The host-given label of flow `f` if it is external.
+    pub fn external_label(&self, f: usize) -> Option<&str> {
+        let h = self.ext.as_deref()?;
+        h.labels.iter().find(|(g, _)| *g as usize == f).map(|(_, l)| l.as_str())
+    }
+
+    /// The run ends at `end` (the host stopped): results cover [0, end].
+    pub fn finish_at(&mut self, end: Instant) {
+        let end = end.max(Instant(1));
+        self.spec.sim.duration_ns = end.as_nanos();
+        self.spec.sim.warmup_ns = self.spec.sim.warmup_ns.min(end.as_nanos() - 1);
+        let bins = end.as_nanos().div_ceil(self.spec.sim.bin_ns) as usize;
+        for s in self.series_mut() {
+            s.resize_bins(bins);
+        }
+    }
+
+    /// An external packet reached its destination node at `t`.
+    pub(super) fn ext_arrive(&mut self, p: PktRef, t: Instant) {
+        let pk = self.pkts[p.id as usize];
+        let TcpMeta::External { tag } = pk.tcp else { unreachable!("not an external packet") };
+        if !pk.ghost {
+            if let Some(h) = self.ext.as_deref_mut() {
+                h.out.push(ExtEvent { tag, flow: pk.flow, at: t, fate: ExtFate::Delivered });
+            }
+        }
+        // Counters, delay and goodput like any delivered packet (a ghost is only released).
+        if pk.ghost {
+            self.release(p);
+        } else {
+            self.deliver(p, t);
+        }
+    }
+
+    /// An external packet is being dropped (its copy for a retransmission is not the packet).
+    pub(super) fn ext_drop(&mut self, p: PktRef) {
+        let pk = self.pkts[p.id as usize];
+        if let (TcpMeta::External { tag }, false) = (pk.tcp, pk.ghost) {
+            let at = self.q.now();
+            if let Some(h) = self.ext.as_deref_mut() {
+                h.out.push(ExtEvent { tag, flow: pk.flow, at, fate: ExtFate::Dropped });
+            }
+        }
+    }
+}
