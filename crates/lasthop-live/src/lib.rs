@@ -1,0 +1,21 @@
+//! lasthop-live: the only owner of the wall clock and the OS: the emulator's TUN devices and
+//! namespaces (and later the daemons).
+//!
+//! * [`tun`]: one TUN device (IPv4 packets in and out of a kernel network stack).
+//! * [`netns`]: the emulator's topology: one network namespace per node, each holding a TUN
+//!   device whose file descriptor stays in this process; building, tearing down, `emu down`,
+//!   and the reaper that cleans up after a killed emulator.
+//! * [`signals`]: SIGINT/SIGTERM/SIGHUP as a stop flag for the real-time loop.
+//!
+//! Everything here needs root (CAP_NET_ADMIN, CAP_SYS_ADMIN) except [`netns::plan`].
+
+// lasthop-live is the wall-clock owner: it may read the clock and sleep (docs/architecture.md).
+#![allow(clippy::disallowed_methods)]
+
+mod ifreq;
+pub mod netns;
+mod nsops;
+mod reaper;
+pub mod signals;
+mod state;
+pub mod tun;
