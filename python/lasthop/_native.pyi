@@ -32,3 +32,22 @@ def validate(spec_json: str) -> list[tuple[str, str, str]]:
 
 def version() -> str:
     """Crate version + '+' + short git hash ('-dirty' if the tree had changes, or 'unknown')."""
+
+def emu_up(spec_json: str, name: str, seed: int, stats_every_s: float,
+           pcap: Optional[str] = None, duration_s: Optional[float] = None,
+           command: Optional[list[str]] = None, node: Optional[str] = None,
+           spin_ns: float = 20_000.0) -> tuple[str, str, Optional[int]]:
+    """`lasthop emu up|run` (docs/emu.md): build the namespace topology of a normalized spec,
+    run the cell in real time until SIGINT/SIGTERM, the end of `command` (run inside `node`'s
+    namespace if given) or `duration_s`, then tear everything down.
+
+    Returns (data JSON of a result file, the emulator's figures as JSON, the command's exit
+    code or None). ValueError: found before anything was built (spec, name, not root, already
+    up); RuntimeError: a failure while running (the topology is removed either way).
+    """
+
+def emu_down(name: str) -> str:
+    """Stop emulator `name` and remove its namespaces (also after a crash); a one-line summary."""
+
+def emu_netns(name: str, node: str) -> str:
+    """The network namespace of `node` in the running emulator `name` (ValueError if none)."""

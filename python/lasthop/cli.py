@@ -7,6 +7,7 @@
     lasthop sweep SPEC --vary KEY=V1,V2 [--seeds K]   run a grid of specs x seeds (sweep.py)
     lasthop version                                  print the code version
     lasthop table|plot|report -i RESULTS ...         analysis from files (analysis_cli.py)
+    lasthop emu up|run|exec|down ...                 the model in real time (emu_cli.py)
 
 Exit codes: 0 success; 2 user error (bad spec, missing file, bad arguments), reported as ONE
 line on stderr and before anything is written; 1 internal or simulator error.
@@ -68,6 +69,11 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--quick", action="store_true", help="shorter simulated durations")
     b.add_argument("--sweep", action="store_true",
                    help="time a 24-run sweep at -j 1 and -j 2 and print the speedup")
+    b.add_argument("--emu", action="store_true",
+                   help="the emulator against the simulator: iperf3/ping through `lasthop emu` "
+                        "(needs root, iperf3, ping), and its capacity (emu_bench.py)")
+    b.add_argument("-o", "--out", default="results/bench", metavar="DIR",
+                   help="--emu: where emu-bench.json goes (default results/bench)")
 
     sub.add_parser("version", help="print the code version")
 
@@ -79,6 +85,9 @@ def _parser() -> argparse.ArgumentParser:
 
     from .analysis_cli import add_parsers as _add_analysis
     _add_analysis(sub)
+
+    from .emu_cli import add_parser as _add_emu
+    _add_emu(sub)
     return p
 
 
@@ -232,6 +241,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     from .bench import run_bench
 
+    if getattr(args, "emu", False):
+        from .emu_bench import run_emu_bench
+        return run_emu_bench(args.out, seconds=5 if args.quick else 10)
     if getattr(args, "sweep", False):
         from .sweep import bench_sweep
         return bench_sweep()
@@ -271,9 +283,20 @@ def _cmd_analysis(args: argparse.Namespace) -> int:
 COMMANDS.update({"table": _cmd_analysis, "plot": _cmd_analysis, "report": _cmd_analysis})
 
 
+def _cmd_emu(args: argparse.Namespace) -> int:
+    from .emu_cli import cmd_emu
+    return cmd_emu(args)
+
+
+COMMANDS["emu"] = _cmd_emu
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
+        from .emu_cli import split_command
+        argv, command = split_command(list(sys.argv[1:] if argv is None else argv))
         args = _parser().parse_args(argv)
+        args.cmd = command
         if args.version and not args.command:
             return cmd_version(args)
         if not args.command:

@@ -106,6 +106,16 @@ impl CtlSocket {
         req.ioctl(&self.0, libc::SIOCSIFMTU)
     }
 
+    /// The device's transmit queue length (packets the kernel holds before the emulator reads
+    /// them): SIOCSIFTXQLEN, netdevice(7).
+    pub(crate) fn set_txqueuelen(&self, ifname: &str, qlen: u32) -> io::Result<()> {
+        let qlen = i32::try_from(qlen)
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "queue length out of range"))?;
+        let mut req = IfReq::new(ifname)?;
+        req.set_int(qlen);
+        req.ioctl(&self.0, libc::SIOCSIFTXQLEN)
+    }
+
     /// Address, then netmask: SIOCSIFADDR alone gives a point-to-point device a /32, and the
     /// netmask turns it into `addr/prefix_len` with the on-link prefix route once the device is up.
     pub(crate) fn set_ipv4(&self, ifname: &str, addr: Ipv4Addr, prefix_len: u8) -> io::Result<()> {

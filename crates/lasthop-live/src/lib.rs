@@ -6,12 +6,15 @@
 //!   device whose file descriptor stays in this process; building, tearing down, `emu down`,
 //!   and the reaper that cleans up after a killed emulator.
 //! * [`signals`]: SIGINT/SIGTERM/SIGHUP as a stop flag for the real-time loop.
+//! * [`emu`]: the real-time loop: the simulator's cell (`lasthop_sim::world::World`) stepped
+//!   on the wall clock, real packets read from and written to the TUN devices.
 //!
 //! Everything here needs root (CAP_NET_ADMIN, CAP_SYS_ADMIN) except [`netns::plan`].
 
 // lasthop-live is the wall-clock owner: it may read the clock and sleep (docs/architecture.md).
 #![allow(clippy::disallowed_methods)]
 
+pub mod emu;
 mod ifreq;
 pub mod netns;
 mod nsops;

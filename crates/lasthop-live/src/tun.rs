@@ -25,6 +25,9 @@ pub struct Tun {
     name: String,
 }
 
+/// Transmit queue length of every TUN device (packets).
+pub const TX_QUEUE_LEN: u32 = 1000;
+
 impl Tun {
     /// Open /dev/net/tun (O_RDWR|O_NONBLOCK|O_CLOEXEC), TUNSETIFF with IFF_TUN|IFF_NO_PI (not
     /// persistent: the device disappears when the fd closes), set the MTU via SIOCSIFMTU on a
@@ -52,6 +55,11 @@ impl Tun {
         CtlSocket::open()
             .and_then(|s| s.set_mtu(&name, mtu))
             .map_err(|e| io::Error::new(e.kind(), format!("set MTU {mtu} on {name}: {e}")))?;
+        // An Ethernet device's default (TUN's is 500): room for a burst the emulator has not
+        // read yet, so a late wake-up does not drop packets before the model sees them.
+        CtlSocket::open()
+            .and_then(|s| s.set_txqueuelen(&name, TX_QUEUE_LEN))
+            .map_err(|e| io::Error::new(e.kind(), format!("set txqueuelen on {name}: {e}")))?;
         Ok(Tun { fd, name })
     }
 

@@ -1,4 +1,4 @@
-//! `lasthop._native`: the private Python binding of the simulator (PyO3).
+//! `lasthop._native`: the private Python binding of the simulator and the emulator (PyO3).
 //!
 //! No model logic lives here: each function converts arguments, calls `lasthop_sim`, and
 //! converts the answer back. The Python package (`python/lasthop`) is the only intended caller;
@@ -102,11 +102,72 @@ fn version() -> String {
     format!("{}+{}", env!("CARGO_PKG_VERSION"), env!("LASTHOP_GIT"))
 }
 
+/// `lasthop emu up|run`: build the namespace topology of a normalized spec (JSON), run the cell
+/// in real time until SIGINT/SIGTERM, the end of `command`, or `duration_s`; tear it down.
+///
+/// Returns `(data_json, emu_json, exit_code)`: the `data` of a result file, the emulator's own
+/// figures, and the command's exit code (None without a command). A problem found before
+/// anything was built (spec, name, not root, already up) raises `ValueError`; a failure while
+/// running raises `RuntimeError` (the topology is removed either way).
+#[pyfunction]
+#[pyo3(signature = (spec_json, name, seed, stats_every_s, pcap=None, duration_s=None, command=None, node=None, spin_ns=20_000.0))]
+#[allow(clippy::too_many_arguments)]
+fn emu_up(
+    py: Python<'_>,
+    spec_json: String,
+    name: String,
+    seed: u64,
+    stats_every_s: f64,
+    pcap: Option<String>,
+    duration_s: Option<f64>,
+    command: Option<Vec<String>>,
+    node: Option<String>,
+    spin_ns: f64,
+) -> PyResult<(String, String, Option<i32>)> {
+    use lasthop_live::emu::{up, Options, UpError, UpRequest};
+    use std::time::Duration;
+    let opts = Options {
+        seed,
+        stats_every: (stats_every_s > 0.0).then(|| Duration::from_secs_f64(stats_every_s)),
+        pcap: pcap.map(Into::into),
+        run_for: duration_s.map(Duration::from_secs_f64),
+        spin: Duration::from_nanos(spin_ns.max(0.0) as u64),
+        cpu: lasthop_live::emu::model_cpu(),
+    };
+    let req = UpRequest { spec_json: &spec_json, name: &name, opts, command: command.map(|c| (c, node)) };
+    let out = py.allow_threads(|| up(req));
+    match out {
+        Ok(o) => {
+            let stats = serde_json::to_string(&o.stats).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+            Ok((o.data.to_string(), stats, o.exit_code))
+        }
+        Err(UpError::User(e)) => Err(PyValueError::new_err(e)),
+        Err(UpError::Internal(e)) => Err(PyRuntimeError::new_err(e)),
+    }
+}
+
+/// `lasthop emu down`: stop emulator `name` and remove its namespaces (also after a crash).
+/// Returns a one-line summary; raises `ValueError` on a bad name or when not root.
+#[pyfunction]
+fn emu_down(py: Python<'_>, name: String) -> PyResult<String> {
+    py.allow_threads(|| lasthop_live::netns::down(&name)).map_err(PyValueError::new_err)
+}
+
+/// The network namespace of `node` in the running emulator `name`; `ValueError` if it is not
+/// up or has no such node.
+#[pyfunction]
+fn emu_netns(name: String, node: String) -> PyResult<String> {
+    lasthop_live::netns::netns_for(&name, &node).map_err(PyValueError::new_err)
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(run_capture, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(emu_up, m)?)?;
+    m.add_function(wrap_pyfunction!(emu_down, m)?)?;
+    m.add_function(wrap_pyfunction!(emu_netns, m)?)?;
     Ok(())
 }

@@ -1,0 +1,505 @@
+//! The emulator: the simulator's 802.11 cell (`lasthop_sim::world::World`, the same EDCA,
+//! A-MPDU, Block Ack, queue-discipline and wired-link code as `lasthop run`) driven by the wall
+//! clock between the TUN devices of a namespace topology (`netns.rs`).
+//!
+//! One thread (pinned to a CPU, timer slack 1 ns) owns the world. Each round it
+//! 1. steps the world to the wall-clock instant `now` (every event up to `now` happens at its
+//!    own virtual instant, so a late wake-up delays writes but never changes the model),
+//! 2. reads every waiting packet from every TUN (up to `BATCH` per device per round) into a
+//!    preallocated slot pool and injects it at `now` as a packet of its flow: server → station
+//!    packets enter the wired link (downlink), station → server packets the station's queue
+//!    (uplink), so TCP ACKs and pings contend for the medium like simulated ones,
+//! 3. writes every packet the model delivered to its destination's TUN and frees the slots of
+//!    those it dropped, recording how late each write is relative to the instant the model
+//!    delivered it (`lateness`),
+//! 4. sleeps in `ppoll` on all TUNs until the next model event (or busy-polls when it is
+//!    closer than `spin`).
+//!
+//! Packets keep their real bytes; the model sees their IP length and flow. A flow is a 5-tuple
+//! (protocol, addresses, ports), so FQ-CoDel separates a ping from a bulk transfer as it would
+//! on a Linux AP. No allocation happens per packet once the pool and flow table are warm.
+
+use crate::netns::Built;
+use lasthop_core::Instant as SimInstant;
+use lasthop_sim::metrics::LogHistogram;
+use lasthop_sim::pcap;
+use lasthop_sim::world::{Dir, ExtEvent, ExtFate, World};
+use lasthop_sim::Spec;
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::net::Ipv4Addr;
+use std::time::{Duration, Instant};
+
+/// Packets read per TUN device per round before the others get their turn.
+const BATCH: usize = 64;
+/// Bytes per pool slot: enough for any MTU the topology allows.
+pub const SLOT: usize = 2048;
+/// External flows tracked one by one; later 5-tuples share their station's catch-all flow.
+const MAX_FLOWS: usize = 512;
+/// Longest sleep, so stop requests and live statistics are seen in time.
+const MAX_SLEEP: Duration = Duration::from_millis(10);
+
+pub struct Options {
+    pub seed: u64,
+    /// Print per-station statistics to stderr this often.
+    pub stats_every: Option<Duration>,
+    /// Write a radiotap pcap of every packet the cell delivered here.
+    pub pcap: Option<std::path::PathBuf>,
+    /// Stop after this long (None: until `stop` says so).
+    pub run_for: Option<Duration>,
+    /// Busy-poll instead of sleeping when the next event is closer than this.
+    pub spin: Duration,
+    /// Pin the model thread to this CPU.
+    pub cpu: Option<usize>,
+}
+
+/// What the emulator measured about itself.
+#[derive(Default, Debug, Clone, serde::Serialize)]
+pub struct EmuStats {
+    pub wall_ns: u64,
+    pub packets_read: u64,
+    pub bytes_read: u64,
+    pub packets_written: u64,
+    pub bytes_written: u64,
+    pub packets_dropped_by_model: u64,
+    /// Not IPv4 between the server and a station (station ↔ station, IPv6, other addresses).
+    pub packets_unroutable: u64,
+    pub tun_write_failures: u64,
+    pub flows: u64,
+    pub wakeups: u64,
+    /// How late each delivered packet was written, relative to its delivery instant in the
+    /// model (ns).
+    pub lateness_p50_ns: u64,
+    pub lateness_p99_ns: u64,
+    pub lateness_p999_ns: u64,
+    pub lateness_max_ns: u64,
+    pub lateness_mean_ns: f64,
+    pub pool_slots: u64,
+    pub cpu: Option<usize>,
+}
+
+/// Fixed-size packet buffers; a slot index is the tag the world carries.
+struct Pool {
+    buf: Vec<u8>,
+    len: Vec<u16>,
+    free: Vec<u32>,
+}
+
+impl Pool {
+    fn new(slots: usize) -> Pool {
+        Pool { buf: vec![0; slots * SLOT], len: vec![0; slots], free: (0..slots as u32).rev().collect() }
+    }
+    fn alloc(&mut self) -> u32 {
+        if let Some(t) = self.free.pop() {
+            return t;
+        }
+        // Grow by doubling (rare: only when more packets are inside the model than ever).
+        let n = self.len.len();
+        self.buf.resize(2 * n * SLOT, 0);
+        self.len.resize(2 * n, 0);
+        self.free.extend((n as u32 + 1..2 * n as u32).rev());
+        n as u32
+    }
+    fn slot_mut(&mut self, t: u32) -> &mut [u8] {
+        &mut self.buf[t as usize * SLOT..(t as usize + 1) * SLOT]
+    }
+    fn packet(&self, t: u32) -> &[u8] {
+        let s = t as usize * SLOT;
+        &self.buf[s..s + self.len[t as usize] as usize]
+    }
+    fn release(&mut self, t: u32) {
+        self.free.push(t);
+    }
+}
+
+/// Flow key: sending node, protocol, addresses, ports (0 for protocols without them).
+type FlowKey = (u16, u8, u32, u32, u16, u16);
+
+/// Where an IPv4 packet read from node `from` goes: (station, direction) and its flow key.
+fn route(built: &Built, from: usize, pkt: &[u8]) -> Option<(u32, Dir, FlowKey)> {
+    if pkt.len() < 20 || pkt[0] >> 4 != 4 {
+        return None;
+    }
+    let ihl = (pkt[0] & 0x0f) as usize * 4;
+    let proto = pkt[9];
+    let src = u32::from_be_bytes([pkt[12], pkt[13], pkt[14], pkt[15]]);
+    let dst = u32::from_be_bytes([pkt[16], pkt[17], pkt[18], pkt[19]]);
+    let first_fragment = u16::from_be_bytes([pkt[6], pkt[7]]) & 0x1fff == 0;
+    let (sport, dport) = if matches!(proto, 6 | 17) && first_fragment && pkt.len() >= ihl + 4 {
+        (u16::from_be_bytes([pkt[ihl], pkt[ihl + 1]]), u16::from_be_bytes([pkt[ihl + 2], pkt[ihl + 3]]))
+    } else {
+        (0, 0)
+    };
+    let to = built.topo.node_index_of_addr(Ipv4Addr::from(dst))?;
+    let key = (from as u16, proto, src, dst, sport, dport);
+    match (from, to) {
+        (0, t) if t > 0 => Some((t as u32 - 1, Dir::Down, key)),
+        (f, 0) if f > 0 => Some((f as u32 - 1, Dir::Up, key)),
+        _ => None,
+    }
+}
+
+fn label(k: &FlowKey) -> String {
+    let proto = match k.1 {
+        6 => "tcp".to_string(),
+        17 => "udp".to_string(),
+        1 => "icmp".to_string(),
+        p => format!("ip proto {p}"),
+    };
+    let (s, d) = (Ipv4Addr::from(k.2), Ipv4Addr::from(k.3));
+    if matches!(k.1, 6 | 17) {
+        format!("{proto} {s}:{} > {d}:{}", k.4, k.5)
+    } else {
+        format!("{proto} {s} > {d}")
+    }
+}
+
+fn ns_since(t0: Instant) -> u64 {
+    t0.elapsed().as_nanos() as u64
+}
+
+/// Pin the calling thread to `cpu` and make its timers exact; returns whether pinning worked.
+fn pin_and_tighten(cpu: Option<usize>) -> bool {
+    // SAFETY: prctl(PR_SET_TIMERSLACK) takes plain integers and only affects this thread.
+    unsafe {
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1u64, 0u64, 0u64, 0u64);
+    }
+    let Some(cpu) = cpu else { return false };
+    // SAFETY: cpu_set_t is plain data; CPU_SET indexes within it; sched_setaffinity(0) acts
+    // on the calling thread.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
+    }
+}
+
+/// Sleep until a TUN is readable or `timeout` passes (EINTR ends it early: a stop signal).
+fn wait(fds: &mut [libc::pollfd], timeout: Duration) {
+    let ts = libc::timespec { tv_sec: timeout.as_secs() as libc::time_t, tv_nsec: timeout.subsec_nanos() as libc::c_long };
+    // SAFETY: `fds` is a valid slice of pollfd for its length; the timespec outlives the call.
+    unsafe {
+        libc::ppoll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, &ts, std::ptr::null());
+    }
+}
+
+/// Per-station counters at the previous live-statistics line.
+struct LiveStats {
+    last_ns: u64,
+    bytes: Vec<[u64; 2]>,
+    air: Vec<u64>,
+    ampdu: Vec<[u64; 2]>,
+}
+
+impl LiveStats {
+    #[allow(clippy::needless_range_loop)] // one index over several per-station tables
+    fn print(&mut self, w: &World, flow_station: &[(u32, Dir)], now_ns: u64) {
+        let n = w.spec().stations.len();
+        let dt = (now_ns - self.last_ns).max(1) as f64 * 1e-9;
+        let mut bytes = vec![[0u64; 2]; n];
+        for (f, &(s, d)) in flow_station.iter().enumerate() {
+            bytes[s as usize][(d == Dir::Up) as usize] += w.counters[f].delivered_bytes;
+        }
+        let mut line = format!("emu t={:.1}s", now_ns as f64 * 1e-9);
+        for s in 0..n {
+            let a = w.station_airtime(s);
+            let air = (a[0] + a[1]).as_nanos();
+            let h = &w.station_ampdu_hist(s)[0];
+            let (mpdus, ppdus) = h.iter().enumerate().fold((0u64, 0u64), |(m, p), (k, &c)| (m + k as u64 * c, p + c));
+            let gp = |d: usize| (bytes[s][d] - self.bytes[s][d]) as f64 * 8.0 / dt / 1e6;
+            let agg = if ppdus > self.ampdu[s][1] {
+                (mpdus - self.ampdu[s][0]) as f64 / (ppdus - self.ampdu[s][1]) as f64
+            } else {
+                0.0
+            };
+            line += &format!(
+                " | sta{s} down {:.1} up {:.1} Mb/s q {} ampdu {:.1} air {:.0}%",
+                gp(0),
+                gp(1),
+                w.ap_queue_len(s),
+                agg,
+                (air - self.air[s]) as f64 / (dt * 1e9) * 100.0
+            );
+            self.air[s] = air;
+            self.ampdu[s] = [mpdus, ppdus];
+        }
+        self.bytes = bytes;
+        self.last_ns = now_ns;
+        eprintln!("{line}");
+    }
+}
+
+/// Run the cell of `spec` in real time between the TUN devices of `built` until `stop`
+/// returns true (checked every few ms) or `opts.run_for` passes. Returns the run's `data`
+/// (the simulator's result format, with its flows the 5-tuples seen) and the emulator's own
+/// figures.
+pub fn run(spec: Spec, built: &Built, opts: &Options, stop: &mut dyn FnMut() -> bool) -> Result<(serde_json::Value, EmuStats), String> {
+    let n_sta = spec.stations.len();
+    if built.tuns.len() != n_sta + 1 {
+        return Err(format!("topology has {} nodes for {} stations", built.tuns.len(), n_sta));
+    }
+    let band = spec.band();
+    let mut world = World::new_realtime(spec, opts.seed);
+    let mut pool = Pool::new(4096);
+    let mut flows: BTreeMap<FlowKey, u32> = BTreeMap::new();
+    // Per world flow: (station, direction); catch-all flows per (station, direction).
+    let mut flow_station: Vec<(u32, Dir)> = Vec::new();
+    let mut catch_all: BTreeMap<(u32, bool), u32> = BTreeMap::new();
+    for f in &world.spec().flows {
+        flow_station.push((f.station, if f.direction == "up" { Dir::Up } else { Dir::Down }));
+    }
+    let mut fates: Vec<ExtEvent> = Vec::with_capacity(4096);
+    let mut lateness = LogHistogram::new();
+    let mut st = EmuStats { pool_slots: 0, ..EmuStats::default() };
+    let mut fds: Vec<libc::pollfd> = built.tuns.iter().map(|t| libc::pollfd { fd: t.fd(), events: libc::POLLIN, revents: 0 }).collect();
+    let pinned = pin_and_tighten(opts.cpu);
+    st.cpu = if pinned { opts.cpu } else { None };
+    let mut pcap_out = match &opts.pcap {
+        Some(p) => {
+            let f = std::fs::File::create(p).map_err(|e| format!("pcap {}: {e}", p.display()))?;
+            let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+            w.write_all(&pcap::file_header()).map_err(|e| e.to_string())?;
+            Some(w)
+        }
+        None => None,
+    };
+    #[allow(clippy::disallowed_methods)] // the emulator's pcap carries wall-clock timestamps
+    let epoch_ns = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+    let mut pcap_seq = vec![0u32; n_sta];
+    let mut live = LiveStats { last_ns: 0, bytes: vec![[0; 2]; n_sta], air: vec![0; n_sta], ampdu: vec![[0; 2]; n_sta] };
+    let mut next_stats = opts.stats_every.map(|d| d.as_nanos() as u64);
+    let mut next_stop_check = 0u64;
+    let end_ns = opts.run_for.map(|d| d.as_nanos() as u64);
+    let t0 = Instant::now();
+    loop {
+        let now = ns_since(t0);
+        world.step_to(SimInstant(now));
+        // Read what the namespaces sent.
+        for (i, tun) in built.tuns.iter().enumerate() {
+            for _ in 0..BATCH {
+                let tag = pool.alloc();
+                let n = match tun.recv(pool.slot_mut(tag)) {
+                    Ok(Some(n)) => n,
+                    Ok(None) => {
+                        pool.release(tag);
+                        break;
+                    }
+                    Err(e) => {
+                        pool.release(tag);
+                        return Err(format!("reading {}: {e}", tun.name()));
+                    }
+                };
+                pool.len[tag as usize] = n as u16;
+                st.packets_read += 1;
+                st.bytes_read += n as u64;
+                let Some((sta, dir, key)) = route(built, i, pool.packet(tag)) else {
+                    st.packets_unroutable += 1;
+                    pool.release(tag);
+                    continue;
+                };
+                let flow = match flows.get(&key) {
+                    Some(&f) => f,
+                    None if flows.len() < MAX_FLOWS => {
+                        let f = world.add_external_flow(sta, dir, label(&key));
+                        flows.insert(key, f);
+                        flow_station.push((sta, dir));
+                        f
+                    }
+                    None => *catch_all.entry((sta, dir == Dir::Up)).or_insert_with(|| {
+                        flow_station.push((sta, dir));
+                        world.add_external_flow(sta, dir, format!("other flows of station {sta} {}", if dir == Dir::Up { "up" } else { "down" }))
+                    }),
+                };
+                world.inject(flow, n as u32, tag);
+            }
+        }
+        // Write what the cell delivered; forget what it dropped.
+        world.drain_external(&mut fates);
+        if !fates.is_empty() {
+            let wnow = ns_since(t0);
+            for e in fates.drain(..) {
+                match e.fate {
+                    ExtFate::Delivered => {
+                        let (sta, dir) = flow_station[e.flow as usize];
+                        let dest = if dir == Dir::Down { sta as usize + 1 } else { 0 };
+                        let bytes = pool.packet(e.tag);
+                        match built.tuns[dest].send(bytes) {
+                            Ok(true) => {
+                                st.packets_written += 1;
+                                st.bytes_written += bytes.len() as u64;
+                            }
+                            _ => st.tun_write_failures += 1,
+                        }
+                        lateness.record(wnow.saturating_sub(e.at.as_nanos()));
+                        if let Some(out) = pcap_out.as_mut() {
+                            let txv = world.station_tx(sta as usize);
+                            let rt = pcap::radiotap(e.at.as_nanos(), band, lasthop_sim::capture::PhyRec::Mcs(txv), false, None);
+                            let seq = &mut pcap_seq[sta as usize];
+                            let frame = pcap::real_data_frame(dir == Dir::Up, sta, *seq, world.qos(), bytes);
+                            *seq = seq.wrapping_add(1);
+                            let mut rec = Vec::with_capacity(rt.len() + frame.len() + 16);
+                            pcap::push_record(&mut rec, epoch_ns + e.at.as_nanos(), &rt, &frame);
+                            out.write_all(&rec).map_err(|e| format!("pcap: {e}"))?;
+                        }
+                    }
+                    ExtFate::Dropped => st.packets_dropped_by_model += 1,
+                }
+                pool.release(e.tag);
+            }
+        }
+        let wnow = ns_since(t0);
+        if let Some(t) = next_stats.filter(|&t| wnow >= t) {
+            live.print(&world, &flow_station, wnow);
+            next_stats = Some(t + opts.stats_every.map_or(0, |d| d.as_nanos() as u64));
+        }
+        if wnow >= next_stop_check {
+            next_stop_check = wnow + 5_000_000;
+            if stop() || end_ns.is_some_and(|e| wnow >= e) {
+                break;
+            }
+        }
+        // Sleep until the next model event, a packet, or the next housekeeping instant.
+        let next = world.next_event_at().map_or(u64::MAX, |t| t.as_nanos());
+        let until = next.min(next_stop_check).min(next_stats.unwrap_or(u64::MAX));
+        let gap = Duration::from_nanos(until.saturating_sub(ns_since(t0))).min(MAX_SLEEP);
+        if gap > opts.spin {
+            st.wakeups += 1;
+            wait(&mut fds, gap - opts.spin);
+        }
+    }
+    let end = ns_since(t0);
+    world.step_to(SimInstant(end));
+    world.finish_at(SimInstant(end));
+    if let Some(mut out) = pcap_out.take() {
+        out.flush().map_err(|e| format!("pcap: {e}"))?;
+    }
+    st.wall_ns = end;
+    st.flows = (flows.len() + catch_all.len()) as u64;
+    st.lateness_p50_ns = lateness.quantile(0.5);
+    st.lateness_p99_ns = lateness.quantile(0.99);
+    st.lateness_p999_ns = lateness.quantile(0.999);
+    st.lateness_max_ns = lateness.max();
+    st.lateness_mean_ns = lateness.mean();
+    st.pool_slots = pool.len.len() as u64;
+    let data = serde_json::to_value(lasthop_sim::output::collect(&world)).map_err(|e| e.to_string())?;
+    Ok((data, st))
+}
+
+/// What `lasthop emu up|run` asks for.
+pub struct UpRequest<'a> {
+    pub spec_json: &'a str,
+    pub name: &'a str,
+    pub opts: Options,
+    /// `emu run`: the program to run, and the node whose namespace it runs in (None: the
+    /// caller's namespace, with `LASTHOP_EMU=name` in its environment).
+    pub command: Option<(Vec<String>, Option<String>)>,
+}
+
+pub struct UpOutcome {
+    pub data: serde_json::Value,
+    pub stats: EmuStats,
+    /// `emu run`: the command's exit code (128 + signal if a signal ended it).
+    pub exit_code: Option<i32>,
+}
+
+pub enum UpError {
+    /// Found before anything was built: bad spec, bad name, not root, already up.
+    User(String),
+    Internal(String),
+}
+
+/// Build the topology of a spec, run the cell in real time until stopped (a signal, the
+/// command's exit, `run_for`), tear everything down, and return the results.
+pub fn up(req: UpRequest) -> Result<UpOutcome, UpError> {
+    use std::os::unix::process::ExitStatusExt;
+    let spec = Spec::from_json(req.spec_json).map_err(UpError::User)?;
+    if let Some((path, value, allowed)) = spec.problems().first() {
+        return Err(UpError::User(format!("{path} = {value}: {allowed}")));
+    }
+    if !crate::netns::is_root() {
+        return Err(UpError::User("lasthop emu needs root (CAP_NET_ADMIN)".into()));
+    }
+    let topo = crate::netns::plan(req.name, spec.stations.len(), 1500).map_err(UpError::User)?;
+    let signals = crate::signals::StopSignals::install().map_err(|e| UpError::Internal(format!("signal handlers: {e}")))?;
+    let mut built = crate::netns::build(topo).map_err(UpError::User)?;
+    for n in &built.topo.nodes {
+        eprintln!("emu {}: {} {} ({} in netns {})", req.name, n.node, n.addr, n.ifname, n.netns);
+    }
+    let mut child = None;
+    if let Some((argv, node)) = &req.command {
+        let mut c = match node {
+            Some(node) => {
+                let Some(ns) = built.topo.netns_of(node) else {
+                    built.teardown();
+                    return Err(UpError::User(format!("--node = {node:?}: not a node of this cell")));
+                };
+                let mut c = std::process::Command::new("ip");
+                c.args(["netns", "exec", ns]).args(argv);
+                c
+            }
+            None => {
+                let mut c = std::process::Command::new(&argv[0]);
+                c.args(&argv[1..]);
+                c
+            }
+        };
+        c.env("LASTHOP_EMU", req.name);
+        match c.spawn() {
+            Ok(ch) => child = Some(ch),
+            Err(e) => {
+                built.teardown();
+                return Err(UpError::User(format!("command {:?}: {e}", argv[0])));
+            }
+        }
+    } else {
+        eprintln!("emu {}: running; `lasthop emu exec --name {} NODE -- CMD` to use it, Ctrl-C or `lasthop emu down --name {}` to stop", req.name, req.name, req.name);
+    }
+    let mut exit_code = None;
+    let result = {
+        let mut stop = || {
+            if signals.stop_requested() {
+                return true;
+            }
+            if let Some(ch) = child.as_mut() {
+                if let Ok(Some(status)) = ch.try_wait() {
+                    exit_code = Some(status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0)));
+                    return true;
+                }
+            }
+            false
+        };
+        run(spec, &built, &req.opts, &mut stop)
+    };
+    if let Some(mut ch) = child {
+        if exit_code.is_none() {
+            // Stopped by a signal or the time limit: the command does not outlive the cell.
+            // SAFETY: kill(2) with the child's pid, which has not been reaped yet.
+            unsafe {
+                libc::kill(ch.id() as libc::pid_t, libc::SIGTERM);
+            }
+            if let Ok(status) = ch.wait() {
+                exit_code = Some(status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0)));
+            }
+        }
+    }
+    built.teardown();
+    drop(signals);
+    let (data, stats) = result.map_err(UpError::Internal)?;
+    Ok(UpOutcome { data, stats, exit_code })
+}
+
+/// The CPU the model thread is pinned to: the last one the process may run on (the first
+/// usually takes interrupts and the programs under test start there), None on one CPU.
+pub fn model_cpu() -> Option<usize> {
+    // SAFETY: cpu_set_t is plain data filled by sched_getaffinity for this thread.
+    let set = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return None;
+        }
+        set
+    };
+    // SAFETY: CPU_ISSET reads within the set for indices below CPU_SETSIZE.
+    let cpus: Vec<usize> = (0..libc::CPU_SETSIZE as usize).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect();
+    (cpus.len() > 1).then(|| *cpus.last().expect("non-empty"))
+}

@@ -1,0 +1,213 @@
+"""`lasthop bench --emu`: the emulator measured against the simulator (docs/emu.md).
+
+Runs real programs (iperf3, ping; Debian packages) through `lasthop emu run` on the checked-in
+emulator cells and the simulator's own TCP model on the same cells with the same traffic:
+
+1. TCP goodput, kernel CUBIC and BBR, one and four stations (experiments/emu-vht-*.toml),
+   with a ping beside the bulk flows: emulator vs simulator.
+2. Latency under load: a CUBIC download and a ping over HT MCS 7 (experiments/emu-ht-bloat.toml)
+   with the AP's FIFO and with FQ-CoDel + airtime fairness: emulator vs simulator.
+3. Capacity: UDP at `--emu-rate` through HE 160 MHz MCS 11 NSS 4 (experiments/emu-he-fast.toml):
+   what the emulator carried and how late it wrote packets (p50, p99).
+
+Needs root, iperf3 and ping. Writes the figures to DIR/emu-bench.json and prints a table.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+EXPERIMENTS = ROOT / "experiments"
+
+
+def _lasthop(*args: str, **kw: Any) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "lasthop", *args], capture_output=True,
+                          text=True, **kw)
+
+
+IPERF = r"""#!/bin/bash
+# iperf.sh CC SECONDS NSTA OUT: one iperf3 download per station and a ping from sta0
+cc=$1; t=$2; n=$3; out=$4
+for i in $(seq 0 $((n-1))); do
+  lasthop emu exec sta$i -- iperf3 -s -1 -p $((5201+i)) >/dev/null 2>&1 &
+done
+sleep 0.5
+for i in $(seq 0 $((n-1))); do
+  lasthop emu exec server -- iperf3 -c 10.77.1.$((i+1)) -p $((5201+i)) -t $t -C $cc -J \
+    > $out/iperf-$i.json &
+done
+lasthop emu exec sta0 -- ping -i 0.2 -c $((t*5)) 10.77.0.1 > $out/ping.txt &
+wait
+"""
+
+UDP = r"""#!/bin/bash
+# udp.sh RATE SECONDS OUT
+lasthop emu exec sta0 -- iperf3 -s -1 >/dev/null 2>&1 &
+sleep 0.5
+lasthop emu exec server -- iperf3 -c 10.77.1.1 -u -b $1 -l 1400 -t $2 -J > $3/udp.json
+wait
+"""
+
+
+def _sim_spec(base: Path, out: Path, name: str, secs: int, cc: str, ping_dir: str) -> Path:
+    text = base.read_text()
+    text = re.sub(r'(?m)^name = .*$', f'name = "{name}"', text)
+    text = re.sub(r'(?m)^duration = .*$', f'duration = "{secs}s"', text)
+    text += f"""
+[[flows]]
+stations = "all"
+direction = "down"
+pattern = "tcp"
+cc = "{cc}"
+
+[[flows]]
+stations = 0
+direction = "{ping_dir}"
+pattern = "ping"
+interval = "200ms"
+"""
+    p = out / f"{name}.toml"
+    p.write_text(text)
+    return p
+
+
+def _simulate(spec: Path, out: Path) -> dict[str, Any]:
+    r = _lasthop("run", str(spec), "-o", str(out), "-q")
+    if r.returncode != 0:
+        raise RuntimeError(f"lasthop run {spec.name}: {r.stderr.strip()}")
+    d = json.loads(Path(r.stdout.strip()).read_text())["data"]
+    tcp = [f for f in d["flows"] if f["pattern"] == "tcp"]
+    ping = [f for f in d["flows"] if f["pattern"] == "ping"][0]
+    return {"goodput_mbps": sum(f["goodput_bps"] for f in tcp) / 1e6,
+            "per_flow_mbps": [f["goodput_bps"] / 1e6 for f in tcp],
+            "ping_rtt_mean_ms": ping["delay_ns"]["mean"] / 1e6,
+            "ping_rtt_p99_ms": ping["delay_ns"]["p99"] / 1e6}
+
+
+def _emulate(spec: Path, out: Path, script: Path, *args: str) -> dict[str, Any]:
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}")
+    r = subprocess.run([sys.executable, "-m", "lasthop", "emu", "run", str(spec), "--name", "lhb",
+                        "-o", str(out), "--stats", "0", "-q", "--", str(script), *args],
+                       capture_output=True, text=True, env=env)
+    if r.returncode != 0:
+        raise RuntimeError(f"emu run {spec.name}: exit {r.returncode}: {r.stderr.strip()[-500:]}")
+    doc = json.loads(next(out.glob("*-emu-s*.json")).read_text())
+    return doc["data"]
+
+
+def _ping(path: Path) -> dict[str, float]:
+    m = re.search(r"= ([\d.]+)/([\d.]+)/([\d.]+)/", path.read_text())
+    if not m:
+        return {}
+    return {"ping_rtt_min_ms": float(m.group(1)), "ping_rtt_mean_ms": float(m.group(2)),
+            "ping_rtt_max_ms": float(m.group(3))}
+
+
+def run_emu_bench(out_dir: str, seconds: int = 10, udp_rate: str = "1100M") -> int:
+    missing = [p for p in ("iperf3", "ping", "ip") if shutil.which(p) is None]
+    if os.geteuid() != 0 or missing:
+        why = "needs root" if os.geteuid() != 0 else f"needs {', '.join(missing)} (Debian packages)"
+        print(f"lasthop: error: bench --emu {why}", file=sys.stderr)
+        return 2
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    report: dict[str, Any] = {"seconds": seconds, "tcp": [], "latency": [], "capacity": {}}
+    with tempfile.TemporaryDirectory(prefix="lasthop-emu-bench-") as tmp_s:
+        tmp = Path(tmp_s)
+        iperf = tmp / "iperf.sh"
+        iperf.write_text(IPERF)
+        udp = tmp / "udp.sh"
+        udp.write_text(UDP)
+        for s in (iperf, udp):
+            s.chmod(0o755)
+
+        def one(base: Path, cc: str, n: int, label: str, ping_dir: str) -> dict[str, Any]:
+            run = tmp / f"{label}-{cc}-{n}"
+            run.mkdir()
+            print(f"  {label}: {cc}, {n} station(s): emulator ...", file=sys.stderr, flush=True)
+            emu = _emulate(base, run, iperf, cc, str(seconds), str(n), str(run))["emu"]
+            rates = []
+            for i in range(n):
+                e = json.loads((run / f"iperf-{i}.json").read_text())["end"]
+                rates.append(e["sum_received"]["bits_per_second"] / 1e6)
+            print(f"  {label}: {cc}, {n} station(s): simulator ...", file=sys.stderr, flush=True)
+            sim = _simulate(_sim_spec(base, run, f"sim-{label}-{cc}-{n}", seconds, cc, ping_dir),
+                            run)
+            em = {"goodput_mbps": sum(rates), "per_flow_mbps": rates, **_ping(run / "ping.txt"),
+                  "lateness_p50_us": emu["lateness_p50_ns"] / 1e3,
+                  "lateness_p99_us": emu["lateness_p99_ns"] / 1e3}
+            return {"spec": base.name, "cc": cc, "stations": n, "emulator": em, "simulator": sim,
+                    "goodput_diff": em["goodput_mbps"] / sim["goodput_mbps"] - 1}
+
+        print("lasthop bench --emu: TCP goodput (iperf3 vs the simulator's TCP)", file=sys.stderr)
+        for cc in ("cubic", "bbr"):
+            for n in (1, 4):
+                base = EXPERIMENTS / ("emu-vht-1sta.toml" if n == 1 else "emu-vht-4sta.toml")
+                report["tcp"].append(one(base, cc, n, "tcp", "up"))
+        print("lasthop bench --emu: ping beside a CUBIC download, FIFO vs FQ-CoDel + airtime",
+              file=sys.stderr)
+        fifo = EXPERIMENTS / "emu-ht-bloat.toml"
+        fq = tmp / "emu-ht-fq.toml"
+        fq.write_text(fifo.read_text().replace('qdisc = "fifo"',
+                                               'qdisc = "fq_codel"\nscheduler = "airtime"'))
+        for label, base in (("fifo", fifo), ("fq_codel+airtime", fq)):
+            r = one(base, "cubic", 1, label.replace("+", "-"), "up")
+            r["ap"] = label
+            report["latency"].append(r)
+        print(f"lasthop bench --emu: capacity, UDP at {udp_rate} over HE 160 MHz",
+              file=sys.stderr)
+        run = tmp / "capacity"
+        run.mkdir()
+        data = _emulate(EXPERIMENTS / "emu-he-fast.toml", run, udp, udp_rate, str(seconds),
+                        str(run))
+        emu = data["emu"]
+        u = json.loads((run / "udp.json").read_text())["end"]["sum"]
+        # Delivered rate while the transfer ran: the UDP flow's goodput bins, the first and
+        # last (partial) ones left out.
+        bins = max((row for row in data["timeseries"]["flow_goodput_bps"]), key=sum)
+        busy = [b for b in bins if b > 0][1:-1] or [0.0]
+        report["capacity"] = {
+            "offered_mbps": u.get("bits_per_second", 0) / 1e6,
+            "carried_mbps": sum(busy) / len(busy) / 1e6,
+            "packets_per_s": sum(busy) / len(busy) / 8 / 1428,
+            "receiver_lost_percent": u.get("lost_percent"),
+            "model_drops": emu["packets_dropped_by_model"],
+            "lateness_p50_us": emu["lateness_p50_ns"] / 1e3,
+            "lateness_p99_us": emu["lateness_p99_ns"] / 1e3,
+            "lateness_p999_us": emu["lateness_p999_ns"] / 1e3,
+            "wakeups_per_s": emu["wakeups"] / emu["wall_ns"] * 1e9,
+        }
+    path = out / "emu-bench.json"
+    path.write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
+    print(_table(report))
+    print(f"figures: {path}")
+    return 0
+
+
+def _table(r: dict[str, Any]) -> str:
+    lines = ["TCP download, goodput Mb/s (emulator: iperf3 + kernel; simulator: its TCP model)",
+             f"  {'cell':<18} {'cc':<6} {'sta':>3} {'emulator':>9} {'simulator':>9} {'diff':>7}"
+             f" {'ping emu':>9} {'ping sim':>9}"]
+    for x in r["tcp"] + r["latency"]:
+        e, s = x["emulator"], x["simulator"]
+        cell = x.get("ap", x["spec"].removesuffix(".toml"))
+        lines.append(f"  {cell:<18} {x['cc']:<6} {x['stations']:>3} {e['goodput_mbps']:>9.1f} "
+                     f"{s['goodput_mbps']:>9.1f} {x['goodput_diff'] * 100:>+6.1f}% "
+                     f"{e.get('ping_rtt_mean_ms', float('nan')):>7.1f}ms "
+                     f"{s['ping_rtt_mean_ms']:>7.1f}ms")
+    c = r["capacity"]
+    lines.append(f"capacity: offered {c['offered_mbps']:.0f} Mb/s (UDP payload), carried "
+                 f"{c['carried_mbps']:.0f} Mb/s (IP) ({c['packets_per_s']:.0f} packets/s), model drops {c['model_drops']}, "
+                 f"receiver lost {c['receiver_lost_percent']:.1f}%; write lateness p50 "
+                 f"{c['lateness_p50_us']:.0f} us, p99 {c['lateness_p99_us']:.0f} us, p99.9 "
+                 f"{c['lateness_p999_us']:.0f} us")
+    return "\n".join(lines)
