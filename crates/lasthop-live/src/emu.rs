@@ -158,6 +158,22 @@ fn ns_since(t0: Instant) -> u64 {
     t0.elapsed().as_nanos() as u64
 }
 
+/// The calling thread's CPU affinity, to restore after the run.
+fn affinity() -> Option<libc::cpu_set_t> {
+    // SAFETY: cpu_set_t is plain data filled by sched_getaffinity for this thread.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        (libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) == 0).then_some(set)
+    }
+}
+
+fn set_affinity(set: &libc::cpu_set_t) {
+    // SAFETY: a valid cpu_set_t for the calling thread.
+    unsafe {
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set);
+    }
+}
+
 /// Pin the calling thread to `cpu` and make its timers exact; returns whether pinning worked.
 fn pin_and_tighten(cpu: Option<usize>) -> bool {
     // SAFETY: prctl(PR_SET_TIMERSLACK) takes plain integers and only affects this thread.
@@ -252,6 +268,7 @@ pub fn run(spec: Spec, built: &Built, opts: &Options, stop: &mut dyn FnMut() -> 
     let mut lateness = LogHistogram::new();
     let mut st = EmuStats { pool_slots: 0, ..EmuStats::default() };
     let mut fds: Vec<libc::pollfd> = built.tuns.iter().map(|t| libc::pollfd { fd: t.fd(), events: libc::POLLIN, revents: 0 }).collect();
+    let saved_affinity = affinity();
     let pinned = pin_and_tighten(opts.cpu);
     st.cpu = if pinned { opts.cpu } else { None };
     let mut pcap_out = match &opts.pcap {
@@ -368,6 +385,9 @@ pub fn run(spec: Spec, built: &Built, opts: &Options, stop: &mut dyn FnMut() -> 
         }
     }
     let end = ns_since(t0);
+    if let Some(set) = saved_affinity.as_ref().filter(|_| pinned) {
+        set_affinity(set);
+    }
     world.step_to(SimInstant(end));
     world.finish_at(SimInstant(end));
     if let Some(mut out) = pcap_out.take() {
