@@ -209,11 +209,12 @@ struct LiveStats {
 
 impl LiveStats {
     #[allow(clippy::needless_range_loop)] // one index over several per-station tables
-    fn print(&mut self, w: &World, flow_station: &[(u32, Dir)], now_ns: u64) {
+    fn print(&mut self, w: &World, now_ns: u64) {
         let n = w.spec().stations.len();
         let dt = (now_ns - self.last_ns).max(1) as f64 * 1e-9;
         let mut bytes = vec![[0u64; 2]; n];
-        for (f, &(s, d)) in flow_station.iter().enumerate() {
+        for f in 0..w.n_flows() {
+            let (s, d) = w.flow_route(f as u32);
             bytes[s as usize][(d == Dir::Up) as usize] += w.counters[f].delivered_bytes;
         }
         let mut line = format!("emu t={:.1}s", now_ns as f64 * 1e-9);
@@ -258,12 +259,8 @@ pub fn run(spec: Spec, built: &Built, opts: &Options, stop: &mut dyn FnMut() -> 
     let mut world = World::new_realtime(spec, opts.seed);
     let mut pool = Pool::new(4096);
     let mut flows: BTreeMap<FlowKey, u32> = BTreeMap::new();
-    // Per world flow: (station, direction); catch-all flows per (station, direction).
-    let mut flow_station: Vec<(u32, Dir)> = Vec::new();
+    // Catch-all flows per (station, uplink) once MAX_FLOWS 5-tuples are tracked.
     let mut catch_all: BTreeMap<(u32, bool), u32> = BTreeMap::new();
-    for f in &world.spec().flows {
-        flow_station.push((f.station, if f.direction == "up" { Dir::Up } else { Dir::Down }));
-    }
     let mut fates: Vec<ExtEvent> = Vec::with_capacity(4096);
     let mut lateness = LogHistogram::new();
     let mut st = EmuStats { pool_slots: 0, ..EmuStats::default() };
@@ -319,11 +316,9 @@ pub fn run(spec: Spec, built: &Built, opts: &Options, stop: &mut dyn FnMut() -> 
                     None if flows.len() < MAX_FLOWS => {
                         let f = world.add_external_flow(sta, dir, label(&key));
                         flows.insert(key, f);
-                        flow_station.push((sta, dir));
                         f
                     }
                     None => *catch_all.entry((sta, dir == Dir::Up)).or_insert_with(|| {
-                        flow_station.push((sta, dir));
                         world.add_external_flow(sta, dir, format!("other flows of station {sta} {}", if dir == Dir::Up { "up" } else { "down" }))
                     }),
                 };
@@ -337,7 +332,7 @@ pub fn run(spec: Spec, built: &Built, opts: &Options, stop: &mut dyn FnMut() -> 
             for e in fates.drain(..) {
                 match e.fate {
                     ExtFate::Delivered => {
-                        let (sta, dir) = flow_station[e.flow as usize];
+                        let (sta, dir) = world.flow_route(e.flow);
                         let dest = if dir == Dir::Down { sta as usize + 1 } else { 0 };
                         let bytes = pool.packet(e.tag);
                         match built.tuns[dest].send(bytes) {
@@ -366,7 +361,7 @@ pub fn run(spec: Spec, built: &Built, opts: &Options, stop: &mut dyn FnMut() -> 
         }
         let wnow = ns_since(t0);
         if let Some(t) = next_stats.filter(|&t| wnow >= t) {
-            live.print(&world, &flow_station, wnow);
+            live.print(&world, wnow);
             next_stats = Some(t + opts.stats_every.map_or(0, |d| d.as_nanos() as u64));
         }
         if wnow >= next_stop_check {
@@ -511,14 +506,7 @@ pub fn up(req: UpRequest) -> Result<UpOutcome, UpError> {
 /// The CPU the model thread is pinned to: the last one the process may run on (the first
 /// usually takes interrupts and the programs under test start there), None on one CPU.
 pub fn model_cpu() -> Option<usize> {
-    // SAFETY: cpu_set_t is plain data filled by sched_getaffinity for this thread.
-    let set = unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-            return None;
-        }
-        set
-    };
+    let set = affinity()?;
     // SAFETY: CPU_ISSET reads within the set for indices below CPU_SETSIZE.
     let cpus: Vec<usize> = (0..libc::CPU_SETSIZE as usize).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect();
     (cpus.len() > 1).then(|| *cpus.last().expect("non-empty"))

@@ -451,26 +451,7 @@ pub fn data_frame(cap: &Capture, tx: Node, rx: Node, m: &MpduRec) -> Vec<u8> {
         (_, Node::Station(i)) => (false, i),
         _ => (false, 0),
     };
-    f.push(if qos { 0x88 } else { 0x08 });
-    let mut fc1 = if uplink { 0x01 } else { 0x02 };
-    if m.retry {
-        fc1 |= 0x08;
-    }
-    f.push(fc1);
-    f.extend_from_slice(&cap.data_nav_us.to_le_bytes());
-    let (a1, a2, a3) = if uplink {
-        (AP_MAC, station_mac(sta), SERVER_MAC)
-    } else {
-        (station_mac(sta), AP_MAC, SERVER_MAC)
-    };
-    f.extend_from_slice(&a1);
-    f.extend_from_slice(&a2);
-    f.extend_from_slice(&a3);
-    f.extend_from_slice(&(((m.seq % 4096) as u16) << 4).to_le_bytes());
-    if qos {
-        f.extend_from_slice(&[0, 0]); // TID 0, normal ack
-    }
-    f.extend_from_slice(&[0xaa, 0xaa, 0x03, 0, 0, 0, 0x08, 0x00]);
+    push_data_header(&mut f, uplink, sta, m.retry, cap.data_nav_us, m.seq, qos);
     let st = cap.flow_station.get(m.flow as usize).copied().unwrap_or(sta);
     let port = (UDP_BASE_PORT + m.flow).min(65_535) as u16;
     let (src, dst) = if uplink { (station_ip(st), SERVER_IP) } else { (SERVER_IP, station_ip(st)) };
@@ -553,23 +534,30 @@ pub fn beacon_frame(cap: &Capture, start_ns: u64, seq: u64) -> Vec<u8> {
     f
 }
 
-/// A data frame carrying a real IP packet (the emulator's capture of what crossed the cell):
-/// QoS data header between the AP and station `sta` (`uplink`: station → AP), LLC/SNAP, the
-/// packet's own bytes, FCS.
-pub fn real_data_frame(uplink: bool, sta: u32, seq: u32, qos: bool, ip: &[u8]) -> Vec<u8> {
-    let mut f = Vec::with_capacity(ip.len() + 40);
+/// The MAC header of a data frame between the AP and station `sta` (`uplink`: To DS, station →
+/// AP; else From DS), the server as the third address, then the LLC/SNAP header for IPv4.
+fn push_data_header(f: &mut Vec<u8>, uplink: bool, sta: u32, retry: bool, nav_us: u16, seq: u32, qos: bool) {
     f.push(if qos { 0x88 } else { 0x08 });
-    f.push(if uplink { 0x01 } else { 0x02 });
-    f.extend_from_slice(&[0, 0]); // duration: not modelled per frame here
+    f.push(if uplink { 0x01 } else { 0x02 } | if retry { 0x08 } else { 0 });
+    f.extend_from_slice(&nav_us.to_le_bytes());
     let (a1, a2) = if uplink { (AP_MAC, station_mac(sta)) } else { (station_mac(sta), AP_MAC) };
     f.extend_from_slice(&a1);
     f.extend_from_slice(&a2);
     f.extend_from_slice(&SERVER_MAC);
     f.extend_from_slice(&(((seq % 4096) as u16) << 4).to_le_bytes());
     if qos {
-        f.extend_from_slice(&[0, 0]);
+        f.extend_from_slice(&[0, 0]); // TID 0, normal ack
     }
     f.extend_from_slice(&[0xaa, 0xaa, 0x03, 0, 0, 0, 0x08, 0x00]);
+}
+
+/// A data frame carrying a real IP packet (the emulator's capture of what crossed the cell):
+/// QoS data header between the AP and station `sta` (`uplink`: station → AP), LLC/SNAP, the
+/// packet's own bytes, FCS.
+pub fn real_data_frame(uplink: bool, sta: u32, seq: u32, qos: bool, ip: &[u8]) -> Vec<u8> {
+    let mut f = Vec::with_capacity(ip.len() + 40);
+    // Duration 0: not modelled per frame here.
+    push_data_header(&mut f, uplink, sta, false, 0, seq, qos);
     f.extend_from_slice(ip);
     push_fcs(&mut f);
     f

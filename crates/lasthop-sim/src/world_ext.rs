@@ -17,6 +17,7 @@
 //! series appear in the result file like a simulated flow's.
 
 use super::*;
+use std::collections::BTreeMap;
 
 /// What became of an external packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,7 +41,7 @@ const FLOW_SERIES: usize = 9;
 
 pub(super) struct ExtHost {
     /// Host-given description of each external flow, by flow index.
-    labels: Vec<(u32, String)>,
+    labels: BTreeMap<u32, String>,
     out: Vec<ExtEvent>,
 }
 
@@ -51,7 +52,7 @@ impl World {
         let mut w = World::new(spec, seed);
         w.end = Instant(u64::MAX / 2);
         w.progress_step = Duration(u64::MAX / 4);
-        w.ext = Some(Box::new(ExtHost { labels: Vec::new(), out: Vec::with_capacity(1024) }));
+        w.ext = Some(Box::new(ExtHost { labels: BTreeMap::new(), out: Vec::with_capacity(1024) }));
         for s in w.series_mut() {
             s.set_growable();
         }
@@ -81,6 +82,17 @@ impl World {
         ]
     }
 
+    /// Flows of the run so far (simulated ones first, then external ones as they appeared).
+    pub fn n_flows(&self) -> usize {
+        self.flows.len()
+    }
+
+    /// The station a flow runs to or from, and its direction.
+    pub fn flow_route(&self, f: u32) -> (u32, Dir) {
+        let fl = &self.flows[f as usize];
+        (fl.station, fl.dir)
+    }
+
     /// The current instant of the world.
     pub fn now(&self) -> Instant {
         self.q.now()
@@ -104,11 +116,12 @@ impl World {
         assert!((station as usize) < self.stations.len(), "station {station} out of range");
         let f = self.flows.len() as u32;
         let direction = if dir == Dir::Down { "down" } else { "up" };
-        let spec_json = format!(
-            r#"{{"station":{station},"direction":"{direction}","pattern":"external","rate_bps":0,"packet_size":0,"start_ns":0,"stop_ns":{}}}"#,
-            self.end.as_nanos()
-        );
-        let fs: crate::spec::FlowSpec = serde_json::from_str(&spec_json).expect("a complete flow spec");
+        // The required keys; every other one takes its documented default.
+        let fs: crate::spec::FlowSpec = serde_json::from_value(serde_json::json!({
+            "station": station, "direction": direction, "pattern": "external", "rate_bps": 0,
+            "packet_size": 0, "start_ns": 0, "stop_ns": self.end.as_nanos(),
+        }))
+        .expect("a complete flow spec");
         self.spec.flows.push(fs);
         self.flows.push(Flow {
             station,
@@ -135,7 +148,7 @@ impl World {
         for s in self.series_mut().into_iter().take(FLOW_SERIES) {
             s.push_entity();
         }
-        self.ext.as_deref_mut().expect("a real-time world").labels.push((f, label));
+        self.ext.as_deref_mut().expect("a real-time world").labels.insert(f, label);
         f
     }
 
@@ -166,7 +179,7 @@ impl World {
     /// The host-given label of flow `f` if it is external.
     pub fn external_label(&self, f: usize) -> Option<&str> {
         let h = self.ext.as_deref()?;
-        h.labels.iter().find(|(g, _)| *g as usize == f).map(|(_, l)| l.as_str())
+        h.labels.get(&(f as u32)).map(String::as_str)
     }
 
     /// The run ends at `end` (the host stopped): results cover [0, end].
