@@ -1780,7 +1780,11 @@ impl World {
             let snr = s.snr.at(now);
             let rc = &mut s.rc[dir as usize];
             rc.set_snr_db(snr);
-            (rc.select(now), snr, self.max_mpdus as usize)
+            let txv = rc.select(now);
+            // A probe goes as one MPDU, outside any aggregate (as drivers send rate-control
+            // probe frames), so a failed probe costs one frame, not an A-MPDU.
+            let n = if rc.last_was_sample() { 1 } else { self.max_mpdus as usize };
+            (txv, snr, n)
         };
         // ath9k-like: no aggregation at or below the configured rate (6.5 Mb/s).
         let single = self.aggregation_min_rate > 0 && txv.data_rate_bps() <= self.aggregation_min_rate;

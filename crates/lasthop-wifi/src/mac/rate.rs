@@ -13,12 +13,18 @@
 //!   10 % counted as zero throughput;
 //! * a max-throughput rate (and a second-best one) and a max-probability rate (the highest
 //!   throughput among rates ≥ 95 % success, else the most reliable rate);
-//! * "look-around" sampling of other rates in ~10 % of transmissions, walking a random
-//!   permutation of the rate table (like minstrel's sample table) so every rate is visited;
-//!   a sample rate slower than both the current max-throughput and max-probability rates is
-//!   skipped except every 20th time it comes up (so lower rates are probed only occasionally
-//!   while the link works well), and the max-throughput / max-probability rates themselves are
-//!   not sampled;
+//! * probing as redesigned in mac80211 in 2021 (commit "minstrel_ht: significantly redesign the
+//!   rate probing strategy", whose message describes the design): rates are grouped by
+//!   spatial streams (our tables have one width and guard interval, so a group is an NSS), and
+//!   each statistics window keeps a small set of rates to probe, refilled at every update, in
+//!   three kinds — *INC*: per group, the first rate faster than the current max-throughput
+//!   rate; *JUMP*: per group, a random rate faster than it; *SLOW*: rates between max_prob /
+//!   max_tp2 and max_tp, to close the gap between them — taken in the ratio 3 INC : 2 JUMP :
+//!   1 SLOW; a rate is probed at most once per window, and max_tp / max_tp2 / max_prob are
+//!   never probed;
+//! * one probe per `sample_interval` (20 ms) per station, whatever the A-MPDU length, so the
+//!   cost of probing stays a bounded share of airtime and a cold start at the lowest rate
+//!   still gets five probes per window (mac80211 likewise paces its probes in time);
 //! * a "sudden death" check: if the max-throughput rate has ≥ 30 attempts in the current
 //!   interval with < 25 % delivered, statistics are updated at once instead of waiting for the
 //!   timer (mac80211 performs a similar check to drop a failing multi-stream rate quickly).
@@ -30,9 +36,10 @@
 //!   returns max_tp or a sample rate;
 //! * throughput uses the PHY data rate, not airtime including preamble, inter-frame spaces and
 //!   Block Ack overhead (mac80211 weighs the per-MPDU duration by the average A-MPDU length);
-//! * sample A-MPDUs are not shortened; hosts may use [`MinstrelHt::last_was_sample`] to do so;
-//! * no rate groups / per-group sampling columns, no CCK, no probability cap at 90 % in the
-//!   throughput estimate, no EWMV.
+//! * a probe is one selection: hosts learn of it from [`MinstrelHt::last_was_sample`] (the
+//!   simulator sends it as a single MPDU, as drivers keep probe frames out of aggregates);
+//! * groups are spatial-stream counts only (one width and guard interval per table), no CCK,
+//!   no probability cap at 90 % in the throughput estimate, no EWMV.
 //!
 //! Everything is sans-IO and deterministic: `now` is passed in and sampling draws from the
 //! [`Rng`] the host provides.
@@ -127,15 +134,12 @@ pub struct MinstrelParams {
     pub update_interval: Duration,
     /// EWMA weight of the old probability (0.75).
     pub ewma_old_weight: f64,
-    /// Fraction of A-MPDUs used for sampling (0.1).
-    pub sample_ratio: f64,
+    /// One probe per this interval (20 ms).
+    pub sample_interval: Duration,
     /// Rates below this success probability have zero expected throughput (0.1).
     pub min_useful_prob: f64,
     /// Probability above which a rate counts as reliable for max_prob (0.95).
     pub reliable_prob: f64,
-    /// A sample rate slower than max_tp and max_prob is used only every this many times it
-    /// comes up (20).
-    pub slow_sample_every: u32,
     /// Sudden-death check: minimum attempts at max_tp in the interval (30) …
     pub sudden_death_min_attempts: u32,
     /// … and the delivery ratio below which statistics are updated at once (0.25).
@@ -147,10 +151,9 @@ impl Default for MinstrelParams {
         MinstrelParams {
             update_interval: Duration::from_millis(100),
             ewma_old_weight: 0.75,
-            sample_ratio: 0.1,
+            sample_interval: Duration::from_millis(20),
             min_useful_prob: 0.1,
             reliable_prob: 0.95,
-            slow_sample_every: 20,
             sudden_death_min_attempts: 30,
             sudden_death_max_ratio: 0.25,
         }
@@ -171,9 +174,31 @@ pub struct RateStats {
     /// Totals since creation.
     pub total_attempts: u64,
     pub total_successes: u64,
-    /// Times this rate came up for sampling and was skipped as slower than max_tp.
-    pub skipped: u32,
 }
+
+/// The three kinds of probe of the 2021 mac80211 probing design.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SampleType {
+    /// Per group, the first rate faster than max_tp.
+    Inc,
+    /// Per group, a random rate faster than max_tp.
+    Jump,
+    /// A rate between max_prob / max_tp2 and max_tp.
+    Slow,
+}
+
+/// Rates each probe kind may hold per statistics window (mac80211 keeps a small fixed set).
+const SAMPLE_RATES_PER_KIND: usize = 5;
+
+/// Order of the probe kinds: every six probes are 3 INC, 2 JUMP, 1 SLOW.
+const SAMPLE_CYCLE: [SampleType; 6] = [
+    SampleType::Inc,
+    SampleType::Jump,
+    SampleType::Inc,
+    SampleType::Slow,
+    SampleType::Inc,
+    SampleType::Jump,
+];
 
 /// Minstrel-HT's decision variables (indices into the rate table).
 #[derive(Clone, Debug)]
@@ -182,9 +207,15 @@ pub struct MinstrelVars {
     pub max_tp2: usize,
     pub max_prob: usize,
     pub next_update: Instant,
+    /// When the next probe is due.
+    pub next_sample: Instant,
     pub last_was_sample: bool,
-    sample_order: Vec<usize>,
-    sample_pos: usize,
+    /// Rates left to probe in this window, per kind (INC, JUMP, SLOW), first to be taken last.
+    pools: [Vec<usize>; 3],
+    /// Position in `SAMPLE_CYCLE`.
+    cycle_pos: usize,
+    /// Group the INC/JUMP pools start from (rotates every window).
+    first_group: usize,
     rng: Rng,
 }
 
@@ -193,6 +224,8 @@ pub struct MinstrelVars {
 pub struct MinstrelHt {
     params: MinstrelParams,
     rates: Vec<TxVector>,
+    /// Rate indices per group (same NSS), each by increasing data rate.
+    groups: Vec<Vec<usize>>,
     stats: Vec<RateStats>,
     vars: MinstrelVars,
 }
@@ -206,22 +239,36 @@ impl MinstrelHt {
             .min_by_key(|&i| rates[i].data_rate_bps())
             .unwrap_or(0);
         let n = rates.len();
+        let mut nss: Vec<u8> = rates.iter().map(|r| r.nss).collect();
+        nss.sort_unstable();
+        nss.dedup();
+        let groups = nss
+            .iter()
+            .map(|&k| {
+                let mut g: Vec<usize> = (0..n).filter(|&i| rates[i].nss == k).collect();
+                g.sort_by_key(|&i| (rates[i].data_rate_bps(), rates[i].mcs));
+                g
+            })
+            .collect();
         let mut m = MinstrelHt {
             params,
+            groups,
             stats: vec![RateStats::default(); n],
             vars: MinstrelVars {
                 max_tp: lowest,
                 max_tp2: lowest,
                 max_prob: lowest,
                 next_update: now + params.update_interval,
+                next_sample: now,
                 last_was_sample: false,
-                sample_order: (0..n).collect(),
-                sample_pos: n,
+                pools: [Vec::new(), Vec::new(), Vec::new()],
+                cycle_pos: 0,
+                first_group: 0,
                 rng,
             },
             rates,
         };
-        m.reshuffle();
+        m.refill_pools();
         m
     }
 
@@ -275,8 +322,9 @@ impl MinstrelHt {
     pub fn select(&mut self, now: Instant) -> TxVector {
         self.handle_timeout(now);
         self.vars.last_was_sample = false;
-        if self.rates.len() > 1 && self.vars.rng.bernoulli(self.params.sample_ratio) {
+        if now >= self.vars.next_sample {
             if let Some(i) = self.sample_candidate() {
+                self.vars.next_sample = now + self.params.sample_interval;
                 self.vars.last_was_sample = true;
                 return self.rates[i];
             }
@@ -318,40 +366,70 @@ impl MinstrelHt {
         }
     }
 
-    fn reshuffle(&mut self) {
-        // Fisher–Yates over the sample order.
-        let order = &mut self.vars.sample_order;
-        for k in (1..order.len()).rev() {
-            let j = self.vars.rng.gen_range_inclusive(k as u64) as usize;
-            order.swap(k, j);
+    /// The next rate to probe: the kind next in the 3 INC : 2 JUMP : 1 SLOW cycle, or the
+    /// following kinds if its pool is empty; `None` once all pools are empty in this window.
+    fn sample_candidate(&mut self) -> Option<usize> {
+        for k in 0..SAMPLE_CYCLE.len() {
+            let kind = SAMPLE_CYCLE[(self.vars.cycle_pos + k) % SAMPLE_CYCLE.len()];
+            if let Some(i) = self.vars.pools[kind as usize].pop() {
+                self.vars.cycle_pos = (self.vars.cycle_pos + k + 1) % SAMPLE_CYCLE.len();
+                return Some(i);
+            }
         }
-        self.vars.sample_pos = 0;
+        None
     }
 
-    fn sample_candidate(&mut self) -> Option<usize> {
-        if self.vars.sample_pos >= self.vars.sample_order.len() {
-            self.reshuffle();
+    /// Refill the probe pools from the current max_tp / max_tp2 / max_prob (every window).
+    fn refill_pools(&mut self) {
+        let v = &mut self.vars;
+        let rate = |i: usize| self.rates[i].data_rate_bps();
+        let taken = [v.max_tp, v.max_tp2, v.max_prob];
+        let tp = rate(v.max_tp);
+        let ng = self.groups.len();
+        let cap = SAMPLE_RATES_PER_KIND;
+        // Per group (starting from a rotating one): INC takes the first rate faster than
+        // max_tp; the others faster than it are JUMP candidates.
+        let mut inc = Vec::with_capacity(ng);
+        let mut above: Vec<Vec<usize>> = Vec::with_capacity(ng);
+        for k in 0..ng {
+            let g = &self.groups[(v.first_group + k) % ng];
+            let mut faster = g.iter().copied().filter(|&i| rate(i) > tp && !taken.contains(&i));
+            let Some(first) = faster.next() else { continue };
+            inc.push(first);
+            above.push(faster.collect());
         }
-        let i = self.vars.sample_order[self.vars.sample_pos];
-        self.vars.sample_pos += 1;
-        if i == self.vars.max_tp || i == self.vars.max_prob {
-            return None;
-        }
-        // Lower rates are sampled only occasionally when the link works well: a candidate
-        // slower than max_tp *and* no faster than max_prob is skipped unless it has come up
-        // `slow_sample_every` times. Rates between max_prob and max_tp are sampled normally.
-        let rate = self.rates[i].data_rate_bps();
-        if rate < self.rates[self.vars.max_tp].data_rate_bps()
-            && rate <= self.rates[self.vars.max_prob].data_rate_bps()
-        {
-            let s = &mut self.stats[i];
-            s.skipped += 1;
-            if s.skipped < self.params.slow_sample_every {
-                return None;
+        inc.truncate(cap);
+        // JUMP: a random one of them from each group in turn, until `cap` or none left.
+        let mut jump = Vec::with_capacity(cap);
+        'fill: loop {
+            let mut any = false;
+            for g in above.iter_mut().filter(|g| !g.is_empty()) {
+                let j = v.rng.gen_range_inclusive(g.len() as u64 - 1) as usize;
+                jump.push(g.swap_remove(j));
+                any = true;
+                if jump.len() == cap {
+                    break 'fill;
+                }
             }
-            s.skipped = 0;
+            if !any {
+                break;
+            }
         }
-        Some(i)
+        // SLOW: rates strictly between min(max_prob, max_tp2) and max_tp, in random order.
+        let lo = rate(v.max_prob).min(rate(v.max_tp2));
+        let mut slow: Vec<usize> = (0..self.rates.len())
+            .filter(|&i| rate(i) > lo && rate(i) < tp && !taken.contains(&i))
+            .collect();
+        for k in (1..slow.len()).rev() {
+            let j = v.rng.gen_range_inclusive(k as u64) as usize;
+            slow.swap(k, j);
+        }
+        slow.truncate(cap);
+        // Pools are popped from the back: keep the first group's candidates last in.
+        inc.reverse();
+        jump.reverse();
+        v.pools = [inc, jump, slow];
+        v.first_group = (v.first_group + 1) % ng.max(1);
     }
 
     fn update_stats(&mut self, now: Instant) {
@@ -433,6 +511,7 @@ impl MinstrelHt {
             self.vars.max_prob = m;
         }
         self.vars.next_update = now + p.update_interval;
+        self.refill_pools();
     }
 }
 
@@ -464,6 +543,10 @@ impl RateControl {
             RateControl::Ideal(i) => i.select(),
             RateControl::MinstrelHt(m) => m.max_tp_rate(),
         }
+    }
+    /// Whether the last `select` returned a probe (Minstrel-HT sampling).
+    pub fn last_was_sample(&self) -> bool {
+        matches!(self, RateControl::MinstrelHt(m) if m.last_was_sample())
     }
     /// The outcome of an A-MPDU (ignored by `Fixed` and `Ideal`).
     pub fn report(&mut self, now: Instant, tx: TxVector, attempted_mpdus: u32, acked_mpdus: u32) {
@@ -578,11 +661,8 @@ mod tests {
             m.report(now, tx, 32, acked);
             check(now, &m);
         }
-        // ~10 % sampling (minus skipped candidates).
-        assert!(
-            samples as f64 <= 0.15 * ms as f64,
-            "{samples} samples in {ms}"
-        );
+        // At most one probe per 20 ms.
+        assert!(samples as u64 <= ms / 20 + 1, "{samples} samples in {ms}");
         m
     }
 
@@ -673,6 +753,68 @@ mod tests {
             ideal += expected_tp(&best_rate_for_snr(m.rates(), snr, IDEAL_MPDU_BYTES), snr);
         });
         assert!(got >= 0.9 * ideal, "{:.3}", got / ideal);
+    }
+
+    /// Probing after the 2021 design: one probe per 20 ms; at a cold start (max_tp = the
+    /// lowest rate, no history) every probe is faster than max_tp, the first INC probes are
+    /// the next rate of each stream group, and no rate is probed twice in one window.
+    #[test]
+    fn probes_are_paced_and_climb_from_a_cold_start() {
+        let rates = rate_table(Standard::Vht, 80, 800, 2);
+        let mut m = MinstrelHt::new(rates.clone(), MinstrelParams::default(), Rng::from_seed(3), Instant::ZERO);
+        let lowest = m.max_tp_rate();
+        let mut probes = Vec::new();
+        // 1 ms selections for one window; nothing reported, so max_tp stays put.
+        for k in 0..100 {
+            let tx = m.select(Instant(k * 1_000_000));
+            if m.last_was_sample() {
+                probes.push((k, tx));
+            }
+        }
+        assert_eq!(probes.iter().map(|p| p.0).collect::<Vec<_>>(), vec![0, 20, 40, 60, 80]);
+        assert!(probes.iter().all(|(_, tx)| tx.data_rate_bps() > lowest.data_rate_bps()));
+        // INC comes first: the next faster rate in the first group (1 stream: MCS 1).
+        assert_eq!((probes[0].1.nss, probes[0].1.mcs), (1, 1));
+        // INC of the second group is the third probe (cycle INC, JUMP, INC, …): 2 streams MCS 0.
+        assert_eq!((probes[2].1.nss, probes[2].1.mcs), (2, 0));
+        let mut seen: Vec<TxVector> = probes.iter().map(|p| p.1).collect();
+        seen.sort_by_key(|t| (t.nss, t.mcs));
+        seen.dedup();
+        assert_eq!(seen.len(), probes.len(), "a rate probed twice in one window: {probes:?}");
+    }
+
+    /// Once max_tp sits in the middle of the table, SLOW probes go between max_prob and max_tp
+    /// and INC/JUMP above it.
+    #[test]
+    fn slow_probes_close_the_gap_below_max_tp() {
+        let rates = vht80();
+        let mut m = MinstrelHt::new(rates.clone(), MinstrelParams::default(), Rng::from_seed(9), Instant::ZERO);
+        // Every rate up to MCS 6 works, MCS 7 and up fail; MCS 0 perfectly (the only reliable
+        // one, so max_prob), the rest at 80 %.
+        let ok = |tx: &TxVector| match tx.mcs {
+            0 => 1.0,
+            1..=6 => 0.8,
+            _ => 0.0,
+        };
+        let mut chan = Rng::from_seed(4);
+        let mut kinds = (0u32, 0u32);
+        for k in 0..3000u64 {
+            let now = Instant(k * 1_000_000);
+            let tx = m.select(now);
+            if m.last_was_sample() && k > 1000 {
+                let tp = m.max_tp_rate().data_rate_bps();
+                if tx.data_rate_bps() > tp {
+                    kinds.0 += 1;
+                } else {
+                    kinds.1 += 1;
+                    assert!(tx.data_rate_bps() > m.max_prob_rate().data_rate_bps().min(m.max_tp2_rate().data_rate_bps()));
+                }
+            }
+            let acked = (0..32).filter(|_| chan.bernoulli(ok(&tx))).count() as u32;
+            m.report(now, tx, 32, acked);
+        }
+        assert_eq!((m.max_tp_rate().mcs, m.max_prob_rate().mcs), (6, 0));
+        assert!(kinds.0 > 0 && kinds.1 > 0, "probes above / below max_tp: {kinds:?}");
     }
 
     #[test]
