@@ -92,6 +92,13 @@ pub trait CongestionControl {
     /// `crate::quic`) asks to leave slow start now: window-based controllers set
     /// ssthresh := cwnd. BBR keeps this default, which does nothing.
     fn exit_slow_start(&mut self, _now: Instant) {}
+    /// Whether the sender should mark what it has in flight now as application-limited, so
+    /// the rate samples it yields do not lower a bandwidth estimate (BBR in ProbeRTT: draft
+    /// §4.3.5 BBRHandleProbeRTT, "Ignore low rate samples during ProbeRTT": C.app_limited :=
+    /// C.delivered + packets_in_flight). Asked after every `on_ack`.
+    fn mark_app_limited(&self) -> bool {
+        false
+    }
     /// Congestion window in bytes.
     fn cwnd(&self) -> u64;
     /// Slow-start threshold in bytes (u64::MAX while unset).
@@ -162,6 +169,9 @@ impl CongestionControl for AnyCc {
     }
     fn exit_slow_start(&mut self, now: Instant) {
         dispatch!(self, c => c.exit_slow_start(now))
+    }
+    fn mark_app_limited(&self) -> bool {
+        dispatch!(self, c => c.mark_app_limited())
     }
     fn cwnd(&self) -> u64 {
         dispatch!(self, c => c.cwnd())

@@ -1002,6 +1002,9 @@ impl QuicConnection {
                 mss,
             };
             self.cc.on_ack(&info);
+            if self.cc.mark_app_limited() {
+                self.app_limited_until = (self.delivered + self.bytes_in_flight).max(1);
+            }
             if sp == Space::AppData {
                 self.hybrid_slow_start(now, largest, rtt_sample);
             }

@@ -575,6 +575,9 @@ impl TcpSender {
             mss: self.cfg.mss,
         };
         self.cc.on_ack(&info);
+        if self.cc.mark_app_limited() {
+            self.app_limited_until = (self.delivered + self.pipe()).max(1);
+        }
     }
 
     /// Mark the segments fully inside [s, e) SACKed. Returns whether anything was new.
