@@ -56,6 +56,17 @@ fn cubic_fills_the_link_and_the_buffer() {
     let expect_rtt = 10.0 + 1000.0 * 1500.0 * 8.0 / gu * 1e3;
     eprintln!("UDP {:.1} Mb/s, CUBIC {:.1} Mb/s ({:.1}%), mean RTT {rtt:.1} ms (base + buffer/rate = {expect_rtt:.1} ms), tcp: {}",
         gu / 1e6, gt / 1e6, gt / gu * 100.0, d["flows"][0]["tcp"]);
+    // Where the airtime goes (after warm-up): downlink exchanges, the uplink ACK exchanges,
+    // and the rest (AIFS + backoff before each exchange, collisions, beacons).
+    let span = (secs * 1_000_000_000 - 2_000_000_000) as f64;
+    let st = &d["stations"][0];
+    let (dl, ul) = (st["airtime_rx_ns"].as_f64().unwrap() / span, st["airtime_tx_ns"].as_f64().unwrap() / span);
+    let ust = &u["stations"][0];
+    eprintln!("airtime: TCP downlink {:.1}%, uplink (ACKs) {:.1}%, other {:.1}% ({} collisions; mean A-MPDU down {:.1}, up {:.1}); \
+               UDP downlink {:.1}%",
+        dl * 100.0, ul * 100.0, (1.0 - dl - ul) * 100.0, d["channel"]["collisions"],
+        st["mean_ampdu_down"].as_f64().unwrap(), st["mean_ampdu_up"].as_f64().unwrap(),
+        ust["airtime_rx_ns"].as_f64().unwrap() / span * 100.0);
     assert!(gt >= 0.78 * gu, "CUBIC goodput {gt} < 78% of UDP {gu}");
     assert!(rtt > 0.5 * expect_rtt && rtt < 1.5 * expect_rtt, "RTT {rtt} ms vs {expect_rtt} ms");
 }
