@@ -162,7 +162,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
               "response_bytes", "think_time", "requests", "interval", "profile", "ack_policy",
               "zero_rtt", "initial_cwnd", "page", "connections", "idle", "idle_timeout", "reconnect",
               "history", "history_guard", "split", "split_wired_cc", "app_rate", "app_class",
-              "utility"),
+              "utility", "ac"),
     "aggctl": ("target_aggregation", "interval", "k0", "initial_rate", "min_rate", "max_rate",
                "allocation", "hold_time", "decay_after", "decay_factor", "gap_threshold",
                "clock_resolution", "clock_jitter", "report_rate", "report_loss",
@@ -732,6 +732,11 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
         if t.has("app_rate") and t.has("bytes"):
             raise t.fail("app_rate", "not with bytes (a paced application writes until the flow stops)")
         app_rate = t.rate("app_rate", 0) if t.has("app_rate") else 0
+        # WMM access category of the flow's packets (both directions); default
+        # mac.access_category. Only in the normalized spec when given.
+        if direction == "cross" and t.has("ac"):
+            raise t.fail("ac", 'not used with direction = "cross" (cross traffic never enters the cell)')
+        flow_ac = t.choice("ac", None, ACCESS_CATEGORIES)
         start = t.duration("start", 0)
         stop = t.duration("stop", duration)
         if stop > duration:
@@ -753,6 +758,8 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
                 flows[-1].update({"split": split, "split_wired_cc": split_wired_cc,
                                   "app_rate_bps": app_rate, "app_class": app_class,
                                   "utility": utility})
+            if flow_ac is not None:
+                flows[-1]["ac"] = flow_ac
             flow_table.append(fi)
 
     aggctl = _aggctl_section(top, flows, flow_table, max_mpdus if aggregation else 1)

@@ -255,6 +255,42 @@ def test_tcp_and_cross_flows_normalize(tmp_path):
     assert (f1["direction"], f1["pattern"], f1["rate_bps"]) == ("cross", "cbr", 10_000_000)
 
 
+def test_flow_access_category():
+    base = '[sim]\nduration="1s"\n[phy]\nstandard="ht"\n[[stations]]\nmcs=7\n[[flows]]\npattern="tcp"\n'
+    f0, f1 = norm(base + '[[flows]]\npattern="ping"\nac="VO"\n').normalized["flows"]
+    # Given: normalized; absent: no key (the flow keeps mac.access_category, specs unchanged).
+    assert "ac" not in f0 and f1["ac"] == "VO"
+
+
+@pytest.mark.parametrize("body,key,value,needle", [
+    ('pattern="ping"\nac="EF"\n', "flows[1].ac", '"EF"', '"BK"|"BE"|"VI"|"VO"'),
+    ('pattern="ping"\nac="vo"\n', "flows[1].ac", '"vo"', '"VO"'),
+    ('pattern="ping"\nac=6\n', "flows[1].ac", "6", '"VO"'),
+    ('direction="cross"\nrate="1Mbps"\nac="VO"\n', "flows[1].ac", '"VO"', 'not used with direction = "cross"'),
+])
+def test_flow_access_category_errors(body, key, value, needle):
+    e = err('[sim]\nduration="1s"\n[[stations]]\nmcs=7\n[[flows]]\npattern="tcp"\n[[flows]]\n' + body)
+    assert (e.path, e.value) == (key, value) and needle in str(e), str(e)
+    assert "\n" not in str(e)
+
+
+@pytest.mark.parametrize("extra,needle", [
+    ('[ap]\ndriver="firmware"\n', 'ap.driver = "firmware"'),
+    ('[ap]\nbuffer_sizer="wqm"\n', 'ap.buffer_sizer = "wqm"'),
+    ('[[stations]]\nmcs=7\nparent=0\n', "mesh relay"),
+])
+def test_flow_access_category_single_queue_nodes(extra, needle):
+    # Nodes with one queue carry mac.access_category only (a rule of the simulator's).
+    text = '[sim]\nduration="1s"\n[phy]\nstandard="ht"\n[[stations]]\nmcs=7\n' + extra + \
+        '[[flows]]\npattern="tcp"\n[[flows]]\npattern="ping"\nac="VI"\n'
+    norm(text.replace('ac="VI"', 'ac="BE"'), native=True)
+    with pytest.raises(SpecError) as info:
+        norm(text, native=True)
+    e = info.value
+    assert (e.path, e.value) == ("flows[1].ac", '"VI"') and needle in str(e), str(e)
+    assert 'mac.access_category ("BE") only' in str(e)
+
+
 def test_request_response_flow_normalizes():
     from lasthop.spec import load_spec_text
     s = load_spec_text(

@@ -347,7 +347,7 @@ pub fn run(spec: Spec, built: &Built, opts: &Options, stop: &mut dyn FnMut() -> 
                             let txv = world.station_tx(sta as usize);
                             let rt = pcap::radiotap(e.at.as_nanos(), band, lasthop_sim::capture::PhyRec::Mcs(txv), false, None);
                             let seq = &mut pcap_seq[sta as usize];
-                            let frame = pcap::real_data_frame(dir == Dir::Up, sta, *seq, world.qos(), bytes);
+                            let frame = pcap::real_data_frame(dir == Dir::Up, sta, *seq, world.qos(), world.flow_tid(e.flow), bytes);
                             *seq = seq.wrapping_add(1);
                             let mut rec = Vec::with_capacity(rt.len() + frame.len() + 16);
                             pcap::push_record(&mut rec, epoch_ns + e.at.as_nanos(), &rt, &frame);

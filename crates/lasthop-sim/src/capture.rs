@@ -157,6 +157,9 @@ pub struct Capture {
     pub beacon_interval_ns: u64,
     /// Flow index → station, for the IP addresses of data frames.
     pub flow_station: Vec<u32>,
+    /// Flow index → the TID of its QoS Data frames and Block Acks (its access category's,
+    /// `AccessCategory::tid`); a flow not listed uses TID 0.
+    pub flow_tid: Vec<u8>,
 }
 
 impl Capture {
@@ -186,6 +189,7 @@ impl Capture {
             data_nav_us,
             beacon_interval_ns,
             flow_station,
+            flow_tid: Vec::new(),
         }
     }
 

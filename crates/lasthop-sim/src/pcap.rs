@@ -6,15 +6,15 @@
 //! frames), Channel, then MCS (HT), A-MPDU status, VHT or HE. Each field is aligned to its
 //! natural size from the start of the radiotap header.
 //!
-//! 802.11 frames: QoS Data (Data for `ofdm`) with ToDS (uplink) or FromDS (downlink), the
-//! Retry bit on retransmissions, TID 0, LLC/SNAP, an IPv4 + UDP (UDP flows) or TCP (TCP flows)
-//! header and zero payload up to the packet's IP length, and a correct FCS. Addresses: AP
-//! (BSSID) 02:00:00:00:00:00, station i 02:00:00:00:00:(i+1), the server behind the AP
-//! 02:00:00:ff:00:01 (SA downlink, DA uplink); IP: server 10.0.0.1, station i 10.0.1.(i+1);
-//! UDP ports 40000 + flow index on both ends. Compressed Block Acks carry a bitmap of the
-//! MPDUs of the answered A-MPDU that arrived (starting at its lowest sequence number); beacons
-//! carry SSID "lasthop", the OFDM rates, the DS parameter set and a vendor element padding them
-//! to the simulated 300 octets.
+//! 802.11 frames: QoS Data (Data for `ofdm`) with ToDS (uplink) or FromDS (downlink), the Retry bit
+//! on retransmissions, the TID of the flow's access category (BE 0, BK 1, VI 5, VO 6; also in the
+//! Block Ack that answers them), LLC/SNAP, an IPv4 + UDP (UDP flows) or TCP (TCP flows) header and
+//! zero payload up to the packet's IP length, and a correct FCS. Addresses: AP (BSSID)
+//! 02:00:00:00:00:00, station i 02:00:00:00:00:(i+1), the server behind the AP 02:00:00:ff:00:01
+//! (SA downlink, DA uplink); IP: server 10.0.0.1, station i 10.0.1.(i+1); UDP ports 40000 + flow
+//! index on both ends. Compressed Block Acks carry a bitmap of the MPDUs of the answered A-MPDU
+//! that arrived (starting at its lowest sequence number); beacons carry SSID "lasthop", the OFDM
+//! rates, the DS parameter set and a vendor element padding them to the simulated 300 octets.
 //!
 //! TCP segments (IP protocol 6), so captures of TCP runs work with Wireshark's TCP analysis,
 //! tcptrace or Stevens graphs:
@@ -451,7 +451,7 @@ pub fn data_frame(cap: &Capture, tx: Node, rx: Node, m: &MpduRec) -> Vec<u8> {
         (_, Node::Station(i)) => (false, i),
         _ => (false, 0),
     };
-    push_data_header(&mut f, uplink, sta, m.retry, cap.data_nav_us, m.seq, qos);
+    push_data_header(&mut f, uplink, sta, m.retry, cap.data_nav_us, m.seq, qos, flow_tid(cap, m.flow));
     let st = cap.flow_station.get(m.flow as usize).copied().unwrap_or(sta);
     let port = (UDP_BASE_PORT + m.flow).min(65_535) as u16;
     let (src, dst) = if uplink { (station_ip(st), SERVER_IP) } else { (SERVER_IP, station_ip(st)) };
@@ -465,6 +465,11 @@ pub fn data_frame(cap: &Capture, tx: Node, rx: Node, m: &MpduRec) -> Vec<u8> {
     push_fcs(&mut f);
     debug_assert_eq!(f.len(), len);
     f
+}
+
+/// The TID of flow `flow`'s frames.
+fn flow_tid(cap: &Capture, flow: u32) -> u8 {
+    cap.flow_tid.get(flow as usize).copied().unwrap_or(0)
 }
 
 /// Compressed Block Ack from `tx` to `rx` for the MPDUs of `data`.
@@ -482,7 +487,9 @@ pub fn block_ack_frame(cap: &Capture, tx: Node, rx: Node, data: &[MpduRec]) -> V
     f.extend_from_slice(&[0x94, 0x00, 0, 0]);
     f.extend_from_slice(&node_mac(rx));
     f.extend_from_slice(&node_mac(tx));
-    f.extend_from_slice(&0x0004u16.to_le_bytes()); // BA type: compressed, TID 0
+    // BA Control: compressed bitmap (B2), TID_INFO in B12–B15 (§9.3.1.8.1).
+    let tid = data.first().map_or(0, |m| flow_tid(cap, m.flow));
+    f.extend_from_slice(&(0x0004u16 | (tid as u16) << 12).to_le_bytes());
     // Fragment Number subfield B1–B2 = 2 signals a 256-bit bitmap (802.11ax §9.3.1.8.2).
     let frag: u16 = if octets == 32 { 0x4 } else { 0 };
     f.extend_from_slice(&((((ssn % 4096) as u16) << 4) | frag).to_le_bytes());
@@ -536,7 +543,8 @@ pub fn beacon_frame(cap: &Capture, start_ns: u64, seq: u64) -> Vec<u8> {
 
 /// The MAC header of a data frame between the AP and station `sta` (`uplink`: To DS, station →
 /// AP; else From DS), the server as the third address, then the LLC/SNAP header for IPv4.
-fn push_data_header(f: &mut Vec<u8>, uplink: bool, sta: u32, retry: bool, nav_us: u16, seq: u32, qos: bool) {
+#[allow(clippy::too_many_arguments)]
+fn push_data_header(f: &mut Vec<u8>, uplink: bool, sta: u32, retry: bool, nav_us: u16, seq: u32, qos: bool, tid: u8) {
     f.push(if qos { 0x88 } else { 0x08 });
     f.push(if uplink { 0x01 } else { 0x02 } | if retry { 0x08 } else { 0 });
     f.extend_from_slice(&nav_us.to_le_bytes());
@@ -546,18 +554,19 @@ fn push_data_header(f: &mut Vec<u8>, uplink: bool, sta: u32, retry: bool, nav_us
     f.extend_from_slice(&SERVER_MAC);
     f.extend_from_slice(&(((seq % 4096) as u16) << 4).to_le_bytes());
     if qos {
-        f.extend_from_slice(&[0, 0]); // TID 0, normal ack
+        f.extend_from_slice(&[tid & 0x0f, 0]); // QoS Control: TID, normal ack
     }
     f.extend_from_slice(&[0xaa, 0xaa, 0x03, 0, 0, 0, 0x08, 0x00]);
 }
 
 /// A data frame carrying a real IP packet (the emulator's capture of what crossed the cell):
 /// QoS data header between the AP and station `sta` (`uplink`: station → AP), LLC/SNAP, the
-/// packet's own bytes, FCS.
-pub fn real_data_frame(uplink: bool, sta: u32, seq: u32, qos: bool, ip: &[u8]) -> Vec<u8> {
+/// packet's own bytes, FCS; `tid` as the flow's access category gives it
+/// (`World::flow_tid`).
+pub fn real_data_frame(uplink: bool, sta: u32, seq: u32, qos: bool, tid: u8, ip: &[u8]) -> Vec<u8> {
     let mut f = Vec::with_capacity(ip.len() + 40);
     // Duration 0: not modelled per frame here.
-    push_data_header(&mut f, uplink, sta, false, 0, seq, qos);
+    push_data_header(&mut f, uplink, sta, false, 0, seq, qos, tid);
     f.extend_from_slice(ip);
     push_fcs(&mut f);
     f

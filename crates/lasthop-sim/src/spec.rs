@@ -2,6 +2,7 @@
 //! the 802.11 rules it must satisfy. Python checks structure, types and units first; this
 //! module re-checks everything that needs the PHY tables, so no invalid world is ever built.
 
+use lasthop_wifi::mac::edca::AccessCategory;
 use lasthop_wifi::phy::{self, Band, Standard, TxVector};
 use serde::Deserialize;
 
@@ -388,6 +389,10 @@ pub struct FlowSpec {
     /// vwire: the flow's utility, overriding its class's default.
     #[serde(default)]
     pub utility: Option<UtilitySpec>,
+    /// WMM access category of the flow's packets, both directions ("BK", "BE", "VI", "VO");
+    /// None = `mac.access_category` (`world_wmm.rs`).
+    #[serde(default)]
+    pub ac: Option<String>,
 }
 
 fn default_wired_cc() -> String {
@@ -500,6 +505,16 @@ impl Spec {
         LinkBudget { path_loss, tx_power_dbm: c.tx_power_dbm, noise_figure_db: c.noise_figure_db, channel_width_mhz: self.phy.channel_width }
     }
 
+    /// `mac.access_category` (BE if it does not parse; `problems` reports that).
+    pub fn main_ac(&self) -> AccessCategory {
+        AccessCategory::parse(&self.mac.access_category).unwrap_or(AccessCategory::Be)
+    }
+
+    /// The access category of flow `f`'s packets: its `ac`, else `mac.access_category`.
+    pub fn flow_ac(&self, f: &FlowSpec) -> AccessCategory {
+        f.ac.as_deref().and_then(AccessCategory::parse).unwrap_or_else(|| self.main_ac())
+    }
+
     pub fn tx_vector(&self, st: &StationSpec) -> TxVector {
         TxVector {
             standard: self.standard(),
@@ -576,7 +591,7 @@ impl Spec {
         if m.retry_limit == 0 || m.retry_limit > 64 {
             bad("mac.retry_limit", m.retry_limit.to_string(), "1..=64".into());
         }
-        if lasthop_wifi::mac::edca::AccessCategory::parse(&m.access_category).is_none() {
+        if AccessCategory::parse(&m.access_category).is_none() {
             bad("mac.access_category", format!("{:?}", m.access_category), "one of \"BK\", \"BE\", \"VI\", \"VO\"".into());
         }
         let cw_ok = |v: u32| v <= 32767 && (v + 1).is_power_of_two();
@@ -845,6 +860,9 @@ impl Spec {
             if f.start_ns >= f.stop_ns || f.stop_ns > self.sim.duration_ns {
                 bad(&format!("flows[{i}].start"), format!("{}ns", f.start_ns), "start < stop <= sim.duration".into());
             }
+            if let Some((value, allowed)) = ac_problem(self, f) {
+                bad(&format!("flows[{i}].ac"), value, allowed);
+            }
             for (path, value, allowed) in vwire_flow_problems(self, f) {
                 bad(&format!("flows[{i}].{path}"), value, allowed);
             }
@@ -855,6 +873,40 @@ impl Spec {
         p.extend(self.aggctl_problems());
         p
     }
+}
+
+/// The WMM rule of one flow's `ac`: (value, allowed). Nodes that keep one queue (a non-QoS
+/// `ofdm` station, a mesh relay's interface queue, the firmware model's station queues, a
+/// WQM-sized buffer) carry only `mac.access_category` (`world_wmm.rs`).
+fn ac_problem(s: &Spec, f: &FlowSpec) -> Option<(String, String)> {
+    let v = f.ac.as_deref()?;
+    let value = format!("{v:?}");
+    let Some(ac) = AccessCategory::parse(v) else {
+        return Some((value, "one of \"BK\", \"BE\", \"VI\", \"VO\"".into()));
+    };
+    if f.direction == "cross" {
+        return Some((value, "not used with direction = \"cross\" (cross traffic never enters the cell)".into()));
+    }
+    if ac == s.main_ac() {
+        return None;
+    }
+    let main = format!("mac.access_category ({:?})", s.mac.access_category);
+    let relayed = |i: u32| {
+        let i = i as usize;
+        s.stations.get(i).is_some_and(|st| st.parent.is_some()) || s.stations.iter().any(|st| st.parent == Some(i as u32))
+    };
+    let why = if s.phy.standard == "ofdm" {
+        "for standard \"ofdm\" (a non-QoS station has one DCF and one queue)"
+    } else if s.ap.driver == "firmware" {
+        "with ap.driver = \"firmware\" (the firmware model has one queue per station)"
+    } else if s.ap.buffer_sizer == "wqm" {
+        "with ap.buffer_sizer = \"wqm\" (WQM sizes one interface queue)"
+    } else if relayed(f.station) {
+        "for a flow through a mesh relay (a relay has one interface queue)"
+    } else {
+        return None;
+    };
+    Some((value, format!("{main} only, {why}")))
 }
 
 const CCS: [&str; 3] = ["newreno", "cubic", "bbr"];

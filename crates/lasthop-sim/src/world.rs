@@ -3,7 +3,8 @@
 //!
 //! What happens to a packet: a traffic source creates it (at the server for downlink, at a
 //! station for uplink); downlink packets cross the wired link and enter the AP's per-station
-//! queue; the owner's EDCA function contends for the medium; on winning, the transmitter builds
+//! queue of their access category; the owner's EDCA function of that AC contends for the
+//! medium (one per AC in use, `world_wmm.rs`); on winning, the transmitter builds
 //! an A-MPDU (retransmissions first, then new MPDUs within the Block Ack window, the A-MPDU
 //! length limit and the PPDU time limit), sends it, and — if any MPDU arrived — gets a Block
 //! Ack a SIFS later. Each MPDU is lost independently per the link's error model. Received
@@ -51,8 +52,11 @@ mod vwire;
 mod aggctl;
 #[path = "world_ext.rs"]
 mod ext;
+#[path = "world_wmm.rs"]
+mod wmm;
 pub use ext::{ExtEvent, ExtFate};
 use fw::Firmware;
+use wmm::{AcPlan, LinkAc, PerAc};
 
 /// Handle of a packet in the arena; carries its IP length for queue accounting and its flow
 /// (FQ-CoDel hashes flows into queues).
@@ -209,6 +213,8 @@ struct Flow {
     rng: Rng,
     /// Saturated flows: how many packets to keep queued.
     sat_target: usize,
+    /// Its access category's slot (`World::ac_plan`).
+    ac: u8,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -241,8 +247,6 @@ struct Station {
     tx: TxVector,
     /// A-MPDU length cap (bytes) before the PPDU time limit.
     psdu_cap: u32,
-    /// Largest PSDU within the cap and the PPDU time limit, per (nss, mcs); 0 = not computed.
-    psdu_by_rate: Vec<u32>,
     err: ErrModel,
     snr: SnrSource,
     /// Cached (MPDU length, rate key, SNR bits) → success probability for the SNR model.
@@ -252,12 +256,11 @@ struct Station {
     err_rng: Rng,
     /// Rate control per direction: the AP's for the downlink, the station's for the uplink.
     rc: [RateControl; 2],
-    /// The station's own transmit queue (leaf stations; `stations.qdisc`).
-    queue: AnyQdisc<PktRef>,
-    /// A frame pulled from a discipline other than FIFO that did not fit the A-MPDU; sent first.
-    stash: Option<PktRef>,
-    /// Its EDCA function on the channel of its link to its parent.
-    contender: Ctd,
+    /// Per access category slot (`World::ac_plan`): its EDCA function on the channel of its
+    /// link to its parent, its own transmit queue and the link's Block Ack agreements.
+    ac: PerAc<LinkAc>,
+    /// The channel of its link to its parent.
+    ch: u16,
     /// The relay station this one is associated with (None: the AP).
     parent: Option<u32>,
     /// Index in `World::relays` if stations are associated with this one.
@@ -265,10 +268,6 @@ struct Station {
     /// The entry of this link's downlink in its parent's queue set (the AP's: the station
     /// index; a relay's: 1 + child position).
     entry: u32,
-    down_orig: Originator<PktRef>,
-    down_rcpt: Recipient<PktRef>,
-    up_orig: Originator<PktRef>,
-    up_rcpt: Recipient<PktRef>,
     // metrics
     ampdu_hist: [Vec<u64>; 2],
     airtime: [Duration; 2],
@@ -309,8 +308,9 @@ fn rate_key(tx: &TxVector) -> u32 {
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum TxKind {
     Beacon,
-    /// A data PPDU to or from station `sta`, sent at `txv` and received at `snr` dB.
-    Data { sta: u32, dir: Dir, txv: TxVector, snr: f64 },
+    /// A data PPDU to or from station `sta` in access category slot `ac`, sent at `txv` and
+    /// received at `snr` dB.
+    Data { sta: u32, dir: Dir, ac: u8, txv: TxVector, snr: f64 },
 }
 
 struct Tx {
@@ -360,10 +360,13 @@ pub struct Totals {
     pub busy_ns: u64,
     /// Retransmission copies alive (see `World::ghost_copy`).
     pub live_ghosts: u64,
+    /// EDCAFs that lost an internal collision to a higher-priority AC of their station.
+    pub internal_collisions: u64,
 }
 
 pub struct World {
     spec: Spec,
+    seed: u64,
     q: EventQueue<Ev>,
     end: Instant,
     warmup: Instant,
@@ -373,8 +376,8 @@ pub struct World {
     chans: Vec<Chan>,
     aggregation: bool,
     max_mpdus: u32,
-    /// PPDU time limit of an A-MPDU.
-    max_ppdu: Duration,
+    /// PPDU time limit of an A-MPDU, per access category slot (TXOP limits of VI and VO).
+    max_ppdu: Vec<Duration>,
     retry_limit: u32,
     qos: bool,
     control_rate: u64,
@@ -385,9 +388,12 @@ pub struct World {
     beacon_interval: Duration,
     eifs_after_collision: bool,
     beacon_pending: bool,
-    ap_data: Ctd,
+    /// The access categories in use and the nodes using them.
+    ac_plan: AcPlan,
+    /// The AP's data EDCAF and per-station queues per access category slot.
+    ap_data: PerAc<Ctd>,
     ap_beacon: Ctd,
-    txqs: TxqSet<PktRef>,
+    txqs: PerAc<TxqSet<PktRef>>,
     /// `ap.driver = "firmware"`: per-station hardware queues below the station queues.
     fw: Option<Box<Firmware>>,
     stations: Vec<Station>,
@@ -405,7 +411,9 @@ pub struct World {
     /// Scratch: the MSDUs of one MPDU.
     chain_buf: Vec<PktRef>,
     flows: Vec<Flow>,
-    /// Saturated downlink flow per station, if any (refilled as the AP dequeues).
+    /// Saturated downlink flow per access category slot and station, if any (refilled as the
+    /// AP dequeues); uplink likewise.
+    /// Indexed by `k * stations + station` (`World::sat_idx`).
     sat_down: Vec<Option<u32>>,
     sat_up: Vec<Option<u32>>,
     wired_down: WiredLink<PktRef>,
@@ -476,23 +484,29 @@ impl World {
         let mut media: Vec<Medium> = (0..n_ch).map(|_| Medium::new(timing, CCA_WINDOW)).collect();
         let m = &spec.mac;
         let qos = standard != Standard::Ofdm;
-        let ac = AccessCategory::parse(&m.access_category).unwrap_or(AccessCategory::Be);
-        let params = |ap: bool| {
-            let mut p = if qos { EdcaParams::default_for(ac, ap) } else { EdcaParams::dcf() };
-            if let Some(v) = m.cw_min {
-                p.cw_min = v;
-            }
-            if let Some(v) = m.cw_max {
-                p.cw_max = v;
-            }
-            if let Some(v) = m.aifsn {
-                p.aifsn = v;
-            }
-            p
-        };
+        let main_ac = spec.main_ac();
+        let plan = AcPlan::new(&spec);
+        let n_ac = plan.len();
+        let params_ac = |ac: AccessCategory, ap: bool| wmm::edca_params(&spec, ac, ap);
+        let params = |ap: bool| params_ac(main_ac, ap);
         let backoff_rng = |id: u64| Rng::stream(seed, StreamKind::Backoff, id);
-        let ap_data = Ctd { ch: 0, id: media[0].add(Edcaf::new(params(true), backoff_rng(0)), 0, 0) };
-        let ap_beacon = Ctd { ch: 0, id: media[0].add(Edcaf::new(EdcaParams::beacon(), backoff_rng(1)), 0, 1) };
+        // Data EDCAF of node `n` (0 = the AP) in slot `k`. A node's first one is created in the
+        // order contenders always had (AP, beacon, stations, relay radios) and draws from the
+        // stream it always did; further ones (other ACs) come after all of those.
+        let edcaf = |n: usize, k: usize, first: bool| {
+            let ac = plan.acs[k];
+            let rng = match (first, n) {
+                (true, 0) => backoff_rng(0),
+                (true, n) => backoff_rng(1 + n as u64),
+                (false, n) => backoff_rng((2 << 32) + ((n as u64) << 2) + k as u64),
+            };
+            (Edcaf::new(params_ac(ac, n == 0), rng), n as u32, ac.rank())
+        };
+        let mut ap_data = vec![None; n_ac];
+        let k0 = plan.node_slots[0][0] as usize;
+        let (e, o, pr) = edcaf(0, k0, true);
+        ap_data[k0] = Some(Ctd { ch: 0, id: media[0].add(e, o, pr) });
+        let ap_beacon = Ctd { ch: 0, id: media[0].add(Edcaf::new(EdcaParams::beacon(), backoff_rng(1)), 0, wmm::BEACON_PRIORITY) };
 
         let aggregation = m.aggregation;
         let win = if aggregation { m.max_ampdu_mpdus.min(phy::ba_window(standard) as u32) } else { 1 };
@@ -507,13 +521,24 @@ impl World {
             frame::BLOCK_ACK_64
         };
         let control_rate = spec.phy.control_rate_bps;
+        let response = phy::legacy_duration(control_rate, response_len, band);
+        let max_ppdu: Vec<Duration> =
+            plan.acs.iter().map(|&ac| wmm::ppdu_limit(ac, qos, Duration(m.max_ppdu_time_ns), timing.sifs, response)).collect();
 
         let budget = spec.link_budget();
         let mut stations = Vec::with_capacity(spec.stations.len());
         for (i, st) in spec.stations.iter().enumerate() {
             let tx = spec.tx_vector(st);
             let ch = st.hop_channel as u16;
-            let contender = Ctd { ch, id: media[ch as usize].add(Edcaf::new(params(false), backoff_rng(2 + i as u64)), 1 + i as u32, 0) };
+            let mut ac: Vec<LinkAc> = (0..n_ac)
+                .map(|k| {
+                    let id = if k == 0 { (2 << 32) + i as u64 } else { (5 << 32) + ((i as u64) << 2) + k as u64 };
+                    LinkAc::new(Spec::station_aqm_config(st).build(Rng::stream(seed, StreamKind::Other, id).next_u64()), win)
+                })
+                .collect();
+            let k0 = plan.node_slots[1 + i][0] as usize;
+            let (e, o, pr) = edcaf(1 + i, k0, true);
+            ac[k0].ctd = Some(Ctd { ch, id: media[ch as usize].add(e, o, pr) });
             let psdu_cap = if aggregation { ampdu_bytes } else { u32::MAX };
             let snr = if st.waypoints.is_empty() {
                 SnrSource::Fixed(st.snr_db)
@@ -537,23 +562,17 @@ impl World {
             stations.push(Station {
                 tx,
                 psdu_cap,
-                psdu_by_rate: vec![0; 8 * 12],
                 err: station_err(st),
                 snr,
                 succ_cache: (0, 0, 0, 1.0),
                 ba_cache: (u64::MAX, 1.0),
                 err_rng: Rng::stream(seed, StreamKind::Channel, i as u64),
                 rc,
-                queue: Spec::station_aqm_config(st).build(Rng::stream(seed, StreamKind::Other, (2 << 32) + i as u64).next_u64()),
-                stash: None,
-                contender,
+                ac: PerAc::from_vec(ac),
+                ch,
                 parent: st.parent,
                 relay: None,
                 entry: i as u32,
-                down_orig: Originator::new(win),
-                down_rcpt: Recipient::new(win),
-                up_orig: Originator::new(win),
-                up_rcpt: Recipient::new(win),
                 ampdu_hist: [vec![0; max_mpdus as usize + 1], vec![0; max_mpdus as usize + 1]],
                 airtime: [Duration::ZERO; 2],
                 rate_sum: [0.0; 2],
@@ -589,7 +608,7 @@ impl World {
             let down_ch = spec.stations[rl.children[0] as usize].hop_channel;
             if down_ch != up_ch {
                 let e = Edcaf::new(params(false), backoff_rng((1 << 32) + rl.sta as u64));
-                rl.down = Some(Ctd { ch: down_ch as u16, id: media[down_ch as usize].add(e, 1 + rl.sta, 0) });
+                rl.down = Some(Ctd { ch: down_ch as u16, id: media[down_ch as usize].add(e, 1 + rl.sta, main_ac.rank()) });
             }
             let seed_r = Rng::stream(seed, StreamKind::Other, (1 << 32) + 1 + r as u64).next_u64();
             rl.txqs = TxqSet::new(1 + rl.children.len(), spec.ap.queue_limit as usize, spec.aqm_config(), seed_r, schedule);
@@ -632,6 +651,20 @@ impl World {
                 ..WqmConfig::default()
             }
         });
+        // The other ACs' EDCAFs (none when every flow uses one AC).
+        for (n, slots) in plan.node_slots.iter().enumerate() {
+            for &k in &slots[1..] {
+                let k = k as usize;
+                let (e, o, pr) = edcaf(n, k, false);
+                if n == 0 {
+                    ap_data[k] = Some(Ctd { ch: 0, id: media[0].add(e, o, pr) });
+                } else {
+                    let ch = stations[n - 1].ch;
+                    stations[n - 1].ac[k].ctd = Some(Ctd { ch, id: media[ch as usize].add(e, o, pr) });
+                }
+            }
+        }
+        let ap_data = PerAc::from_vec(ap_data.into_iter().map(|c| c.expect("the AP carries every AC in use")).collect());
         let mut wqm: Vec<Option<Box<WqmHost>>> = (0..=n_sta).map(|_| None).collect();
         let mut ap_limit = None;
         if let Some(cfg) = wqm_cfg {
@@ -653,10 +686,17 @@ impl World {
         let mut flows = Vec::with_capacity(spec.flows.len());
         let mut tcp = Vec::with_capacity(spec.flows.len());
         let mut quic_flows = Vec::with_capacity(spec.flows.len());
-        let mut sat_down = vec![None; n_sta];
-        let mut sat_up = vec![None; n_sta];
-        let n_sat_down = spec.flows.iter().filter(|f| f.pattern == "saturated" && f.direction == "down").count().max(1);
+        let mut sat_down = vec![None; n_sta * n_ac];
+        let mut sat_up = vec![None; n_sta * n_ac];
+        // Saturated downlink sources share their AC's queue set (its limit) equally.
+        let mut n_sat_down = vec![0usize; n_ac];
         for (i, f) in spec.flows.iter().enumerate() {
+            if f.pattern == "saturated" && f.direction == "down" {
+                n_sat_down[plan.flow_slot[i] as usize] += 1;
+            }
+        }
+        for (i, f) in spec.flows.iter().enumerate() {
+            let k = plan.flow_slot[i] as usize;
             let dir = if f.direction == "down" { Dir::Down } else { Dir::Up };
             let pattern = match f.pattern.as_str() {
                 "cbr" => Pattern::Cbr,
@@ -678,11 +718,11 @@ impl World {
                         while let Some(par) = spec.stations[hop].parent {
                             hop = par as usize;
                         }
-                        sat_down[hop] = Some(i as u32);
-                        (spec.ap.queue_limit as usize / n_sat_down).max(1)
+                        sat_down[k * n_sta + hop] = Some(i as u32);
+                        (spec.ap.queue_limit as usize / n_sat_down[k].max(1)).max(1)
                     }
                     Dir::Up => {
-                        sat_up[sta] = Some(i as u32);
+                        sat_up[k * n_sta + sta] = Some(i as u32);
                         spec.stations[sta].queue_limit as usize
                     }
                 }
@@ -705,6 +745,7 @@ impl World {
                 k: 0,
                 rng: Rng::stream(seed, StreamKind::Traffic, i as u64),
                 sat_target,
+                ac: k as u8,
             });
         }
 
@@ -727,11 +768,18 @@ impl World {
         let ack_lowest = phy::legacy_duration(6_000_000, frame::ACK, band);
         let end = Instant(spec.sim.duration_ns);
         let aggctl_host = aggctl::new_host(&spec, seed, bins, bin);
-        let mut txqs = TxqSet::new(n_sta, spec.ap.queue_limit as usize, spec.aqm_config(), Rng::stream(seed, StreamKind::Other, 1 << 32).next_u64(), schedule);
+        let mut txqs: Vec<TxqSet<PktRef>> = (0..n_ac)
+            .map(|k| {
+                let id = if k == 0 { 1 << 32 } else { (4 << 32) + k as u64 };
+                TxqSet::new(n_sta, spec.ap.queue_limit as usize, spec.aqm_config(), Rng::stream(seed, StreamKind::Other, id).next_u64(), schedule)
+            })
+            .collect();
         if let Some(l) = ap_limit {
-            txqs.set_total_limit(l);
+            // WQM runs with one AC (spec rules): its queue set is the interface queue.
+            txqs[plan.main as usize].set_total_limit(l);
         }
         World {
+            seed,
             q: EventQueue::new(),
             end,
             warmup: Instant(spec.sim.warmup_ns),
@@ -744,7 +792,7 @@ impl World {
                 .collect(),
             aggregation,
             max_mpdus,
-            max_ppdu: Duration(m.max_ppdu_time_ns),
+            max_ppdu,
             retry_limit: m.retry_limit,
             qos,
             control_rate,
@@ -754,9 +802,10 @@ impl World {
             beacon_interval: Duration(m.beacon_interval_ns),
             eifs_after_collision: m.eifs_after_collision,
             beacon_pending: false,
+            ac_plan: plan,
             ap_data,
             ap_beacon,
-            txqs,
+            txqs: PerAc::from_vec(txqs),
             fw: (spec.ap.driver == "firmware").then(|| {
                 let aql = spec.ap.aql.then_some((spec.ap.aql_limit_low_ns, spec.ap.aql_limit_high_ns, spec.ap.aql_threshold_ns));
                 Box::new(Firmware::new(n_sta, spec.ap.hw_queue_limit, aql))
@@ -824,9 +873,9 @@ impl World {
     pub fn station_ampdu_hist(&self, i: usize) -> &[Vec<u64>; 2] {
         &self.stations[i].ampdu_hist
     }
-    /// Packets queued at the AP for station `i` (its first hop's queue).
+    /// Packets queued at the AP for station `i` (its first hop's queue), all ACs.
     pub fn ap_queue_len(&self, i: usize) -> usize {
-        self.txqs.len(i as u32)
+        self.txqs.iter().map(|t| t.len(i as u32)).sum()
     }
     /// Data frames carry a QoS Control field (HT and later).
     pub fn qos(&self) -> bool {
@@ -871,6 +920,8 @@ impl World {
             self.beacon_interval.as_nanos(),
             self.flows.iter().map(|f| f.station).collect(),
         )));
+        let tids = (0..self.flows.len() as u32).map(|f| self.flow_tid(f)).collect();
+        self.capture.as_deref_mut().expect("just set").flow_tid = tids;
     }
 
     /// The capture's records (after [`World::run`]).
@@ -1120,18 +1171,18 @@ impl World {
 
     /// A saturated flow keeps its entry queue filled to its target.
     fn fill_saturated(&mut self, f: u32, now: Instant) {
-        let (sta, dir, size, target) = {
+        let (sta, dir, size, target, k) = {
             let fl = &self.flows[f as usize];
-            (fl.station, fl.dir, fl.size, fl.sat_target)
+            (fl.station, fl.dir, fl.size, fl.sat_target, fl.ac as usize)
         };
         for _ in 0..target {
             let full = match dir {
-                Dir::Down => self.txqs.room() == 0,
+                Dir::Down => self.txqs[k].room() == 0,
                 Dir::Up => match self.stations[sta as usize].relay {
                     Some(r) => self.relays[r as usize].txqs.room() == 0,
                     None => {
-                        let s = &self.stations[sta as usize];
-                        s.queue.len_packets() + s.stash.is_some() as usize >= self.spec.stations[sta as usize].queue_limit as usize
+                        let a = &self.stations[sta as usize].ac[k];
+                        a.queue.len_packets() + a.stash.is_some() as usize >= self.spec.stations[sta as usize].queue_limit as usize
                     }
                 },
             };
@@ -1243,12 +1294,13 @@ impl World {
     /// A packet for station `dest` enters the AP's queue of its first hop.
     fn ap_enqueue(&mut self, dest: u32, p: PktRef, now: Instant) {
         let sta = self.next_hop(0, dest);
-        match self.txqs.enqueue(now, sta, p) {
+        let k = self.slot_of(p);
+        match self.txqs[k].enqueue(now, sta, p) {
             Ok(()) => {
                 if self.fw.is_some() {
                     self.fw_fill(now);
                 } else {
-                    self.make_ready(self.ap_data, now);
+                    self.make_ready(self.ap_data[k], now);
                 }
             }
             Err(p) => self.drop_pkt(p, DropWhy::Queue),
@@ -1269,13 +1321,15 @@ impl World {
             if !fw.has_room() {
                 break;
             }
-            let Some(sta) = self.txqs.next_txq_where(|s| fw.aql_ok(s)) else { break };
+            // One AC with the firmware model (spec rules): its queue set.
+            let main = self.ac_plan.main as usize;
+            let Some(sta) = self.txqs[main].next_txq_where(|s| fw.aql_ok(s)) else { break };
             loop {
                 let fw = self.fw.as_deref().expect("firmware");
                 if !fw.has_room() || !fw.aql_ok(sta) {
                     break;
                 }
-                let Some(p) = self.ap_pull(sta, now) else { break };
+                let Some(p) = self.ap_pull(sta, main, now) else { break };
                 // Airtime estimate at the station's current rate (payload bits over the PHY rate;
                 // per-aggregate overheads are not charged).
                 let rate = self.stations[sta as usize].rc[0].current().data_rate_bps().max(1);
@@ -1284,14 +1338,14 @@ impl World {
                 self.pkts[p.id as usize].aql = est;
                 self.fw.as_deref_mut().expect("firmware").push(sta, p, est as u64);
                 pushed = true;
-                let sat = self.sat_down[sta as usize];
+                let sat = self.sat_down[self.sat_idx(main, sta)];
                 self.refill(sat, now);
             }
-            self.txqs.return_txq(sta, false);
+            self.txqs[main].return_txq(sta, false);
         }
         self.fw.as_deref_mut().expect("firmware").filling = false;
         if pushed {
-            self.make_ready(self.ap_data, now);
+            self.make_ready(self.ap_data[self.ac_plan.main as usize], now);
         }
     }
 
@@ -1304,11 +1358,11 @@ impl World {
         self.vwire_tx_done(p);
     }
 
-    /// The next frame of `sta`'s AP queue; packets its discipline drops on the way are
-    /// accounted as queue drops.
-    fn ap_pull(&mut self, sta: u32, now: Instant) -> Option<PktRef> {
+    /// The next frame of `sta`'s AP queue in slot `k`; packets its discipline drops on the way
+    /// are accounted as queue drops.
+    fn ap_pull(&mut self, sta: u32, k: usize, now: Instant) -> Option<PktRef> {
         let mut drops = std::mem::take(&mut self.scratch_dup);
-        let p = self.txqs.tx_dequeue(now, sta, |d| drops.push(d));
+        let p = self.txqs[k].tx_dequeue(now, sta, |d| drops.push(d));
         for d in drops.drain(..) {
             self.drop_pkt(d, DropWhy::Queue);
         }
@@ -1316,15 +1370,15 @@ impl World {
         p
     }
 
-    /// The next frame of leaf station `sta`'s own queue (a stashed one first); packets its
-    /// discipline drops on the way are accounted as queue drops.
-    fn station_pull(&mut self, sta: u32, now: Instant) -> Option<PktRef> {
-        let s = &mut self.stations[sta as usize];
-        if let Some(p) = s.stash.take() {
+    /// The next frame of leaf station `sta`'s own queue of slot `k` (a stashed one first);
+    /// packets its discipline drops on the way are accounted as queue drops.
+    fn station_pull(&mut self, sta: u32, k: usize, now: Instant) -> Option<PktRef> {
+        let a = &mut self.stations[sta as usize].ac[k];
+        if let Some(p) = a.stash.take() {
             return Some(p);
         }
         let mut drops = Vec::new();
-        let p = s.queue.dequeue(now, |d| drops.push(d));
+        let p = a.queue.dequeue(now, |d| drops.push(d));
         for d in drops {
             self.tcp_station_sent(d);
             self.drop_pkt(d, DropWhy::Queue);
@@ -1337,10 +1391,11 @@ impl World {
             self.relay_enqueue(r, 0, p, now);
             return;
         }
-        let s = &mut self.stations[sta as usize];
-        match s.queue.enqueue(now, p) {
+        let k = self.slot_of(p);
+        let a = &mut self.stations[sta as usize].ac[k];
+        match a.queue.enqueue(now, p) {
             Ok(()) => {
-                let c = s.contender;
+                let c = a.ctd.expect("an EDCAF for the AC of a flow of the station");
                 self.make_ready(c, now);
             }
             Err(p) => {
@@ -1398,13 +1453,14 @@ impl World {
     /// awaiting retransmission.
     fn relay_has_work(&self, r: u32, down: bool) -> bool {
         let rl = &self.relays[r as usize];
+        let m = self.ac_plan.main as usize;
         if !down {
-            return rl.txqs.len(0) > 0 || self.stations[rl.sta as usize].up_orig.has_retx();
+            return rl.txqs.len(0) > 0 || self.stations[rl.sta as usize].ac[m].up_orig.has_retx();
         }
         rl.children
             .iter()
             .enumerate()
-            .any(|(k, &c)| rl.txqs.len(1 + k as u32) > 0 || self.stations[c as usize].down_orig.has_retx())
+            .any(|(k, &c)| rl.txqs.len(1 + k as u32) > 0 || self.stations[c as usize].ac[m].down_orig.has_retx())
     }
 
     fn relay_enqueue(&mut self, r: u32, entry: u32, p: PktRef, now: Instant) {
@@ -1415,7 +1471,7 @@ impl World {
                 // The radio that serves this entry.
                 let c = match rl.down {
                     Some(d) if entry != 0 => d,
-                    _ => self.stations[sta as usize].contender,
+                    _ => self.sta_ctd(sta, self.ac_plan.main as usize),
                 };
                 self.make_ready(c, now);
             }
@@ -1481,10 +1537,10 @@ impl World {
         }
     }
 
-    /// The queue set of forwarding node `n` (the AP or a relay).
+    /// The queue set of forwarding node `n` (the AP's of the main AC, or a relay's).
     fn node_txqs(&self, n: u32) -> &TxqSet<PktRef> {
         if n == 0 {
-            &self.txqs
+            &self.txqs[self.ac_plan.main as usize]
         } else {
             &self.relays[self.stations[n as usize - 1].relay.expect("a forwarding node") as usize].txqs
         }
@@ -1492,7 +1548,7 @@ impl World {
 
     fn node_txqs_mut(&mut self, n: u32) -> &mut TxqSet<PktRef> {
         if n == 0 {
-            &mut self.txqs
+            &mut self.txqs[self.ac_plan.main as usize]
         } else {
             let r = self.stations[n as usize - 1].relay.expect("a forwarding node") as usize;
             &mut self.relays[r].txqs
@@ -1517,7 +1573,7 @@ impl World {
             return 1;
         }
         let per = frame::mpdu_len(1500, self.qos) + 4;
-        (self.max_psdu(link, txv) / per).clamp(1, self.max_mpdus)
+        (self.max_psdu(link, self.ac_plan.main as usize, txv) / per).clamp(1, self.max_mpdus)
     }
 
     /// A forwarding node's measurement instant: sample its interface queue and, with WQM, hand
@@ -1538,7 +1594,7 @@ impl World {
             let k = self.ampdu_capacity(link, &txv);
             // The survey of the channel that next hop is on.
             let n_ch = self.chans.len();
-            let ch = self.stations[link as usize].contender.ch as usize;
+            let ch = self.stations[link as usize].ch as usize;
             let h = self.wqm[n as usize].as_deref_mut().expect("WQM host");
             let (mut d_busy, mut d_tx) = (0, 0);
             for c in 0..n_ch {
@@ -1561,9 +1617,11 @@ impl World {
                 self.node_txqs_mut(n).set_total_limit(b as usize);
             }
         }
-        // Sampled from the start, warm-up included, so the sizer's initial stage shows.
+        // Sampled from the start, warm-up included, so the sizer's initial stage shows. The AP's
+        // backlog is over all its ACs' queue sets.
         let t = self.node_txqs(n);
-        let (limit, len) = (t.total_limit() as f64, t.total_len() as f64);
+        let limit = t.total_limit() as f64;
+        let len = if n == 0 { self.txqs.iter().map(|t| t.total_len()).sum::<usize>() } else { t.total_len() } as f64;
         self.ts_node_limit.add(n as usize, now.as_nanos(), limit);
         self.ts_node_backlog.add(n as usize, now.as_nanos(), len);
         self.ts_node_n.add(n as usize, now.as_nanos(), 1.0);
@@ -1621,9 +1679,12 @@ impl World {
             self.schedule_next_access(ch);
             return;
         }
+        // Internal collisions (§10.23.2.4): the losing EDCAF backs off as after an external
+        // collision; its frames stay queued and no MPDU retry counter moves (`world_wmm.rs`).
         for &c in &outcome.internal_losers {
             self.chans[ch as usize].medium.get_mut(c).edcaf.on_failure(self.retry_limit);
         }
+        self.totals.internal_collisions += outcome.internal_losers.len() as u64;
         let mut txs = Vec::with_capacity(outcome.transmitters.len());
         let mut busy_end = now;
         for &c in &outcome.transmitters {
@@ -1750,10 +1811,11 @@ impl World {
             return Tx { contender: c, kind: TxKind::Beacon, mpdus: Vec::new(), ppdu_end: now + d };
         }
         let mut mpdus = self.tx_pool.pop().unwrap_or_default();
-        let (sta, dir) = if ctd == self.ap_data {
+        let k = self.ctd_slot(ctd);
+        let (sta, dir) = if self.chans[ctd.ch as usize].medium.get(c).owner == 0 {
             let sta = match self.fw.as_deref() {
                 Some(fw) => fw.rr.front().copied(),
-                None => self.txqs.next_txq(),
+                None => self.txqs[k].next_txq(),
             };
             (sta.expect("AP ready with no active station"), Dir::Down)
         } else {
@@ -1789,8 +1851,8 @@ impl World {
         // ath9k-like: no aggregation at or below the configured rate (6.5 Mb/s).
         let single = self.aggregation_min_rate > 0 && txv.data_rate_bps() <= self.aggregation_min_rate;
         let max_n = if single { 1 } else { max_n };
-        let max_psdu = self.max_psdu(sta, &txv);
-        let mut psdu = self.build_ampdu(sta, dir, now, max_n, max_psdu, &mut mpdus);
+        let max_psdu = self.max_psdu(sta, k, &txv);
+        let mut psdu = self.build_ampdu(sta, dir, k, now, max_n, max_psdu, &mut mpdus);
         if single && self.standard == Standard::Ht {
             // A plain MPDU (HT has no single-MPDU A-MPDU format requirement).
             psdu = mpdu_bytes(&self.pkts, self.qos, mpdus[0].1);
@@ -1809,24 +1871,25 @@ impl World {
             }
         }
         self.totals.mpdu_attempts += mpdus.len() as u64;
-        Tx { contender: c, kind: TxKind::Data { sta, dir, txv, snr }, mpdus, ppdu_end: now + d }
+        Tx { contender: c, kind: TxKind::Data { sta, dir, ac: k as u8, txv, snr }, mpdus, ppdu_end: now + d }
     }
 
-    /// The largest PSDU of station `sta` at rate `txv`: the A-MPDU length cap, and the PPDU
-    /// time limit at that rate (computed once per rate).
-    fn max_psdu(&mut self, sta: u32, txv: &TxVector) -> u32 {
+    /// The largest PSDU of station `sta` in slot `k` at rate `txv`: the A-MPDU length cap, and
+    /// the AC's PPDU time limit at that rate (computed once per rate).
+    fn max_psdu(&mut self, sta: u32, k: usize, txv: &TxVector) -> u32 {
         let s = &mut self.stations[sta as usize];
-        let k = rate_key(txv) as usize;
-        if s.psdu_by_rate[k] == 0 {
-            s.psdu_by_rate[k] = max_psdu_for_time(txv, self.band, self.max_ppdu, s.psdu_cap).max(1);
+        let (cap, a) = (s.psdu_cap, &mut s.ac[k]);
+        let r = rate_key(txv) as usize;
+        if a.psdu_by_rate[r] == 0 {
+            a.psdu_by_rate[r] = max_psdu_for_time(txv, self.band, self.max_ppdu[k], cap).max(1);
         }
-        s.psdu_by_rate[k]
+        a.psdu_by_rate[r]
     }
 
-    /// The next new frame for `sta` in `dir` from its source (a relay's queue entry, the
-    /// firmware queue, the AP's station queue, or the station's own queue) if `fits(ip_len)`;
-    /// a frame that does not fit stays first in line.
-    fn take_new(&mut self, sta: u32, dir: Dir, port: Option<(u32, u32)>, now: Instant, fits: &dyn Fn(u32) -> bool) -> Take {
+    /// The next new frame for `sta` in `dir` and slot `k` from its source (a relay's queue
+    /// entry, the firmware queue, the AP's station queue, or the station's own queue) if
+    /// `fits(ip_len)`; a frame that does not fit stays first in line.
+    fn take_new(&mut self, sta: u32, dir: Dir, k: usize, port: Option<(u32, u32)>, now: Instant, fits: &dyn Fn(u32) -> bool) -> Take {
         let p = match dir {
             _ if port.is_some() => {
                 let (r, e) = port.expect("relay port");
@@ -1849,26 +1912,26 @@ impl World {
             Dir::Down => {
                 // Pull (the AQM decides here what it drops), then check the fit; a frame that
                 // does not fit waits at the head of the station's queue.
-                let Some(p) = self.ap_pull(sta, now) else { return Take::Empty };
+                let Some(p) = self.ap_pull(sta, k, now) else { return Take::Empty };
                 if !fits(p.len) {
-                    self.txqs.stash(sta, p);
+                    self.txqs[k].stash(sta, p);
                     return Take::NoFit;
                 }
                 p
             }
-            Dir::Up if matches!(self.stations[sta as usize].queue, AnyQdisc::Fifo(_)) => {
-                let s = &mut self.stations[sta as usize];
-                let Some(p) = s.queue.peek() else { return Take::Empty };
+            Dir::Up if matches!(self.stations[sta as usize].ac[k].queue, AnyQdisc::Fifo(_)) => {
+                let a = &mut self.stations[sta as usize].ac[k];
+                let Some(p) = a.queue.peek() else { return Take::Empty };
                 if !fits(p.len) {
                     return Take::NoFit;
                 }
-                s.queue.dequeue(now, |_| {}).expect("peeked")
+                a.queue.dequeue(now, |_| {}).expect("peeked")
             }
             Dir::Up => {
                 // As at the AP: pull (the AQM decides what it drops), then check the fit.
-                let Some(p) = self.station_pull(sta, now) else { return Take::Empty };
+                let Some(p) = self.station_pull(sta, k, now) else { return Take::Empty };
                 if !fits(p.len) {
-                    self.stations[sta as usize].stash = Some(p);
+                    self.stations[sta as usize].ac[k].stash = Some(p);
                     return Take::NoFit;
                 }
                 p
@@ -1877,43 +1940,34 @@ impl World {
         // A saturated source puts a fresh packet behind the one that left.
         let sat = match dir {
             // A relay's own saturated uplink flow refills when one of its packets leaves.
-            Dir::Up if port.is_some() => self.sat_up[sta as usize].filter(|&f| f == p.flow),
+            Dir::Up if port.is_some() => self.sat_up[self.sat_idx(k, sta)].filter(|&f| f == p.flow),
             // Relays forward; only the AP's queues are fed by saturated sources.
             Dir::Down if port.is_some() => None,
             // In firmware mode the source refills when the driver pulls (`fw_fill`).
             Dir::Down if self.fw.is_some() => None,
-            Dir::Down => self.sat_down[sta as usize],
-            Dir::Up => self.sat_up[sta as usize],
+            Dir::Down => self.sat_down[self.sat_idx(k, sta)],
+            Dir::Up => self.sat_up[self.sat_idx(k, sta)],
         };
         self.refill(sat, now);
         Take::Got(p)
     }
 
-    /// Fill `out` with the MPDUs of one A-MPDU (or a single MPDU) for `sta` in `dir`:
-    /// retransmissions first, then new MPDUs, within the Block Ack window, the MPDU count,
-    /// the A-MPDU length and the PPDU time limits. With `mac.max_amsdu_bytes` a new MPDU
-    /// carries as many queued packets for the same next hop as fit in one A-MSDU (and in the
-    /// A-MPDU). Returns the PSDU length.
-    fn build_ampdu(&mut self, sta: u32, dir: Dir, now: Instant, max_n: usize, max_psdu: u32, out: &mut Vec<(u32, PktRef, bool)>) -> u32 {
+    /// Fill `out` with the MPDUs of one A-MPDU (or a single MPDU) for `sta` in `dir` and access
+    /// category slot `k` (its Block Ack agreement and queues): retransmissions first, then new
+    /// MPDUs, within the Block Ack window, the MPDU count, the A-MPDU length and the PPDU time
+    /// limits. With `mac.max_amsdu_bytes` a new MPDU carries as many queued packets for the
+    /// same next hop as fit in one A-MSDU (and in the A-MPDU). Returns the PSDU length.
+    #[allow(clippy::too_many_arguments)]
+    fn build_ampdu(&mut self, sta: u32, dir: Dir, k: usize, now: Instant, max_n: usize, max_psdu: u32, out: &mut Vec<(u32, PktRef, bool)>) -> u32 {
         let qos = self.qos;
         let aggregation = self.aggregation;
         let max_amsdu = self.max_amsdu;
         let mut len = AmpduLen::default();
         let fits = |len: &AmpduLen, mpdu: u32| len.is_empty() || len.with(mpdu) <= max_psdu;
         let port = self.relay_port(sta, dir);
-        let win_start = {
-            let s = &self.stations[sta as usize];
-            match dir {
-                Dir::Down => s.down_orig.win_start(),
-                Dir::Up => s.up_orig.win_start(),
-            }
-        };
+        let win_start = self.stations[sta as usize].ac[k].orig_ref(dir).win_start();
         while out.len() < max_n {
-            let s = &mut self.stations[sta as usize];
-            let orig = match dir {
-                Dir::Down => &mut s.down_orig,
-                Dir::Up => &mut s.up_orig,
-            };
+            let orig = self.stations[sta as usize].ac[k].orig(dir);
             if let Some((seq, p)) = orig.peek_retx() {
                 let m = mpdu_bytes(&self.pkts, qos, p);
                 if !fits(&len, m) {
@@ -1927,7 +1981,7 @@ impl World {
             if !orig.can_send_new(win_start) {
                 break;
             }
-            let Take::Got(p) = self.take_new(sta, dir, port, now, &|ip| fits(&len, frame::mpdu_len(ip, qos))) else { break };
+            let Take::Got(p) = self.take_new(sta, dir, k, port, now, &|ip| fits(&len, frame::mpdu_len(ip, qos))) else { break };
             let mut mpdu = frame::mpdu_len(p.len, qos);
             if max_amsdu > 0 {
                 // A-MSDU: more packets of the same queue in this MPDU.
@@ -1936,7 +1990,7 @@ impl World {
                 let mut tail = p;
                 loop {
                     let ok = |ip: u32| am.with(ip) <= max_amsdu && fits(&len, frame::QOS_DATA_HEADER + am.with(ip) + frame::FCS);
-                    let Take::Got(q) = self.take_new(sta, dir, port, now, &ok) else { break };
+                    let Take::Got(q) = self.take_new(sta, dir, k, port, now, &ok) else { break };
                     am.push(q.len);
                     let t = &mut self.pkts[tail.id as usize];
                     t.next = q.id;
@@ -1948,11 +2002,7 @@ impl World {
                     self.pkts[p.id as usize].mpdu = mpdu;
                 }
             }
-            let s = &mut self.stations[sta as usize];
-            let seq = match dir {
-                Dir::Down => s.down_orig.assign_seq(),
-                Dir::Up => s.up_orig.assign_seq(),
-            };
+            let seq = self.stations[sta as usize].ac[k].orig(dir).assign_seq();
             len.push(mpdu);
             out.push((seq, p, false));
         }
@@ -1983,7 +2033,9 @@ impl World {
         if undecodable {
             for i in 0..medium.len() {
                 let id = ContenderId(i as u32);
-                if !ex.txs.iter().any(|t| t.contender == id) {
+                // A station receives none of its own PPDUs: its other ACs' EDCAFs do not defer
+                // EIFS after it (`wmm::own_data_ppdu`; with one AC there are none).
+                if !ex.txs.iter().any(|t| t.contender == id) && !wmm::own_data_ppdu(medium, &ex.txs, id) {
                     medium.set_ref(id, busy_end + self.eifs_extra);
                 }
             }
@@ -1995,7 +2047,8 @@ impl World {
                     medium.get_mut(tx.contender).edcaf.on_unacked();
                     medium.set_not_ready(tx.contender);
                 }
-                TxKind::Data { sta, dir, txv, .. } => {
+                TxKind::Data { sta, dir, ac, txv, .. } => {
+                    let k = ac as usize;
                     let airtime = if single { ex.end - ex.start } else { tx.ppdu_end - ex.start };
                     if ex.start >= self.warmup {
                         self.stations[sta as usize].airtime[dir as usize] += airtime;
@@ -2004,9 +2057,9 @@ impl World {
                     let node = self.tx_node(sta, dir);
                     let n_ch = self.chans.len();
                     self.node_tx_ns[node as usize * n_ch + ch as usize] += airtime.as_nanos();
-                    // mac80211 charges a station for airtime in both directions.
+                    // mac80211 charges a station for airtime in both directions, per AC.
                     if self.stations[sta as usize].parent.is_none() {
-                        self.txqs.register_airtime(sta, airtime);
+                        self.txqs[k].register_airtime(sta, airtime);
                     }
                     let success = single && ex.acked;
                     {
@@ -2023,22 +2076,20 @@ impl World {
                         }
                     }
                     self.aggctl_on_ppdu(sta, dir, txv, &tx.mpdus, tx.ppdu_end);
-                    self.complete_mpdus(sta, dir, &mut tx.mpdus, success, tx.ppdu_end);
+                    self.complete_mpdus(sta, dir, k, &mut tx.mpdus, success, tx.ppdu_end);
                     tx.mpdus.clear();
                     self.tx_pool.push(std::mem::take(&mut tx.mpdus));
-                    let s = &self.stations[sta as usize];
                     let port = self.relay_port(sta, dir);
+                    let a = &mut self.stations[sta as usize].ac[k];
+                    let more = a.orig(dir).has_retx();
                     match dir {
                         _ if port.is_some() => {
                             let (r, e) = port.expect("relay port");
-                            let more = match dir {
-                                Dir::Down => s.down_orig.has_retx(),
-                                Dir::Up => s.up_orig.has_retx(),
-                            };
                             let rl = &mut self.relays[r as usize];
                             rl.txqs.register_airtime(e, airtime);
                             rl.txqs.return_txq(e, more);
-                            let (up, down) = (self.stations[rl.sta as usize].contender, rl.down);
+                            let up = self.stations[rl.sta as usize].ac[k].ctd.expect("a relay's EDCAF");
+                            let down = rl.down;
                             match down {
                                 None if !rl.txqs.has_active() => self.set_not_ready(up),
                                 Some(d) if e != 0 && !self.relay_has_work(r, true) => self.set_not_ready(d),
@@ -2047,21 +2098,19 @@ impl World {
                             }
                         }
                         Dir::Down if self.fw.is_some() => {
-                            let more = s.down_orig.has_retx();
                             if !self.fw.as_deref_mut().expect("firmware").end_turn(sta, more) {
-                                self.set_not_ready(self.ap_data);
+                                self.set_not_ready(self.ap_data[k]);
                             }
                         }
                         Dir::Down => {
-                            let more = s.down_orig.has_retx();
-                            self.txqs.return_txq(sta, more);
-                            if !self.txqs.has_active() {
-                                self.set_not_ready(self.ap_data);
+                            self.txqs[k].return_txq(sta, more);
+                            if !self.txqs[k].has_active() {
+                                self.set_not_ready(self.ap_data[k]);
                             }
                         }
                         Dir::Up => {
-                            if s.queue.is_empty() && s.stash.is_none() && !s.up_orig.has_retx() {
-                                let c = s.contender;
+                            if a.up_idle() {
+                                let c = a.ctd.expect("the EDCAF that sent");
                                 self.set_not_ready(c);
                             }
                         }
@@ -2094,17 +2143,13 @@ impl World {
     /// Block Ack accounting for the MPDUs of one PPDU: received MPDUs enter the recipient's
     /// reorder buffer; unacknowledged ones are queued for retransmission or dropped at the retry
     /// limit, and the recipient's window follows the originator's.
-    fn complete_mpdus(&mut self, sta: u32, dir: Dir, mpdus: &mut [(u32, PktRef, bool)], acked: bool, rx_time: Instant) {
+    fn complete_mpdus(&mut self, sta: u32, dir: Dir, k: usize, mpdus: &mut [(u32, PktRef, bool)], acked: bool, rx_time: Instant) {
         let mut released = std::mem::take(&mut self.scratch);
         let mut dups = std::mem::take(&mut self.scratch_dup);
         for &mut (seq, p, ok) in mpdus.iter_mut() {
             let mut p = p;
             if ok {
-                let s = &mut self.stations[sta as usize];
-                let rcpt = match dir {
-                    Dir::Down => &mut s.down_rcpt,
-                    Dir::Up => &mut s.up_rcpt,
-                };
+                let rcpt = self.stations[sta as usize].ac[k].rcpt(dir);
                 rcpt.receive(seq, p, |x| released.push(x), |x| dups.push(x));
                 if dir == Dir::Up {
                     self.msdus_into(p);
@@ -2140,21 +2185,15 @@ impl World {
                 }
                 self.chain_buf = chain;
             } else {
-                let s = &mut self.stations[sta as usize];
-                match dir {
-                    Dir::Down => s.down_orig.push_retx(seq, p),
-                    Dir::Up => s.up_orig.push_retx(seq, p),
-                }
+                self.stations[sta as usize].ac[k].orig(dir).push_retx(seq, p);
             }
         }
         // Everything below the originator's window start is acknowledged or abandoned
         // (the Block Ack Request that follows an abandoned MPDU moves the recipient on).
         {
-            let s = &mut self.stations[sta as usize];
-            match dir {
-                Dir::Down => s.down_rcpt.advance_to(s.down_orig.win_start(), |x| released.push(x)),
-                Dir::Up => s.up_rcpt.advance_to(s.up_orig.win_start(), |x| released.push(x)),
-            }
+            let a = &mut self.stations[sta as usize].ac[k];
+            let ws = a.orig_ref(dir).win_start();
+            a.rcpt(dir).advance_to(ws, |x| released.push(x));
         }
         self.totals.mpdus_delivered += released.len() as u64;
         let mut chain = std::mem::take(&mut self.chain_buf);

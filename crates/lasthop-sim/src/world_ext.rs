@@ -135,7 +135,10 @@ impl World {
             k: 0,
             rng: Rng::stream(0, StreamKind::Traffic, f as u64),
             sat_target: 0,
+            // In `mac.access_category`, like a simulated flow without `ac`.
+            ac: self.ac_plan.main,
         });
+        self.ensure_edcaf(station, self.ac_plan.main as usize);
         self.tcp.push(None);
         self.quic.push(None);
         self.counters.push(FlowCounters::default());

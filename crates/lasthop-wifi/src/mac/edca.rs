@@ -9,8 +9,11 @@
 //! traffic is queued.
 //!
 //! Default parameter sets: Table 9-155 (dot11EDCATable for non-AP STAs, dot11QAPEDCATable for
-//! the AP) with aCWmin = 15, aCWmax = 1023 (OFDM-based PHYs). Legacy DCF (non-QoS) uses
+//! the AP) with aCWmin = 15, aCWmax = 1023 (OFDM-based PHYs), and its TXOP limits for those
+//! PHYs (AC_VI 4.096 ms, AC_VO 2.080 ms, AC_BE/AC_BK 0). Legacy DCF (non-QoS) uses
 //! DIFS = aSIFSTime + 2 × aSlotTime, i.e. AIFSN 2, with CWmin 15 and CWmax 1023 (§10.3.2.3).
+//! A QoS station runs one EDCAF per access category (§10.2.3.2); EDCAFs of one station that
+//! reach zero in the same slot collide internally (`medium.rs`).
 
 use lasthop_core::{Duration, Instant, Rng};
 
@@ -24,6 +27,9 @@ pub enum AccessCategory {
 }
 
 impl AccessCategory {
+    /// In increasing priority (the order of the derived `Ord`): AC_BK < AC_BE < AC_VI < AC_VO.
+    pub const ALL: [AccessCategory; 4] = [Self::Bk, Self::Be, Self::Vi, Self::Vo];
+
     pub fn parse(s: &str) -> Option<Self> {
         match s {
             "BK" => Some(Self::Bk),
@@ -31,6 +37,45 @@ impl AccessCategory {
             "VI" => Some(Self::Vi),
             "VO" => Some(Self::Vo),
             _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Bk => "BK",
+            Self::Be => "BE",
+            Self::Vi => "VI",
+            Self::Vo => "VO",
+        }
+    }
+
+    /// 0 (AC_BK) ..= 3 (AC_VO): the priority an EDCAF of this AC has over the other EDCAFs of
+    /// its station when they collide internally (§10.23.2.4).
+    #[inline]
+    pub fn rank(self) -> u8 {
+        self as u8
+    }
+
+    /// The TID a frame of this AC usually carries (Table 10-1 maps UP 1, 2 → AC_BK; 0, 3 →
+    /// AC_BE; 4, 5 → AC_VI; 6, 7 → AC_VO): BE 0 and BK 1, VI 5 and VO 6 (the user priorities
+    /// Linux gives video and voice, e.g. DSCP EF → 6 as RFC 8325 maps it).
+    pub fn tid(self) -> u8 {
+        match self {
+            Self::Bk => 1,
+            Self::Be => 0,
+            Self::Vi => 5,
+            Self::Vo => 6,
+        }
+    }
+
+    /// TXOP limit of Table 9-155 (both the non-AP and the AP table) for the OFDM-based PHYs
+    /// (OFDM, ERP, HT, VHT, HE): AC_VI 4.096 ms, AC_VO 2.080 ms; AC_BK and AC_BE 0, i.e. one
+    /// frame exchange (one MSDU or A-MPDU) per TXOP. `None` for a limit of 0.
+    pub fn txop_limit(self) -> Option<Duration> {
+        match self {
+            Self::Bk | Self::Be => None,
+            Self::Vi => Some(Duration::from_micros(4096)),
+            Self::Vo => Some(Duration::from_micros(2080)),
         }
     }
 }
@@ -126,6 +171,15 @@ impl Edcaf {
     pub fn ref_time(&self) -> Instant {
         self.ref_time
     }
+    /// Consecutive failed attempts (the EDCAF's retry count: CW doubles with each).
+    pub fn failures(&self) -> u32 {
+        self.failures
+    }
+
+    /// Set the backoff counter (scripted scenarios and tests; the model draws it itself).
+    pub fn set_backoff(&mut self, slots: u32) {
+        self.backoff = slots;
+    }
 
     /// When this EDCAF would start transmitting if it has had a frame ready since
     /// `ready_since` and the medium stays idle: at the slot boundary where its counter reaches
@@ -166,9 +220,11 @@ impl Edcaf {
         self.draw();
     }
 
-    /// A transmission attempt failed (collision, or no Ack/Block Ack). CW doubles up to CWmax;
-    /// after `retry_limit` consecutive failures it resets to CWmin (the frame is dropped by
-    /// the caller's per-MPDU retry accounting).
+    /// A transmission attempt failed (collision, or no Ack/Block Ack), or the EDCAF lost an
+    /// internal collision to a higher-priority AC of its station (§10.23.2.4: it then behaves
+    /// as after an external collision). CW doubles up to CWmax; after `retry_limit`
+    /// consecutive failures it resets to CWmin (the frame is dropped by the caller's per-MPDU
+    /// retry accounting).
     pub fn on_failure(&mut self, retry_limit: u32) {
         self.failures += 1;
         if self.failures >= retry_limit {
@@ -207,6 +263,19 @@ mod tests {
         assert_eq!(EdcaParams::default_for(AccessCategory::Vo, false), EdcaParams { cw_min: 3, cw_max: 7, aifsn: 2 });
         assert_eq!(EdcaParams::default_for(AccessCategory::Vi, true), EdcaParams { cw_min: 7, cw_max: 15, aifsn: 1 });
         assert_eq!(EdcaParams::default_for(AccessCategory::Bk, true).aifsn, 7);
+        // The rest of the table: non-AP BK/VI, AP BK/BE/VO.
+        assert_eq!(EdcaParams::default_for(AccessCategory::Bk, false), EdcaParams { cw_min: 15, cw_max: 1023, aifsn: 7 });
+        assert_eq!(EdcaParams::default_for(AccessCategory::Vi, false), EdcaParams { cw_min: 7, cw_max: 15, aifsn: 2 });
+        assert_eq!(EdcaParams::default_for(AccessCategory::Bk, true), EdcaParams { cw_min: 15, cw_max: 1023, aifsn: 7 });
+        assert_eq!(EdcaParams::default_for(AccessCategory::Vo, true), EdcaParams { cw_min: 3, cw_max: 7, aifsn: 1 });
+        // TXOP limits for OFDM-based PHYs.
+        assert_eq!(AccessCategory::Vo.txop_limit(), Some(Duration::from_micros(2080)));
+        assert_eq!(AccessCategory::Vi.txop_limit(), Some(Duration::from_micros(4096)));
+        assert_eq!(AccessCategory::Be.txop_limit(), None);
+        assert_eq!(AccessCategory::Bk.txop_limit(), None);
+        // Priority order and TIDs.
+        assert!(AccessCategory::ALL.windows(2).all(|w| w[0].rank() < w[1].rank()));
+        assert_eq!(AccessCategory::ALL.map(|a| a.tid()), [1, 0, 5, 6]);
     }
 
     #[test]

@@ -5,8 +5,12 @@
 //! counter. The earliest EDCAF to reach zero transmits. EDCAFs whose access instants fall within
 //! the carrier-sense detection window of the first one (`cca_window`, aCCATime: a station cannot
 //! detect a transmission that started less than that long ago) transmit too: a collision.
-//! Two EDCAFs of the same station that reach zero together are an *internal* collision: the
-//! higher-priority one transmits, the other backs off as though an external collision occurred.
+//! Two EDCAFs of the same station that reach zero together are an *internal* collision
+//! (§10.23.2.4): the higher-priority one (a contender's `priority`: the rank of its access
+//! category) transmits; the other is reported in `AccessOutcome::internal_losers`, is not
+//! frozen, and the caller backs it off as though an external collision occurred
+//! (`Edcaf::on_failure`: CW doubles, a new counter is drawn). It stays ready, so its frame
+//! goes out at a later access: nothing is lost.
 //!
 //! Cost: finding the next access instant is one pass over the ready contenders; the simulator
 //! keeps a single pending event for it, not one per station.
@@ -221,5 +225,57 @@ mod tests {
         let out = m.start_access(m.next_access().unwrap());
         assert_eq!(out.transmitters, vec![b, c]);
         assert_eq!(out.internal_losers, vec![a]);
+    }
+
+    /// Scripted WMM internal collision at the AP (dot11QAPEDCATable): AC_BE (AIFSN 3, backoff 1)
+    /// and AC_VO (AIFSN 1, backoff 3) both reach zero at SIFS + 4 slots; a station's AC_BE
+    /// function is one slot later. VO transmits alone (no collision on the air), BE doubles its
+    /// CW as after a collision and sends its frame at the next access.
+    #[test]
+    fn internal_collision_goes_to_the_higher_ac_and_loses_nothing() {
+        use crate::mac::edca::AccessCategory as Ac;
+        let mut m = medium();
+        let t = m.timing;
+        let ap = |ac: Ac, seed: u64, backoff: u32| {
+            let mut e = Edcaf::new(EdcaParams::default_for(ac, true), Rng::from_seed(seed));
+            e.set_backoff(backoff);
+            e
+        };
+        let be = m.add(ap(Ac::Be, 1, 1), 0, Ac::Be.rank());
+        let vo = m.add(ap(Ac::Vo, 2, 3), 0, Ac::Vo.rank());
+        let mut e = Edcaf::new(EdcaParams::default_for(Ac::Be, false), Rng::from_seed(3));
+        e.set_backoff(2);
+        let sta = m.add(e, 1, Ac::Be.rank());
+        m.set_idle(Instant::ZERO);
+        for id in [be, vo, sta] {
+            m.set_ready(id, Instant::ZERO);
+        }
+        let slot_end = Instant::ZERO + t.sifs + t.slot * 4;
+        assert_eq!(m.access_time_of(be), Some(slot_end));
+        assert_eq!(m.access_time_of(vo), Some(slot_end));
+        assert_eq!(m.next_access(), Some(slot_end));
+        let out = m.start_access(slot_end);
+        assert_eq!(out.transmitters, vec![vo], "one transmitter: no collision on the air");
+        assert_eq!(out.internal_losers, vec![be]);
+        // The station's counter froze with one slot left (AIFS 3 + 1 of its 2 slots elapsed).
+        assert_eq!(m.get(sta).edcaf.backoff(), 1);
+        // The caller's part: the loser backs off as after an external collision.
+        assert_eq!(m.get(be).edcaf.cw(), 15);
+        m.get_mut(be).edcaf.on_failure(7);
+        assert_eq!(m.get(be).edcaf.cw(), 31, "CW doubled");
+        assert_eq!(m.get(be).edcaf.failures(), 1);
+        m.get_mut(vo).edcaf.on_success();
+        m.set_not_ready(vo);
+        // The VO exchange ends; BE still holds its frame and contends again.
+        let end = slot_end + Duration::from_micros(300);
+        m.set_idle(end);
+        assert!(m.get(be).is_ready(), "the losing AC keeps its frame");
+        m.get_mut(be).edcaf.set_backoff(0);
+        let next = m.next_access().unwrap();
+        let out = m.start_access(next);
+        assert_eq!(out.transmitters, vec![be]);
+        assert!(out.internal_losers.is_empty());
+        m.get_mut(be).edcaf.on_success();
+        assert_eq!((m.get(be).edcaf.cw(), m.get(be).edcaf.failures()), (15, 0));
     }
 }
