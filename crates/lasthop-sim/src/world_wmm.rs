@@ -285,7 +285,6 @@ impl World {
         k * self.stations.len() + sta as usize
     }
 
-
     /// The AC slot of a data contender (from its priority, the AC's rank).
     #[inline]
     pub(super) fn ctd_slot(&self, c: Ctd) -> usize {
@@ -331,18 +330,12 @@ impl World {
 
     /// Data EDCAFs of node `n` (0 = the AP, 1 + s = station s, its relay radio included).
     pub fn node_edcafs(&self, n: usize) -> usize {
-        let radio = if n == 0 {
-            0
-        } else {
-            let s = &self.stations[n - 1];
-            s.relay.map_or(0, |r| self.relays[r as usize].down.is_some() as usize)
-        };
-        radio
-            + if n == 0 {
-                self.ap_data.len()
-            } else {
-                self.stations[n - 1].ac.iter().filter(|a| a.ctd.is_some()).count()
-            }
+        if n == 0 {
+            return self.ap_data.len();
+        }
+        let s = &self.stations[n - 1];
+        let radio = s.relay.is_some_and(|r| self.relays[r as usize].down.is_some()) as usize;
+        radio + s.ac.iter().filter(|a| a.ctd.is_some()).count()
     }
 
     /// Contention window of node `n`'s EDCAF of `ac` (None if it has none).

@@ -270,7 +270,8 @@ impl Bbr {
         self.state
     }
 
-    /// True in ProbeRTT: the sender should mark its delivery-rate samples app-limited (§4.3.5).
+    /// True in ProbeRTT, when `mark_app_limited` asks the sender to mark its delivery-rate
+    /// samples app-limited (§4.3.5).
     pub fn in_probe_rtt(&self) -> bool {
         self.state == BbrState::ProbeRtt
     }
@@ -654,7 +655,7 @@ impl CongestionControl for Bbr {
     }
 
     fn mark_app_limited(&self) -> bool {
-        self.state == BbrState::ProbeRtt
+        self.in_probe_rtt()
     }
 
     fn cwnd(&self) -> u64 {

@@ -45,7 +45,12 @@ fn linear_plant(x: f64, packets_per_bps: f64) -> f64 {
 }
 
 fn run_linear(initial: BitRate, slots: u32) -> Vec<f64> {
-    let c = 32.0 / 200e6; // N_ε reached at 200 Mb/s
+    run_linear_with(initial, slots, |_| 32.0 / 200e6).0 // N_ε reached at 200 Mb/s
+}
+
+/// One station on the linear plant whose packets-per-bit/s at update k is `c_at(k)`: the
+/// aggregation of every update, and the rate at the end.
+fn run_linear_with(initial: BitRate, slots: u32, c_at: impl Fn(u32) -> f64) -> (Vec<f64>, f64) {
     let cfg = AggctlConfig {
         initial_rate: initial,
         ..AggctlConfig::default()
@@ -61,7 +66,7 @@ fn run_linear(initial: BitRate, slots: u32) -> Vec<f64> {
     let mut x = rate_of(&mut a, 0, 0.0);
     let mut mus = Vec::new();
     for k in 0..slots {
-        let mu = linear_plant(x, c);
+        let mu = linear_plant(x, c_at(k));
         mus.push(mu);
         let now = Instant((k as u64 + 1) * DELTA_NS);
         a.handle_input(
@@ -74,7 +79,7 @@ fn run_linear(initial: BitRate, slots: u32) -> Vec<f64> {
         x = rate_of(&mut a, 0, x);
         a.invariants().unwrap();
     }
-    mus
+    (mus, x)
 }
 
 #[test]
@@ -160,33 +165,13 @@ fn two_stations_converge_to_equal_airtime() {
 fn capacity_halves_and_the_rate_follows() {
     // The Fig. 9 situation on the toy plant: at update 30 the channel halves its capacity
     // (2 → 1 spatial stream), so the same rate now yields twice the aggregation.
-    let cfg = AggctlConfig {
-        initial_rate: BitRate::from_mbps(200),
-        ..AggctlConfig::default()
-    };
-    let mut a = RateAllocator::new(cfg).unwrap();
-    a.handle_input(
-        Instant::ZERO,
-        AllocatorInput::Join {
-            station: 0,
-            phy_rate: None,
-        },
-    );
-    let mut x = rate_of(&mut a, 0, 0.0);
-    let mut mus = Vec::new();
-    for k in 0..60u32 {
-        let c = if k < 30 { 32.0 / 200e6 } else { 32.0 / 100e6 };
-        let mu = linear_plant(x, c);
-        mus.push(mu);
-        a.handle_input(
-            Instant((k as u64 + 1) * DELTA_NS),
-            AllocatorInput::Report {
-                station: 0,
-                report: report_of(k, mu, None),
-            },
-        );
-        x = rate_of(&mut a, 0, x);
-    }
+    let (mus, x) = run_linear_with(BitRate::from_mbps(200), 60, |k| {
+        if k < 30 {
+            32.0 / 200e6
+        } else {
+            32.0 / 100e6
+        }
+    });
     assert_eq!(mus[30], 64.0);
     let k = settled_at(&mus[30..], 32.0, 4.0).expect("re-converges");
     assert!(
