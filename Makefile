@@ -6,6 +6,7 @@
 #   make test    Rust tests, no_std build, clippy, then the Python tests
 #   make bench   build, then `lasthop bench`
 #   make bench-sweep  build, then `lasthop bench --sweep` (process-pool speedup)
+#   make build   the native module and the standalone live tools (.venv/bin/lasthop-live)
 
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -38,7 +39,13 @@ $(VENV)/.native-stamp: $(VENV)/.deps-stamp $(RUST_SOURCES) pyproject.toml
 		$(BIN)/maturin develop --release --quiet --extras ray
 	touch $@
 
-build: $(VENV)/.native-stamp
+# The standalone live tools (no Python needed): target/release/lasthop-live, also put beside
+# the `lasthop` command in the virtualenv.
+$(BIN)/lasthop-live: $(VENV)/.native-stamp $(RUST_SOURCES)
+	$(CARGO) build --release --quiet -p lasthop-live --bin lasthop-live
+	install -m 755 target/release/lasthop-live $@
+
+build: $(VENV)/.native-stamp $(BIN)/lasthop-live
 
 # The main job on the built-in simulator: one cell in detail, then every reproduction suite
 # (quick mode) with its HTML report; nothing is opened, the paths are printed.

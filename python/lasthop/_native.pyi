@@ -51,3 +51,8 @@ def emu_down(name: str) -> str:
 
 def emu_netns(name: str, node: str) -> str:
     """The network namespace of `node` in the running emulator `name` (ValueError if none)."""
+
+
+def live_main(argv: list[str]) -> int:
+    """Run a live tool (`argv[0]`: "wqm", ...) with its arguments, exactly as the standalone
+    `lasthop-live` binary does; returns its exit code (0 ok, 1 failure, 2 bad usage)."""

@@ -8,6 +8,8 @@
     lasthop version                                  print the code version
     lasthop table|plot|report -i RESULTS ...         analysis from files (analysis_cli.py)
     lasthop emu up|run|exec|down ...                 the model in real time (emu_cli.py)
+    lasthop wqm ...                                  live tools on a real or emulated AP
+                                                     (live_cli.py, docs/live.md)
 
 Exit codes: 0 success; 2 user error (bad spec, missing file, bad arguments), reported as ONE
 line on stderr and before anything is written; 1 internal or simulator error.
@@ -72,8 +74,15 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--emu", action="store_true",
                    help="the emulator against the simulator: iperf3/ping through `lasthop emu` "
                         "(needs root, iperf3, ping), and its capacity (emu_bench.py)")
+    b.add_argument("--live", action="store_true",
+                   help="the live tools across the emulator's AP host next to the simulator: "
+                        "WQM (W1/W2 live) and the AP host's cost (needs root, iperf3, ping; "
+                        "live_bench.py)")
+    b.add_argument("--runs", type=int, default=5, metavar="N",
+                   help="--live: runs per configuration (default 5)")
     b.add_argument("-o", "--out", default="results/bench", metavar="DIR",
-                   help="--emu: where emu-bench.json goes (default results/bench)")
+                   help="--emu/--live: where emu-bench.json / live-bench.json go "
+                        "(default results/bench)")
 
     sub.add_parser("version", help="print the code version")
 
@@ -88,6 +97,9 @@ def _parser() -> argparse.ArgumentParser:
 
     from .emu_cli import add_parser as _add_emu
     _add_emu(sub)
+
+    from .live_cli import add_parsers as _add_live
+    _add_live(sub)
     return p
 
 
@@ -241,6 +253,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     from .bench import run_bench
 
+    if getattr(args, "live", False):
+        from .live_bench import run_live_bench
+        if not 1 <= args.runs <= 100:
+            raise UserError(f"--runs = {args.runs}: 1..100")
+        return run_live_bench(args.out, runs=args.runs, seconds=10 if args.quick else 20)
     if getattr(args, "emu", False):
         from .emu_bench import run_emu_bench
         return run_emu_bench(args.out, seconds=5 if args.quick else 10)
@@ -294,7 +311,11 @@ COMMANDS["emu"] = _cmd_emu
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         from .emu_cli import split_command
-        argv, command = split_command(list(sys.argv[1:] if argv is None else argv))
+        from .live_cli import TOOLS, run as run_live
+        argv = list(sys.argv[1:] if argv is None else argv)
+        if argv and argv[0] in TOOLS:
+            return run_live(argv)
+        argv, command = split_command(argv)
         args = _parser().parse_args(argv)
         args.cmd = command
         if args.version and not args.command:

@@ -104,6 +104,27 @@ def _emulate(spec: Path, out: Path, script: Path, *args: str) -> dict[str, Any]:
     return doc["data"]
 
 
+def capacity_figures(data: dict[str, Any], udp_json: Path) -> dict[str, Any]:
+    """What a UDP capacity run (the UDP script) carried: iperf3's offered rate and receiver
+    loss, the model's delivered rate while the transfer ran (the UDP flow's goodput bins, the
+    first and last, partial, ones left out), and the emulator's own figures."""
+    emu = data["emu"]
+    u = json.loads(udp_json.read_text())["end"]["sum"]
+    bins = max((row for row in data["timeseries"]["flow_goodput_bps"]), key=sum)
+    busy = [b for b in bins if b > 0][1:-1] or [0.0]
+    return {
+        "offered_mbps": u.get("bits_per_second", 0) / 1e6,
+        "carried_mbps": sum(busy) / len(busy) / 1e6,
+        "packets_per_s": sum(busy) / len(busy) / 8 / 1428,
+        "receiver_lost_percent": u.get("lost_percent"),
+        "model_drops": emu["packets_dropped_by_model"],
+        "lateness_p50_us": emu["lateness_p50_ns"] / 1e3,
+        "lateness_p99_us": emu["lateness_p99_ns"] / 1e3,
+        "lateness_p999_us": emu["lateness_p999_ns"] / 1e3,
+        "wakeups_per_s": emu["wakeups"] / emu["wall_ns"] * 1e9,
+    }
+
+
 def _ping(path: Path) -> dict[str, float]:
     m = re.search(r"= ([\d.]+)/([\d.]+)/([\d.]+)/", path.read_text())
     if not m:
@@ -169,23 +190,7 @@ def run_emu_bench(out_dir: str, seconds: int = 10, udp_rate: str = "1100M") -> i
         run.mkdir()
         data = _emulate(EXPERIMENTS / "emu-he-fast.toml", run, udp, udp_rate, str(seconds),
                         str(run))
-        emu = data["emu"]
-        u = json.loads((run / "udp.json").read_text())["end"]["sum"]
-        # Delivered rate while the transfer ran: the UDP flow's goodput bins, the first and
-        # last (partial) ones left out.
-        bins = max((row for row in data["timeseries"]["flow_goodput_bps"]), key=sum)
-        busy = [b for b in bins if b > 0][1:-1] or [0.0]
-        report["capacity"] = {
-            "offered_mbps": u.get("bits_per_second", 0) / 1e6,
-            "carried_mbps": sum(busy) / len(busy) / 1e6,
-            "packets_per_s": sum(busy) / len(busy) / 8 / 1428,
-            "receiver_lost_percent": u.get("lost_percent"),
-            "model_drops": emu["packets_dropped_by_model"],
-            "lateness_p50_us": emu["lateness_p50_ns"] / 1e3,
-            "lateness_p99_us": emu["lateness_p99_ns"] / 1e3,
-            "lateness_p999_us": emu["lateness_p999_ns"] / 1e3,
-            "wakeups_per_s": emu["wakeups"] / emu["wall_ns"] * 1e9,
-        }
+        report["capacity"] = capacity_figures(data, run / "udp.json")
     path = out / "emu-bench.json"
     path.write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
     print(_table(report))

@@ -7,7 +7,8 @@
 
 The cell of SPEC (its stations, PHY/MAC settings, AP queue discipline, wired link; its flows
 run as simulated traffic beside the real one) is built as one namespace per node — `server`
-behind the AP and `sta0`, `sta1`, ... — joined through TUN devices to the emulator, which
+behind the AP and `sta0`, `sta1`, ..., and with `[emu] ap_host = true` the AP itself (`ap`,
+routing between its eth0 and wlan0) — joined through TUN devices to the emulator, which
 moves every packet through the simulator's model on the wall clock. At the end the result
 file has the same format as `lasthop run`'s, its flows the 5-tuples that crossed the cell.
 Needs root (CAP_NET_ADMIN); otherwise one line and exit 2.
@@ -61,7 +62,7 @@ def add_parser(sub: Any) -> None:
                           "with LASTHOP_EMU=NAME set so it can use `lasthop emu exec`)")
     ex = es.add_parser("exec", help="run a program in a node's namespace")
     ex.add_argument("--name", default=os.environ.get("LASTHOP_EMU", DEFAULT_NAME))
-    ex.add_argument("node", metavar="NODE", help="server, sta0, sta1, ...")
+    ex.add_argument("node", metavar="NODE", help="server, sta0, sta1, ..., or ap (with [emu] ap_host)")
     dn = es.add_parser("down", help="stop the emulator and remove its namespaces (also after a "
                                     "crash)")
     dn.add_argument("--name", default=os.environ.get("LASTHOP_EMU", DEFAULT_NAME))
@@ -140,8 +141,11 @@ def _up(args: argparse.Namespace, native: Any) -> int:
             raise UserError("emu run: a command is needed (-- CMD ...)")
         node = args.node
         n = len(spec.normalized["stations"])
-        if node is not None and node != "server" and node not in {f"sta{i}" for i in range(n)}:
-            raise UserError(f"--node = {node!r}: server or sta0..sta{n - 1}")
+        ap_host = spec.normalized.get("emu", {}).get("ap_host", False)
+        nodes = {"server", *(f"sta{i}" for i in range(n))} | ({"ap"} if ap_host else set())
+        if node is not None and node not in nodes:
+            allowed = f"server, sta0..sta{n - 1}" + (" or ap" if ap_host else "")
+            raise UserError(f"--node = {node!r}: {allowed}")
     out = Path(args.out)
     _check_out_dir(out)
     base = f"{spec.name}-emu-s{seed}"

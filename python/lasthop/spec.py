@@ -141,7 +141,8 @@ NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 SECTIONS: dict[str, tuple[str, ...]] = {
     "": ("name", "description", "sim", "phy", "mac", "ap", "wired", "channel", "stations",
-         "flows", "aggctl", "vwire"),
+         "flows", "aggctl", "vwire", "emu"),
+    "emu": ("ap_host",),
     "vwire": ("enabled", "period", "efficiency", "relay_buffer", "sndbuf", "tsq", "sample",
               "work_conserving"),
     "channel": ("path_loss", "exponent", "tx_power_dbm", "noise_figure_db"),
@@ -781,6 +782,12 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
         if vwire["efficiency"] <= 0:
             raise vw.fail("efficiency", "0 < efficiency <= 1")
 
+    # [emu]: how `lasthop emu` lays the cell out; only in the normalized spec when given.
+    emu = None
+    if top.has("emu"):
+        et = _Table(top.raw("emu"), "emu", SECTIONS["emu"], "a table [emu]")
+        emu = {"ap_host": et.get_bool("ap_host", False)}
+
     normalized = {
         "name": name,
         "description": description,
@@ -809,6 +816,8 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
     }
     if vwire is not None:
         normalized["vwire"] = vwire
+    if emu is not None:
+        normalized["emu"] = emu
     return Spec(normalized, station_group, flow_table)
 
 

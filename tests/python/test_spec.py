@@ -599,3 +599,15 @@ def test_vwire_bad_keys_name_the_path(edit, path):
 def test_vwire_keys_pass_native_checks():
     from lasthop.spec import check_native
     check_native(norm(VWIRE))
+
+
+def test_emu_section_is_normalized_only_when_given():
+    plain = norm('[sim]\nduration="1s"\n[[stations]]\nmcs = 7\nnss = 1\n')
+    assert "emu" not in plain.normalized
+    s = norm('[sim]\nduration="1s"\n[emu]\nap_host = true\n[[stations]]\nmcs = 7\nnss = 1\n')
+    assert s.normalized["emu"] == {"ap_host": True}
+    assert norm('[sim]\nduration="1s"\n[emu]\n[[stations]]\nmcs = 7\nnss = 1\n').normalized["emu"] == {"ap_host": False}
+    with pytest.raises(SpecError, match=r"emu\.ap_host = 3"):
+        norm('[sim]\nduration="1s"\n[emu]\nap_host = 3\n[[stations]]\nmcs = 7\nnss = 1\n')
+    with pytest.raises(SpecError, match=r"emu\.aphost"):
+        norm('[sim]\nduration="1s"\n[emu]\naphost = true\n[[stations]]\nmcs = 7\nnss = 1\n')

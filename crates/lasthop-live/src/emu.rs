@@ -18,12 +18,19 @@
 //! Packets keep their real bytes; the model sees their IP length and flow. A flow is a 5-tuple
 //! (protocol, addresses, ports), so FQ-CoDel separates a ping from a bulk transfer as it would
 //! on a Linux AP. No allocation happens per packet once the pool and flow table are warm.
+//!
+//! With an AP host (`[emu] ap_host = true`) each packet crosses the model in two legs with the
+//! AP namespace's kernel between them: server → wired link → the AP's `eth0`; the AP routes it
+//! to its `wlan0` → the AP's queues and the cell → the station (and the reverse uplink). The
+//! AP host's `wlan0` also answers nl80211 on a telemetry socket (`emu_nl.rs`).
 
+use crate::emu_nl::Responder;
 use crate::netns::Built;
+use crate::nl::socket::Listener;
 use lasthop_core::Instant as SimInstant;
 use lasthop_sim::metrics::LogHistogram;
 use lasthop_sim::pcap;
-use lasthop_sim::world::{Dir, ExtEvent, ExtFate, World};
+use lasthop_sim::world::{Dir, ExtEvent, ExtFate, ExtLeg, World};
 use lasthop_sim::Spec;
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -76,6 +83,11 @@ pub struct EmuStats {
     pub lateness_mean_ns: f64,
     pub pool_slots: u64,
     pub cpu: Option<usize>,
+    /// With an AP host: packets the AP's kernel forwarded between its interfaces (read back
+    /// from them), and nl80211 requests its telemetry socket answered.
+    pub ap_host: bool,
+    pub ap_packets_forwarded: u64,
+    pub telemetry_requests: u64,
 }
 
 /// Fixed-size packet buffers; a slot index is the tag the world carries.
@@ -112,11 +124,44 @@ impl Pool {
     }
 }
 
-/// Flow key: sending node, protocol, addresses, ports (0 for protocols without them).
+/// Flow key: sending TUN, protocol, addresses, ports (0 for protocols without them).
 type FlowKey = (u16, u8, u32, u32, u16, u16);
 
-/// Where an IPv4 packet read from node `from` goes: (station, direction) and its flow key.
-fn route(built: &Built, from: usize, pkt: &[u8]) -> Option<(u32, Dir, FlowKey)> {
+/// Which TUN is which: 0 the server, 1..=n the stations, then (AP host) the AP's eth0, wlan0.
+#[derive(Clone, Copy)]
+struct Layout {
+    n_sta: usize,
+    /// (eth0, wlan0) TUN indices of the AP host.
+    ap: Option<(usize, usize)>,
+}
+
+impl Layout {
+    fn of(built: &Built) -> Layout {
+        let n_sta = built.topo.nodes.len() - 1;
+        Layout { n_sta, ap: built.topo.ap.as_ref().map(|_| (n_sta + 1, n_sta + 2)) }
+    }
+
+    fn tuns(&self) -> usize {
+        self.n_sta + 1 + if self.ap.is_some() { 2 } else { 0 }
+    }
+
+    /// The TUN a delivered packet of a flow (station, direction, leg) is written to.
+    fn dest(&self, sta: u32, dir: Dir, leg: ExtLeg) -> usize {
+        match (dir, leg, self.ap) {
+            (Dir::Down, ExtLeg::Wired, Some((eth, _))) => eth,
+            (Dir::Up, ExtLeg::Wifi, Some((_, wlan))) => wlan,
+            (Dir::Down, _, _) => sta as usize + 1,
+            (Dir::Up, _, _) => 0,
+        }
+    }
+}
+
+/// Where an IPv4 packet read from TUN `from` goes: (station, direction, leg) and its flow key.
+/// Without an AP host the model forwards server ↔ station itself. With one, the server's
+/// packets (to a station or to the AP) cross the wired leg to the AP's eth0, the AP's eth0
+/// sends only to the server, its wlan0 only to stations, and a station's packets all go to
+/// the AP's wlan0 (the AP's kernel routes them on, station-to-station ones included).
+fn route(built: &Built, lay: &Layout, from: usize, pkt: &[u8]) -> Option<(u32, Dir, ExtLeg, FlowKey)> {
     if pkt.len() < 20 || pkt[0] >> 4 != 4 {
         return None;
     }
@@ -130,16 +175,28 @@ fn route(built: &Built, from: usize, pkt: &[u8]) -> Option<(u32, Dir, FlowKey)> 
     } else {
         (0, 0)
     };
-    let to = built.topo.node_index_of_addr(Ipv4Addr::from(dst))?;
     let key = (from as u16, proto, src, dst, sport, dport);
-    match (from, to) {
-        (0, t) if t > 0 => Some((t as u32 - 1, Dir::Down, key)),
-        (f, 0) if f > 0 => Some((f as u32 - 1, Dir::Up, key)),
+    let topo = &built.topo;
+    let node_of = |a: u32| topo.node_index_of_addr(Ipv4Addr::from(a));
+    let Some((eth, wlan)) = lay.ap else {
+        return match (from, node_of(dst)?) {
+            (0, t) if t > 0 => Some((t as u32 - 1, Dir::Down, ExtLeg::Through, key)),
+            (f, 0) if f > 0 => Some((f as u32 - 1, Dir::Up, ExtLeg::Through, key)),
+            _ => None,
+        };
+    };
+    // A station attributes wired-leg flows in the results; flows of the AP itself go to 0.
+    let sta_of = |a: u32| node_of(a).filter(|&t| t > 0).map_or(0, |t| t as u32 - 1);
+    match from {
+        0 => (node_of(dst).is_some_and(|t| t > 0) || topo.is_ap_addr(Ipv4Addr::from(dst))).then(|| (sta_of(dst), Dir::Down, ExtLeg::Wired, key)),
+        f if f == eth => (node_of(dst) == Some(0)).then(|| (sta_of(src), Dir::Up, ExtLeg::Wired, key)),
+        f if f == wlan => node_of(dst).filter(|&t| t > 0).map(|t| (t as u32 - 1, Dir::Down, ExtLeg::Wifi, key)),
+        f if f <= lay.n_sta => Some((f as u32 - 1, Dir::Up, ExtLeg::Wifi, key)),
         _ => None,
     }
 }
 
-fn label(k: &FlowKey) -> String {
+fn label(k: &FlowKey, leg: ExtLeg) -> String {
     let proto = match k.1 {
         6 => "tcp".to_string(),
         17 => "udp".to_string(),
@@ -147,10 +204,15 @@ fn label(k: &FlowKey) -> String {
         p => format!("ip proto {p}"),
     };
     let (s, d) = (Ipv4Addr::from(k.2), Ipv4Addr::from(k.3));
+    let leg = match leg {
+        ExtLeg::Through => "",
+        ExtLeg::Wired => " [wired leg]",
+        ExtLeg::Wifi => " [wifi leg]",
+    };
     if matches!(k.1, 6 | 17) {
-        format!("{proto} {s}:{} > {d}:{}", k.4, k.5)
+        format!("{proto} {s}:{} > {d}:{}{leg}", k.4, k.5)
     } else {
-        format!("{proto} {s} > {d}")
+        format!("{proto} {s} > {d}{leg}")
     }
 }
 
@@ -252,19 +314,33 @@ impl LiveStats {
 /// figures.
 pub fn run(spec: Spec, built: &Built, opts: &Options, stop: &mut dyn FnMut() -> bool) -> Result<(serde_json::Value, EmuStats), String> {
     let n_sta = spec.stations.len();
-    if built.tuns.len() != n_sta + 1 {
-        return Err(format!("topology has {} nodes for {} stations", built.tuns.len(), n_sta));
+    let lay = Layout::of(built);
+    if lay.n_sta != n_sta || built.tuns.len() != lay.tuns() {
+        return Err(format!("topology has {} devices for {} stations", built.tuns.len(), n_sta));
     }
     let band = spec.band();
+    // The AP host's nl80211 telemetry (emu_nl.rs).
+    let mut telemetry = match &built.topo.ap {
+        Some(ap) => {
+            let inode = crate::emu_nl::netns_inode(&std::path::Path::new("/run/netns").join(&ap.netns)).map_err(|e| format!("AP namespace {}: {e}", ap.netns))?;
+            let path = crate::emu_nl::socket_path(inode);
+            let l = Listener::bind(&path).map_err(|e| format!("telemetry socket {}: {e}", path.display()))?;
+            let ac = lasthop_wifi::mac::edca::AccessCategory::parse(&spec.mac.access_category).unwrap_or(lasthop_wifi::mac::edca::AccessCategory::Be);
+            let r = Responder::new(built.ap_wifi_ifindex, &ap.wifi.ifname, ac.tid(), spec.ap.scheduler == "airtime", spec.ap.driver == "firmware" && spec.ap.aql);
+            Some((l, r))
+        }
+        None => None,
+    };
     let mut world = World::new_realtime(spec, opts.seed);
     let mut pool = Pool::new(4096);
     let mut flows: BTreeMap<FlowKey, u32> = BTreeMap::new();
     // Catch-all flows per (station, uplink) once MAX_FLOWS 5-tuples are tracked.
-    let mut catch_all: BTreeMap<(u32, bool), u32> = BTreeMap::new();
+    let mut catch_all: BTreeMap<(u32, bool, u8), u32> = BTreeMap::new();
     let mut fates: Vec<ExtEvent> = Vec::with_capacity(4096);
     let mut lateness = LogHistogram::new();
-    let mut st = EmuStats { pool_slots: 0, ..EmuStats::default() };
+    let mut st = EmuStats { pool_slots: 0, ap_host: lay.ap.is_some(), ..EmuStats::default() };
     let mut fds: Vec<libc::pollfd> = built.tuns.iter().map(|t| libc::pollfd { fd: t.fd(), events: libc::POLLIN, revents: 0 }).collect();
+    let n_tun_fds = fds.len();
     let saved_affinity = affinity();
     let pinned = pin_and_tighten(opts.cpu);
     st.cpu = if pinned { opts.cpu } else { None };
@@ -288,6 +364,12 @@ pub fn run(spec: Spec, built: &Built, opts: &Options, stop: &mut dyn FnMut() -> 
     loop {
         let now = ns_since(t0);
         world.step_to(SimInstant(now));
+        // Answer the AP host's nl80211 requests (at `now`, like a kernel reading its counters).
+        if let Some((l, r)) = telemetry.as_mut() {
+            l.serve(&mut |m| r.handle(&mut world, m));
+            fds.truncate(n_tun_fds);
+            fds.extend(l.poll_fds().map(|fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 }));
+        }
         // Read what the namespaces sent.
         for (i, tun) in built.tuns.iter().enumerate() {
             for _ in 0..BATCH {
@@ -306,20 +388,28 @@ pub fn run(spec: Spec, built: &Built, opts: &Options, stop: &mut dyn FnMut() -> 
                 pool.len[tag as usize] = n as u16;
                 st.packets_read += 1;
                 st.bytes_read += n as u64;
-                let Some((sta, dir, key)) = route(built, i, pool.packet(tag)) else {
+                let Some((sta, dir, leg, key)) = route(built, &lay, i, pool.packet(tag)) else {
                     st.packets_unroutable += 1;
                     pool.release(tag);
                     continue;
                 };
+                if lay.ap.is_some_and(|(e, w)| i == e || i == w) {
+                    st.ap_packets_forwarded += 1;
+                }
                 let flow = match flows.get(&key) {
                     Some(&f) => f,
                     None if flows.len() < MAX_FLOWS => {
-                        let f = world.add_external_flow(sta, dir, label(&key));
+                        let f = world.add_external_flow_on(sta, dir, leg, label(&key, leg));
                         flows.insert(key, f);
                         f
                     }
-                    None => *catch_all.entry((sta, dir == Dir::Up)).or_insert_with(|| {
-                        world.add_external_flow(sta, dir, format!("other flows of station {sta} {}", if dir == Dir::Up { "up" } else { "down" }))
+                    None => *catch_all.entry((sta, dir == Dir::Up, leg as u8)).or_insert_with(|| {
+                        let what = match leg {
+                            ExtLeg::Through => "",
+                            ExtLeg::Wired => " [wired leg]",
+                            ExtLeg::Wifi => " [wifi leg]",
+                        };
+                        world.add_external_flow_on(sta, dir, leg, format!("other flows of station {sta} {}{what}", if dir == Dir::Up { "up" } else { "down" }))
                     }),
                 };
                 world.inject(flow, n as u32, tag);
@@ -333,7 +423,8 @@ pub fn run(spec: Spec, built: &Built, opts: &Options, stop: &mut dyn FnMut() -> 
                 match e.fate {
                     ExtFate::Delivered => {
                         let (sta, dir) = world.flow_route(e.flow);
-                        let dest = if dir == Dir::Down { sta as usize + 1 } else { 0 };
+                        let leg = world.external_leg(e.flow);
+                        let dest = lay.dest(sta, dir, leg);
                         let bytes = pool.packet(e.tag);
                         match built.tuns[dest].send(bytes) {
                             Ok(true) => {
@@ -343,7 +434,7 @@ pub fn run(spec: Spec, built: &Built, opts: &Options, stop: &mut dyn FnMut() -> 
                             _ => st.tun_write_failures += 1,
                         }
                         lateness.record(wnow.saturating_sub(e.at.as_nanos()));
-                        if let Some(out) = pcap_out.as_mut() {
+                        if let Some(out) = pcap_out.as_mut().filter(|_| leg != ExtLeg::Wired) {
                             let txv = world.station_tx(sta as usize);
                             let rt = pcap::radiotap(e.at.as_nanos(), band, lasthop_sim::capture::PhyRec::Mcs(txv), false, None);
                             let seq = &mut pcap_seq[sta as usize];
@@ -396,6 +487,8 @@ pub fn run(spec: Spec, built: &Built, opts: &Options, stop: &mut dyn FnMut() -> 
     st.lateness_max_ns = lateness.max();
     st.lateness_mean_ns = lateness.mean();
     st.pool_slots = pool.len.len() as u64;
+    st.telemetry_requests = telemetry.as_ref().map_or(0, |(_, r)| r.requests);
+    drop(telemetry);
     let data = serde_json::to_value(lasthop_sim::output::collect(&world)).map_err(|e| e.to_string())?;
     Ok((data, st))
 }
@@ -434,11 +527,20 @@ pub fn up(req: UpRequest) -> Result<UpOutcome, UpError> {
     if !crate::netns::is_root() {
         return Err(UpError::User("lasthop emu needs root (CAP_NET_ADMIN)".into()));
     }
-    let topo = crate::netns::plan(req.name, spec.stations.len(), 1500).map_err(UpError::User)?;
+    let mut topo = crate::netns::plan(req.name, spec.stations.len(), 1500).map_err(UpError::User)?;
+    if spec.emu.ap_host {
+        topo = topo.with_ap_host();
+    }
     let signals = crate::signals::StopSignals::install().map_err(|e| UpError::Internal(format!("signal handlers: {e}")))?;
     let mut built = crate::netns::build(topo).map_err(UpError::User)?;
     for n in &built.topo.nodes {
         eprintln!("emu {}: {} {} ({} in netns {})", req.name, n.node, n.addr, n.ifname, n.netns);
+    }
+    if let Some(ap) = &built.topo.ap {
+        eprintln!(
+            "emu {}: ap {} ({}) and {} ({}) in netns {}, routing; nl80211 telemetry for {}",
+            req.name, ap.wired.addr, ap.wired.ifname, ap.wifi.addr, ap.wifi.ifname, ap.netns, ap.wifi.ifname
+        );
     }
     let mut child = None;
     if let Some((argv, node)) = &req.command {

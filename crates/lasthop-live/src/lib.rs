@@ -15,10 +15,13 @@
 #![allow(clippy::disallowed_methods)]
 
 pub mod emu;
+pub mod emu_nl;
 mod ifreq;
 pub mod netns;
+pub mod nl;
 mod nsops;
 mod reaper;
 pub mod signals;
 mod state;
+pub mod tools;
 pub mod tun;

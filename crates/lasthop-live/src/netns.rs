@@ -9,6 +9,11 @@
 //! and the interface ioctls act on the namespace of their socket (netdevice(7)), so no device
 //! is moved or renamed and no `ip` runs per node. `ip` creates and deletes the namespaces.
 //!
+//! With an AP host ([`Topology::with_ap_host`]) a third kind of node sits between them: the
+//! namespace `lh-<name>-ap` with `eth0` (the AP end of the wired link) and `wlan0` (the AP's
+//! radio towards the cell), IPv4 forwarding on, so real AP software (a buffer sizer, a split
+//! proxy) sees and routes every packet as on a real AP.
+//!
 //! Lifetime: [`build`] claims the state file (state.rs) and starts the reaper (reaper.rs) before
 //! creating anything, so neither a failure midway nor a SIGKILL leaves namespaces behind;
 //! [`Built::teardown`] (or Drop) removes everything; [`down`] stops a running emulator from
@@ -59,7 +64,33 @@ pub struct Topology {
     pub mtu: u32,
     /// The server first, then the stations in order.
     pub nodes: Vec<NodePlan>,
+    /// The AP host, if the cell has one.
+    pub ap: Option<ApPlan>,
 }
+
+/// The AP host's namespace and its two interfaces.
+#[derive(Clone, Debug)]
+pub struct ApPlan {
+    pub netns: String,
+    /// `eth0`: the wired side, 10.77.0.2/24 (the server is 10.77.0.1).
+    pub wired: IfPlan,
+    /// `wlan0`: the cell side, 10.77.0.3/16 (every station is in that /16; the longer /24 of
+    /// `eth0` keeps the server's address on the wired side).
+    pub wifi: IfPlan,
+}
+
+/// One interface of the AP host.
+#[derive(Clone, Debug)]
+pub struct IfPlan {
+    pub ifname: String,
+    pub addr: Ipv4Addr,
+    pub prefix_len: u8,
+}
+
+/// The AP host's node name (`lasthop emu exec ap -- ...`).
+pub const AP: &str = "ap";
+const AP_WIRED_ADDR: Ipv4Addr = Ipv4Addr::new(10, 77, 0, 2);
+const AP_WIFI_ADDR: Ipv4Addr = Ipv4Addr::new(10, 77, 0, 3);
 
 /// Validate `name` ([a-z0-9]{1,8}) and lay out: namespace `lh-<name>-server` /
 /// `lh-<name>-sta<i>`; addresses (inside those namespaces only): server 10.77.0.1, stations from
@@ -93,6 +124,7 @@ pub fn plan(name: &str, n_stations: usize, mtu: u32) -> Result<Topology, String>
         prefix_len: PREFIX_LEN,
         mtu,
         nodes,
+        ap: None,
     })
 }
 
@@ -116,6 +148,30 @@ fn station_addr(i: usize) -> Ipv4Addr {
 }
 
 impl Topology {
+    /// The same layout with an AP host (namespace `lh-<name>-ap`, see [`ApPlan`]).
+    pub fn with_ap_host(mut self) -> Topology {
+        self.ap = Some(ApPlan {
+            netns: format!("lh-{}-{AP}", self.name),
+            wired: IfPlan { ifname: "eth0".into(), addr: AP_WIRED_ADDR, prefix_len: 24 },
+            wifi: IfPlan { ifname: "wlan0".into(), addr: AP_WIFI_ADDR, prefix_len: PREFIX_LEN },
+        });
+        self
+    }
+
+    /// Whether `a` is one of the AP host's own addresses.
+    pub fn is_ap_addr(&self, a: Ipv4Addr) -> bool {
+        self.ap.as_ref().is_some_and(|ap| ap.wired.addr == a || ap.wifi.addr == a)
+    }
+
+    /// Every namespace of the layout: the nodes', then the AP host's.
+    pub fn namespaces(&self) -> Vec<String> {
+        let mut v: Vec<String> = self.nodes.iter().map(|n| n.netns.clone()).collect();
+        if let Some(ap) = &self.ap {
+            v.push(ap.netns.clone());
+        }
+        v
+    }
+
     /// The node index (0 = server) that owns `a`, in O(1): the inverse of the address plan.
     pub fn node_index_of_addr(&self, a: Ipv4Addr) -> Option<usize> {
         let idx = if a == SERVER_ADDR {
@@ -131,8 +187,11 @@ impl Topology {
         (self.nodes.get(idx)?.addr == a).then_some(idx)
     }
 
-    /// The namespace of node `node` ("server", "sta3").
+    /// The namespace of node `node` ("server", "sta3", "ap").
     pub fn netns_of(&self, node: &str) -> Option<&str> {
+        if node == AP {
+            return self.ap.as_ref().map(|a| a.netns.as_str());
+        }
         self.nodes
             .iter()
             .find(|n| n.node == node)
@@ -150,10 +209,14 @@ pub fn is_root() -> bool {
 /// `addr/prefix_len`, up, MTU), `lo` up, IPv6 disabled in the namespace
 /// (net.ipv6.conf.{all,default}.disable_ipv6 = 1) so no router solicitations cross the link;
 /// `tuns[i]` is node i's TUN device (the descriptor stays in this process; the device lives in
-/// the node's namespace).
+/// the node's namespace); with an AP host, its `eth0` and `wlan0` follow the stations'.
+/// The AP host routes (`net.ipv4.ip_forward = 1`), with reverse-path filtering and ICMP
+/// redirects off (station-to-station traffic leaves `wlan0` the way it came).
 pub struct Built {
     pub topo: Topology,
     pub tuns: Vec<Tun>,
+    /// The AP host's `wlan0` interface index inside its namespace (0 without an AP host).
+    pub ap_wifi_ifindex: u32,
     namespaces: Vec<String>,
     state_file: PathBuf,
     reaper: Reaper,
@@ -174,7 +237,7 @@ pub fn build(topo: Topology) -> Result<Built, String> {
     let name = topo.name.clone();
     let pid = std::process::id();
     let state_file = state::path(&name);
-    let namespaces: Vec<String> = topo.nodes.iter().map(|n| n.netns.clone()).collect();
+    let namespaces: Vec<String> = topo.namespaces();
     // The reaper first: it is harmless until the state file records us, and from then on it
     // covers a crash at any point of the build.
     let mut reaper = Reaper::spawn(&state_file, pid, &namespaces)?;
@@ -191,6 +254,12 @@ pub fn build(topo: Topology) -> Result<Built, String> {
                 ifname: n.ifname.clone(),
                 addr: n.addr,
             })
+            .chain(topo.ap.iter().map(|a| StateNode {
+                node: AP.to_string(),
+                netns: a.netns.clone(),
+                ifname: a.wifi.ifname.clone(),
+                addr: a.wifi.addr,
+            }))
             .collect(),
         started_unix_s: state::now_unix_s(),
         pid_start: state::start_time(pid),
@@ -203,13 +272,15 @@ pub fn build(topo: Topology) -> Result<Built, String> {
     let mut built = Built {
         topo,
         tuns: Vec::new(),
+        ap_wifi_ifindex: 0,
         namespaces,
         state_file,
         reaper,
         torn_down: false,
     };
-    let (tuns, done) = create_all(&built.topo);
+    let (tuns, ap_ifindex, done) = create_all(&built.topo);
     built.tuns = tuns;
+    built.ap_wifi_ifindex = ap_ifindex;
     match done {
         Ok(()) => Ok(built),
         Err(e) => {
@@ -289,32 +360,83 @@ fn ns_prefix(name: &str) -> String {
 
 /// Create the namespaces, then set each one up from a helper thread that enters it. On failure
 /// the devices made so far come back with the error, for [`Built::teardown`] to close quickly.
-fn create_all(topo: &Topology) -> (Vec<Tun>, Result<(), String>) {
-    let names: Vec<String> = topo.nodes.iter().map(|n| n.netns.clone()).collect();
+/// Also returns the AP host's `wlan0` interface index (0 without an AP host).
+fn create_all(topo: &Topology) -> (Vec<Tun>, u32, Result<(), String>) {
+    let names = topo.namespaces();
     if let Err(e) = nsops::add_namespaces(&names) {
-        return (Vec::new(), Err(e));
+        return (Vec::new(), 0, Err(e));
     }
     // A fresh thread: setns(2) changes only the calling thread's namespace, and the thread ends
     // with the work, so no thread of the process stays in a node's namespace.
     std::thread::scope(|s| {
         s.spawn(|| {
-            let mut tuns = Vec::with_capacity(topo.nodes.len());
+            let mut tuns = Vec::with_capacity(topo.nodes.len() + 2);
             for node in &topo.nodes {
                 match setup_node(node, topo.prefix_len, topo.mtu) {
                     Ok(tun) => tuns.push(tun),
-                    Err(e) => return (tuns, Err(e)),
+                    Err(e) => return (tuns, 0, Err(e)),
                 }
             }
-            (tuns, Ok(()))
+            let mut ifindex = 0;
+            if let Some(ap) = &topo.ap {
+                match setup_ap(ap, topo.mtu, &mut tuns) {
+                    Ok(i) => ifindex = i,
+                    Err(e) => return (tuns, 0, Err(e)),
+                }
+            }
+            (tuns, ifindex, Ok(()))
         })
         .join()
         .unwrap_or_else(|_| {
             (
                 Vec::new(),
+                0,
                 Err("namespace setup thread panicked".to_string()),
             )
         })
     })
+}
+
+/// Write `value` to a sysctl under /proc/sys/net of the calling thread's namespace; a missing
+/// file (no IPv6 in the kernel) is fine.
+fn sysctl(ns: &str, key: &str, value: &str) -> Result<(), String> {
+    let path = format!("/proc/sys/net/{key}");
+    match std::fs::write(&path, value) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(format!("{ns}: write {value} to {path}: {e}")),
+    }
+}
+
+/// In the AP host's namespace: IPv6 off, forwarding on, reverse-path filtering and redirects
+/// off, `lo` up, `eth0` and `wlan0` with their addresses; pushes both TUNs (eth0 first) and
+/// returns wlan0's interface index.
+fn setup_ap(ap: &ApPlan, mtu: u32, tuns: &mut Vec<Tun>) -> Result<u32, String> {
+    let ns = &ap.netns;
+    nsops::enter(ns).map_err(|e| format!("enter namespace {ns}: {e}"))?;
+    // `default` before the devices exist, so they are born with it; `all` for the effective
+    // value (rp_filter takes the larger of `all` and the device's).
+    for key in ["ipv6/conf/all/disable_ipv6", "ipv6/conf/default/disable_ipv6"] {
+        sysctl(ns, key, "1")?;
+    }
+    for key in ["ipv4/conf/all/rp_filter", "ipv4/conf/default/rp_filter", "ipv4/conf/all/send_redirects", "ipv4/conf/default/send_redirects"] {
+        sysctl(ns, key, "0")?;
+    }
+    sysctl(ns, "ipv4/ip_forward", "1")?;
+    let ctl = CtlSocket::open().map_err(|e| format!("{ns}: control socket: {e}"))?;
+    ctl.set_up("lo").map_err(|e| format!("{ns}: set lo up: {e}"))?;
+    let mut ifindex = 0;
+    for ifp in [&ap.wired, &ap.wifi] {
+        let tun = Tun::create(&ifp.ifname, mtu).map_err(|e| format!("{ns}: {e}"))?;
+        ctl.set_ipv4(tun.name(), ifp.addr, ifp.prefix_len)
+            .map_err(|e| format!("{ns}: address {}/{} on {}: {e}", ifp.addr, ifp.prefix_len, tun.name()))?;
+        ctl.set_up(tun.name()).map_err(|e| format!("{ns}: set {} up: {e}", tun.name()))?;
+        let cname = std::ffi::CString::new(tun.name()).map_err(|e| e.to_string())?;
+        // SAFETY: a NUL-terminated name; if_nametoindex looks it up in this thread's namespace.
+        ifindex = unsafe { libc::if_nametoindex(cname.as_ptr()) };
+        tuns.push(tun);
+    }
+    Ok(ifindex)
 }
 
 /// In `node`'s namespace: IPv6 off, `lo` up, the TUN device with its address, up.

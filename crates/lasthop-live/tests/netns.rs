@@ -552,3 +552,72 @@ fn second_build_of_a_name_is_refused_while_up() {
     again.teardown();
     assert!(namespaces_with_prefix(&prefix).is_empty());
 }
+
+/// The AP host: its namespace holds eth0 (10.77.0.2/24) and wlan0 (10.77.0.3/16), forwards
+/// IPv4 between them with reverse-path filtering and redirects off, is recorded for `emu exec
+/// ap`, and goes with the rest at teardown. A datagram written to its eth0 TUN comes out of its
+/// wlan0 TUN (routed by its kernel, TTL one less).
+#[test]
+fn ap_host_routes_between_its_interfaces() {
+    require_os!();
+    let name = emu_name("ap");
+    let mut b = netns::build(plan(&name, 2, 1500).unwrap().with_ap_host()).unwrap();
+    assert_eq!(b.tuns.len(), 5, "server, 2 stations, AP eth0 and wlan0");
+    let ap = b.topo.ap.clone().unwrap();
+    assert_eq!(ap.netns, format!("lh-{name}-ap"));
+    assert!(namespaces_with_prefix(&format!("lh-{name}-")).contains(&ap.netns));
+    assert_eq!(netns::netns_for(&name, "ap").unwrap(), ap.netns);
+    assert!(ip_in(&ap.netns, &["-4", "-o", "addr", "show", "dev", "eth0"]).contains("inet 10.77.0.2/24"));
+    assert!(ip_in(&ap.netns, &["-4", "-o", "addr", "show", "dev", "wlan0"]).contains("inet 10.77.0.3/16"));
+    let cat = |key: &str| {
+        let o = Command::new("ip").args(["netns", "exec", &ap.netns, "cat", &format!("/proc/sys/net/{key}")]).output().unwrap();
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    };
+    assert_eq!(cat("ipv4/ip_forward"), "1");
+    assert_eq!(cat("ipv4/conf/all/rp_filter"), "0");
+    assert_eq!(cat("ipv4/conf/wlan0/send_redirects"), "0");
+    assert_eq!(b.ap_wifi_ifindex, {
+        let o = ip_in(&ap.netns, &["-o", "link", "show", "dev", "wlan0"]);
+        o.split(':').next().unwrap().trim().parse::<u32>().unwrap()
+    });
+    // A UDP datagram server → sta1, as the wired leg would deliver it to eth0.
+    let mut pkt = vec![0u8; 28 + 5];
+    pkt[0] = 0x45;
+    let total = pkt.len() as u16;
+    pkt[2..4].copy_from_slice(&total.to_be_bytes());
+    pkt[8] = 64;
+    pkt[9] = 17;
+    pkt[12..16].copy_from_slice(&[10, 77, 0, 1]);
+    pkt[16..20].copy_from_slice(&[10, 77, 1, 2]);
+    let sum = {
+        let mut s = 0u32;
+        for i in (0..20).step_by(2) {
+            s += u16::from_be_bytes([pkt[i], pkt[i + 1]]) as u32;
+        }
+        while s > 0xffff {
+            s = (s & 0xffff) + (s >> 16);
+        }
+        !(s as u16)
+    };
+    pkt[10..12].copy_from_slice(&sum.to_be_bytes());
+    pkt[20..22].copy_from_slice(&4000u16.to_be_bytes());
+    pkt[22..24].copy_from_slice(&9u16.to_be_bytes());
+    pkt[24..26].copy_from_slice(&13u16.to_be_bytes());
+    pkt[28..].copy_from_slice(b"hello");
+    assert!(b.tuns[3].send(&pkt).unwrap());
+    let mut buf = [0u8; 2048];
+    let mut out = None;
+    wait_until(Duration::from_secs(2), || {
+        if let Some(n) = b.tuns[4].recv(&mut buf).unwrap() {
+            out = Some(buf[..n].to_vec());
+            return true;
+        }
+        false
+    });
+    let out = out.expect("the AP did not route the datagram to wlan0");
+    assert_eq!(&out[16..20], &[10, 77, 1, 2]);
+    assert_eq!(out[8], 63, "one routed hop");
+    assert_eq!(&out[28..], b"hello");
+    b.teardown();
+    assert!(namespaces_with_prefix(&format!("lh-{name}-")).is_empty());
+}

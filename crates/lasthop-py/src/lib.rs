@@ -160,8 +160,17 @@ fn emu_netns(name: String, node: String) -> PyResult<String> {
     lasthop_live::netns::netns_for(&name, &node).map_err(PyValueError::new_err)
 }
 
+/// A live tool (`lasthop wqm ...`): `argv` is the tool's name and its arguments, exactly as
+/// the standalone `lasthop-live` binary takes them. Returns the exit code; the tool prints its
+/// own messages and handles SIGINT/SIGTERM itself (restoring what it changed).
+#[pyfunction]
+fn live_main(py: Python<'_>, argv: Vec<String>) -> i32 {
+    py.allow_threads(|| lasthop_live::tools::main(&argv))
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(live_main, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(run_capture, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;

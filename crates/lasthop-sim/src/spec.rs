@@ -33,6 +33,19 @@ pub struct Spec {
     /// The Virtual Wires proxy at the AP (`world_vwire.rs`); off by default.
     #[serde(default)]
     pub vwire: VwireSpec,
+    /// How the emulator lays the cell out (`lasthop emu`); ignored by the simulator.
+    #[serde(default)]
+    pub emu: EmuSpec,
+}
+
+/// `[emu]`: the emulator's topology options (docs/emu.md).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EmuSpec {
+    /// A namespace for the AP between the wired link and the cell, routing between its `eth0`
+    /// and `wlan0`, so real AP software sees every packet (docs/emu.md, "AP host").
+    #[serde(default)]
+    pub ap_host: bool,
 }
 
 /// `[vwire]`: the split proxy's buffers and the Virtual Wires allocation loop (docs/spec.md).

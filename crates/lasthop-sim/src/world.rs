@@ -52,9 +52,11 @@ mod vwire;
 mod aggctl;
 #[path = "world_ext.rs"]
 mod ext;
+#[path = "world_telemetry.rs"]
+pub mod telemetry;
 #[path = "world_wmm.rs"]
 mod wmm;
-pub use ext::{ExtEvent, ExtFate};
+pub use ext::{ExtEvent, ExtFate, ExtLeg};
 use fw::Firmware;
 use wmm::{AcPlan, LinkAc, PerAc};
 
@@ -274,6 +276,8 @@ struct Station {
     /// Sum of PHY rates (bit/s) and count of data PPDUs sent, per direction (after warm-up).
     rate_sum: [f64; 2],
     rate_n: [u64; 2],
+    /// Whole-run link counters per direction (warm-up included), for live telemetry.
+    link: [telemetry::LinkCounters; 2],
 }
 
 /// A station that stations are associated with: a mesh relay. It forwards between its hops
@@ -577,6 +581,7 @@ impl World {
                 airtime: [Duration::ZERO; 2],
                 rate_sum: [0.0; 2],
                 rate_n: [0; 2],
+                link: Default::default(),
             });
         }
 
@@ -1278,7 +1283,9 @@ impl World {
         match dir {
             Dir::Down => {
                 let fl = &self.flows[self.pkts[p.id as usize].flow as usize];
-                if self.is_split(p.flow) {
+                if self.ext_ends_at_ap(p, Dir::Down) {
+                    self.ext_arrive(p, now);
+                } else if self.is_split(p.flow) {
                     self.vwire_wired_data(p, now);
                 } else if fl.cross {
                     self.deliver(p, now);
@@ -1526,6 +1533,7 @@ impl World {
     /// link, a relay forwards it to its own parent.
     fn up_arrive(&mut self, link: u32, p: PktRef, t: Instant) {
         match self.stations[link as usize].parent {
+            None if self.ext_ends_at_ap(p, Dir::Up) => self.ext_arrive(p, t),
             None if self.is_split(p.flow) => self.vwire_wifi_ack(p, t),
             None => self.wired_send(p, Dir::Up, t),
             Some(par) => {
@@ -1572,8 +1580,7 @@ impl World {
         if !self.aggregation || txv.data_rate_bps() <= self.aggregation_min_rate {
             return 1;
         }
-        let per = frame::mpdu_len(1500, self.qos) + 4;
-        (self.max_psdu(link, self.ac_plan.main as usize, txv) / per).clamp(1, self.max_mpdus)
+        frame::full_size_mpdus(self.max_psdu(link, self.ac_plan.main as usize, txv), self.qos, self.max_mpdus)
     }
 
     /// A forwarding node's measurement instant: sample its interface queue and, with WQM, hand
@@ -1881,7 +1888,7 @@ impl World {
         let (cap, a) = (s.psdu_cap, &mut s.ac[k]);
         let r = rate_key(txv) as usize;
         if a.psdu_by_rate[r] == 0 {
-            a.psdu_by_rate[r] = max_psdu_for_time(txv, self.band, self.max_ppdu[k], cap).max(1);
+            a.psdu_by_rate[r] = frame::max_psdu_for_time(txv, self.band, self.max_ppdu[k], cap).max(1);
         }
         a.psdu_by_rate[r]
     }
@@ -2064,8 +2071,14 @@ impl World {
                     let success = single && ex.acked;
                     {
                         let attempted = tx.mpdus.len() as u32;
-                        let acked = if success { tx.mpdus.iter().filter(|m| m.2).count() as u32 } else { 0 };
-                        self.stations[sta as usize].rc[dir as usize].report(busy_end, txv, attempted, acked);
+                        let (acked, acked_bytes) = if success {
+                            tx.mpdus.iter().filter(|m| m.2).fold((0u32, 0u64), |(n, b), m| (n + 1, b + m.1.len as u64))
+                        } else {
+                            (0, 0)
+                        };
+                        let s = &mut self.stations[sta as usize];
+                        s.rc[dir as usize].report(busy_end, txv, attempted, acked);
+                        s.link[dir as usize].on_ppdu(attempted, acked, acked_bytes, airtime);
                     }
                     {
                         let e = &mut self.chans[ch as usize].medium.get_mut(tx.contender).edcaf;
@@ -2173,6 +2186,7 @@ impl World {
             let pk = &mut self.pkts[p.id as usize];
             pk.retries += 1;
             if pk.retries as u32 >= self.retry_limit {
+                self.stations[sta as usize].link[dir as usize].failed += 1;
                 self.msdus_into(p);
                 let chain = std::mem::take(&mut self.chain_buf);
                 for &q in &chain {
@@ -2317,19 +2331,3 @@ fn mpdu_ok(s: &mut Station, m: u32, txv: &TxVector, snr: f64) -> bool {
     }
 }
 
-/// The largest PSDU (≤ `cap`) whose PPDU fits in `max_time`.
-fn max_psdu_for_time(tx: &TxVector, band: Band, max_time: Duration, cap: u32) -> u32 {
-    let (mut lo, mut hi) = (0u32, cap.min(16_000_000));
-    if phy::ppdu_duration(tx, hi, band) <= max_time {
-        return hi;
-    }
-    while lo + 1 < hi {
-        let mid = lo + (hi - lo) / 2;
-        if phy::ppdu_duration(tx, mid, band) <= max_time {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    lo
-}

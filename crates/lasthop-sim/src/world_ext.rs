@@ -15,6 +15,13 @@
 //! Each external flow (a 5-tuple, chosen by the host) is a flow of the run with pattern
 //! "external": FQ-CoDel hashes it on its own, and its counters, delay histogram and time
 //! series appear in the result file like a simulated flow's.
+//!
+//! A flow crosses one [`ExtLeg`] of the path: the whole of it (server ↔ station, the model
+//! forwards at the AP itself), or, when the host runs real AP software between the wired link
+//! and the cell (the emulator's AP host), only the wired leg (server ↔ AP) or only the WiFi
+//! leg (AP ↔ station). A wired-leg packet is delivered at the AP end of the wired link instead
+//! of entering the AP's queues; a WiFi-leg packet enters the AP's queues directly (downlink)
+//! or is delivered when the AP receives it (uplink).
 
 use super::*;
 use std::collections::BTreeMap;
@@ -26,6 +33,17 @@ pub enum ExtFate {
     Delivered,
     /// Tail drop, AQM drop, retry limit or wired loss at `at`: free it.
     Dropped,
+}
+
+/// The part of the path an external flow crosses (see the module doc).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExtLeg {
+    /// Server ↔ station through the wired link, the AP's queues and the cell.
+    Through,
+    /// Server ↔ AP: the wired link only.
+    Wired,
+    /// AP ↔ station: the AP's queues (downlink) or the station's (uplink) and the cell.
+    Wifi,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,6 +60,8 @@ const FLOW_SERIES: usize = 9;
 pub(super) struct ExtHost {
     /// Host-given description of each external flow, by flow index.
     labels: BTreeMap<u32, String>,
+    /// The leg of each flow, by flow index (`Through` for simulated flows).
+    legs: Vec<ExtLeg>,
     out: Vec<ExtEvent>,
 }
 
@@ -52,7 +72,7 @@ impl World {
         let mut w = World::new(spec, seed);
         w.end = Instant(u64::MAX / 2);
         w.progress_step = Duration(u64::MAX / 4);
-        w.ext = Some(Box::new(ExtHost { labels: BTreeMap::new(), out: Vec::with_capacity(1024) }));
+        w.ext = Some(Box::new(ExtHost { labels: BTreeMap::new(), legs: Vec::new(), out: Vec::with_capacity(1024) }));
         for s in w.series_mut() {
             s.set_growable();
         }
@@ -113,6 +133,13 @@ impl World {
     /// A new flow of packets from outside between the server and station `station` (`dir`
     /// down: the server sends), described by `label` in the results. Returns its index.
     pub fn add_external_flow(&mut self, station: u32, dir: Dir, label: String) -> u32 {
+        self.add_external_flow_on(station, dir, ExtLeg::Through, label)
+    }
+
+    /// [`World::add_external_flow`] on one leg of the path: `Wired` flows run between the
+    /// server and the AP (`station` only attributes them in the results), `Wifi` flows
+    /// between the AP and `station`.
+    pub fn add_external_flow_on(&mut self, station: u32, dir: Dir, leg: ExtLeg, label: String) -> u32 {
         assert!((station as usize) < self.stations.len(), "station {station} out of range");
         let f = self.flows.len() as u32;
         let direction = if dir == Dir::Down { "down" } else { "up" };
@@ -151,12 +178,34 @@ impl World {
         for s in self.series_mut().into_iter().take(FLOW_SERIES) {
             s.push_entity();
         }
-        self.ext.as_deref_mut().expect("a real-time world").labels.insert(f, label);
+        let h = self.ext.as_deref_mut().expect("a real-time world");
+        h.labels.insert(f, label);
+        h.legs.resize(f as usize, ExtLeg::Through);
+        h.legs.push(leg);
         f
     }
 
+    /// The leg external flow `f` crosses (`Through` for any other flow).
+    pub fn external_leg(&self, f: u32) -> ExtLeg {
+        self.ext.as_deref().and_then(|h| h.legs.get(f as usize).copied()).unwrap_or(ExtLeg::Through)
+    }
+
+    /// Whether `p` is an external packet whose path ends at the AP: a wired-leg packet at the
+    /// AP end of the wired link (downlink), a WiFi-leg packet received by the AP (uplink).
+    #[inline]
+    pub(super) fn ext_ends_at_ap(&self, p: PktRef, dir: Dir) -> bool {
+        let Some(h) = self.ext.as_deref() else { return false };
+        if !matches!(self.pkts[p.id as usize].tcp, TcpMeta::External { .. }) {
+            return false;
+        }
+        let leg = h.legs.get(p.flow as usize).copied().unwrap_or(ExtLeg::Through);
+        matches!((leg, dir), (ExtLeg::Wired, Dir::Down) | (ExtLeg::Wifi, Dir::Up))
+    }
+
     /// A packet of external flow `flow`, `len` octets of IP packet, enters the model now: at
-    /// the server's end of the wired link (downlink) or the station's queue (uplink).
+    /// the server's end of the wired link (downlink) or the station's queue (uplink); on a
+    /// wired leg uplink at the AP's end of the wired link, on a WiFi leg downlink in the AP's
+    /// queue for the station.
     pub fn inject(&mut self, flow: u32, len: u32, tag: u32) {
         let now = self.q.now();
         let (sta, dir) = {
@@ -166,9 +215,11 @@ impl World {
         };
         let p = self.alloc(flow, len, now);
         self.pkts[p.id as usize].tcp = TcpMeta::External { tag };
-        match dir {
-            Dir::Down => self.wired_send(p, Dir::Down, now),
-            Dir::Up => self.station_enqueue(sta, p, now),
+        match (dir, self.external_leg(flow)) {
+            (Dir::Down, ExtLeg::Wifi) => self.ap_enqueue(sta, p, now),
+            (Dir::Down, _) => self.wired_send(p, Dir::Down, now),
+            (Dir::Up, ExtLeg::Wired) => self.wired_send(p, Dir::Up, now),
+            (Dir::Up, _) => self.station_enqueue(sta, p, now),
         }
     }
 

@@ -134,3 +134,95 @@ fn same_injections_same_fates() {
     assert_eq!(a.len(), 3_000);
     assert_eq!(a, once());
 }
+
+/// The AP host's legs: a wired-leg packet is delivered at the AP end of the wired link (after
+/// the wired delay, without entering the AP's queues); a WiFi-leg packet goes from the AP's
+/// queue over the air (downlink) or ends when the AP receives it (uplink); a wired-leg uplink
+/// packet starts at the AP and crosses the wired link only.
+#[test]
+fn legs_split_the_path_at_the_ap() {
+    use lasthop_sim::world::ExtLeg;
+    let mut spec = base("vht", 80, 800);
+    spec["stations"] = json!([station(7, 2)]);
+    spec["wired"]["delay_ns"] = json!(3_000_000u64);
+    let mut w = world(&spec);
+    let wd = w.add_external_flow_on(0, Dir::Down, ExtLeg::Wired, "wired down".into());
+    let fd = w.add_external_flow_on(0, Dir::Down, ExtLeg::Wifi, "wifi down".into());
+    let fu = w.add_external_flow_on(0, Dir::Up, ExtLeg::Wifi, "wifi up".into());
+    let wu = w.add_external_flow_on(0, Dir::Up, ExtLeg::Wired, "wired up".into());
+    assert_eq!(w.external_leg(wd), ExtLeg::Wired);
+    assert_eq!(w.external_leg(fu), ExtLeg::Wifi);
+    let mut out = Vec::new();
+    for (tag, f) in [(1u32, wd), (2, fd), (3, fu), (4, wu)] {
+        w.inject(f, 1000, tag);
+    }
+    // Nothing is queued at the AP for the wired-leg packet.
+    assert_eq!(w.ap_queue_len(0), 1);
+    w.step_to(Instant(20_000_000));
+    w.drain_external(&mut out);
+    let at = |tag: u32| out.iter().find(|e| e.tag == tag).map(|e| (e.fate, e.at)).unwrap();
+    let (f1, t1) = at(1);
+    let (f4, t4) = at(4);
+    assert_eq!((f1, f4), (ExtFate::Delivered, ExtFate::Delivered));
+    // 3 ms of wire plus 8 µs of serialisation at the wired rate, and nothing else.
+    assert!(t1 >= Instant(3_000_000) && t1 < Instant(3_100_000), "{t1:?}");
+    assert!(t4 >= Instant(3_000_000) && t4 < Instant(3_100_000), "{t4:?}");
+    // The WiFi legs never touch the wire: they arrive within a frame exchange.
+    let (f2, t2) = at(2);
+    let (f3, t3) = at(3);
+    assert_eq!((f2, f3), (ExtFate::Delivered, ExtFate::Delivered));
+    assert!(t2 < Instant(1_000_000) && t3 < Instant(1_000_000), "{t2:?} {t3:?}");
+    assert_eq!(w.packets_in_system(), 0);
+    // Through-path flows are untouched by the legs beside them.
+    let th = w.add_external_flow(0, Dir::Down, "through".into());
+    w.inject(th, 1000, 9);
+    w.step_to(Instant(40_000_000));
+    out.clear();
+    w.drain_external(&mut out);
+    assert!(out[0].tag == 9 && out[0].at > Instant(23_000_000));
+}
+
+/// The AP's telemetry snapshot counts what crossed the air and follows the TXQ limit knob.
+#[test]
+fn telemetry_reports_the_ap_and_the_txq_limit_is_a_knob() {
+    use lasthop_sim::world::telemetry::TelemetryCursor;
+    use lasthop_sim::world::ExtLeg;
+    let mut spec = base("ht", 20, 800);
+    spec["stations"] = json!([station(7, 1), station(2, 1)]);
+    spec["ap"]["queue_limit"] = json!(500);
+    let mut w = world(&spec);
+    let f = w.add_external_flow_on(0, Dir::Down, ExtLeg::Wifi, "bulk".into());
+    let mut cur = TelemetryCursor::default();
+    let t0 = w.ap_telemetry(&mut cur);
+    assert_eq!(t0.txq.limit, 500);
+    assert_eq!(t0.stations.len(), 2);
+    assert_eq!(t0.stations[0].tx_rate.mcs, 7);
+    // 65 Mb/s for 5.484 ms (the PPDU limit here) holds 28 full-size MPDUs.
+    assert_eq!(t0.stations[0].ampdu_capacity, 28);
+    assert_eq!(w.set_ap_txq_limit(50), 50);
+    assert_eq!(w.set_ap_txq_limit(100_000), 500, "clamped to the queues' size");
+    w.set_ap_txq_limit(50);
+    // 400 packets at once into a 50-packet limit: the rest are refused.
+    let mut out = Vec::new();
+    for k in 0..400 {
+        w.inject(f, 1500, k);
+    }
+    let t1 = w.ap_telemetry(&mut cur);
+    assert_eq!(t1.txq.limit, 50);
+    assert_eq!(t1.stations[0].backlog_packets, 50);
+    assert_eq!(t1.txq.overlimit, 350);
+    w.step_to(Instant(1_000_000_000));
+    w.drain_external(&mut out);
+    let t2 = w.ap_telemetry(&mut cur);
+    let s = &t2.stations[0];
+    assert_eq!(s.tx.mpdus_acked, 50);
+    assert_eq!(s.tx.bytes_acked, 50 * 1500);
+    assert!(s.tx.airtime_ns > 0 && s.tx.ppdus >= 2);
+    assert!(s.ampdu_mean > 1.0 && s.ampdu_mean <= 42.0, "{}", s.ampdu_mean);
+    assert!(t2.survey.busy_ns >= t2.survey.tx_ns && t2.survey.tx_ns >= s.tx.airtime_ns / 2);
+    assert_eq!(t2.survey.active_ns, 1_000_000_000);
+    assert!(t2.stations[1].tx.ppdus == 0 && t2.stations[1].ampdu_mean == 0.0);
+    // Between snapshots without PPDUs, the mean is the last one seen.
+    let t3 = w.ap_telemetry(&mut cur);
+    assert_eq!(t3.stations[0].ampdu_mean, s.ampdu_mean);
+}

@@ -130,6 +130,32 @@ impl AmpduLen {
     }
 }
 
+/// The largest PSDU (≤ `cap` octets) whose PPDU at `tx` fits in `max_time` (binary search on
+/// the PPDU duration of §19.4.3 / §21.4.3 / §27.4.3 through [`crate::phy::ppdu_duration`]).
+pub fn max_psdu_for_time(tx: &crate::phy::TxVector, band: crate::phy::Band, max_time: lasthop_core::Duration, cap: u32) -> u32 {
+    let (mut lo, mut hi) = (0u32, cap.min(16_000_000));
+    if crate::phy::ppdu_duration(tx, hi, band) <= max_time {
+        return hi;
+    }
+    while lo + 1 < hi {
+        let mid = lo + (hi - lo) / 2;
+        if crate::phy::ppdu_duration(tx, mid, band) <= max_time {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+/// Most MPDUs of full-size (1500-octet IP) packets one A-MPDU of `max_psdu` octets holds,
+/// within `[1, max_mpdus]`: the aggregate length a buffer sizer takes as its lower bound
+/// (WQM's `B_min`). The simulator and the live tools both use it.
+pub fn full_size_mpdus(max_psdu: u32, qos: bool, max_mpdus: u32) -> u32 {
+    let per = mpdu_len(1500, qos) + MPDU_DELIMITER;
+    (max_psdu / per).clamp(1, max_mpdus.max(1))
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

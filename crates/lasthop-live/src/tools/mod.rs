@@ -1,0 +1,51 @@
+//! The live tools: the mechanisms' sans-IO controllers (`lasthop-algo`) driven by the wall
+//! clock against a real host — a Linux AP's nl80211 and rtnetlink, or the emulator's AP host
+//! that speaks the same messages. Each tool is both `lasthop <tool> ...` (through the Python
+//! command line) and `lasthop-live <tool> ...` (a standalone binary that needs no Python);
+//! [`main`] is the one entry point of both.
+//!
+//! * [`wqm`]: the WQM buffer sizer.
+//!
+//! Shared pieces: [`args`] (options and one-line errors), [`host`] (the sensor/actuator seam
+//! over nl80211 and rtnetlink), [`statefile`] (what a tool changed, restored on exit and after
+//! a crash), [`metrics`] (a Prometheus endpoint).
+
+pub mod args;
+pub mod host;
+pub mod metrics;
+pub mod statefile;
+pub mod wqm;
+
+const HELP: &str = "\
+lasthop-live: lasthop's live tools (no Python needed)
+
+usage: lasthop-live TOOL [options]    (TOOL --help for its options)
+
+  wqm       size an AP's transmit queue with WQM
+  version   print the version
+";
+
+/// Run the tool named by `argv[0]` with the rest of `argv`; returns the exit code (0 ok,
+/// 1 failure while running, 2 bad usage).
+pub fn main(argv: &[String]) -> i32 {
+    let Some(tool) = argv.first() else {
+        eprint!("{HELP}");
+        return 2;
+    };
+    let rest = &argv[1..];
+    match tool.as_str() {
+        "wqm" => wqm::main(rest),
+        "version" | "--version" => {
+            println!("lasthop-live {}", env!("CARGO_PKG_VERSION"));
+            0
+        }
+        "-h" | "--help" | "help" => {
+            print!("{HELP}");
+            0
+        }
+        other => {
+            eprintln!("lasthop-live: unknown tool {} (tools: wqm)", args::show(other));
+            2
+        }
+    }
+}

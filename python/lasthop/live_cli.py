@@ -1,0 +1,27 @@
+"""The live tools (`lasthop wqm ...`, docs/live.md): each is the Rust entry point
+`lasthop_live::tools::main`, the same one the standalone `lasthop-live` binary runs, so the
+options, messages, exit codes and behaviour are identical with and without Python.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+# tool -> one-line description for `lasthop --help`
+TOOLS = {
+    "wqm": "size an AP's transmit queue with WQM (live daemon, docs/live.md)",
+}
+
+
+def add_parsers(sub: Any) -> None:
+    """List the tools in `lasthop --help`; their arguments never reach argparse."""
+    for name, text in TOOLS.items():
+        sub.add_parser(name, help=text, add_help=False)
+
+
+def run(argv: list[str]) -> int:
+    from .cli import _native
+    sys.stdout.flush()
+    sys.stderr.flush()
+    return int(_native().live_main(argv))
