@@ -74,7 +74,8 @@ test-nostd:
 clippy:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
-test-python: build
+# (The VM test runs the live tools' binary that test-rust built, target/debug/lasthop-live.)
+test-python: $(VENV)/.native-stamp
 	$(BIN)/python -m pytest -q tests/python
 
 # Removes the virtualenv, the installed extension and demo output (not Cargo's target/).

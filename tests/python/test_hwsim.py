@@ -23,7 +23,10 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "vm"))
 import hwsim_vm  # noqa: E402
 
-BINARY = ROOT / ".venv" / "bin" / "lasthop-live"
+# The standalone binary: the newest of `make build`'s and `cargo test`'s.
+_candidates = [p for p in (ROOT / ".venv" / "bin" / "lasthop-live", ROOT / "target" / "release" / "lasthop-live",
+                           ROOT / "target" / "debug" / "lasthop-live") if p.exists()]
+BINARY = max(_candidates, key=lambda p: p.stat().st_mtime) if _candidates else ROOT / "target" / "debug" / "lasthop-live"
 
 SCRIPT = r"""
 set -u
@@ -34,13 +37,13 @@ echo "LIMIT0 $(limit)"
 $B wqm --phy phy0 --show > out/show.json; echo "SHOW $?"
 # Sizing: the daemon runs, the kernel's limit moves; SIGTERM puts it back.
 $B wqm --phy phy0 --interval 20ms -q --record out/rec.jsonl 2> out/run1.err &
-P=$!; sleep 3; echo "LIMIT1 $(limit)"
+P=$!; sleep 1.5; echo "LIMIT1 $(limit)"
 kill -TERM $P; wait $P; echo "TERM $?"; echo "LIMIT2 $(limit)"
 # SIGKILL leaves it; the next start restores it first.
 $B wqm --iface wlan0 --interval 20ms -q 2> out/run2.err &
-P=$!; sleep 3; kill -KILL $P; wait $P; echo "LIMIT3 $(limit)"
+P=$!; sleep 1.5; kill -KILL $P; wait $P; echo "LIMIT3 $(limit)"
 $B wqm --phy phy0 --interval 20ms 2> out/run3.err &
-P=$!; sleep 3; kill -TERM $P; wait $P; echo "LIMIT4 $(limit)"
+P=$!; sleep 1.5; kill -TERM $P; wait $P; echo "LIMIT4 $(limit)"
 # Bad input: one line, exit 2, nothing changed.
 $B wqm --phy phy9 2> out/bad1.err; echo "BAD1 $?"
 $B wqm --iface nope0 2> out/bad2.err; echo "BAD2 $?"
@@ -49,7 +52,7 @@ echo "LIMIT5 $(limit)"
 ls /run/lasthop/wqm/ 2>/dev/null | wc -l | sed 's/^/RECORDS /'
 """
 
-_reason = None if BINARY.exists() else f"{BINARY} not built (make build)"
+_reason = None if BINARY.exists() else "lasthop-live not built (make build, or cargo build -p lasthop-live)"
 if _reason is None:
     _reason = hwsim_vm.available()
 
