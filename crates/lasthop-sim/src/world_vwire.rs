@@ -52,9 +52,7 @@ use crate::metrics::LogHistogram;
 use crate::output::{SplitOut, SplitPeriods, SplitSide, VwireOut};
 use crate::spec::{utility_of, FlowSpec, Spec};
 use lasthop_algo::control::vwire::{
-    AppClass, BottleneckConfig, BottleneckDetector, ControllerConfig, DeviceType, FeatureConfig,
-    FeatureWindow, FlowMeasurement, Forest, SchedulerConfig, TokenScheduler, Utility,
-    VwireController,
+    AppClass, ControllerConfig, DeviceType, FlowIo, Forest, ProxyConfig, SplitProxy,
 };
 use lasthop_algo::tcp::{
     ack_ip_len, data_ip_len, TcpReceiver, TcpReceiverConfig, TcpSender, TcpSenderConfig,
@@ -76,7 +74,8 @@ pub(super) struct Host {
     pub(super) by_flow: Vec<Option<u32>>,
     conns: Vec<SplitConn>,
     apps: Vec<AppSource>,
-    vw: Option<Box<Vwire>>,
+    /// The deciders (`lasthop_algo::control::vwire::proxy`): slot c is split flow c.
+    proxy: Option<Box<SplitProxy>>,
     relay_buffer: u64,
     sndbuf: u64,
     period: Duration,
@@ -98,14 +97,6 @@ struct AppSource {
     stop: Instant,
 }
 
-/// The allocation loop's deciders.
-struct Vwire {
-    ctl: VwireController,
-    sched: TokenScheduler,
-    detector: BottleneckDetector,
-    forest: Forest,
-}
-
 /// One split flow's endpoints in the AP and its bookkeeping.
 struct SplitConn {
     flow: u32,
@@ -124,14 +115,9 @@ struct SplitConn {
     adv_right: u64,
     adv_wnd: u64,
     timer: EndpointTimer,
-    feat: FeatureWindow,
-    device: DeviceType,
-    fixed_class: Option<AppClass>,
-    fixed_utility: Option<Utility>,
-    class: AppClass,
-    utility: Utility,
-    /// `tx`'s acknowledged bytes at the start of the period; largest relay backlog so far.
-    acked_mark: u64,
+    /// Its class was given (`app_class`), not predicted.
+    class_fixed: bool,
+    /// Largest relay backlog so far.
     backlog_max: u64,
     backlog_sum: f64,
     backlog_n: u64,
@@ -156,11 +142,9 @@ impl SplitConn {
     fn outq(&self) -> u64 {
         self.written - self.acked()
     }
-    /// Held back by the WiFi: bytes in its socket its sender cannot send yet (more than two
-    /// segments beyond those in flight), or relay bytes and no room in the socket.
-    fn waits_on_wifi(&self, room: u64) -> bool {
-        let unsent = self.outq().saturating_sub(self.tx.stats().bytes_in_flight);
-        unsent > 2 * self.mss || (self.unread() > 0 && room == 0)
+    /// What the proxy's write planner needs to know of it (slot = its index).
+    fn io(&self, slot: usize, sndbuf: u64) -> FlowIo {
+        FlowIo { slot, unread: self.unread(), outq: self.outq(), in_flight: self.tx.stats().bytes_in_flight, sndbuf, mss: self.mss }
     }
     /// The window the AP's receiver advertises: its buffer minus out-of-order bytes minus the
     /// relay backlog.
@@ -220,8 +204,6 @@ pub(super) fn new_host(spec: &Spec, seed: u64) -> Option<Box<Host>> {
         let (tx, tx_cc) = wifi_sender(f, v.tsq_bytes, Rng::stream(seed, lasthop_core::rng::StreamKind::Other, (5 << 32) + i as u64).next_u64());
         let rx = TcpReceiver::new(TcpReceiverConfig { mss, rwnd: v.relay_buffer_bytes, ..TcpReceiverConfig::default() });
         let fixed_class = f.app_class.as_deref().and_then(class_of);
-        let fixed_utility = f.utility.as_ref().map(utility_of);
-        let class = fixed_class.unwrap_or(AppClass::Bulk);
         by_flow[i] = Some(conns.len() as u32);
         conns.push(SplitConn {
             flow: i as u32,
@@ -235,13 +217,7 @@ pub(super) fn new_host(spec: &Spec, seed: u64) -> Option<Box<Host>> {
             adv_right: v.relay_buffer_bytes,
             adv_wnd: v.relay_buffer_bytes,
             timer: EndpointTimer::default(),
-            feat: FeatureWindow::new(FeatureConfig::default()).expect("default feature window"),
-            device: device_of(&spec.stations[f.station as usize].device),
-            utility: fixed_utility.clone().unwrap_or_else(|| class.default_utility()),
-            fixed_class,
-            fixed_utility,
-            class,
-            acked_mark: 0,
+            class_fixed: fixed_class.is_some(),
             backlog_max: 0,
             backlog_sum: 0.0,
             backlog_n: 0,
@@ -253,21 +229,27 @@ pub(super) fn new_host(spec: &Spec, seed: u64) -> Option<Box<Host>> {
     if conns.is_empty() && apps.is_empty() {
         return None;
     }
-    let vw = (v.enabled && !conns.is_empty()).then(|| {
-        let sched = SchedulerConfig { classes: conns.len(), work_conserving: v.work_conserving, ..SchedulerConfig::default() };
-        let ctl = ControllerConfig { period: Duration(v.period_ns), ..ControllerConfig::default() };
-        Box::new(Vwire {
-            ctl: VwireController::new(ctl).expect("valid controller"),
-            sched: TokenScheduler::new(sched).expect("valid scheduler"),
-            detector: BottleneckDetector::new(BottleneckConfig::default()).expect("valid detector"),
-            forest: Forest::shipped(),
-        })
+    let proxy = (!conns.is_empty()).then(|| {
+        let cfg = ProxyConfig {
+            slots: conns.len(),
+            enabled: v.enabled,
+            controller: ControllerConfig { period: Duration(v.period_ns), ..ControllerConfig::default() },
+            work_conserving: v.work_conserving,
+            ..ProxyConfig::default()
+        };
+        let mut p = SplitProxy::new(cfg, Forest::shipped()).expect("valid proxy parameters");
+        for sc in &conns {
+            let f = &spec.flows[sc.flow as usize];
+            let slot = p.open(device_of(&spec.stations[f.station as usize].device), f.app_class.as_deref().and_then(class_of), f.utility.as_ref().map(utility_of));
+            debug_assert_eq!(slot, by_flow[sc.flow as usize].map(|c| c as usize));
+        }
+        Box::new(p)
     });
     Some(Box::new(Host {
         by_flow,
         conns,
         apps,
-        vw,
+        proxy,
         relay_buffer: v.relay_buffer_bytes,
         sndbuf: v.sndbuf_bytes,
         period: Duration(v.period_ns),
@@ -416,8 +398,8 @@ impl World {
                 let Some(seg) = sc.tx.poll_transmit(now, sc.queued_below) else { break };
                 let len = data_ip_len(seg.len);
                 sc.queued_below += len as u64;
-                sc.feat.on_packet(now, len);
                 let (f, sta) = (sc.flow, sc.sta);
+                self.host().proxy.as_deref_mut().expect("a proxy for split flows").on_segment(c, now, len);
                 let p = self.alloc_control(f, len, now);
                 self.pkts[p.id as usize].tcp = TcpMeta::Data { seg, rev: false };
                 self.ap_enqueue(sta, p, now);
@@ -460,46 +442,19 @@ impl World {
         }
     }
 
-    /// The proxy writes relay bytes into the WiFi-side sockets: all it may when unmanaged, one
-    /// MSS at a time in the token scheduler's order when managed.
+    /// The proxy writes relay bytes into the WiFi-side sockets as its deciders plan it
+    /// (`SplitProxy::plan_writes`): all it may when unmanaged, one MSS at a time in the token
+    /// scheduler's order when managed.
     fn vwire_write(&mut self, now: Instant) {
         let h = self.vwire.as_deref_mut().expect("vwire host");
         let sndbuf = h.sndbuf;
-        let n = h.conns.len();
-        let room = |sc: &SplitConn| sndbuf.saturating_sub(sc.outq());
-        let managed = h.vw.as_deref().is_some_and(|v| v.sched.is_managed());
-        if !managed {
-            for (c, sc) in h.conns.iter_mut().enumerate() {
-                let k = sc.unread().min(room(sc));
-                if k > 0 {
-                    sc.tx.app_write(k);
-                    sc.written += k;
-                    if let Some(v) = h.vw.as_deref_mut() {
-                        v.sched.on_sent(now, c, k);
-                    }
-                }
-            }
-            return;
-        }
-        let v = h.vw.as_deref_mut().expect("vwire");
-        let mut backlog = vec![0u64; n];
-        loop {
-            for (c, sc) in h.conns.iter().enumerate() {
-                backlog[c] = if room(sc) > 0 { sc.unread() } else { 0 };
-            }
-            let Some(c) = v.sched.next_class(now, &backlog) else { break };
-            if v.sched.tokens(c) <= 0.0 {
-                // Beyond the allocation: only if no flow holding tokens waits on the WiFi.
-                let waits = h.conns.iter().enumerate().any(|(k, sc)| v.sched.tokens(k) > 0.0 && sc.waits_on_wifi(room(sc)));
-                if waits {
-                    break;
-                }
-            }
+        let mut io: Vec<FlowIo> = h.conns.iter().enumerate().map(|(c, sc)| sc.io(c, sndbuf)).collect();
+        let mut plan = Vec::new();
+        h.proxy.as_deref_mut().expect("a proxy for split flows").plan_writes(now, &mut io, &mut plan);
+        for (c, k) in plan {
             let sc = &mut h.conns[c];
-            let k = sc.mss.min(sc.unread()).min(room(sc));
             sc.tx.app_write(k);
             sc.written += k;
-            v.sched.on_sent(now, c, k);
         }
     }
 
@@ -519,12 +474,7 @@ impl World {
                 sc.backlog_n += 1;
             }
         }
-        if let Some(v) = h.vw.as_deref_mut() {
-            let bottleneck = v.detector.on_sample(now, outq);
-            if bottleneck != v.sched.is_managed() {
-                v.sched.set_managed(now, bottleneck);
-            }
-        }
+        h.proxy.as_deref_mut().expect("a proxy for split flows").on_sample(now, outq);
         // Tokens accrue with time: give a flow waiting for them its chance.
         self.vwire_pump(now);
     }
@@ -539,49 +489,14 @@ impl World {
         self.q.schedule(now + period, Ev::Vwire(TICK_PERIOD, 0));
         let h = self.vwire.as_deref_mut().expect("vwire host");
         let secs = h.period.as_secs_f64();
-        let mut goodput = Vec::with_capacity(h.conns.len());
-        for sc in &mut h.conns {
-            let predicted = match &h.vw {
-                Some(v) => {
-                    let x = sc.feat.features(now, sc.device).to_array();
-                    let k = if sc.feat.is_empty() { None } else { AppClass::from_index(v.forest.predict(&x)) };
-                    if let Some(k) = k {
-                        if sc.fixed_class.is_none() {
-                            sc.class = k;
-                        }
-                    }
-                    k
-                }
-                None => None,
-            };
-            if sc.fixed_utility.is_none() {
-                sc.utility = sc.class.default_utility();
-            }
-            let acked = sc.acked();
-            goodput.push((acked - sc.acked_mark) as f64 * 8.0 / secs);
-            sc.acked_mark = acked;
-            sc.per.class.push(sc.class.name().to_string());
-            sc.per.predicted.push(predicted.map(|k| k.name().to_string()));
-        }
-        let mut alloc: Vec<(f64, f64)> = vec![(0.0, 0.0); h.conns.len()];
-        let (mut managed, mut budget, mut utility) = (false, 0.0, 0.0);
-        if let Some(v) = h.vw.as_deref_mut() {
-            let ms: Vec<FlowMeasurement<'_>> = h
-                .conns
-                .iter()
-                .enumerate()
-                .map(|(c, sc)| FlowMeasurement { id: c as u64, link_rate_bps: rates[c], goodput_bps: goodput[c], utility: &sc.utility })
-                .collect();
-            if let Ok(a) = v.ctl.on_period(now, &ms) {
-                for fa in &a.flows {
-                    alloc[fa.id as usize] = (fa.rate_bps, fa.airtime);
-                }
-                budget = a.airtime_budget;
-                utility = a.utility;
-            }
-            let r: Vec<f64> = alloc.iter().map(|x| x.0).collect();
-            v.sched.set_rates(now, &r);
-            managed = v.sched.is_managed();
+        let inputs: Vec<(usize, f64, u64)> = h.conns.iter().enumerate().map(|(c, sc)| (c, rates[c], sc.acked())).collect();
+        let rec = h.proxy.as_deref_mut().expect("a proxy for split flows").on_period(now, secs, &inputs);
+        let goodput: Vec<f64> = rec.slots.iter().map(|r| r.goodput_bps).collect();
+        let alloc: Vec<(f64, f64)> = rec.slots.iter().map(|r| (r.alloc_rate_bps, r.alloc_airtime)).collect();
+        let (managed, budget, utility) = (rec.managed, rec.airtime_budget, rec.utility);
+        for (sc, r) in h.conns.iter_mut().zip(&rec.slots) {
+            sc.per.class.push(r.class.name().to_string());
+            sc.per.predicted.push(r.predicted.map(|k| k.name().to_string()));
         }
         for (c, sc) in h.conns.iter_mut().enumerate() {
             let (backlog, outq) = (sc.backlog(), sc.outq());
@@ -619,8 +534,8 @@ impl World {
         Some(SplitOut {
             wired: side(wired.sender.stats(), wired.cc_name),
             wifi: side(sc.tx.stats(), sc.tx_cc),
-            class: sc.class.name().to_string(),
-            class_fixed: sc.fixed_class.is_some(),
+            class: h.proxy.as_deref().and_then(|p| p.class_of(h.by_flow[f]? as usize)).map_or(AppClass::Bulk, |c| c.0).name().to_string(),
+            class_fixed: sc.class_fixed,
             relay_buffer_bytes: h.relay_buffer,
             relay_backlog_max_bytes: sc.backlog_max,
             relay_backlog_mean_bytes: if sc.backlog_n == 0 { 0.0 } else { sc.backlog_sum / sc.backlog_n as f64 },
@@ -637,17 +552,17 @@ impl World {
         if h.conns.is_empty() {
             return None;
         }
-        let v = h.vw.as_deref();
-        let st = v.map(|v| v.sched.stats().clone());
+        let p = h.proxy.as_deref().filter(|p| p.config().enabled);
+        let st = p.map(|p| p.scheduler().stats().clone());
         Some(VwireOut {
-            enabled: v.is_some(),
+            enabled: p.is_some(),
             period_ns: h.period.as_nanos(),
             efficiency: h.efficiency,
             t_ns: h.t_ns.clone(),
             managed: h.managed.clone(),
             airtime_budget: h.budget.clone(),
             utility: h.utility.clone(),
-            bottleneck_transitions: v.map_or(0, |v| v.detector.transitions()),
+            bottleneck_transitions: p.map_or(0, |p| p.detector().transitions()),
             token_sends: st.as_ref().map_or(0, |s| s.token_sends),
             excess_sends: st.as_ref().map_or(0, |s| s.excess_sends),
             fifo_sends: st.as_ref().map_or(0, |s| s.fifo_sends),

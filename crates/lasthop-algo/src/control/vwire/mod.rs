@@ -11,6 +11,8 @@
 //!   from measured goodput and link rate to a new allocation (§III-F).
 //! * [`forest`] — the random-forest flow classifier (§III-C): per-flow features over a window and
 //!   a compact forest evaluator for a model trained offline (`python/lasthop/vwire_train.py`).
+//! * [`proxy`] — the split proxy's decisions put together (classify, measure, allocate, gate the
+//!   writes into the WiFi-side sockets), as the simulator and the live proxy both run them.
 //!
 //! The Virtual Wires method is covered by Columbia University patents (US 10,687,341 B2 and
 //! US 11,297,634).
@@ -19,6 +21,7 @@ pub mod features;
 pub mod feedback;
 pub mod forest;
 pub mod optimizer;
+pub mod proxy;
 pub mod scheduler;
 #[cfg(test)]
 mod tests;
@@ -36,5 +39,6 @@ pub use optimizer::{
     grid_points, solve_exact, solve_grid, usable_airtime, Flow, GridConfig, OptimizeError, Problem,
     Solution, SolverStats,
 };
+pub use proxy::{FlowIo, PeriodRecord, ProxyConfig, SlotPeriod, SplitProxy};
 pub use scheduler::{SchedulerConfig, SchedulerStats, TokenScheduler};
 pub use utility::{Step, Utility, UtilityError, STEP_RATE_SLACK};
