@@ -371,7 +371,7 @@ mod tests {
         // The WiFi backlog stays above 64 KiB for 200 ms: managed.
         let mut t = Instant::ZERO;
         while !p.on_sample(t, 1 << 20) {
-            t = t + Duration::from_millis(10);
+            t += Duration::from_millis(10);
         }
         assert!(t >= Instant::ZERO + Duration::from_millis(200));
         // a has no link (L = 0): nothing allocated; b gets the airtime.
