@@ -11,6 +11,7 @@ from typing import Any
 # tool -> one-line description for `lasthop --help`
 TOOLS = {
     "wqm": "size an AP's transmit queue with WQM (live daemon, docs/live.md)",
+    "vwire": "the Virtual Wires split proxy on a Linux AP (TPROXY; docs/live.md)",
 }
 
 

@@ -326,7 +326,8 @@ pub fn run(spec: Spec, built: &Built, opts: &Options, stop: &mut dyn FnMut() -> 
             let path = crate::emu_nl::socket_path(inode);
             let l = Listener::bind(&path).map_err(|e| format!("telemetry socket {}: {e}", path.display()))?;
             let ac = lasthop_wifi::mac::edca::AccessCategory::parse(&spec.mac.access_category).unwrap_or(lasthop_wifi::mac::edca::AccessCategory::Be);
-            let r = Responder::new(built.ap_wifi_ifindex, &ap.wifi.ifname, ac.tid(), spec.ap.scheduler == "airtime", spec.ap.driver == "firmware" && spec.ap.aql);
+            let mut r = Responder::new(built.ap_wifi_ifindex, &ap.wifi.ifname, ac.tid(), spec.ap.scheduler == "airtime", spec.ap.driver == "firmware" && spec.ap.aql);
+            r.station_addrs = built.topo.nodes[1..].iter().map(|n| n.addr).collect();
             Some((l, r))
         }
         None => None,

@@ -51,6 +51,8 @@ pub struct Responder {
     cursor: TelemetryCursor,
     /// Requests answered, for the emulator's figures.
     pub requests: u64,
+    /// Each station's IPv4 address (for the aggregation extension).
+    pub station_addrs: Vec<std::net::Ipv4Addr>,
 }
 
 impl Responder {
@@ -62,7 +64,7 @@ impl Responder {
         if aql {
             features.push(n::EXT_FEATURE_AQL);
         }
-        Responder { ifindex, ifname: ifname.into(), tid, features, cursor: TelemetryCursor::default(), requests: 0 }
+        Responder { ifindex, ifname: ifname.into(), tid, features, cursor: TelemetryCursor::default(), requests: 0, station_addrs: Vec::new() }
     }
 
     fn wiphy(&self, t: &ApTelemetry) -> WiphyInfo {
@@ -238,7 +240,7 @@ impl Responder {
                     return err(libc::EOPNOTSUPP, "unknown vendor command");
                 }
                 let a = Aggregation {
-                    stations: t.stations.iter().map(|s| AggStation { mac: mac_of(Some(s.station)), mean: s.ampdu_mean, capacity: s.ampdu_capacity, ppdus: s.tx.ppdus }).collect(),
+                    stations: t.stations.iter().map(|s| AggStation { mac: mac_of(Some(s.station)), mean: s.ampdu_mean, capacity: s.ampdu_capacity, ppdus: s.tx.ppdus, ipv4: self.station_addrs.get(s.station as usize).copied() }).collect(),
                 };
                 single(a.encode(req, FAMILY_ID, 0))
             }

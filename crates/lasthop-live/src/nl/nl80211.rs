@@ -21,8 +21,9 @@
 //! The emulator's AP host answers `NL80211_CMD_VENDOR` with vendor id [`LASTHOP_VENDOR_ID`]
 //! (a locally administered 24-bit identifier no hardware vendor holds) and sub-command
 //! [`VENDOR_SUBCMD_AGGREGATION`]: `VENDOR_DATA` holds one [`AGG_STATION`] nest per station
-//! with its MAC, the mean MPDUs per A-MPDU since the previous query (in thousandths) and the
-//! most full-size MPDUs an A-MPDU at the current rate holds. A real driver answers
+//! with its MAC, the mean MPDUs per A-MPDU since the previous query (in thousandths), the
+//! most full-size MPDUs an A-MPDU at the current rate holds, PPDUs sent, and the station's
+//! IPv4 address. A real driver answers
 //! `EOPNOTSUPP`; a daemon then derives the capacity from the tx bitrate.
 
 use super::genl::{self, GenlHdr};
@@ -155,6 +156,7 @@ const AGG_MEAN_MILLI: u16 = 2;
 const AGG_CAPACITY: u16 = 3;
 const AGG_PPDUS: u16 = 4;
 const AGG_PAD: u16 = 5;
+const AGG_IPV4: u16 = 6;
 
 /// The number of TIDs mac80211 reports per station: 16 plus one for non-QoS frames.
 pub const NUM_TIDS: u8 = 17;
@@ -788,6 +790,9 @@ pub struct AggStation {
     /// Most full-size MPDUs one A-MPDU at the current rate holds.
     pub capacity: u32,
     pub ppdus: u64,
+    /// The station's IPv4 address where the AP knows it (the emulator does; a real AP's
+    /// neighbour table says it instead).
+    pub ipv4: Option<std::net::Ipv4Addr>,
 }
 
 impl Aggregation {
@@ -798,6 +803,9 @@ impl Aggregation {
         for s in &self.stations {
             w.begin(AGG_STATION, false);
             w.bytes(AGG_MAC, &s.mac).u32(AGG_MEAN_MILLI, (s.mean * 1000.0).round().clamp(0.0, u32::MAX as f64) as u32).u32(AGG_CAPACITY, s.capacity).u64_aligned(AGG_PPDUS, s.ppdus, AGG_PAD);
+            if let Some(a) = s.ipv4 {
+                w.bytes(AGG_IPV4, &a.octets());
+            }
             w.end();
         }
         w.end();
@@ -824,6 +832,7 @@ impl Aggregation {
                     AGG_MEAN_MILLI => s.mean = x.u32()? as f64 / 1000.0,
                     AGG_CAPACITY => s.capacity = x.u32()?,
                     AGG_PPDUS => s.ppdus = x.u64()?,
+                    AGG_IPV4 => s.ipv4 = Some(std::net::Ipv4Addr::from(x.u32()?.to_ne_bytes())),
                     _ => {}
                 }
             }
@@ -1005,7 +1014,7 @@ mod tests {
         assert!(!back.has_ext_feature(EXT_FEATURE_AQL));
         let ii = InterfaceInfo { ifindex: 4, ifname: "wlan0".into(), wiphy: 0, iftype: IFTYPE_AP, mac: Some([2, 0, 0, 0, 0, 0]), wdev: Some(1), freq_mhz: Some(5180) };
         assert_eq!(InterfaceInfo::decode(&ii.encode(&req(), 0x1c, false)).unwrap(), ii);
-        let ag = Aggregation { stations: vec![AggStation { mac: [2, 0, 0, 0, 1, 0], mean: 31.5, capacity: 42, ppdus: 1000 }] };
+        let ag = Aggregation { stations: vec![AggStation { mac: [2, 0, 0, 0, 1, 0], mean: 31.5, capacity: 42, ppdus: 1000, ipv4: Some("10.77.1.1".parse().unwrap()) }] };
         assert_eq!(Aggregation::decode(&ag.encode(&req(), 0x1c, 0)).unwrap(), ag);
     }
 

@@ -13,6 +13,8 @@ use super::{AttrWriter, Attrs, Msg, NLM_F_ACK, NLM_F_DUMP, NLM_F_REQUEST};
 
 pub const RTM_NEWLINK: u16 = 16;
 pub const RTM_GETLINK: u16 = 18;
+pub const RTM_NEWNEIGH: u16 = 28;
+pub const RTM_GETNEIGH: u16 = 30;
 pub const RTM_NEWQDISC: u16 = 36;
 pub const RTM_GETQDISC: u16 = 38;
 const IFLA_IFNAME: u16 = 3;
@@ -73,6 +75,49 @@ impl Link {
             }
         }
         Ok(l)
+    }
+}
+
+/// A neighbour-table entry (`RTM_NEWNEIGH`): an IPv4 address and the link-layer address the
+/// kernel resolved it to on `ifindex` (`ip neigh`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Neighbour {
+    pub ifindex: u32,
+    pub ipv4: std::net::Ipv4Addr,
+    pub lladdr: Vec<u8>,
+}
+
+const NDMSG_LEN: usize = 12;
+const NDA_DST: u16 = 1;
+const NDA_LLADDR: u16 = 2;
+
+/// `RTM_GETNEIGH` dump of the IPv4 neighbour table.
+pub fn dump_neighbours(seq: u32) -> Msg {
+    let mut h = [0u8; NDMSG_LEN];
+    h[0] = libc::AF_INET as u8;
+    Msg::new(RTM_GETNEIGH, NLM_F_REQUEST | NLM_F_DUMP, seq, h.to_vec())
+}
+
+impl Neighbour {
+    /// None for entries without an IPv4 destination or a link-layer address.
+    pub fn decode(m: &Msg) -> Result<Option<Neighbour>, String> {
+        if m.ty != RTM_NEWNEIGH || m.payload.len() < NDMSG_LEN {
+            return Err(format!("expected RTM_NEWNEIGH, got message type {} of {} octets", m.ty, m.payload.len()));
+        }
+        let ifindex = i32::from_ne_bytes(m.payload[4..8].try_into().expect("4 octets")) as u32;
+        let (mut dst, mut ll) = (None, None);
+        for a in Attrs::new(&m.payload[NDMSG_LEN..]) {
+            let a = a?;
+            match a.ty {
+                NDA_DST if a.data.len() == 4 => dst = Some(std::net::Ipv4Addr::new(a.data[0], a.data[1], a.data[2], a.data[3])),
+                NDA_LLADDR => ll = Some(a.data.to_vec()),
+                _ => {}
+            }
+        }
+        Ok(match (dst, ll) {
+            (Some(ipv4), Some(lladdr)) => Some(Neighbour { ifindex, ipv4, lladdr }),
+            _ => None,
+        })
     }
 }
 

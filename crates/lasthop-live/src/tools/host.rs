@@ -153,6 +153,19 @@ impl Rtnl {
         self.conn.transact(rtnl::set_txqlen(ifindex, txqlen, 0)).map(|_| ())
     }
 
+    /// The IPv4 neighbours on `ifindex` with their link-layer addresses.
+    pub fn neighbours(&mut self, ifindex: u32) -> Result<Vec<rtnl::Neighbour>, NlError> {
+        let mut out = Vec::new();
+        for m in self.conn.transact(rtnl::dump_neighbours(0))? {
+            if let Some(n) = rtnl::Neighbour::decode(&m).map_err(NlError::Protocol)? {
+                if n.ifindex == ifindex {
+                    out.push(n);
+                }
+            }
+        }
+        Ok(out)
+    }
+
     /// The root queue discipline of `ifindex`.
     pub fn root_qdisc(&mut self, ifindex: u32) -> Result<Option<Qdisc>, NlError> {
         for m in self.conn.transact(rtnl::dump_qdiscs(0))? {
@@ -190,6 +203,8 @@ pub enum Change {
     /// The packet limit of an interface's root qdisc (restored only if the same qdisc is
     /// still there).
     QdiscLimit { ifname: String, ifindex: u32, qdisc: String, handle: u32, original: u32 },
+    /// Something added by commands (firewall rules, policy routes), removed by `undo`.
+    Commands { what: String, undo: Vec<Vec<String>> },
 }
 
 impl Change {
@@ -198,6 +213,7 @@ impl Change {
             Change::TxqLimit { phy, original, .. } => format!("the TXQ limit of {phy} ({original} packets)"),
             Change::Txqlen { ifname, original, .. } => format!("txqueuelen of {ifname} ({original})"),
             Change::QdiscLimit { ifname, qdisc, original, .. } => format!("the {qdisc} limit of {ifname} ({original} packets)"),
+            Change::Commands { what, .. } => what.clone(),
         }
     }
 
@@ -223,17 +239,22 @@ impl Change {
                     _ => Err(format!("the root {qdisc} of {ifname} was replaced; left as it is")),
                 }
             }
+            Change::Commands { .. } => Err("nothing to set".into()),
         }
     }
 
     pub fn original(&self) -> u32 {
         match self {
             Change::TxqLimit { original, .. } | Change::Txqlen { original, .. } | Change::QdiscLimit { original, .. } => *original,
+            Change::Commands { .. } => 0,
         }
     }
 
-    /// Put the original value back.
+    /// Put the original value back (or remove what was added).
     pub fn restore(&self) -> Result<(), String> {
-        self.set(self.original())
+        match self {
+            Change::Commands { undo, .. } => super::vwire::rules::undo(undo),
+            _ => self.set(self.original()),
+        }
     }
 }

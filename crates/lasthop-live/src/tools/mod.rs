@@ -5,6 +5,7 @@
 //! [`main`] is the one entry point of both.
 //!
 //! * [`wqm`]: the WQM buffer sizer.
+//! * [`vwire`]: the Virtual Wires split proxy (TPROXY).
 //!
 //! Shared pieces: [`args`] (options and one-line errors), [`host`] (the sensor/actuator seam
 //! over nl80211 and rtnetlink), [`statefile`] (what a tool changed, restored on exit and after
@@ -14,6 +15,7 @@ pub mod args;
 pub mod host;
 pub mod metrics;
 pub mod statefile;
+pub mod vwire;
 pub mod wqm;
 
 const HELP: &str = "\
@@ -22,6 +24,7 @@ lasthop-live: lasthop's live tools (no Python needed)
 usage: lasthop-live TOOL [options]    (TOOL --help for its options)
 
   wqm       size an AP's transmit queue with WQM
+  vwire     the Virtual Wires split proxy (transparent, TPROXY)
   version   print the version
 ";
 
@@ -35,6 +38,7 @@ pub fn main(argv: &[String]) -> i32 {
     let rest = &argv[1..];
     match tool.as_str() {
         "wqm" => wqm::main(rest),
+        "vwire" => vwire::main(rest),
         "version" | "--version" => {
             println!("lasthop-live {}", env!("CARGO_PKG_VERSION"));
             0
@@ -44,7 +48,7 @@ pub fn main(argv: &[String]) -> i32 {
             0
         }
         other => {
-            eprintln!("lasthop-live: unknown tool {} (tools: wqm)", args::show(other));
+            eprintln!("lasthop-live: unknown tool {} (tools: wqm, vwire)", args::show(other));
             2
         }
     }

@@ -70,8 +70,9 @@ impl StateFile {
                 Ok(old) => {
                     let mut lines = Vec::new();
                     for c in old.changes.iter().rev() {
+                        let verb = if matches!(c, Change::Commands { .. }) { "removed" } else { "restored" };
                         match c.restore() {
-                            Ok(()) => lines.push(format!("restored {} left by a {} that did not exit cleanly (pid {})", c.describe(), old.tool, old.pid)),
+                            Ok(()) => lines.push(format!("{verb} {} left by a {} that did not exit cleanly (pid {})", c.describe(), old.tool, old.pid)),
                             Err(e) => lines.push(format!("could not restore {} left by pid {}: {e}", c.describe(), old.pid)),
                         }
                     }
@@ -134,23 +135,19 @@ impl StateFile {
         })
     }
 
-    /// Put everything back (newest first) and remove the record. Returns a line per change;
-    /// the record stays if something could not be restored, so a later start tries again.
+    /// Put everything back (newest first) and remove the record. Returns a line per change.
+    /// The record goes even if something could not be restored (the thing it named is gone,
+    /// or the failure is reported now); a crash, not a failed restore, is what it is for.
     pub fn restore_all(self) -> Vec<Result<String, String>> {
         let mut out = Vec::new();
-        let mut failed = false;
         for c in self.record.changes.iter().rev() {
+            let verb = if matches!(c, Change::Commands { .. }) { "removed" } else { "restored" };
             match c.restore() {
-                Ok(()) => out.push(Ok(format!("restored {}", c.describe()))),
-                Err(e) => {
-                    failed = true;
-                    out.push(Err(format!("could not restore {}: {e}", c.describe())));
-                }
+                Ok(()) => out.push(Ok(format!("{verb} {}", c.describe()))),
+                Err(e) => out.push(Err(format!("could not restore {}: {e}", c.describe()))),
             }
         }
-        if !failed {
-            let _ = std::fs::remove_file(&self.path);
-        }
+        let _ = std::fs::remove_file(&self.path);
         out
     }
 

@@ -1,0 +1,559 @@
+//! `lasthop vwire`: the Virtual Wires split proxy ("Virtual Wires: Rethinking WiFi networks",
+//! Yang, Jiang, Misra, Rubenstein) on a Linux AP — transparent TCP splitting with TPROXY
+//! (`rules.rs`), a relay per connection (`relay.rs`), and the deciders the simulator runs
+//! (`lasthop_algo::control::vwire::SplitProxy`): every period (2 s) each flow is classified
+//! from its segments, measured (its station's acknowledged bytes), and given a rate from the
+//! utility-maximising airtime allocation over its station's link rate (nl80211 tx bitrate ×
+//! efficiency); while the WiFi side is the bottleneck (the summed WiFi-side socket backlog,
+//! sampled every 10 ms) the writes into the WiFi-side sockets follow the token scheduler.
+//!
+//! The Virtual Wires method is covered by Columbia University patents (US 10,687,341 B2 and
+//! US 11,297,634).
+
+pub mod policy;
+pub mod relay;
+pub mod rules;
+
+use super::args::{fmt_duration, Args, UsageError};
+use super::host::{self, Nl80211, Rtnl};
+use super::metrics::{render, Exporter, Family};
+use super::statefile::{Found, StateFile};
+use lasthop_algo::control::vwire::{ControllerConfig, Forest, ProxyConfig, SplitProxy};
+use lasthop_core::{Duration as SimDuration, Instant as SimInstant};
+use policy::Policy;
+use relay::{Relay, RelayConfig};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::net::Ipv4Addr;
+use std::time::{Duration, Instant};
+
+pub const HELP: &str = "\
+lasthop vwire: the Virtual Wires split proxy for a Linux AP (TPROXY)
+
+usage: lasthop vwire [options]
+
+  --wifi-iface IF       the AP's WiFi interface: connections stations open through it are
+                        split (default wlan0)
+  --wired-cc CC         congestion control towards the servers (default bbr)
+  --wifi-cc CC          congestion control towards the stations (default cubic)
+  --utilities FILE      per-flow classes, utilities and device types (TOML [[flow]] rules)
+  --period DUR          feedback period (default 2s)
+  --efficiency F        L_i = the station's tx bitrate x F (default 0.75)
+  --no-vwire            split only: no classifier, optimizer or token scheduler
+  --server-ports LIST   split only connections to these ports (e.g. 80,443,5201-5210)
+  --port N              the transparent listener's port (default 19528)
+  --relay-buffer BYTES  relay buffer per flow (default 4194304)
+  --sndbuf BYTES        what a WiFi-side socket may hold unacknowledged (default 262144)
+  --max-flows N         flows the allocator manages at once (default 256; later ones are
+                        relayed unmanaged)
+  --max-conns N         connections at once (default 10000)
+  --nl80211 PATH        an emulator AP host's telemetry socket (default: found by itself)
+  --stats SECONDS       live view on stderr every SECONDS (default 2; 0 off)
+  --metrics ADDR:PORT   serve Prometheus metrics at http://ADDR:PORT/metrics
+  --record FILE         append one JSON line per period
+  --duration DUR        stop after DUR
+  --drain DUR           on stop, let open connections finish this long (default 5s)
+  -q, --quiet           no live view
+";
+
+fn usage(s: impl Into<String>) -> UsageError {
+    UsageError(format!("vwire: {}", s.into()))
+}
+
+/// Where link rates come from: the stations of the WiFi interface (nl80211) and how to map a
+/// client address to one.
+struct Stations {
+    nl: Option<Nl80211>,
+    ifindex: u32,
+    rt: Option<Rtnl>,
+    /// Client address → (MAC, tx bitrate bit/s), refreshed every period.
+    rate_of: BTreeMap<Ipv4Addr, ([u8; 6], u64)>,
+    mean_rate: u64,
+}
+
+impl Stations {
+    fn refresh(&mut self) -> Result<(), String> {
+        let Some(nl) = self.nl.as_mut() else { return Ok(()) };
+        let st = nl.stations(self.ifindex).map_err(|e| format!("station dump: {e}"))?;
+        let mut by_mac: BTreeMap<[u8; 6], u64> = BTreeMap::new();
+        for s in &st {
+            if let Some(r) = s.tx_bitrate {
+                let bps = r.to_txvector().map_or(r.bitrate_100kbps as u64 * 100_000, |t| t.data_rate_bps());
+                by_mac.insert(s.mac, bps);
+            }
+        }
+        self.mean_rate = if by_mac.is_empty() { 0 } else { by_mac.values().sum::<u64>() / by_mac.len() as u64 };
+        self.rate_of.clear();
+        // The emulator tells each station's address; a real AP's neighbour table does.
+        if let Some(agg) = nl.aggregation(self.ifindex).map_err(|e| format!("aggregation: {e}"))? {
+            for a in agg.stations {
+                if let (Some(ip), Some(&r)) = (a.ipv4, by_mac.get(&a.mac)) {
+                    self.rate_of.insert(ip, (a.mac, r));
+                }
+            }
+        }
+        if let Some(rt) = self.rt.as_mut() {
+            for nb in rt.neighbours(self.ifindex).unwrap_or_default() {
+                if let Ok(mac) = <[u8; 6]>::try_from(nb.lladdr.as_slice()) {
+                    if let Some(&r) = by_mac.get(&mac) {
+                        self.rate_of.entry(nb.ipv4).or_insert((mac, r));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The tx bitrate towards `client`; the mean over stations when its station is unknown.
+    fn rate(&self, client: Ipv4Addr) -> u64 {
+        self.rate_of.get(&client).map_or(self.mean_rate, |x| x.1)
+    }
+}
+
+struct Opts {
+    wifi_iface: String,
+    wired_cc: String,
+    wifi_cc: String,
+    policy: Policy,
+    period: Duration,
+    efficiency: f64,
+    enabled: bool,
+    server_ports: Vec<(u16, u16)>,
+    port: u16,
+    relay_buffer: usize,
+    sndbuf: u64,
+    max_flows: usize,
+    max_conns: usize,
+    nl_path: Option<String>,
+    stats_every: Option<Duration>,
+    metrics: Option<String>,
+    record: Option<String>,
+    duration: Option<Duration>,
+    drain: Duration,
+    quiet: bool,
+}
+
+fn parse(argv: &[String]) -> Result<Option<Opts>, UsageError> {
+    let mut a = Args::parse(
+        "vwire",
+        argv,
+        &["no-vwire", "quiet"],
+        &["wifi-iface", "wired-cc", "wifi-cc", "utilities", "period", "efficiency", "server-ports", "port", "relay-buffer", "sndbuf", "max-flows", "max-conns", "nl80211", "stats", "metrics", "record", "duration", "drain"],
+    )?;
+    if a.help() {
+        print!("{HELP}");
+        return Ok(None);
+    }
+    let quiet = a.flag("quiet");
+    let enabled = !a.flag("no-vwire");
+    let wifi_iface = a.value("wifi-iface").unwrap_or_else(|| "wlan0".into());
+    let wired_cc = a.value("wired-cc").unwrap_or_else(|| "bbr".into());
+    let wifi_cc = a.value("wifi-cc").unwrap_or_else(|| "cubic".into());
+    let policy = match a.value("utilities") {
+        Some(p) => {
+            let text = std::fs::read_to_string(&p).map_err(|e| usage(format!("--utilities = {p:?}: {e}")))?;
+            Policy::parse(&text).map_err(|e| usage(format!("--utilities {p}: {e}")))?
+        }
+        None => Policy::default(),
+    };
+    let period = a.duration("period", Duration::from_secs(2), Duration::from_millis(100), Duration::from_secs(60))?;
+    let efficiency = match a.value("efficiency") {
+        Some(v) => v.parse::<f64>().ok().filter(|x| *x > 0.0 && *x <= 1.0).ok_or_else(|| a.err("efficiency", &v, "a number in (0, 1]"))?,
+        None => 0.75,
+    };
+    let server_ports = match a.value("server-ports") {
+        Some(v) => parse_ports(&v).ok_or_else(|| a.err("server-ports", &v, "ports or ranges 1..65535, like 80,443,5201-5210"))?,
+        None => Vec::new(),
+    };
+    let port = a.uint("port", 1, 65535)?.unwrap_or(19528) as u16;
+    let relay_buffer = a.uint("relay-buffer", 65536, 1 << 30)?.unwrap_or(4 << 20) as usize;
+    let sndbuf = a.uint("sndbuf", 4096, 1 << 28)?.unwrap_or(256 << 10);
+    let max_flows = a.uint("max-flows", 1, 1024)?.unwrap_or(256) as usize;
+    let max_conns = a.uint("max-conns", 1, 1_000_000)?.unwrap_or(10_000) as usize;
+    let nl_path = a.value("nl80211");
+    let stats_every = match a.value("stats") {
+        Some(v) => {
+            let s = v.parse::<f64>().ok().filter(|x| x.is_finite() && *x >= 0.0 && *x <= 3600.0).ok_or_else(|| a.err("stats", &v, "seconds, 0 to 3600"))?;
+            (s > 0.0).then(|| Duration::from_secs_f64(s))
+        }
+        None => Some(Duration::from_secs(2)),
+    };
+    let metrics = a.value("metrics");
+    let record = a.value("record");
+    let duration = a.duration_opt("duration", Duration::from_millis(1), Duration::from_secs(10 * 365 * 86_400))?;
+    let drain = a.duration("drain", Duration::from_secs(5), Duration::ZERO, Duration::from_secs(3600))?;
+    a.finish(0)?;
+    for (k, cc) in [("wired-cc", &wired_cc), ("wifi-cc", &wifi_cc)] {
+        if cc.is_empty() || cc.len() > 15 || !cc.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            return Err(UsageError(format!("vwire: --{k} = {}: a congestion control name like cubic or bbr", super::args::show(cc))));
+        }
+    }
+    Ok(Some(Opts { wifi_iface, wired_cc, wifi_cc, policy, period, efficiency, enabled, server_ports, port, relay_buffer, sndbuf, max_flows, max_conns, nl_path, stats_every, metrics, record, duration, drain, quiet }))
+}
+
+fn parse_ports(s: &str) -> Option<Vec<(u16, u16)>> {
+    let mut out = Vec::new();
+    for part in s.split(',') {
+        let p = |x: &str| x.trim().parse::<u16>().ok().filter(|&p| p > 0);
+        let r = match part.split_once('-') {
+            Some((a, b)) => (p(a)?, p(b)?),
+            None => (p(part)?, p(part)?),
+        };
+        if r.0 > r.1 {
+            return None;
+        }
+        out.push(r);
+    }
+    Some(out)
+}
+
+pub fn main(argv: &[String]) -> i32 {
+    match run(argv) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("lasthop {e}");
+            2
+        }
+    }
+}
+
+/// Per connection, the figures the host keeps for features and the record.
+#[derive(Default)]
+struct Track {
+    segs: u32,
+    bytes: u64,
+    /// Station-acknowledged bytes at the last period.
+    acked_mark: u64,
+    last_rate: f64,
+    last_goodput: f64,
+    last_alloc: f64,
+    class: &'static str,
+}
+
+fn run(argv: &[String]) -> Result<i32, UsageError> {
+    let Some(o) = parse(argv)? else { return Ok(0) };
+    // Checks that change nothing, in the order a user would fix them.
+    if !crate::netns::is_root() {
+        return Err(usage("needs root (CAP_NET_ADMIN) to install TPROXY rules; run it with sudo"));
+    }
+    if let Some(e) = rules::tools_missing() {
+        return Err(usage(e));
+    }
+    let Some(ifindex) = host::ifindex(&o.wifi_iface) else {
+        return Err(usage(format!("--wifi-iface = {:?}: no such interface", o.wifi_iface)));
+    };
+    for cc in [&o.wired_cc, &o.wifi_cc] {
+        if !relay::cc_available(cc) {
+            return Err(usage(format!("congestion control {cc:?} is not available in this kernel (net.ipv4.tcp_available_congestion_control)")));
+        }
+    }
+    let endpoint = host::nl80211_endpoint(o.nl_path.as_deref().map(std::path::Path::new));
+    if let (Some(p), crate::nl::socket::Endpoint::Unix(_)) = (&o.nl_path, &endpoint) {
+        if !std::path::Path::new(p).exists() {
+            return Err(usage(format!("--nl80211 = {p:?}: no such socket")));
+        }
+    }
+    let mut nl = Nl80211::open(&endpoint).map_err(usage)?;
+    if let Some(x) = nl.as_mut() {
+        if x.interface(ifindex).is_err() {
+            nl = None;
+        }
+    }
+    if nl.is_none() && o.enabled {
+        return Err(usage(format!("no station rates for {}: it is not wireless (no nl80211) and no emulator telemetry answers for it; --no-vwire splits without allocating", o.wifi_iface)));
+    }
+    let exporter = o.metrics.as_deref().map(Exporter::start).transpose().map_err(usage)?;
+    let mut record = match &o.record {
+        Some(p) => Some(std::fs::OpenOptions::new().create(true).append(true).open(p).map_err(|e| usage(format!("--record = {p:?}: {e}")))?),
+        None => None,
+    };
+    let listener = relay::listener(o.port).map_err(|e| usage(format!("--port = {}: {e}", o.port)))?;
+    let target = o.wifi_iface.clone();
+    let (mut sf, found) = StateFile::claim("vwire", &target).map_err(usage)?;
+    if let Found::Restored(lines) = found {
+        for l in lines {
+            eprintln!("vwire: {l}");
+        }
+    }
+    if rules::table_present() {
+        sf.release();
+        return Err(usage(format!("the nftables table ip {} is already there and no vwire owns it; remove it (nft delete table ip {}) if nothing uses it", rules::TABLE, rules::TABLE)));
+    }
+    for c in rules::changes() {
+        sf.add(c).map_err(usage)?;
+    }
+    let spec = rules::Spec { wifi_iface: o.wifi_iface.clone(), port: o.port, server_ports: o.server_ports.clone() };
+    if let Err(e) = rules::install(&spec) {
+        let _ = sf.restore_all();
+        return Err(usage(e));
+    }
+    let signals = match crate::signals::StopSignals::install() {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = sf.restore_all();
+            return Err(usage(format!("signal handlers: {e}")));
+        }
+    };
+    let code = serve(&o, listener, nl, ifindex, &signals, exporter.as_ref(), record.as_mut(), &spec);
+    drop(signals);
+    let mut failed = false;
+    for r in sf.restore_all() {
+        match r {
+            Ok(l) => {
+                if !o.quiet {
+                    eprintln!("vwire: {l}");
+                }
+            }
+            Err(l) => {
+                eprintln!("vwire: {l}");
+                failed = true;
+            }
+        }
+    }
+    Ok(if failed { 1 } else { code })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn serve(o: &Opts, listener: std::os::fd::OwnedFd, nl: Option<Nl80211>, ifindex: u32, signals: &crate::signals::StopSignals, exporter: Option<&Exporter>, mut record: Option<&mut std::fs::File>, spec: &rules::Spec) -> i32 {
+    let cfg = RelayConfig { wired_cc: o.wired_cc.clone(), wifi_cc: o.wifi_cc.clone(), relay_buffer: o.relay_buffer, sndbuf: o.sndbuf, max_conns: o.max_conns };
+    let mut relay = match Relay::new(cfg, listener) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("lasthop vwire: epoll: {e}");
+            return 1;
+        }
+    };
+    let pcfg = ProxyConfig { slots: o.max_flows, enabled: o.enabled, controller: ControllerConfig { period: SimDuration(o.period.as_nanos() as u64), ..ControllerConfig::default() }, ..ProxyConfig::default() };
+    let mut proxy = SplitProxy::new(pcfg, Forest::shipped()).expect("valid proxy parameters");
+    let mut stations = Stations { nl, ifindex, rt: Rtnl::open().ok(), rate_of: BTreeMap::new(), mean_rate: 0 };
+    if let Err(e) = stations.refresh() {
+        eprintln!("vwire: reading the stations failed: {e}");
+    }
+    if !o.quiet {
+        eprintln!(
+            "vwire: splitting TCP through {} (wired {}, WiFi {}){}; period {}, {} station(s) known; Ctrl-C stops and removes the rules",
+            o.wifi_iface,
+            o.wired_cc,
+            o.wifi_cc,
+            if o.enabled { "" } else { ", split only" },
+            fmt_duration(o.period),
+            stations.rate_of.len().max(usize::from(stations.mean_rate > 0))
+        );
+    }
+    let t0 = Instant::now();
+    let now_of = |t: Instant| SimInstant(t.duration_since(t0).as_nanos() as u64);
+    let sample = Duration::from_millis(10);
+    let pump_every = Duration::from_millis(1);
+    let (mut next_sample, mut next_period, mut next_pump) = (t0 + sample, t0 + o.period, t0);
+    let mut next_stats = o.stats_every.map(|d| t0 + d);
+    let mut track: BTreeMap<u64, Track> = BTreeMap::new();
+    let (mut periods, mut managed_periods) = (0u64, 0u64);
+    let mut last_rec = None;
+    let mut draining: Option<Instant> = None;
+    loop {
+        let wall = Instant::now();
+        if draining.is_none() && (signals.stop_requested() || o.duration.is_some_and(|d| wall.duration_since(t0) >= d)) {
+            // New connections go end to end from now on; open ones may finish.
+            let _ = rules::stop_intercepting(spec);
+            draining = Some(wall);
+        }
+        if let Some(d) = draining {
+            if relay.conns.is_empty() || wall.duration_since(d) >= o.drain {
+                break;
+            }
+        }
+        let busy = relay.conns.values().any(|c| c.unread() > 0);
+        let until = [next_sample, next_period, if busy { next_pump } else { next_sample }].into_iter().min().expect("three instants");
+        let timeout = until.saturating_duration_since(Instant::now()).as_millis().min(10) as i32;
+        let now = now_of(Instant::now());
+        relay.poll(timeout, now);
+        // New connections: their policy and a slot (the allocator's class).
+        for id in std::mem::take(&mut relay.new_conns) {
+            let Some(c) = relay.conns.get_mut(&id) else { continue };
+            let p = o.policy.lookup(*c.client.ip(), *c.server.ip(), c.server.port());
+            c.slot = proxy.open(p.device, p.class, p.utility);
+            track.insert(id, Track::default());
+        }
+        for s in std::mem::take(&mut relay.closed_slots) {
+            proxy.close(s);
+        }
+        track.retain(|id, _| relay.conns.contains_key(id));
+        let wall = Instant::now();
+        let now = now_of(wall);
+        if wall >= next_pump || relay.conns.values().any(|c| c.unread() > 0) {
+            relay.refresh();
+            relay.pump(now, &mut proxy);
+            next_pump = wall + pump_every;
+        }
+        if wall >= next_sample {
+            let outq = relay.refresh();
+            proxy.on_sample(now, outq);
+            // The segments each WiFi-side sender transmitted since the last sample (TCP_INFO),
+            // spread over the interval: the classifier's packets.
+            let span = sample.as_nanos() as u64;
+            for c in relay.conns.values() {
+                let (Some(slot), Some(t)) = (c.slot, track.get_mut(&c.id)) else { continue };
+                let dsegs = c.data_segs_out.wrapping_sub(t.segs);
+                let dbytes = c.bytes_sent.saturating_sub(t.bytes);
+                t.segs = c.data_segs_out;
+                t.bytes = c.bytes_sent;
+                if dsegs == 0 || dsegs > 100_000 {
+                    continue;
+                }
+                let size = (dbytes / dsegs as u64) as u32 + relay::HEADERS;
+                for k in 0..dsegs as u64 {
+                    let at = now.as_nanos().saturating_sub(span) + span * (k + 1) / dsegs as u64;
+                    proxy.on_segment(slot, SimInstant(at), size);
+                }
+            }
+            next_sample += sample;
+            if next_sample < wall {
+                next_sample = wall + sample;
+            }
+        }
+        if wall >= next_period {
+            if let Err(e) = stations.refresh() {
+                eprintln!("vwire: reading the stations failed: {e}");
+            }
+            relay.refresh();
+            // The flows that compete for airtime this period: those that moved bytes to their
+            // station or still have bytes to move (an idle connection — a control channel, a
+            // finished page — takes no share; it gets one in the period after it turns busy).
+            let mut inputs = Vec::new();
+            let mut ids = Vec::new();
+            for c in relay.conns.values() {
+                let (Some(s), Some(t)) = (c.slot, track.get_mut(&c.id)) else { continue };
+                let active = c.acked > t.acked_mark || c.unread() > 0 || c.outq() > 0;
+                t.acked_mark = c.acked;
+                if !active {
+                    t.class = "";
+                    continue;
+                }
+                let l = stations.rate(*c.client.ip()) as f64 * o.efficiency;
+                inputs.push((s, l, c.acked));
+                ids.push(c.id);
+            }
+            let rec = proxy.on_period(now, o.period.as_secs_f64(), &inputs);
+            periods += 1;
+            managed_periods += u64::from(rec.managed);
+            let mut flows = Vec::new();
+            for (id, r) in ids.iter().zip(&rec.slots) {
+                let c = &relay.conns[id];
+                if let Some(t) = track.get_mut(id) {
+                    (t.last_rate, t.last_goodput, t.last_alloc, t.class) = (r.link_rate_bps, r.goodput_bps, r.alloc_rate_bps, r.class.name());
+                }
+                flows.push(serde_json::json!({
+                    "client": c.client.to_string(), "server": c.server.to_string(), "class": r.class.name(),
+                    "predicted": r.predicted.map(|k| k.name()), "link_rate_bps": r.link_rate_bps, "goodput_bps": r.goodput_bps,
+                    "alloc_rate_bps": r.alloc_rate_bps, "alloc_airtime": r.alloc_airtime, "relay_bytes": c.unread(),
+                    "outq_bytes": c.outq(), "srtt_us": c.srtt_us,
+                }));
+            }
+            let line = serde_json::json!({
+                "t_s": now.as_nanos() as f64 / 1e9, "managed": rec.managed, "airtime_budget": rec.airtime_budget,
+                "utility": rec.utility, "connections": relay.conns.len(), "flows": flows,
+            });
+            if let Some(f) = record.as_deref_mut() {
+                let _ = writeln!(f, "{line}");
+            }
+            last_rec = Some(line);
+            next_period += o.period;
+            if next_period < wall {
+                next_period = wall + o.period;
+            }
+        }
+        if let Some(t) = next_stats.filter(|&t| wall >= t) {
+            if !o.quiet {
+                status_line(now, &relay, &track, proxy.is_managed());
+            }
+            next_stats = Some(t + o.stats_every.expect("stats on"));
+        }
+        if let Some(x) = exporter {
+            if wall >= next_sample - sample {
+                x.set(metrics_text(&relay, &proxy, &track, periods, managed_periods));
+            }
+        }
+    }
+    // What is still open after the drain is reset on both sides (end to end it would break
+    // the same way when a middlebox goes away).
+    let left = relay.conns.len();
+    drop(relay);
+    if !o.quiet {
+        let _ = last_rec;
+        eprintln!("vwire: {periods} periods ({managed_periods} managed); {left} connection(s) still open at exit were reset");
+    }
+    0
+}
+
+fn status_line(now: SimInstant, relay: &Relay, track: &BTreeMap<u64, Track>, managed: bool) {
+    let s = &relay.stats;
+    let mut line = format!(
+        "vwire t={:.1}s {} conns {} (accepted {}, resets {}) down {:.1} MB up {:.1} MB",
+        now.as_nanos() as f64 / 1e9,
+        if managed { "MANAGED" } else { "fifo" },
+        relay.conns.len(),
+        s.accepted,
+        s.resets,
+        s.down_bytes as f64 / 1e6,
+        s.up_bytes as f64 / 1e6
+    );
+    let mut flows: Vec<_> = relay.conns.values().filter_map(|c| track.get(&c.id).map(|t| (c, t))).filter(|(_, t)| !t.class.is_empty()).collect();
+    flows.sort_by(|a, b| b.1.last_goodput.total_cmp(&a.1.last_goodput));
+    for (c, t) in flows.iter().take(6) {
+        line += &format!(
+            " | {}>{} {} L {:.0} b {:.1} alloc {:.1} Mb/s",
+            c.client,
+            c.server,
+            t.class,
+            t.last_rate / 1e6,
+            t.last_goodput / 1e6,
+            t.last_alloc / 1e6
+        );
+    }
+    if flows.len() > 6 {
+        line += &format!(" | +{} more", flows.len() - 6);
+    }
+    eprintln!("{line}");
+}
+
+fn metrics_text(relay: &Relay, proxy: &SplitProxy, track: &BTreeMap<u64, Track>, periods: u64, managed: u64) -> String {
+    let s = &relay.stats;
+    let one = |v: f64| vec![(String::new(), v)];
+    let per = |f: &dyn Fn(&Track) -> f64| -> Vec<(String, f64)> {
+        relay.conns.values().filter_map(|c| track.get(&c.id).filter(|t| !t.class.is_empty()).map(|t| (format!("flow=\"{}>{}\",class=\"{}\"", c.client, c.server, t.class), f(t)))).collect()
+    };
+    render(&[
+        Family { name: "lasthop_vwire_connections", help: "Split connections open.", kind: "gauge", samples: one(relay.conns.len() as f64) },
+        Family { name: "lasthop_vwire_accepted_total", help: "Connections accepted.", kind: "counter", samples: one(s.accepted as f64) },
+        Family { name: "lasthop_vwire_resets_total", help: "Connections ended by a reset or error.", kind: "counter", samples: one(s.resets as f64) },
+        Family { name: "lasthop_vwire_connect_failures_total", help: "Connections to servers that failed.", kind: "counter", samples: one(s.connect_failures as f64) },
+        Family { name: "lasthop_vwire_down_bytes_total", help: "Bytes relayed server to station.", kind: "counter", samples: one(s.down_bytes as f64) },
+        Family { name: "lasthop_vwire_up_bytes_total", help: "Bytes relayed station to server.", kind: "counter", samples: one(s.up_bytes as f64) },
+        Family { name: "lasthop_vwire_managed", help: "1 while the WiFi side is the bottleneck (token scheduler on).", kind: "gauge", samples: one(f64::from(u8::from(proxy.is_managed()))) },
+        Family { name: "lasthop_vwire_periods_total", help: "Feedback periods.", kind: "counter", samples: one(periods as f64) },
+        Family { name: "lasthop_vwire_managed_periods_total", help: "Feedback periods while managed.", kind: "counter", samples: one(managed as f64) },
+        Family { name: "lasthop_vwire_flow_alloc_rate_bps", help: "b_i, the rate allocated to a flow.", kind: "gauge", samples: per(&|t| t.last_alloc) },
+        Family { name: "lasthop_vwire_flow_goodput_bps", help: "A flow's goodput over the last period.", kind: "gauge", samples: per(&|t| t.last_goodput) },
+        Family { name: "lasthop_vwire_flow_link_rate_bps", help: "L_i, the flow's station rate times the efficiency.", kind: "gauge", samples: per(&|t| t.last_rate) },
+    ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ports_parse() {
+        assert_eq!(parse_ports("80,443,5201-5210"), Some(vec![(80, 80), (443, 443), (5201, 5210)]));
+        assert_eq!(parse_ports("0"), None);
+        assert_eq!(parse_ports("9-3"), None);
+        assert_eq!(parse_ports("http"), None);
+    }
+
+    #[test]
+    fn ruleset_text() {
+        let r = rules::ruleset(&rules::Spec { wifi_iface: "wlan0".into(), port: 19528, server_ports: vec![(80, 80), (5201, 5210)] });
+        assert!(r.contains("iifname \"wlan0\" meta l4proto tcp tcp dport { 80, 5201-5210 } tproxy ip to 127.0.0.1:19528 meta mark set 19528 accept"), "{r}");
+        assert!(r.contains("socket transparent 1 meta mark set 19528 accept"));
+    }
+}
