@@ -238,3 +238,23 @@ def test_service_files_start_the_tool_with_valid_options(capfd):
         err = capfd.readouterr().err
         assert err.count("\n") == 1 and "no wireless here" in err, err
     assert "KillSignal=SIGTERM" in unit and "procd_set_param term_timeout" in init
+
+
+def test_vwire_service_files_have_valid_options(capfd):
+    """The vwire unit's and init script's command lines parse: they get as far as reading the
+    rules file those examples name (absent here)."""
+    import re
+    import shlex
+    from lasthop import cli
+    if os.geteuid() != 0:
+        pytest.skip("vwire checks root before its options' files")
+    docs = ROOT / "docs" / "examples"
+    unit = (docs / "lasthop-vwire.service").read_text()
+    init = (docs / "lasthop-vwire.init").read_text()
+    argvs = [shlex.split(re.search(r"(?m)^ExecStart=\S+ (.*)$", unit).group(1)),
+             shlex.split(re.search(r'procd_set_param command "\$PROG" (.*)$', init, re.M).group(1))]
+    for argv in argvs:
+        assert argv[0] == "vwire"
+        assert cli.main(argv) == 2
+        err = capfd.readouterr().err
+        assert err.count("\n") == 1 and "--utilities = \"/etc/lasthop/vwire.toml\"" in err, err

@@ -22,6 +22,7 @@ import pytest
 
 from test_emu import HT_CELL, ROOT, _namespaces, _spec
 from test_emu import REASON as EMU_REASON
+from lasthop.live_bench_proxy import ProxyTopo
 
 PY = sys.executable
 _cands = [p for p in (ROOT / ".venv" / "bin" / "lasthop-live", ROOT / "target" / "release" / "lasthop-live",
@@ -44,30 +45,11 @@ REASON = _reason()
 needs = pytest.mark.skipif(REASON is not None, reason=REASON or "")
 
 
-class Topo:
-    """Station 10.9.1.2 — (wlan0 10.9.1.1) AP (eth0 10.9.2.1) — server 10.9.2.2."""
+class Topo(ProxyTopo):
+    """The bench's three namespaces, with the proxy's helpers."""
 
     def __init__(self, tag: str) -> None:
-        self.c, self.p, self.s = (f"lhv{tag}{x}{os.getpid() % 10000}" for x in "cps")
-        for n in (self.c, self.p, self.s):
-            subprocess.run(["ip", "netns", "del", n], capture_output=True)
-            subprocess.run(["ip", "netns", "add", n], check=True)
-        sh = f"""
-        ip link add c0 netns {self.c} type veth peer name wlan0 netns {self.p}
-        ip link add s0 netns {self.s} type veth peer name eth0 netns {self.p}
-        ip -n {self.c} addr add 10.9.1.2/24 dev c0; ip -n {self.c} link set c0 up; ip -n {self.c} link set lo up
-        ip -n {self.p} addr add 10.9.1.1/24 dev wlan0; ip -n {self.p} link set wlan0 up
-        ip -n {self.p} addr add 10.9.2.1/24 dev eth0; ip -n {self.p} link set eth0 up; ip -n {self.p} link set lo up
-        ip -n {self.s} addr add 10.9.2.2/24 dev s0; ip -n {self.s} link set s0 up; ip -n {self.s} link set lo up
-        ip -n {self.c} route add default via 10.9.1.1
-        ip -n {self.s} route add default via 10.9.2.1
-        ip netns exec {self.p} sysctl -qw net.ipv4.ip_forward=1
-        """
-        subprocess.run(["bash", "-ec", sh], check=True, capture_output=True)
-
-    def close(self) -> None:
-        for n in (self.c, self.p, self.s):
-            subprocess.run(["ip", "netns", "del", n], capture_output=True)
+        super().__init__(f"lhv{tag}")
 
     def proxy(self, *args: str, **kw) -> subprocess.Popen:
         return subprocess.Popen(["ip", "netns", "exec", self.p, str(BINARY), "vwire", *args],
@@ -277,7 +259,7 @@ while True:
     n += len(b)
 print(n * 8 / (time.monotonic() - t0) / 1e6)
 '''
-srv = subprocess.Popen(ex("server", PY, "-c", SRV, "12"), stdout=subprocess.PIPE, text=True)
+srv = subprocess.Popen(ex("server", PY, "-c", SRV, "9"), stdout=subprocess.PIPE, text=True)
 assert srv.stdout.readline().strip() == "ready"
 near = subprocess.Popen(ex("sta0", PY, "-c", CLI, "7501"), stdout=subprocess.PIPE, text=True)
 far = subprocess.Popen(ex("sta1", PY, "-c", CLI, "7502"), stdout=subprocess.PIPE, text=True)
