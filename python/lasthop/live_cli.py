@@ -12,6 +12,7 @@ from typing import Any
 TOOLS = {
     "wqm": "size an AP's transmit queue with WQM (live daemon, docs/live.md)",
     "vwire": "the Virtual Wires split proxy on a Linux AP (TPROXY; docs/live.md)",
+    "aggctl": "rate control from the receivers' aggregation level: aggctl send|recv (UDP; docs/live.md)",
 }
 
 

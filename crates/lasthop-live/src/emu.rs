@@ -88,6 +88,47 @@ pub struct EmuStats {
     pub ap_host: bool,
     pub ap_packets_forwarded: u64,
     pub telemetry_requests: u64,
+    /// CLOCK_REALTIME (ns) of the model's instant 0: model time t is wall time epoch_ns + t.
+    pub epoch_ns: u64,
+    /// The model's own count of downlink A-MPDUs (PPDUs) and the MPDUs in them per station,
+    /// cumulative, sampled every [`AMPDU_SAMPLE_NS`] of wall time (at most
+    /// [`AMPDU_SAMPLES_MAX`] samples, then `truncated`): the aggregation a receiver in station
+    /// s saw between two instants is the difference of the samples around them.
+    pub ampdu_samples: AmpduSamples,
+}
+
+pub const AMPDU_SAMPLE_NS: u64 = 10_000_000;
+pub const AMPDU_SAMPLES_MAX: usize = 1 << 16;
+
+#[derive(Default, Debug, Clone, serde::Serialize)]
+pub struct AmpduSamples {
+    /// Model (= wall since epoch_ns) time of each sample, ns.
+    pub t_ns: Vec<u64>,
+    /// Per station, per sample: downlink PPDUs so far.
+    pub ppdus: Vec<Vec<u64>>,
+    /// Per station, per sample: MPDUs in them so far.
+    pub mpdus: Vec<Vec<u64>>,
+    pub truncated: bool,
+}
+
+impl AmpduSamples {
+    fn sample(&mut self, world: &World, n: usize, t_ns: u64) {
+        if self.t_ns.len() >= AMPDU_SAMPLES_MAX {
+            self.truncated = true;
+            return;
+        }
+        if self.ppdus.len() < n {
+            self.ppdus.resize(n, Vec::new());
+            self.mpdus.resize(n, Vec::new());
+        }
+        self.t_ns.push(t_ns);
+        for s in 0..n {
+            let h = &world.station_ampdu_hist(s)[0];
+            let (m, p) = h.iter().enumerate().fold((0u64, 0u64), |(m, p), (k, &c)| (m + k as u64 * c, p + c));
+            self.ppdus[s].push(p);
+            self.mpdus[s].push(m);
+        }
+    }
 }
 
 /// Fixed-size packet buffers; a slot index is the tag the world carries.
@@ -221,7 +262,7 @@ fn ns_since(t0: Instant) -> u64 {
 }
 
 /// The calling thread's CPU affinity, to restore after the run.
-fn affinity() -> Option<libc::cpu_set_t> {
+pub(crate) fn affinity() -> Option<libc::cpu_set_t> {
     // SAFETY: cpu_set_t is plain data filled by sched_getaffinity for this thread.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
@@ -229,7 +270,7 @@ fn affinity() -> Option<libc::cpu_set_t> {
     }
 }
 
-fn set_affinity(set: &libc::cpu_set_t) {
+pub(crate) fn set_affinity(set: &libc::cpu_set_t) {
     // SAFETY: a valid cpu_set_t for the calling thread.
     unsafe {
         libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set);
@@ -237,7 +278,7 @@ fn set_affinity(set: &libc::cpu_set_t) {
 }
 
 /// Pin the calling thread to `cpu` and make its timers exact; returns whether pinning worked.
-fn pin_and_tighten(cpu: Option<usize>) -> bool {
+pub(crate) fn pin_and_tighten(cpu: Option<usize>) -> bool {
     // SAFETY: prctl(PR_SET_TIMERSLACK) takes plain integers and only affects this thread.
     unsafe {
         libc::prctl(libc::PR_SET_TIMERSLACK, 1u64, 0u64, 0u64, 0u64);
@@ -362,9 +403,15 @@ pub fn run(spec: Spec, built: &Built, opts: &Options, stop: &mut dyn FnMut() -> 
     let mut next_stop_check = 0u64;
     let end_ns = opts.run_for.map(|d| d.as_nanos() as u64);
     let t0 = Instant::now();
+    st.epoch_ns = epoch_ns;
+    let mut next_sample = 0u64;
     loop {
         let now = ns_since(t0);
         world.step_to(SimInstant(now));
+        if now >= next_sample {
+            st.ampdu_samples.sample(&world, n_sta, now);
+            next_sample = now + AMPDU_SAMPLE_NS;
+        }
         // Answer the AP host's nl80211 requests (at `now`, like a kernel reading its counters).
         if let Some((l, r)) = telemetry.as_mut() {
             l.serve(&mut |m| r.handle(&mut world, m));
@@ -464,7 +511,7 @@ pub fn run(spec: Spec, built: &Built, opts: &Options, stop: &mut dyn FnMut() -> 
         }
         // Sleep until the next model event, a packet, or the next housekeeping instant.
         let next = world.next_event_at().map_or(u64::MAX, |t| t.as_nanos());
-        let until = next.min(next_stop_check).min(next_stats.unwrap_or(u64::MAX));
+        let until = next.min(next_stop_check).min(next_stats.unwrap_or(u64::MAX)).min(next_sample);
         let gap = Duration::from_nanos(until.saturating_sub(ns_since(t0))).min(MAX_SLEEP);
         if gap > opts.spin {
             st.wakeups += 1;
@@ -476,6 +523,7 @@ pub fn run(spec: Spec, built: &Built, opts: &Options, stop: &mut dyn FnMut() -> 
         set_affinity(set);
     }
     world.step_to(SimInstant(end));
+    st.ampdu_samples.sample(&world, n_sta, end);
     world.finish_at(SimInstant(end));
     if let Some(mut out) = pcap_out.take() {
         out.flush().map_err(|e| format!("pcap: {e}"))?;

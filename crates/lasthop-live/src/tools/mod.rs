@@ -6,11 +6,13 @@
 //!
 //! * [`wqm`]: the WQM buffer sizer.
 //! * [`vwire`]: the Virtual Wires split proxy (TPROXY).
+//! * [`aggctl`]: sender rate control from the receivers' aggregation level (UDP).
 //!
 //! Shared pieces: [`args`] (options and one-line errors), [`host`] (the sensor/actuator seam
 //! over nl80211 and rtnetlink), [`statefile`] (what a tool changed, restored on exit and after
 //! a crash), [`metrics`] (a Prometheus endpoint).
 
+pub mod aggctl;
 pub mod args;
 pub mod host;
 pub mod metrics;
@@ -25,6 +27,7 @@ usage: lasthop-live TOOL [options]    (TOOL --help for its options)
 
   wqm       size an AP's transmit queue with WQM
   vwire     the Virtual Wires split proxy (transparent, TPROXY)
+  aggctl    rate control from the receivers' aggregation level (send, recv)
   version   print the version
 ";
 
@@ -39,6 +42,7 @@ pub fn main(argv: &[String]) -> i32 {
     match tool.as_str() {
         "wqm" => wqm::main(rest),
         "vwire" => vwire::main(rest),
+        "aggctl" => aggctl::main(rest),
         "version" | "--version" => {
             println!("lasthop-live {}", env!("CARGO_PKG_VERSION"));
             0
@@ -48,7 +52,7 @@ pub fn main(argv: &[String]) -> i32 {
             0
         }
         other => {
-            eprintln!("lasthop-live: unknown tool {} (tools: wqm, vwire)", args::show(other));
+            eprintln!("lasthop-live: unknown tool {} (tools: wqm, vwire, aggctl)", args::show(other));
             2
         }
     }
