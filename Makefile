@@ -17,6 +17,8 @@ BIN := $(VENV)/bin
 # Pinned-ish tool versions (maturin builds the wheel; pytest runs tests/python).
 MATURIN_REQ := maturin>=1.9,<2
 PYTEST_REQ := pytest>=8.3,<10
+# An independent QUIC/HTTP/3 implementation the interoperability tests talk to.
+AIOQUIC_REQ := aioquic>=1.2,<2
 
 RUST_SOURCES := Cargo.toml Cargo.lock \
 	$(shell find crates -type f \( -name '*.rs' -o -name 'Cargo.toml' \) 2>/dev/null)
@@ -28,7 +30,20 @@ all: build
 # The virtualenv and the tools in it.
 $(VENV)/.deps-stamp: Makefile
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check "$(MATURIN_REQ)" "$(PYTEST_REQ)"
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check "$(MATURIN_REQ)" "$(PYTEST_REQ)" "$(AIOQUIC_REQ)"
+	touch $@
+
+# The QUIC tool links quiche, which builds BoringSSL: cmake, g++ and libclang (bindgen).
+# Installed with apt-get when this runs as root on Debian; otherwise one line says what to do.
+$(VENV)/.quic-deps-stamp: $(VENV)/.deps-stamp
+	@missing=""; command -v cmake >/dev/null || missing="$$missing cmake"; \
+	command -v g++ >/dev/null || missing="$$missing g++"; \
+	ls /usr/lib/llvm-*/lib/libclang*.so* /usr/lib/*/libclang*.so* >/dev/null 2>&1 || missing="$$missing libclang-dev"; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; \
+	  else echo "make: the QUIC tool needs:$$missing (sudo apt-get install$$missing)" >&2; exit 1; fi; \
+	fi
 	touch $@
 
 # The extension module, built in release mode and installed into the venv (editable for the
@@ -41,8 +56,8 @@ $(VENV)/.native-stamp: $(VENV)/.deps-stamp $(RUST_SOURCES) pyproject.toml
 
 # The standalone live tools (no Python needed): target/release/lasthop-live, also put beside
 # the `lasthop` command in the virtualenv.
-$(BIN)/lasthop-live: $(VENV)/.native-stamp $(RUST_SOURCES)
-	$(CARGO) build --release --quiet -p lasthop-live --bin lasthop-live
+$(BIN)/lasthop-live: $(VENV)/.native-stamp $(VENV)/.quic-deps-stamp $(RUST_SOURCES)
+	$(CARGO) build --release --quiet -p lasthop-live --features quic --bin lasthop-live
 	install -m 755 target/release/lasthop-live $@
 
 build: $(VENV)/.native-stamp $(BIN)/lasthop-live
@@ -74,8 +89,9 @@ test-nostd:
 clippy:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
-# (The VM test runs the live tools' binary that test-rust built, target/debug/lasthop-live.)
-test-python: $(VENV)/.native-stamp
+# (The VM test runs the live tools' binary that test-rust built, target/debug/lasthop-live;
+# the QUIC tests the release one with QUIC, .venv/bin/lasthop-live.)
+test-python: $(VENV)/.native-stamp $(BIN)/lasthop-live
 	$(BIN)/python -m pytest -q tests/python
 
 # Removes the virtualenv, the installed extension and demo output (not Cargo's target/).

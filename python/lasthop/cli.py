@@ -74,14 +74,15 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--emu", action="store_true",
                    help="the emulator against the simulator: iperf3/ping through `lasthop emu` "
                         "(needs root, iperf3, ping), and its capacity (emu_bench.py)")
-    b.add_argument("--live", nargs="?", const="wqm", choices=["wqm", "vwire", "proxy", "aggctl"], default=None,
+    b.add_argument("--live", nargs="?", const="wqm", choices=["wqm", "vwire", "proxy", "aggctl", "quic"], default=None,
                    metavar="TOOL",
                    help="a live tool across the emulator's AP host next to the simulator: wqm "
                         "(W1/W2 live and the AP host's cost; needs iperf3, ping; live_bench.py), "
                         "vwire (V1-V3 live; live_bench_vwire.py), or proxy (the split proxy's speed "
                         "and a checked 2 GB load between namespaces; live_bench_proxy.py), or aggctl "
                         "(aggctl send|recv across the emulator, 1 and 5 receivers, and pacing "
-                        "precision; live_bench_aggctl.py); needs root")
+                        "precision; live_bench_aggctl.py), or quic (quic vs bquic and the history "
+                        "across the emulator; live_bench_quic.py); needs root")
     b.add_argument("--runs", type=int, default=5, metavar="N",
                    help="--live: runs per configuration (default 5)")
     b.add_argument("-o", "--out", default="results/bench", metavar="DIR",
@@ -260,6 +261,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if getattr(args, "live", None) == "proxy":
         from .live_bench_proxy import run_live_proxy
         return run_live_proxy(args.out)
+    if getattr(args, "live", None) == "quic":
+        from .live_bench_quic import run_live_quic
+        return run_live_quic(args.out, runs=3 if args.quick else 10)
     if getattr(args, "live", None) == "aggctl":
         from .live_bench_aggctl import run_live_aggctl
         return run_live_aggctl(args.out, seconds=16 if args.quick else 30)

@@ -316,11 +316,8 @@ def run_live_aggctl(out_dir: str, seconds: float = 30.0) -> int:
                             "sim": simulate(n, seconds, warm)}
         print("lasthop bench --live aggctl: pacing at 600 Mb/s ...", file=sys.stderr, flush=True)
         rep["pacing"] = pacing()
-    path = out / "live-aggctl.json"
-    path.write_text(json.dumps(rep, indent=2, sort_keys=True) + "\n")
-    print(table(rep))
-    print(f"figures: {path}")
-    return 0
+    from .live_bench_vwire import write_report
+    return write_report(out, "live-aggctl.json", rep, table(rep))
 
 
 def table(r: dict) -> str:

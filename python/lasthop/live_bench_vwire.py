@@ -73,6 +73,15 @@ def _toml(d: dict, prefix: str = "") -> str:
     return out
 
 
+def write_report(out: Path, name: str, rep: dict, text: str) -> int:
+    """The bench's figures as DIR/NAME (sorted, indented JSON) and its table on stdout."""
+    path = out / name
+    path.write_text(json.dumps(rep, indent=2, sort_keys=True) + "\n")
+    print(text)
+    print(f"figures: {path}")
+    return 0
+
+
 def _live_cell(spec: dict, out: Path) -> Path:
     """The suite's spec as an emulator cell: no simulated flows, no split keys, an AP host."""
     s = {k: v for k, v in spec.items() if k not in ("flows", "vwire", "ap")}
@@ -223,11 +232,7 @@ def run_live_vwire(out_dir: str, seconds: int = 20, seed: int = 1, v2_seeds: int
         report["v2"] = _v2(tmp, list(range(seed, seed + v2_seeds)), seconds)
         print("lasthop bench --live vwire: V3 (24 runs) ...", file=sys.stderr, flush=True)
         report["v3"] = _v3(tmp, seed, seconds)
-    path = out / "live-vwire.json"
-    path.write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
-    print(table(report))
-    print(f"figures: {path}")
-    return 0
+    return write_report(out, "live-vwire.json", report, table(report))
 
 
 def table(r: dict) -> str:

@@ -13,6 +13,7 @@ TOOLS = {
     "wqm": "size an AP's transmit queue with WQM (live daemon, docs/live.md)",
     "vwire": "the Virtual Wires split proxy on a Linux AP (TPROXY; docs/live.md)",
     "aggctl": "rate control from the receivers' aggregation level: aggctl send|recv (UDP; docs/live.md)",
+    "quic": "an HTTP/3 server and client with Bursty QUIC and history-based windows: quic serve|get (docs/live.md)",
 }
 
 
@@ -22,8 +23,27 @@ def add_parsers(sub: Any) -> None:
         sub.add_parser(name, help=text, add_help=False)
 
 
+def quic_binary() -> str | None:
+    """The standalone binary built with QUIC (the Python module links no TLS library):
+    beside this interpreter (`make build` installs it there), else on PATH."""
+    import os
+    import shutil
+    here = os.path.join(os.path.dirname(sys.executable), "lasthop-live")
+    return here if os.access(here, os.X_OK) else shutil.which("lasthop-live")
+
+
 def run(argv: list[str]) -> int:
     from .cli import _native
     sys.stdout.flush()
     sys.stderr.flush()
+    if argv[0] == "quic":
+        import subprocess
+        b = quic_binary()
+        if b is None:
+            print("lasthop quic: needs the standalone binary lasthop-live built with QUIC (make build)", file=sys.stderr)
+            return 2
+        try:
+            return subprocess.run([b, *argv]).returncode
+        except KeyboardInterrupt:
+            return 130
     return int(_native().live_main(argv))

@@ -107,6 +107,17 @@ impl CwndHistoryConfig {
     }
 }
 
+/// One peer's history as stored outside the process ([`CwndHistory::export`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PeerRecord {
+    pub samples: u64,
+    pub sum: u128,
+    pub ewma: f64,
+    pub last_cwnd: u64,
+    /// Time since the last observation, at export.
+    pub age: Duration,
+}
+
 /// What is remembered about one peer.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PeerHistory {
@@ -128,6 +139,10 @@ impl PeerHistory {
         self.ewma += gain * (cwnd as f64 - self.ewma);
         self.last_cwnd = cwnd;
         self.last_update = now;
+    }
+
+    fn record(&self) -> PeerRecord {
+        PeerRecord { samples: self.samples, sum: self.sum, ewma: self.ewma, last_cwnd: self.last_cwnd, age: Duration::ZERO }
     }
 
     /// Observations folded in.
@@ -329,6 +344,46 @@ impl<K: Ord + Clone> CwndHistory<K> {
     }
 
     /// Peers remembered (expired entries not yet purged included).
+    /// Every live entry, least recently used first, as plain records a host can store
+    /// (a server that restarts keeps its history: [`CwndHistory::import`]).
+    pub fn export(&self, now: Instant) -> alloc::vec::Vec<(K, PeerRecord)> {
+        self.recency
+            .values()
+            .filter_map(|k| self.entries.get(k).filter(|e| !self.expired(&e.hist, now)).map(|e| {
+                let age = now.saturating_since(e.hist.last_update);
+                (k.clone(), PeerRecord { age, ..e.hist.record() })
+            }))
+            .collect()
+    }
+
+    /// Load records in the order [`CwndHistory::export`] gives them (least recently used
+    /// first), as if they had just been observed in that order; records beyond `capacity`
+    /// evict the oldest as usual. `now` is the host's current time, and each record's age is
+    /// kept: an entry `age` old expires `lifetime − age` from now. Returns the entries loaded.
+    pub fn import(&mut self, now: Instant, records: impl IntoIterator<Item = (K, PeerRecord)>) -> usize {
+        let mut n = 0;
+        for (k, r) in records {
+            if r.samples == 0 || r.age >= self.cfg.lifetime {
+                continue;
+            }
+            self.remove(&k);
+            if self.entries.len() >= self.cfg.capacity {
+                if let Some((_, lru)) = self.recency.pop_first() {
+                    self.entries.remove(&lru);
+                    self.stats.evictions += 1;
+                }
+            }
+            let last_update = Instant::from_nanos(now.as_nanos().saturating_sub(r.age.as_nanos()));
+            let hist = PeerHistory { samples: r.samples, sum: r.sum, ewma: r.ewma, last_cwnd: r.last_cwnd, last_update };
+            self.entries.insert(k.clone(), Entry { hist, tick: self.next_tick });
+            self.recency.insert(self.next_tick, k);
+            self.next_tick += 1;
+            n += 1;
+        }
+        debug_assert_eq!(self.invariants(), Ok(()));
+        n
+    }
+
     pub fn len(&self) -> usize {
         self.entries.len()
     }
@@ -409,6 +464,26 @@ pub fn rtt_guard(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn export_then_import_keeps_averages_order_and_age() {
+        let cfg = CwndHistoryConfig { capacity: 3, lifetime: Duration::from_secs(100), ..CwndHistoryConfig::default() };
+        let mut a: CwndHistory<u64> = cfg.build().unwrap();
+        for (t, peer, w) in [(1, 7u64, 20_000u64), (2, 8, 30_000), (3, 7, 40_000), (4, 9, 50_000)] {
+            a.record(s(t), &peer, HistoryEvent::ConnectionClosed, w);
+        }
+        let out = a.export(s(10));
+        assert_eq!(out.iter().map(|(k, _)| *k).collect::<alloc::vec::Vec<_>>(), [8, 7, 9]);
+        let mut b: CwndHistory<u64> = cfg.build().unwrap();
+        assert_eq!(b.import(s(500), out.clone()), 3);
+        assert_eq!(b.export(s(500)), out, "ages carried over to the new clock");
+        for p in [7u64, 8, 9] {
+            assert_eq!(b.initial_window(s(500), &p, 1), a.initial_window(s(10), &p, 1));
+        }
+        // Lifetime counts from the original observation: peer 8 (age 8 s) expires at 592 s.
+        assert!(b.peek(s(591), &8).is_some() && b.peek(s(593), &8).is_none());
+        assert_eq!(b.invariants(), Ok(()));
+    }
 
     const DEFAULT_IW: u64 = 14_720; // RFC 9002 §7.2 with 1472-byte datagrams
     fn s(x: u64) -> Instant {

@@ -162,8 +162,7 @@ pub struct QuicConnection {
     in_recovery: bool,
     hss: Hss,
     // --- pacing ---
-    burst_tokens: u32,
-    next_send_time: Instant,
+    pacer: super::pacer::PacingSender,
     pacing_wait: Option<Instant>,
     // --- delivery rate ---
     delivered: u64,
@@ -229,8 +228,7 @@ impl QuicConnection {
             recovery_start: None,
             in_recovery: false,
             hss: Hss::default(),
-            burst_tokens: cfg.initial_burst_packets,
-            next_send_time: now,
+            pacer: super::pacer::PacingSender::new(cfg.initial_burst_packets, cfg.max_udp_payload as u64, now),
             pacing_wait: None,
             delivered: 0,
             delivered_time: now,
@@ -366,16 +364,8 @@ impl QuicConnection {
         if !self.cfg.pacing || !self.rtt.has_sample() {
             return 0;
         }
-        let srtt = self.rtt.smoothed().as_nanos().max(1) as u128;
-        let base = self.cc.cwnd() as u128 * 1_000_000_000 / srtt;
-        let r = if self.in_recovery {
-            base
-        } else if self.cc.in_slow_start() {
-            base * 2
-        } else {
-            base * 5 / 4
-        };
-        r.min(u64::MAX as u128) as u64
+        let srtt = Duration::from_nanos(self.rtt.smoothed().as_nanos().max(1));
+        super::pacer::chromium_rate(self.cc.cwnd(), srtt, self.cc.in_slow_start(), self.in_recovery)
     }
 
     pub fn poll_event(&mut self) -> Option<Event> {
@@ -1295,11 +1285,7 @@ impl QuicConnection {
     }
 
     fn pacer_ready(&self, now: Instant) -> bool {
-        !self.cfg.pacing
-            || self.burst_tokens > 0
-            || self.bytes_in_flight == 0
-            || self.pacing_rate() == 0
-            || now >= self.next_send_time
+        !self.cfg.pacing || self.pacer.ready(now, self.bytes_in_flight, self.pacing_rate())
     }
 
     /// The space has ack-eliciting content to send (ignoring cwnd and pacing).
@@ -1333,7 +1319,7 @@ impl QuicConnection {
         let cc_ok = self.bytes_in_flight < self.cc.cwnd();
         let pace_ok = sp != Space::AppData || self.pacer_ready(now);
         if has_data && cc_ok && !pace_ok {
-            self.pacing_wait = Some(self.next_send_time);
+            self.pacing_wait = Some(self.pacer.next_send_time());
         }
         let send_eliciting = probe || (has_data && cc_ok && pace_ok);
         let want_ack = ty != PacketType::ZeroRtt
@@ -1629,22 +1615,9 @@ impl QuicConnection {
     /// Chromium's pacing sender: an unpaced burst after quiescence, then one packet per
     /// len/rate (no credit for late sends).
     fn on_paced_send(&mut self, now: Instant, len: u32) {
-        let mss = self.cfg.max_udp_payload as u64;
-        if self.bytes_in_flight == 0 && !self.in_recovery {
-            self.burst_tokens = (self.cfg.initial_burst_packets as u64).min(self.cc.cwnd() / mss) as u32;
-        }
-        if self.burst_tokens > 0 {
-            self.burst_tokens -= 1;
-            self.next_send_time = now;
-            return;
-        }
+        let (bif, rec, cwnd) = (self.bytes_in_flight, self.in_recovery, self.cc.cwnd());
         let rate = self.pacing_rate();
-        if rate == 0 {
-            self.next_send_time = now;
-            return;
-        }
-        let gap = Duration::from_nanos((len as u128 * 1_000_000_000 / rate as u128) as u64);
-        self.next_send_time = self.next_send_time.max(now) + gap;
+        self.pacer.on_sent(now, len, bif, rec, cwnd, rate);
     }
 
     // ------------------------------------------------------------------ checks

@@ -58,6 +58,7 @@
 //! controller's RTO response) rather than kMinimumWindow = 2 packets.
 
 pub mod conn;
+pub mod pacer;
 pub mod packet;
 pub mod ranges;
 pub mod rtt;

@@ -16,6 +16,8 @@ pub mod aggctl;
 pub mod args;
 pub mod host;
 pub mod metrics;
+#[cfg(feature = "quic")]
+pub mod quic;
 pub mod statefile;
 pub mod vwire;
 pub mod wqm;
@@ -28,6 +30,7 @@ usage: lasthop-live TOOL [options]    (TOOL --help for its options)
   wqm       size an AP's transmit queue with WQM
   vwire     the Virtual Wires split proxy (transparent, TPROXY)
   aggctl    rate control from the receivers' aggregation level (send, recv)
+  quic      an HTTP/3 server and client with Bursty QUIC and history-based windows
   version   print the version
 ";
 
@@ -43,6 +46,13 @@ pub fn main(argv: &[String]) -> i32 {
         "wqm" => wqm::main(rest),
         "vwire" => vwire::main(rest),
         "aggctl" => aggctl::main(rest),
+        #[cfg(feature = "quic")]
+        "quic" => quic::main(rest),
+        #[cfg(not(feature = "quic"))]
+        "quic" => {
+            eprintln!("lasthop-live: quic: this build has no QUIC (build with --features quic: make build)");
+            2
+        }
         "version" | "--version" => {
             println!("lasthop-live {}", env!("CARGO_PKG_VERSION"));
             0
@@ -52,7 +62,7 @@ pub fn main(argv: &[String]) -> i32 {
             0
         }
         other => {
-            eprintln!("lasthop-live: unknown tool {} (tools: wqm, vwire, aggctl)", args::show(other));
+            eprintln!("lasthop-live: unknown tool {} (tools: wqm, vwire, aggctl, quic)", args::show(other));
             2
         }
     }

@@ -1,0 +1,329 @@
+//! `lasthop quic get URL...`: an HTTP/3 client whose ACKs follow the simulator's receiver ACK
+//! policy (`lasthop_algo::control::ack_policy`): quiche writes an ACK frame only when the
+//! application calls `send()`, so after the handshake this host calls it only when the policy
+//! says an ACK is due (or quiche's own loss-recovery timer fires, or a request goes out).
+//! Each datagram received counts as one ack-eliciting packet in order: quiche does not tell
+//! the application which frames a packet carried nor its number (a server's response packets
+//! all carry STREAM frames; a reordered packet is then acknowledged with the next ACK instead
+//! of at once — a difference from RFC 9000 §13.2.1 that the policies' own tests cover).
+
+use super::{Profile, MAX_DATAGRAM};
+use lasthop_algo::control::ack_policy::{AckDecision, AckPolicy, AckPolicyConfig, AckPolicyKind};
+use lasthop_core::{Duration as SimDuration, Instant as SimInstant};
+use quiche::h3::NameValue;
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::net::{SocketAddr, ToSocketAddrs, UdpSocket};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+pub struct Url {
+    pub host: String,
+    pub addr: SocketAddr,
+    pub path: String,
+    pub text: String,
+}
+
+impl Url {
+    pub fn parse(s: &str) -> Result<Url, String> {
+        let rest = s.strip_prefix("https://").ok_or("not an https:// URL")?;
+        let (auth, path) = match rest.find('/') {
+            Some(i) => (&rest[..i], &rest[i..]),
+            None => (rest, "/"),
+        };
+        if auth.is_empty() {
+            return Err("no host".into());
+        }
+        let with_port = if auth.starts_with('[') {
+            if auth.contains("]:") { auth.to_string() } else { format!("{auth}:443") }
+        } else if auth.contains(':') {
+            auth.to_string()
+        } else {
+            format!("{auth}:443")
+        };
+        let addr = with_port.to_socket_addrs().map_err(|e| format!("cannot resolve {auth}: {e}"))?.next().ok_or("no address")?;
+        let host = with_port.rsplit_once(':').map_or(auth, |(h, _)| h).trim_matches(['[', ']']).to_string();
+        Ok(Url { host, addr, path: path.to_string(), text: s.to_string() })
+    }
+}
+
+pub struct GetOpts {
+    pub urls: Vec<Url>,
+    pub profile: Profile,
+    pub out_dir: Option<PathBuf>,
+    pub result: Option<PathBuf>,
+    pub timeout: Duration,
+    pub stats_every: Option<Duration>,
+    pub quiet: bool,
+}
+
+struct Obj {
+    url: usize,
+    status: Option<String>,
+    bytes: u64,
+    ttfb: Option<Duration>,
+    done: Option<Duration>,
+    file: Option<std::fs::File>,
+}
+
+fn sim(t0: Instant, t: Instant) -> SimInstant {
+    SimInstant::from_nanos(t.saturating_duration_since(t0).as_nanos() as u64)
+}
+
+pub fn run(o: &GetOpts) -> Result<i32, String> {
+    let peer = o.urls[0].addr;
+    let bind: SocketAddr = if peer.is_ipv4() { "0.0.0.0:0" } else { "[::]:0" }.parse().expect("literal");
+    let sock = UdpSocket::bind(bind).map_err(|e| e.to_string())?;
+    sock.connect(peer).map_err(|e| format!("{}: {e}", o.urls[0].text))?;
+    sock.set_nonblocking(true).map_err(|e| e.to_string())?;
+    let local = sock.local_addr().map_err(|e| e.to_string())?;
+    let mut files = Vec::new();
+    for u in &o.urls {
+        files.push(match &o.out_dir {
+            Some(d) => {
+                let name = u.path.rsplit('/').next().filter(|n| !n.is_empty() && !n.starts_with('.')).unwrap_or("index.html");
+                let p = d.join(name);
+                Some(std::fs::File::create(&p).map_err(|e| format!("{}: {e}", p.display()))?)
+            }
+            None => None,
+        });
+    }
+    let mut cfg = quiche::Config::new(quiche::PROTOCOL_VERSION).map_err(|e| e.to_string())?;
+    cfg.verify_peer(false);
+    cfg.set_application_protos(quiche::h3::APPLICATION_PROTOCOL).map_err(|e| e.to_string())?;
+    cfg.set_max_idle_timeout(10_000);
+    cfg.set_max_recv_udp_payload_size(MAX_DATAGRAM);
+    cfg.set_max_send_udp_payload_size(MAX_DATAGRAM);
+    cfg.set_initial_max_data(100_000_000);
+    cfg.set_initial_max_stream_data_bidi_local(50_000_000);
+    cfg.set_initial_max_stream_data_bidi_remote(1_000_000);
+    cfg.set_initial_max_stream_data_uni(1_000_000);
+    cfg.set_initial_max_streams_bidi(200);
+    cfg.set_initial_max_streams_uni(100);
+    cfg.set_disable_active_migration(true);
+    let kind = match o.profile {
+        Profile::Quic => AckPolicyKind::TcpAcking,
+        Profile::Bquic => AckPolicyKind::AckDecimation,
+    };
+    let mut policy: AckPolicy = AckPolicyConfig::with_kind(kind).build().map_err(|e| format!("ack policy: {e:?}"))?;
+    let scid_bytes: [u8; quiche::MAX_CONN_ID_LEN] = {
+        let mut b = [0u8; quiche::MAX_CONN_ID_LEN];
+        // SAFETY: getrandom writes up to len bytes into `b`.
+        unsafe { libc::getrandom(b.as_mut_ptr() as *mut libc::c_void, b.len(), 0) };
+        b
+    };
+    let scid = quiche::ConnectionId::from_ref(&scid_bytes);
+    let t0 = Instant::now();
+    let mut conn = quiche::connect(Some(&o.urls[0].host), &scid, local, peer, &mut cfg).map_err(|e| e.to_string())?;
+    let h3_config = quiche::h3::Config::new().map_err(|e| e.to_string())?;
+    let mut h3: Option<quiche::h3::Connection> = None;
+    let mut objs: BTreeMap<u64, Obj> = BTreeMap::new();
+    let mut requested = false;
+    let mut handshake: Option<Duration> = None;
+    let mut buf = vec![0u8; 65535];
+    let mut out = vec![0u8; MAX_DATAGRAM];
+    let mut pn = 0u64;
+    let mut flush = true;
+    let mut rtt_series: Vec<(u64, u64)> = Vec::new();
+    let mut next_sample = t0;
+    let mut next_stats = o.stats_every.map(|d| t0 + d);
+    let mut total = 0u64;
+    let mut failed: Option<String> = None;
+    let deadline = t0 + o.timeout;
+    let stop = crate::signals::StopSignals::install().map_err(|e| e.to_string())?;
+    loop {
+        let now = Instant::now();
+        if stop.stop_requested() {
+            failed = Some("interrupted".into());
+            let _ = conn.close(true, 0x100, b"interrupted");
+        }
+        if now >= deadline && !conn.is_closed() && failed.is_none() {
+            failed = Some(format!("timed out after {:?}", o.timeout));
+            let _ = conn.close(true, 0x100, b"timeout");
+        }
+        // Receive.
+        while let Ok(n) = sock.recv(&mut buf) {
+            let now = Instant::now();
+            if conn.recv(&mut buf[..n], quiche::RecvInfo { to: local, from: peer }).is_err() {
+                continue;
+            }
+            if conn.is_established() && handshake.is_some() {
+                pn += 1;
+                if policy.on_packet(sim(t0, now), pn, true, false) == AckDecision::AckNow {
+                    // As a receiver that handles packets one at a time: the ACK leaves now,
+                    // before the next datagram is read.
+                    if send_all(&mut conn, &sock, &mut out) {
+                        policy.on_ack_sent(sim(t0, Instant::now()));
+                    }
+                }
+            } else {
+                flush = true; // Initial and Handshake packets are acknowledged at once
+            }
+        }
+        let now = Instant::now();
+        if conn.is_established() && handshake.is_none() {
+            handshake = Some(now - t0);
+        }
+        if let Some(p) = conn.path_stats().next() {
+            if let Some(m) = p.min_rtt {
+                policy.set_min_rtt(SimDuration::from_nanos(m.as_nanos() as u64));
+            }
+            if now >= next_sample {
+                rtt_series.push((now.duration_since(t0).as_micros() as u64, p.rtt.as_micros() as u64));
+                next_sample = now + Duration::from_millis(10);
+            }
+        }
+        if conn.is_established() && h3.is_none() {
+            h3 = Some(quiche::h3::Connection::with_transport(&mut conn, &h3_config).map_err(|e| format!("HTTP/3: {e}"))?);
+        }
+        if let (Some(h), false) = (h3.as_mut(), requested) {
+            for (i, u) in o.urls.iter().enumerate() {
+                let req = [
+                    quiche::h3::Header::new(b":method", b"GET"),
+                    quiche::h3::Header::new(b":scheme", b"https"),
+                    quiche::h3::Header::new(b":authority", u.host.as_bytes()),
+                    quiche::h3::Header::new(b":path", u.path.as_bytes()),
+                    quiche::h3::Header::new(b"user-agent", b"lasthop"),
+                ];
+                let sid = h.send_request(&mut conn, &req, true).map_err(|e| format!("request {}: {e}", u.text))?;
+                objs.insert(sid, Obj { url: i, status: None, bytes: 0, ttfb: None, done: None, file: files[i].take() });
+            }
+            requested = true;
+            flush = true;
+        }
+        if let Some(h) = h3.as_mut() {
+            loop {
+                match h.poll(&mut conn) {
+                    Ok((sid, quiche::h3::Event::Headers { list, .. })) => {
+                        if let Some(ob) = objs.get_mut(&sid) {
+                            ob.status = list.iter().find(|x| x.name() == b":status").map(|x| String::from_utf8_lossy(x.value()).into_owned());
+                            ob.ttfb.get_or_insert(now - t0);
+                        }
+                    }
+                    Ok((sid, quiche::h3::Event::Data)) => {
+                        while let Ok(n) = h.recv_body(&mut conn, sid, &mut buf) {
+                            if let Some(ob) = objs.get_mut(&sid) {
+                                ob.bytes += n as u64;
+                                total += n as u64;
+                                if let Some(f) = ob.file.as_mut() {
+                                    f.write_all(&buf[..n]).map_err(|e| format!("writing a body: {e}"))?;
+                                }
+                            }
+                        }
+                    }
+                    Ok((sid, quiche::h3::Event::Finished)) => {
+                        if let Some(ob) = objs.get_mut(&sid) {
+                            ob.done = Some(Instant::now() - t0);
+                        }
+                    }
+                    Ok((sid, quiche::h3::Event::Reset(e))) => {
+                        failed.get_or_insert(format!("stream {sid} reset by the server ({e})"));
+                    }
+                    Ok(_) => {}
+                    Err(quiche::h3::Error::Done) => break,
+                    Err(e) => {
+                        failed.get_or_insert(format!("HTTP/3: {e}"));
+                        break;
+                    }
+                }
+            }
+            if requested && objs.values().all(|x| x.done.is_some()) && !conn.is_closed() && !conn.is_draining() {
+                let _ = conn.close(true, 0x100, b"done");
+                flush = true;
+            }
+        }
+        // quiche's own timers (loss detection, idle), then the ACK policy's.
+        let now = Instant::now();
+        if conn.timeout_instant().is_some_and(|t| t <= now) {
+            conn.on_timeout();
+            flush = true;
+        }
+        if policy.poll_timeout().is_some_and(|t| t <= sim(t0, now)) && policy.handle_timeout(sim(t0, now)) {
+            flush = true;
+        }
+        if !conn.is_established() || conn.is_closed() || conn.is_draining() {
+            flush = true;
+        }
+        if flush {
+            let sent = send_all(&mut conn, &sock, &mut out);
+            if sent && conn.is_established() {
+                policy.on_ack_sent(sim(t0, Instant::now()));
+            }
+            flush = false;
+        }
+        if conn.is_closed() {
+            break;
+        }
+        if let Some(t) = next_stats.filter(|&t| now >= t) {
+            if !o.quiet {
+                eprintln!("quic get: {:.1} s | {:.1} MB | ACKs sent {}", now.duration_since(t0).as_secs_f64(), total as f64 / 1e6, policy.stats().acks_sent);
+            }
+            next_stats = Some(t + o.stats_every.unwrap_or(Duration::from_secs(1)));
+        }
+        let mut wake = deadline.min(now + Duration::from_millis(100));
+        if let Some(t) = conn.timeout_instant() {
+            wake = wake.min(t);
+        }
+        if let Some(t) = policy.poll_timeout() {
+            wake = wake.min(t0 + Duration::from_nanos(t.as_nanos()));
+        }
+        if let Some(t) = next_stats {
+            wake = wake.min(t);
+        }
+        let d = wake.saturating_duration_since(Instant::now());
+        if !d.is_zero() {
+            super::super::aggctl::net::wait_readable(&[&sock], d);
+        }
+    }
+    let elapsed = Instant::now() - t0;
+    let last = objs.values().filter_map(|x| x.done).max();
+    let all_ok = objs.len() == o.urls.len() && objs.values().all(|x| x.done.is_some() && x.status.as_deref() == Some("200"));
+    if failed.is_none() && !all_ok {
+        failed = Some(match conn.peer_error() {
+            Some(e) => format!("the server closed the connection (error {:#x})", e.error_code),
+            None => match objs.values().find(|x| x.status.as_deref().is_some_and(|s| s != "200")) {
+                Some(x) => format!("{}: HTTP status {}", o.urls[x.url].text, x.status.as_deref().unwrap_or("?")),
+                None => "no complete response".into(),
+            },
+        });
+    }
+    let mut list: Vec<&Obj> = objs.values().collect();
+    list.sort_by_key(|x| x.url);
+    let stats = conn.stats();
+    let ap = policy.stats();
+    let doc = serde_json::json!({
+        "tool": "quic get", "version": env!("CARGO_PKG_VERSION"), "profile": o.profile.name(), "server": peer.to_string(),
+        "ok": failed.is_none(), "error": failed,
+        "handshake_ms": handshake.map(|d| d.as_secs_f64() * 1e3),
+        "download_ms": last.map(|d| d.as_secs_f64() * 1e3), "seconds": elapsed.as_secs_f64(),
+        "bytes": total, "throughput_bps": last.map(|d| total as f64 * 8.0 / d.as_secs_f64().max(1e-9)),
+        "objects": list.iter().map(|x| serde_json::json!({"url": o.urls[x.url].text, "status": x.status, "bytes": x.bytes,
+            "ttfb_ms": x.ttfb.map(|d| d.as_secs_f64() * 1e3), "done_ms": x.done.map(|d| d.as_secs_f64() * 1e3)})).collect::<Vec<_>>(),
+        "acks": {"policy": kind.name(), "packets": ap.packets, "acks_sent": ap.acks_sent, "due_count": ap.due_count, "due_timer": ap.due_timer},
+        "client": {"sent_packets": stats.sent, "recv_packets": stats.recv, "lost_packets": stats.lost},
+        "rtt_series": {"t_us": rtt_series.iter().map(|x| x.0).collect::<Vec<_>>(), "rtt_us": rtt_series.iter().map(|x| x.1).collect::<Vec<_>>()},
+    });
+    if let Some(p) = &o.result {
+        super::super::aggctl::net::write_atomic(p, &(serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())? + "\n"))?;
+    }
+    if !o.quiet {
+        match &failed {
+            None => eprintln!("quic get: {} bytes in {:.1} ms ({:.1} Mb/s), handshake {:.1} ms, {} ACKs for {} packets",
+                              total, last.unwrap_or_default().as_secs_f64() * 1e3,
+                              total as f64 * 8.0 / last.unwrap_or(elapsed).as_secs_f64().max(1e-9) / 1e6,
+                              handshake.unwrap_or_default().as_secs_f64() * 1e3, ap.acks_sent, ap.packets),
+            Some(e) => eprintln!("quic get: failed: {e}"),
+        }
+    }
+    Ok(if failed.is_none() { 0 } else { 1 })
+}
+
+/// Everything quiche has to send now; whether anything left.
+fn send_all(conn: &mut quiche::Connection, sock: &UdpSocket, out: &mut [u8]) -> bool {
+    let mut sent = false;
+    while let Ok((n, _)) = conn.send(out) {
+        let _ = sock.send(&out[..n]);
+        sent = true;
+    }
+    sent
+}

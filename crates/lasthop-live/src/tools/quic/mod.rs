@@ -1,0 +1,200 @@
+//! `lasthop quic serve|get`: an HTTP/3 file server and client on quiche (Cloudflare's QUIC
+//! library), with the two QUIC mechanisms the simulator models, driven by the same sans-IO
+//! code:
+//!
+//! * Bursty QUIC ("Improving Performance of QUIC in WiFi", Manzoor et al., WCNC 2019): the
+//!   `quic` profile paces the server's packets with the simulator's Chromium pacing sender
+//!   (`lasthop_algo::quic::pacer`; quiche paces only its BBR ports); the `bquic` profile
+//!   does not pace (each window leaves as it opens) and makes
+//!   the client acknowledge with Chromium's ACK decimation
+//!   (`lasthop_algo::control::ack_policy::AckDecimation`); the `quic` profile paces and
+//!   acknowledges every second packet or after max_ack_delay (`TcpAcking`). The client's ACKs
+//!   leave only when the policy says so: quiche writes ACK frames only when `send()` is called.
+//! * History-based initial windows ("Access Latency Reduction in the QUIC Protocol Based on
+//!   Communication History", Electronics 2019): the server keeps
+//!   `lasthop_algo::control::cwnd_history::CwndHistory` keyed by the client's /32 or /24,
+//!   records each connection's cwnd when it closes, gives a new connection
+//!   max(default, average) (`serve.rs`), keeps it in a file across restarts, and with
+//!   `--guard rtt` applies `rtt_guard` to an RTT measured with a stateless Retry before the
+//!   connection is accepted.
+
+pub mod get;
+pub mod history;
+pub mod serve;
+
+use super::args::{Args, UsageError};
+use std::net::SocketAddr;
+use std::time::Duration;
+
+pub const HELP: &str = "\
+lasthop quic: an HTTP/3 server and client with Bursty QUIC and history-based initial windows
+
+usage: lasthop quic serve DIR [options]
+       lasthop quic get URL... [options]
+
+serve:
+  --listen ADDR:PORT     UDP address (default 0.0.0.0:4433)
+  --profile quic|bquic   quic: paced; bquic: no pacing, each window sent as it opens
+                         (default quic)
+  --history FILE         history-based initial windows, kept in FILE across restarts
+  --history-key /32|/24  whose history a client gets: its address or its /24 (default /32)
+  --history-mode mean|ewma   the average used (default mean)
+  --history-size N       clients remembered, least recently used forgotten (default 1024)
+  --history-lifetime DUR an entry expires this long after its last update (default 1h)
+  --guard none|rtt       rtt: measure the RTT with a stateless Retry first and use the
+                         default window if it grew > 25 % over the recorded min RTT
+                         (default none)
+  --initial-window N     the default initial window, packets (default 10)
+  --cert FILE --key FILE certificate chain and private key (PEM); without them a
+                         self-signed certificate is made at start
+  --record FILE          append one JSON line per closed connection
+  --metrics ADDR:PORT    serve Prometheus metrics at http://ADDR:PORT/metrics
+get:
+  --profile quic|bquic   the client's ACK policy (default quic)
+  -o, --out-dir DIR      save each body there (by the URL's file name)
+  --result FILE          write the result (JSON)
+  --timeout DUR          give up after DUR (default 60s)
+both:
+  --stats SECONDS        live view on stderr every SECONDS (default 1 for serve, 0 for get)
+  --duration DUR         (serve) stop after DUR
+  -q, --quiet            no live view
+";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Profile {
+    Quic,
+    Bquic,
+}
+
+impl Profile {
+    pub fn name(self) -> &'static str {
+        match self {
+            Profile::Quic => "quic",
+            Profile::Bquic => "bquic",
+        }
+    }
+}
+
+/// The largest UDP payload we send (fits a 1500-byte MTU with IPv4/IPv6 and UDP headers).
+pub const MAX_DATAGRAM: usize = 1350;
+
+fn usage(s: impl Into<String>) -> UsageError {
+    UsageError(format!("quic: {}", s.into()))
+}
+
+pub fn main(argv: &[String]) -> i32 {
+    let Some(sub) = argv.first() else {
+        eprint!("{HELP}");
+        return 2;
+    };
+    let r = match sub.as_str() {
+        "serve" | "get" => run(sub, &argv[1..]),
+        "-h" | "--help" | "help" => {
+            print!("{HELP}");
+            return 0;
+        }
+        other => Err(usage(format!("unknown command {} (commands: serve, get)", super::args::show(other)))),
+    };
+    match r {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("lasthop {e}");
+            2
+        }
+    }
+}
+
+fn profile(a: &mut Args) -> Result<Profile, UsageError> {
+    Ok(match a.choice("profile", "quic", &["quic", "bquic"])?.as_str() {
+        "bquic" => Profile::Bquic,
+        _ => Profile::Quic,
+    })
+}
+
+fn stats(a: &mut Args, default: f64) -> Result<Option<Duration>, UsageError> {
+    let s = match a.value("stats") {
+        None => default,
+        Some(v) => v.parse::<f64>().ok().filter(|x| x.is_finite() && *x >= 0.0 && *x <= 3600.0).ok_or_else(|| a.err("stats", &v, "seconds, 0 to 3600"))?,
+    };
+    Ok((s > 0.0).then(|| Duration::from_secs_f64(s)))
+}
+
+fn run(sub: &str, argv: &[String]) -> Result<i32, UsageError> {
+    let tool = format!("quic {sub}");
+    if sub == "serve" {
+        let mut a = Args::parse(&tool, argv, &["quiet"], &["listen", "profile", "history", "history-key", "history-mode", "history-size", "history-lifetime", "guard", "initial-window", "cert", "key", "record", "metrics", "stats", "duration"])?;
+        if a.help() {
+            print!("{HELP}");
+            return Ok(0);
+        }
+        let quiet = a.flag("quiet");
+        let listen = match a.value("listen") {
+            Some(v) => v.trim().parse::<SocketAddr>().map_err(|_| a.err("listen", &v, "an address and port, like 0.0.0.0:4433"))?,
+            None => SocketAddr::from(([0, 0, 0, 0], 4433)),
+        };
+        let profile = profile(&mut a)?;
+        let history = a.value("history").map(std::path::PathBuf::from);
+        let prefix = match a.choice("history-key", "/32", &["/32", "/24"])?.as_str() {
+            "/24" => 24,
+            _ => 32,
+        };
+        let mode = a.choice("history-mode", "mean", &["mean", "ewma"])?;
+        let size = a.uint("history-size", 1, 10_000_000)?.unwrap_or(1024) as usize;
+        let lifetime = a.duration("history-lifetime", Duration::from_secs(3600), Duration::from_secs(1), Duration::from_secs(365 * 86_400))?;
+        let guard = a.choice("guard", "none", &["none", "rtt"])? == "rtt";
+        let iw = a.uint("initial-window", 2, 10_000)?.unwrap_or(10) as usize;
+        let cert = a.value("cert");
+        let key = a.value("key");
+        let record = a.value("record").map(std::path::PathBuf::from);
+        let metrics = a.value("metrics");
+        let stats_every = stats(&mut a, 1.0)?;
+        let duration = a.duration_opt("duration", Duration::from_millis(1), Duration::from_secs(10 * 365 * 86_400))?;
+        a.finish(1)?;
+        let Some(dir) = a.positional.first().cloned() else {
+            return Err(usage("serve: the directory to serve is needed (quic serve DIR)"));
+        };
+        let dir = std::path::PathBuf::from(&dir);
+        if std::fs::read_dir(&dir).is_err() {
+            return Err(usage(format!("serve: {}: not a readable directory", dir.display())));
+        }
+        if cert.is_some() != key.is_some() {
+            return Err(usage("serve: --cert and --key go together"));
+        }
+        let o = serve::ServeOpts {
+            dir, listen, profile, history, prefix, ewma: mode == "ewma", size, lifetime, guard, iw,
+            cert: cert.zip(key), record, metrics, stats_every, duration, quiet,
+        };
+        serve::run(&o).map_err(|e| UsageError(format!("{tool}: {e}")))
+    } else {
+        let argv: Vec<String> = argv.iter().map(|x| if x == "-o" { "--out-dir".to_string() } else { x.clone() }).collect();
+        let mut a = Args::parse(&tool, &argv, &["quiet"], &["profile", "out-dir", "result", "timeout", "stats"])?;
+        if a.help() {
+            print!("{HELP}");
+            return Ok(0);
+        }
+        let quiet = a.flag("quiet");
+        let profile = profile(&mut a)?;
+        let out_dir = a.value("out-dir").map(std::path::PathBuf::from);
+        let result = a.value("result").map(std::path::PathBuf::from);
+        let timeout = a.duration("timeout", Duration::from_secs(60), Duration::from_millis(100), Duration::from_secs(86_400))?;
+        let stats_every = stats(&mut a, 0.0)?;
+        a.finish(usize::MAX)?;
+        if a.positional.is_empty() {
+            return Err(usage("get: at least one URL is needed (https://HOST:PORT/PATH)"));
+        }
+        let mut urls = Vec::new();
+        for u in &a.positional {
+            urls.push(get::Url::parse(u).map_err(|e| usage(format!("get: {}: {e}", super::args::show(u))))?);
+        }
+        if urls.iter().any(|u| u.addr != urls[0].addr) {
+            return Err(usage("get: every URL must name the same server (one connection)"));
+        }
+        if let Some(d) = &out_dir {
+            if !d.is_dir() {
+                return Err(usage(format!("get: --out-dir = {}: not a directory", super::args::show(&d.display().to_string()))));
+            }
+        }
+        let o = get::GetOpts { urls, profile, out_dir, result, timeout, stats_every, quiet };
+        get::run(&o).map_err(|e| UsageError(format!("{tool}: {e}")))
+    }
+}

@@ -1,0 +1,236 @@
+"""`lasthop quic serve|get` (docs/live.md): bad input; downloads over loopback with both
+profiles, byte-identical, ACKs as the profile's policy says; interoperability with aioquic
+both ways; history-based windows raised, kept across a restart; and across the emulator the
+RTT guard reverting while a competing bulk flow fills the AP's queue.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PEER = Path(__file__).resolve().parent / "peers" / "aioquic_peer.py"
+
+
+def _bin() -> Path | None:
+    for p in (ROOT / ".venv" / "bin" / "lasthop-live", ROOT / "target" / "release" / "lasthop-live"):
+        if p.exists() and subprocess.run([str(p), "quic", "--help"], capture_output=True).returncode == 0:
+            return p
+    return None
+
+
+BIN = _bin()
+needs = pytest.mark.skipif(BIN is None, reason="lasthop-live with QUIC not built (make build)")
+
+
+def _port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    def __init__(self, root: Path, *args: str, port: int | None = None, ns: list[str] | None = None) -> None:
+        self.port = port or _port()
+        cmd = [*(ns or []), str(BIN), "quic", "serve", str(root), "--listen", f"{'0.0.0.0' if ns else '127.0.0.1'}:{self.port}",
+               "--stats", "0", *args]
+        self.p = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
+        line = self.p.stderr.readline()
+        assert "quic serve:" in line, line + self.p.stderr.read()
+
+    def stop(self) -> str:
+        self.p.send_signal(signal.SIGTERM)
+        err = self.p.communicate(timeout=20)[1]
+        assert self.p.returncode == 0, err
+        return err
+
+
+def _get(url: str, *args: str, ns: list[str] | None = None) -> tuple[int, dict]:
+    import tempfile
+    with tempfile.TemporaryDirectory() as t:
+        r = subprocess.run([*(ns or []), str(BIN), "quic", "get", url, "--result", f"{t}/r.json", "-q", *args],
+                           capture_output=True, text=True, timeout=90)
+        res = json.loads(Path(f"{t}/r.json").read_text()) if Path(f"{t}/r.json").exists() else {}
+    return r.returncode, res
+
+
+@pytest.fixture
+def site(tmp_path):
+    d = tmp_path / "site"
+    d.mkdir()
+    (d / "big.bin").write_bytes(os.urandom(10_000_000))
+    (d / "one.bin").write_bytes(os.urandom(1_000_000))
+    (d / "index.html").write_text("<html>lasthop</html>\n")
+    return d
+
+
+@needs
+def test_bad_input_is_one_line_exit_2_and_nothing_overwritten(tmp_path, site):
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(BIN), "quic", *args], capture_output=True, text=True, timeout=20)
+
+    cases = [
+        (["serve", str(tmp_path / "nope")], "not a readable directory"),
+        (["serve", str(site), "--profile", "fast"], "--profile = \"fast\": one of quic, bquic"),
+        (["serve", str(site), "--history-key", "/16"], "--history-key"),
+        (["get", "http://127.0.0.1:4433/x"], "not an https:// URL"),
+        (["get"], "at least one URL"),
+        (["fly"], "unknown command"),
+    ]
+    bad = tmp_path / "bad.pem"
+    bad.write_text("not a certificate\n")
+    cases.append((["serve", str(site), "--cert", str(bad), "--key", str(bad)], "--cert"))
+    for args, says in cases:
+        r = run(*args)
+        assert r.returncode == 2 and r.stderr.count("\n") == 1 and says in r.stderr, (args, r.stderr)
+    for content, says in [("garbage", "not JSON"), ('{"format": "something else"}', "not a history")]:
+        h = tmp_path / "h.json"
+        h.write_text(content)
+        r = run("serve", str(site), "--history", str(h), "--listen", f"127.0.0.1:{_port()}")
+        assert r.returncode == 2 and r.stderr.count("\n") == 1 and says in r.stderr, r.stderr
+        assert h.read_text() == content
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        r = run("serve", str(site), "--listen", f"127.0.0.1:{s.getsockname()[1]}")
+        assert r.returncode == 2 and r.stderr.count("\n") == 1 and "in use" in r.stderr, r.stderr
+
+
+@needs
+def test_loopback_downloads_both_profiles(tmp_path, site):
+    srv = Server(site)
+    out = tmp_path / "out"
+    out.mkdir()
+    try:
+        acks = {}
+        for prof in ("quic", "bquic"):
+            rc, res = _get(f"https://127.0.0.1:{srv.port}/big.bin", "--profile", prof, "-o", str(out))
+            assert rc == 0 and res["ok"], res
+            assert (out / "big.bin").read_bytes() == (site / "big.bin").read_bytes()
+            a = res["acks"]
+            acks[prof] = (a["acks_sent"] / a["packets"], a["due_count"] / a["packets"])
+        # quic: an ACK every 2nd packet. bquic: by count, every 10th once past the first 100;
+        # on loopback its timer, min(25 ms, minRTT/4), is a few µs and sends most of them.
+        assert 0.45 < acks["quic"][0] < 0.55 and 0.45 < acks["quic"][1] < 0.55, acks
+        assert acks["bquic"][1] <= 0.11, acks
+        rc, res = _get(f"https://127.0.0.1:{srv.port}/nothing", "--profile", "quic")
+        assert rc == 1 and "404" in res["error"], res
+        rc, res = _get(f"https://127.0.0.1:{srv.port}/../../etc/passwd")
+        assert rc == 1 and "404" in res["error"], res
+        rc, res = _get(f"https://127.0.0.1:{srv.port}/index.html", f"https://127.0.0.1:{srv.port}/one.bin")
+        assert rc == 0 and [o["bytes"] for o in res["objects"]] == [21, 1_000_000], res
+    finally:
+        srv.stop()
+
+
+@needs
+def test_interoperates_with_aioquic_both_ways(tmp_path, site):
+    pytest.importorskip("aioquic")
+    port = _port()
+    peer = subprocess.Popen([sys.executable, str(PEER), "serve", str(site), str(port)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert peer.stdout.readline().strip() == "ready"
+        out = tmp_path / "out"
+        out.mkdir()
+        rc, res = _get(f"https://127.0.0.1:{port}/one.bin", "-o", str(out))
+        assert rc == 0, res
+        assert (out / "one.bin").read_bytes() == (site / "one.bin").read_bytes()
+    finally:
+        peer.kill()
+        peer.wait()
+    srv = Server(site)
+    try:
+        got = tmp_path / "aioquic-got.bin"
+        r = subprocess.run([sys.executable, str(PEER), "get", f"https://127.0.0.1:{srv.port}/one.bin", str(got)],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        assert got.read_bytes() == (site / "one.bin").read_bytes()
+    finally:
+        srv.stop()
+
+
+@needs
+def test_history_raises_the_window_and_survives_a_restart(tmp_path, site):
+    h, rec = tmp_path / "history.json", tmp_path / "conns.jsonl"
+    srv = Server(site, "--history", str(h), "--record", str(rec))
+    try:
+        for _ in range(2):
+            rc, res = _get(f"https://127.0.0.1:{srv.port}/big.bin")
+            assert rc == 0, res
+        time.sleep(1.5)  # the history is saved at most once a second
+    finally:
+        srv.stop()
+    conns = [json.loads(x) for x in rec.read_text().splitlines()]
+    assert [c["window_from"] for c in conns] == ["default", "history"], conns
+    assert conns[0]["initial_window_packets"] == 10 and conns[1]["initial_window_packets"] > 10, conns
+    assert conns[1]["initial_window_packets"] * 1350 >= conns[0]["cwnd_at_close"]
+    doc = json.loads(h.read_text())
+    assert doc["format"] == "lasthop-quic-history" and doc["entries"][0]["key"] == "127.0.0.1/32", doc
+    assert doc["entries"][0]["samples"] == 2
+    # A new server process reads it back: the first connection already gets the window.
+    srv = Server(site, "--history", str(h), "--record", str(rec))
+    try:
+        rc, res = _get(f"https://127.0.0.1:{srv.port}/one.bin")
+        assert rc == 0, res
+        # The file turning bad while the server runs changes nothing: it is only read at
+        # start, and the next save replaces it whole.
+        h.write_text("garbage")
+        rc, res = _get(f"https://127.0.0.1:{srv.port}/one.bin")
+        assert rc == 0, res
+    finally:
+        srv.stop()
+    conns = [json.loads(x) for x in rec.read_text().splitlines()]
+    assert conns[2]["window_from"] == "history" and conns[2]["initial_window_packets"] > 10, conns[2]
+    assert json.loads(h.read_text())["entries"][0]["samples"] == 4
+
+
+def _emu_reason() -> str | None:
+    from test_emu import REASON as EMU_REASON
+    if EMU_REASON is not None:
+        return EMU_REASON
+    if shutil.which("iperf3") is None:
+        return "no iperf3"
+    return None
+
+
+@needs
+def test_history_and_rtt_guard_across_the_emulator(tmp_path):
+    """802.11n cell, server 2 ms behind the AP: 1 MB downloads with --history --guard rtt. The
+    first connection gets the default window, the next ones history's; a restarted server
+    keeps it; while a CUBIC bulk flow fills the AP's FIFO the handshake RTT is far above the
+    recorded one and the guard reverts to the default; after the flow, history again."""
+    reason = _emu_reason()
+    if reason:
+        pytest.skip(reason)
+    from lasthop import live_bench_quic as Q
+    r = Q.emulate("history", 2, tmp_path / "h")
+    assert all(x["ok"] for x in r["runs"]), r["runs"]
+    got = [(run["phase"], c["window_from"]) for run, c in zip(r["runs"], r["conns"])]
+    assert got == [("quiet", "default"), ("quiet", "history"), ("after restart", "history"), ("with bulk", "reverted"),
+                   ("after bulk", "history")], got
+    c = r["conns"]
+    assert c[1]["initial_window_packets"] > 10 and c[3]["initial_window_packets"] == 10, c
+    assert c[3]["handshake_rtt_us"] > 1.25 * min(x["min_rtt_us"] for x in c[:3]), c
+    assert r["runs"][1]["download_ms"] < r["runs"][0]["download_ms"], r["runs"]
+
+
+@needs
+def test_service_unit_parses(tmp_path):
+    """The example unit's command line parses: it gets as far as the directory it serves
+    (absent here)."""
+    import re
+    import shlex
+    text = (ROOT / "docs" / "examples" / "lasthop-quic.service").read_text()
+    argv = shlex.split(re.search(r"(?m)^ExecStart=\S+ (.*)$", text).group(1))
+    assert argv[:2] == ["quic", "serve"]
+    r = subprocess.run([str(BIN), *argv], capture_output=True, text=True, timeout=20)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "/srv/www: not a readable directory" in r.stderr, r.stderr
