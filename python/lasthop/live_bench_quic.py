@@ -129,6 +129,19 @@ def scenario(path: str) -> int:
                                     "packets": len(ts), "share_below_100us": sum(1 for x in gaps if x < 100_000) / max(1, len(gaps))})
             srv.send_signal(signal.SIGTERM)
             srv.wait(timeout=20)
+    elif sc["kind"] == "pages":
+        for prof in ("quic", "bquic"):
+            srv = serve("--profile", prof, "--pages")
+            for page in sc["pages"]:
+                for i in range(sc["runs"]):
+                    f = out / "page.json"
+                    f.unlink(missing_ok=True)
+                    subprocess.run(ex("sta0", b, "quic", "get", "--page", page, f"https://{SERVER}:{PORT}/", "--profile", prof,
+                                      "--result", str(f), "-q"), timeout=120)
+                    g = json.loads(f.read_text()) if f.exists() else {"ok": False}
+                    res["runs"].append({"profile": prof, "page": page, "ok": g.get("ok"), "plt_ms": g.get("page_load_ms")})
+            srv.send_signal(signal.SIGTERM)
+            srv.wait(timeout=20)
     else:
         hist = out / "history.json"
         srv = serve("--history", str(hist), "--guard", "rtt")
@@ -164,12 +177,12 @@ def scenario(path: str) -> int:
 
 # ---------------------------------------------------------------------- outside
 
-def emulate(kind: str, runs: int, tmp: Path, seed: int = 1) -> dict:
+def emulate(kind: str, runs: int, tmp: Path, seed: int = 1, pages: list[str] | None = None) -> dict:
     from .live_bench_vwire import _toml
     tmp.mkdir(parents=True, exist_ok=True)
     cf = tmp / "cell.toml"
     cf.write_text(_toml(cell()))
-    (tmp / "scenario.json").write_text(json.dumps({"kind": kind, "runs": runs, "out": str(tmp)}))
+    (tmp / "scenario.json").write_text(json.dumps({"kind": kind, "runs": runs, "out": str(tmp), "pages": pages or []}))
     r = subprocess.run([sys.executable, "-m", "lasthop", "emu", "run", str(cf), "--name", "lhq", "--seed", str(seed), "-o", str(tmp),
                         "--stats", "0", "-q", "--", sys.executable, "-m", "lasthop.live_bench_quic", "scenario",
                         str(tmp / "scenario.json")], capture_output=True, text=True, timeout=runs * 60 + 240, cwd=ROOT)
@@ -236,6 +249,29 @@ def loopback(size_mb: int = 200, runs: int = 3) -> dict:
     return out
 
 
+PAGES = ["google", "wikipedia", "amazon"]
+
+
+def simulate_pages(runs: int) -> dict:
+    from .cli import _native
+    from .reproduce.bquic import _pages
+    from .spec import normalize
+    out: dict[str, Any] = {}
+    for page in PAGES:
+        for prof in ("quic", "bquic"):
+            v = []
+            for seed in range(1, runs + 1):
+                s = _pages()
+                s["flows"][0]["page"] = page
+                s["flows"][0]["profile"] = prof
+                d = json.loads(_native().run(normalize(s).to_json(), seed, None))
+                q = d["flows"][0]["quic"]
+                if q.get("completion_ns"):
+                    v.append(q["completion_ns"] / 1e6)
+            out[f"{page}/{prof}"] = statistics.fmean(v) if v else None
+    return out
+
+
 def run_live_quic(out_dir: str, runs: int = 10) -> int:
     if os.geteuid() != 0:
         print("lasthop: error: bench --live quic needs root", file=sys.stderr)
@@ -254,6 +290,13 @@ def run_live_quic(out_dir: str, runs: int = 10) -> int:
                           "share_below_100us": statistics.fmean(r["share_below_100us"] for r in rs) if rs else None,
                           "ack_ratio": statistics.fmean(r["get"]["acks"]["acks_sent"] / r["get"]["acks"]["packets"] for r in rs) if rs else None}
         rep["bursty"] = {"live": live, "sim": simulate(runs)}
+        print("lasthop bench --live quic: Table II page loads ...", file=sys.stderr, flush=True)
+        pg = emulate("pages", max(2, runs // 2), Path(t) / "pages", pages=PAGES)
+        sim_pg = simulate_pages(max(2, runs // 2))
+        rep["pages"] = {f"{page}/{prof}": {"live_plt_ms": statistics.fmean(x["plt_ms"] for x in pg["runs"]
+                                                                              if x["page"] == page and x["profile"] == prof and x["ok"]),
+                                            "sim_plt_ms": sim_pg[f"{page}/{prof}"]}
+                        for page in PAGES for prof in ("quic", "bquic")}
         print("lasthop bench --live quic: history and the RTT guard ...", file=sys.stderr, flush=True)
         rep["history"] = emulate("history", 4, Path(t) / "history")
     print("lasthop bench --live quic: loopback speed ...", file=sys.stderr, flush=True)
@@ -270,6 +313,13 @@ def table(r: dict) -> str:
         lines.append(f"  {prof:<6} live {f(lv['throughput_mbps'])} ± {f(lv['throughput_sd'])} Mb/s, < 100 µs apart "
                      f"{f(lv['share_below_100us'] and lv['share_below_100us'] * 100, 0)}%, ACKs/packet {f(lv['ack_ratio'], 2)}, "
                      f"{lv['completed']} completed | sim {sm['throughput_mbps']:.1f} Mb/s, < 100 µs apart {sm['share_below_100us'] * 100:.0f}%")
+    if r.get("pages"):
+        lines.append("Table II page loads, mean page-load time ms (live | sim), quic -> bquic:")
+        for page in PAGES:
+            q, b = r["pages"][f"{page}/quic"], r["pages"][f"{page}/bquic"]
+            lines.append(f"  {page:<10} live {q['live_plt_ms']:.0f} -> {b['live_plt_ms']:.0f} ({(b['live_plt_ms'] / q['live_plt_ms'] - 1) * 100:+.0f}%)"
+                         f" | sim {f(q['sim_plt_ms'], 0)} -> {f(b['sim_plt_ms'], 0)}"
+                         + (f" ({(b['sim_plt_ms'] / q['sim_plt_ms'] - 1) * 100:+.0f}%)" if q["sim_plt_ms"] and b["sim_plt_ms"] else ""))
     lines.append("History (1 MB downloads, --history --guard rtt): phase, window from, initial window, handshake RTT, download")
     h = r["history"]
     for run, c in zip(h["runs"], h["conns"]):

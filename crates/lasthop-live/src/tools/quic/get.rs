@@ -48,7 +48,11 @@ impl Url {
 }
 
 pub struct GetOpts {
+    /// Requested at once, on one connection.
     pub urls: Vec<Url>,
+    /// Requested (at once) when every one of `urls` is complete: a page's objects after its HTML.
+    pub later: Vec<Url>,
+    pub page: Option<String>,
     pub profile: Profile,
     pub out_dir: Option<PathBuf>,
     pub result: Option<PathBuf>,
@@ -77,8 +81,9 @@ pub fn run(o: &GetOpts) -> Result<i32, String> {
     sock.connect(peer).map_err(|e| format!("{}: {e}", o.urls[0].text))?;
     sock.set_nonblocking(true).map_err(|e| e.to_string())?;
     let local = sock.local_addr().map_err(|e| e.to_string())?;
+    let all: Vec<&Url> = o.urls.iter().chain(o.later.iter()).collect();
     let mut files = Vec::new();
-    for u in &o.urls {
+    for u in &all {
         files.push(match &o.out_dir {
             Some(d) => {
                 let name = u.path.rsplit('/').next().filter(|n| !n.is_empty() && !n.starts_with('.')).unwrap_or("index.html");
@@ -119,6 +124,7 @@ pub fn run(o: &GetOpts) -> Result<i32, String> {
     let mut h3: Option<quiche::h3::Connection> = None;
     let mut objs: BTreeMap<u64, Obj> = BTreeMap::new();
     let mut requested = false;
+    let mut requested_later = false;
     let mut handshake: Option<Duration> = None;
     let mut buf = vec![0u8; 65535];
     let mut out = vec![0u8; MAX_DATAGRAM];
@@ -176,8 +182,18 @@ pub fn run(o: &GetOpts) -> Result<i32, String> {
         if conn.is_established() && h3.is_none() {
             h3 = Some(quiche::h3::Connection::with_transport(&mut conn, &h3_config).map_err(|e| format!("HTTP/3: {e}"))?);
         }
-        if let (Some(h), false) = (h3.as_mut(), requested) {
-            for (i, u) in o.urls.iter().enumerate() {
+        // Phase 1: the URLs given (a page's HTML); phase 2, once they are complete: the rest.
+        let phase1_done = requested && objs.values().filter(|x| x.url < o.urls.len()).all(|x| x.done.is_some());
+        let want: Option<std::ops::Range<usize>> = if !requested {
+            Some(0..o.urls.len())
+        } else if phase1_done && !requested_later && !o.later.is_empty() {
+            Some(o.urls.len()..all.len())
+        } else {
+            None
+        };
+        if let (Some(h), Some(range)) = (h3.as_mut(), want) {
+            for i in range {
+                let u = all[i];
                 let req = [
                     quiche::h3::Header::new(b":method", b"GET"),
                     quiche::h3::Header::new(b":scheme", b"https"),
@@ -187,6 +203,9 @@ pub fn run(o: &GetOpts) -> Result<i32, String> {
                 ];
                 let sid = h.send_request(&mut conn, &req, true).map_err(|e| format!("request {}: {e}", u.text))?;
                 objs.insert(sid, Obj { url: i, status: None, bytes: 0, ttfb: None, done: None, file: files[i].take() });
+            }
+            if requested {
+                requested_later = true;
             }
             requested = true;
             flush = true;
@@ -227,7 +246,7 @@ pub fn run(o: &GetOpts) -> Result<i32, String> {
                     }
                 }
             }
-            if requested && objs.values().all(|x| x.done.is_some()) && !conn.is_closed() && !conn.is_draining() {
+            if objs.len() == all.len() && objs.values().all(|x| x.done.is_some()) && !conn.is_closed() && !conn.is_draining() {
                 let _ = conn.close(true, 0x100, b"done");
                 flush = true;
             }
@@ -277,12 +296,12 @@ pub fn run(o: &GetOpts) -> Result<i32, String> {
     }
     let elapsed = Instant::now() - t0;
     let last = objs.values().filter_map(|x| x.done).max();
-    let all_ok = objs.len() == o.urls.len() && objs.values().all(|x| x.done.is_some() && x.status.as_deref() == Some("200"));
+    let all_ok = objs.len() == all.len() && objs.values().all(|x| x.done.is_some() && x.status.as_deref() == Some("200"));
     if failed.is_none() && !all_ok {
         failed = Some(match conn.peer_error() {
             Some(e) => format!("the server closed the connection (error {:#x})", e.error_code),
             None => match objs.values().find(|x| x.status.as_deref().is_some_and(|s| s != "200")) {
-                Some(x) => format!("{}: HTTP status {}", o.urls[x.url].text, x.status.as_deref().unwrap_or("?")),
+                Some(x) => format!("{}: HTTP status {}", all[x.url].text, x.status.as_deref().unwrap_or("?")),
                 None => "no complete response".into(),
             },
         });
@@ -297,7 +316,8 @@ pub fn run(o: &GetOpts) -> Result<i32, String> {
         "handshake_ms": handshake.map(|d| d.as_secs_f64() * 1e3),
         "download_ms": last.map(|d| d.as_secs_f64() * 1e3), "seconds": elapsed.as_secs_f64(),
         "bytes": total, "throughput_bps": last.map(|d| total as f64 * 8.0 / d.as_secs_f64().max(1e-9)),
-        "objects": list.iter().map(|x| serde_json::json!({"url": o.urls[x.url].text, "status": x.status, "bytes": x.bytes,
+        "page": o.page, "page_load_ms": o.page.as_ref().and(last).map(|d| d.as_secs_f64() * 1e3),
+        "objects": list.iter().map(|x| serde_json::json!({"url": all[x.url].text, "status": x.status, "bytes": x.bytes,
             "ttfb_ms": x.ttfb.map(|d| d.as_secs_f64() * 1e3), "done_ms": x.done.map(|d| d.as_secs_f64() * 1e3)})).collect::<Vec<_>>(),
         "acks": {"policy": kind.name(), "packets": ap.packets, "acks_sent": ap.acks_sent, "due_count": ap.due_count, "due_timer": ap.due_timer},
         "client": {"sent_packets": stats.sent, "recv_packets": stats.recv, "lost_packets": stats.lost},

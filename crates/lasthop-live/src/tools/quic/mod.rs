@@ -20,6 +20,7 @@
 
 pub mod get;
 pub mod history;
+pub mod pages;
 pub mod serve;
 
 use super::args::{Args, UsageError};
@@ -45,12 +46,16 @@ serve:
                          default window if it grew > 25 % over the recorded min RTT
                          (default none)
   --initial-window N     the default initial window, packets (default 10)
+  --pages                first write the eleven Table II pages under DIR/pages/
   --cert FILE --key FILE certificate chain and private key (PEM); without them a
                          self-signed certificate is made at start
   --record FILE          append one JSON line per closed connection
   --metrics ADDR:PORT    serve Prometheus metrics at http://ADDR:PORT/metrics
 get:
   --profile quic|bquic   the client's ACK policy (default quic)
+  --page NAME            load a Table II page from the one URL given (a server run with
+                         --pages): its HTML, then its objects over parallel streams;
+                         `--page list` prints the pages
   -o, --out-dir DIR      save each body there (by the URL's file name)
   --result FILE          write the result (JSON)
   --timeout DUR          give up after DUR (default 60s)
@@ -122,12 +127,13 @@ fn stats(a: &mut Args, default: f64) -> Result<Option<Duration>, UsageError> {
 fn run(sub: &str, argv: &[String]) -> Result<i32, UsageError> {
     let tool = format!("quic {sub}");
     if sub == "serve" {
-        let mut a = Args::parse(&tool, argv, &["quiet"], &["listen", "profile", "history", "history-key", "history-mode", "history-size", "history-lifetime", "guard", "initial-window", "cert", "key", "record", "metrics", "stats", "duration"])?;
+        let mut a = Args::parse(&tool, argv, &["quiet", "pages"], &["listen", "profile", "history", "history-key", "history-mode", "history-size", "history-lifetime", "guard", "initial-window", "cert", "key", "record", "metrics", "stats", "duration"])?;
         if a.help() {
             print!("{HELP}");
             return Ok(0);
         }
         let quiet = a.flag("quiet");
+        let write_pages = a.flag("pages");
         let listen = match a.value("listen") {
             Some(v) => v.trim().parse::<SocketAddr>().map_err(|_| a.err("listen", &v, "an address and port, like 0.0.0.0:4433"))?,
             None => SocketAddr::from(([0, 0, 0, 0], 4433)),
@@ -157,6 +163,9 @@ fn run(sub: &str, argv: &[String]) -> Result<i32, UsageError> {
         if std::fs::read_dir(&dir).is_err() {
             return Err(usage(format!("serve: {}: not a readable directory", dir.display())));
         }
+        if write_pages {
+            pages::write_all(&dir).map_err(|e| usage(format!("serve: --pages: cannot write {}/pages: {e}", dir.display())))?;
+        }
         if cert.is_some() != key.is_some() {
             return Err(usage("serve: --cert and --key go together"));
         }
@@ -167,13 +176,27 @@ fn run(sub: &str, argv: &[String]) -> Result<i32, UsageError> {
         serve::run(&o).map_err(|e| UsageError(format!("{tool}: {e}")))
     } else {
         let argv: Vec<String> = argv.iter().map(|x| if x == "-o" { "--out-dir".to_string() } else { x.clone() }).collect();
-        let mut a = Args::parse(&tool, &argv, &["quiet"], &["profile", "out-dir", "result", "timeout", "stats"])?;
+        let mut a = Args::parse(&tool, &argv, &["quiet"], &["profile", "page", "out-dir", "result", "timeout", "stats"])?;
         if a.help() {
             print!("{HELP}");
             return Ok(0);
         }
         let quiet = a.flag("quiet");
         let profile = profile(&mut a)?;
+        let page = a.value("page");
+        if page.as_deref() == Some("list") {
+            for (name, _, kb) in pages::TABLE_II {
+                let o = pages::objects(name).expect("a table page");
+                println!("{name} {} objects {kb} kB {}", o.len(), o.iter().map(|x| x.1.to_string()).collect::<Vec<_>>().join(","));
+            }
+            return Ok(0);
+        }
+        if let Some(p) = &page {
+            if pages::objects(p).is_none() {
+                let names: Vec<&str> = pages::TABLE_II.iter().map(|x| x.0).collect();
+                return Err(a.err("page", p, &format!("one of {}", names.join(", "))));
+            }
+        }
         let out_dir = a.value("out-dir").map(std::path::PathBuf::from);
         let result = a.value("result").map(std::path::PathBuf::from);
         let timeout = a.duration("timeout", Duration::from_secs(60), Duration::from_millis(100), Duration::from_secs(86_400))?;
@@ -186,7 +209,20 @@ fn run(sub: &str, argv: &[String]) -> Result<i32, UsageError> {
         for u in &a.positional {
             urls.push(get::Url::parse(u).map_err(|e| usage(format!("get: {}: {e}", super::args::show(u))))?);
         }
-        if urls.iter().any(|u| u.addr != urls[0].addr) {
+        let mut later = Vec::new();
+        if let Some(p) = &page {
+            if urls.len() != 1 {
+                return Err(usage("get: --page takes one URL, the server's (https://HOST:PORT/)"));
+            }
+            let base = format!("https://{}", urls[0].text.trim_start_matches("https://").split('/').next().unwrap_or(""));
+            let objs = pages::objects(p).expect("checked");
+            let mk = |i: usize, k: usize| get::Url::parse(&format!("{base}{}", pages::object_path(p, i, k))).map_err(|e| usage(format!("get: {e}")));
+            urls = vec![mk(0, 0)?];
+            for (i, &(k, _)) in objs.iter().enumerate().skip(1) {
+                later.push(mk(i, k)?);
+            }
+        }
+        if urls.iter().any(|u| u.addr != urls[0].addr) && page.is_none() {
             return Err(usage("get: every URL must name the same server (one connection)"));
         }
         if let Some(d) = &out_dir {
@@ -194,7 +230,7 @@ fn run(sub: &str, argv: &[String]) -> Result<i32, UsageError> {
                 return Err(usage(format!("get: --out-dir = {}: not a directory", super::args::show(&d.display().to_string()))));
             }
         }
-        let o = get::GetOpts { urls, profile, out_dir, result, timeout, stats_every, quiet };
+        let o = get::GetOpts { urls, later, page, profile, out_dir, result, timeout, stats_every, quiet };
         get::run(&o).map_err(|e| UsageError(format!("{tool}: {e}")))
     }
 }

@@ -404,7 +404,11 @@ pub fn run(o: &ServeOpts) -> Result<i32, String> {
             let min_rtt = p.as_ref().and_then(|p| p.min_rtt).map(|d| d.as_nanos() as u64);
             let event = if c.conn.is_timed_out() { HistoryEvent::IdleTimeout } else { HistoryEvent::ConnectionClosed };
             if o.history.is_some() && cwnd > 0 && c.body_bytes > 0 {
-                store.record(sim(t0, now), &c.key, event, cwnd, min_rtt);
+                // The guard compares like with like: a Retry-measured RTT against the smallest
+                // Retry-measured RTT recorded (it includes the client's turnaround, which the
+                // transport's min RTT does not); without the guard, the transport's.
+                let base_rtt = c.handshake_rtt_us.map(|u| u * 1000).or(min_rtt);
+                store.record(sim(t0, now), &c.key, event, cwnd, base_rtt);
             }
             if let Some(f) = record.as_mut() {
                 use std::io::Write;
@@ -478,7 +482,8 @@ pub fn run(o: &ServeOpts) -> Result<i32, String> {
         let p = c.conn.path_stats().next();
         if o.history.is_some() && c.body_bytes > 0 {
             if let Some(p) = p {
-                store.record(sim(t0, now), &c.key, HistoryEvent::ConnectionClosed, p.cwnd as u64, p.min_rtt.map(|d| d.as_nanos() as u64));
+                let base_rtt = c.handshake_rtt_us.map(|u| u * 1000).or(p.min_rtt.map(|d| d.as_nanos() as u64));
+                store.record(sim(t0, now), &c.key, HistoryEvent::ConnectionClosed, p.cwnd as u64, base_rtt);
             }
         }
     }
