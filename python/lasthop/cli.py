@@ -130,6 +130,13 @@ def code_version() -> str:
     return str(_native().version())
 
 
+def out_dir_arg(value: str) -> Path:
+    """`-o DIR` as a path; an empty one is refused (it would silently mean ".")."""
+    if not str(value).strip():
+        raise UserError("-o: the output directory is empty: name a directory (\".\" for this one)")
+    return Path(value)
+
+
 def _check_out_dir(out: Path) -> None:
     """Fail (as a user error) before simulating if results could not be written to `out`."""
     from .results import unwritable_dir
@@ -172,7 +179,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     spec = load_spec(args.spec)
     seed = spec.seed if args.seed is None else args.seed
-    out = Path(args.out)
+    out = out_dir_arg(args.out)
     _check_out_dir(out)
     path = result_path(out, spec.name, seed)
     if path.is_dir():

@@ -146,7 +146,8 @@ def _up(args: argparse.Namespace, native: Any) -> int:
         if node is not None and node not in nodes:
             allowed = f"server, sta0..sta{n - 1}" + (" or ap" if ap_host else "")
             raise UserError(f"--node = {node!r}: {allowed}")
-    out = Path(args.out)
+    from .cli import out_dir_arg
+    out = out_dir_arg(args.out)
     _check_out_dir(out)
     base = f"{spec.name}-emu-s{seed}"
     path = out / f"{base}.json"

@@ -61,22 +61,35 @@ class SpecFileError(Exception):
     """The spec file cannot be read or is not valid TOML (message includes line and column)."""
 
 
+SHOW_MAX = 80
+
+
+def _clip(text: str) -> str:
+    """An echoed value longer than SHOW_MAX characters, cut (an error stays one short line)."""
+    if len(text) <= SHOW_MAX:
+        return text
+    return f"{text[:SHOW_MAX - 1]}… ({len(text)} characters)"
+
+
 def show_value(v: Any) -> str:
-    """Render a TOML value for an error message, in TOML-like syntax."""
+    """Render a TOML value for an error message, in TOML-like syntax, clipped to SHOW_MAX."""
     if v is MISSING:
         return "(missing)"
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, str):
-        return json.dumps(v, ensure_ascii=False)
+        return _clip(json.dumps(v[:SHOW_MAX * 2], ensure_ascii=False)) if len(v) <= SHOW_MAX * 2 else \
+            f"{json.dumps(v[:SHOW_MAX - 2], ensure_ascii=False)}… ({len(v)} characters)"
+    if isinstance(v, int) and v.bit_length() > 200:
+        return f"an integer of {v.bit_length()} bits"
     if isinstance(v, (int, float)):
-        return repr(v)
+        return _clip(repr(v))
     if isinstance(v, dict):
         return "{...}"
     if isinstance(v, list):
         text = "[" + ", ".join(show_value(x) for x in v[:8]) + (", ..." if len(v) > 8 else "") + "]"
-        return text
-    return repr(v)
+        return _clip(text)
+    return _clip(repr(v))
 
 
 # --- per-standard facts (docs/spec.md "Sections") ------------------------------------------
@@ -396,12 +409,19 @@ class Spec:
         return path
 
 
+# A result file is NAME-s<seed>.json (with -emu-, a pcap suffix): room for those in 255 bytes.
+NAME_MAX = 200
+
+
 def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
     """Validate a parsed TOML document and return the normalized spec (no native checks)."""
     top = _Table(doc, "", SECTIONS[""], "a TOML document")
 
     name = top.get_str("name", default_name, "a name of letters, digits, '.', '_', '-' "
                    "(it names the result file)")
+    if len(name) > NAME_MAX:
+        raise top.fail("name", f"at most {NAME_MAX} characters (it names the result file, whose "
+                       "name the file system limits to 255 bytes)")
     if not NAME_RE.match(name):
         raise top.fail("name", "letters, digits, '.', '_', '-', starting with a letter or digit "
                        "(it names the result file)")

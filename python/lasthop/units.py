@@ -25,6 +25,11 @@ RATE_UNITS: dict[str, int] = {
 _QUANTITY = re.compile(r"^\s*(?P<num>\d+(?:\.\d*)?|\.\d+)\s*(?P<unit>[A-Za-z]+)\s*$")
 
 
+# Longer numbers are refused before any arithmetic (and before Python's 4300-digit limit).
+NUM_DIGITS_MAX = 40
+U64_MAX = 2**64 - 1
+
+
 class UnitError(ValueError):
     """A quantity string is malformed; the message says what is allowed."""
 
@@ -46,9 +51,15 @@ def _parse(text: object, units: dict[str, int], kind: str, example: str) -> int:
     unit = m.group("unit")
     if unit not in units:
         raise UnitError(f"unknown unit {unit!r}; {allowed}")
-    value = Fraction(m.group("num")) * units[unit]
+    num = m.group("num")
+    if len(num) > NUM_DIGITS_MAX:
+        raise UnitError(f"a number of {len(num)} characters; at most {NUM_DIGITS_MAX}: {allowed}")
+    value = Fraction(num) * units[unit]
     if value.denominator != 1:
         raise UnitError(f"not a whole number of {min(units, key=units.__getitem__)}; {allowed}")
+    if value > U64_MAX:
+        base = min(units, key=units.__getitem__)
+        raise UnitError(f"too large: at most {U64_MAX} {base} (what the simulator's 64-bit counters hold)")
     return int(value)
 
 

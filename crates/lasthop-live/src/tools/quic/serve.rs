@@ -35,8 +35,18 @@ pub struct ServeOpts {
     pub quiet: bool,
 }
 
-/// The RTT guard's tolerance: 25 % above the recorded min RTT.
+/// The RTT guard's tolerance: 25 % above the recorded min RTT, and at least 2 ms — on a
+/// path of a few ms, a host's scheduling jitter alone moves one RTT sample by a millisecond,
+/// while a queue that matters adds more.
 const GUARD_TOLERANCE: f64 = 0.25;
+const GUARD_MIN_MARGIN_NS: f64 = 2e6;
+
+fn guard_tolerance(recorded: Option<SimDuration>) -> f64 {
+    match recorded.filter(|r| !r.is_zero()) {
+        Some(r) => GUARD_TOLERANCE.max(GUARD_MIN_MARGIN_NS / r.as_nanos() as f64),
+        None => GUARD_TOLERANCE,
+    }
+}
 /// Chromium's unpaced burst at start and after quiescence (packets).
 const INITIAL_BURST: u32 = 10;
 const SAMPLE_EVERY: Duration = Duration::from_millis(10);
@@ -299,7 +309,7 @@ pub fn run(o: &ServeOpts) -> Result<i32, String> {
                 }
                 let (w, verdict) = match (o.history.is_some(), rtt) {
                     (false, _) => (default_bytes, "default"),
-                    (true, Some(r)) => match rtt_guard(hist_w, default_bytes, store.min_rtt(&key), SimDuration::from_nanos(r), GUARD_TOLERANCE) {
+                    (true, Some(r)) => match rtt_guard(hist_w, default_bytes, store.min_rtt(&key), SimDuration::from_nanos(r), guard_tolerance(store.min_rtt(&key))) {
                         (w, GuardVerdict::Reverted) => (w, "reverted"),
                         (w, GuardVerdict::Kept) => (w, "history"),
                         (w, GuardVerdict::NotRaised) => (w, if w > default_bytes { "history" } else { "default" }),
