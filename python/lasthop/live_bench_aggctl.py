@@ -35,11 +35,8 @@ SEND_PORT = 7451
 
 
 def binary() -> Path:
-    c = [p for p in (ROOT / ".venv" / "bin" / "lasthop-live", ROOT / "target" / "release" / "lasthop-live",
-                     ROOT / "target" / "debug" / "lasthop-live") if p.exists()]
-    if not c:
-        raise RuntimeError("lasthop-live not built (make build)")
-    return max(c, key=lambda p: p.stat().st_mtime)
+    from .live_cli import live_binary
+    return live_binary()
 
 
 def cell(n: int, seconds: float) -> dict:

@@ -31,10 +31,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _binary() -> Path:
-    c = [p for p in (ROOT / ".venv" / "bin" / "lasthop-live", ROOT / "target" / "release" / "lasthop-live") if p.exists()]
-    if not c:
-        raise RuntimeError("lasthop-live not built (make build)")
-    return max(c, key=lambda p: p.stat().st_mtime)
+    from .live_cli import live_binary
+    return live_binary()
 
 
 class ProxyTopo:

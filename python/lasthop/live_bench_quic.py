@@ -54,12 +54,9 @@ def cell() -> dict:
 
 def _sniff(out: str, secs: float) -> int:
     """Kernel timestamps of UDP datagrams leaving from port PORT, written as JSON."""
-    import ctypes
+    from .live_bench_aggctl import _only_udp_from
     s = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, socket.htons(0x0003))
-    prog = [(0x30, 0, 0, 9), (0x15, 0, 4, 17), (0xB1, 0, 0, 0), (0x48, 0, 0, 0), (0x15, 0, 1, PORT),
-            (0x06, 0, 0, 0xFFFF), (0x06, 0, 0, 0)]
-    buf = ctypes.create_string_buffer(b"".join(struct.pack("HBBI", *i) for i in prog))
-    s.setsockopt(socket.SOL_SOCKET, 26, struct.pack("HL", len(prog), ctypes.addressof(buf)))
+    _only_udp_from(s, PORT)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16 << 20)
     s.setsockopt(socket.SOL_SOCKET, 35, 1)  # SO_TIMESTAMPNS
     s.settimeout(0.2)

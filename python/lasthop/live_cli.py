@@ -6,6 +6,7 @@ options, messages, exit codes and behaviour are identical with and without Pytho
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any
 
 # tool -> one-line description for `lasthop --help`
@@ -21,6 +22,17 @@ def add_parsers(sub: Any) -> None:
     """List the tools in `lasthop --help`; their arguments never reach argparse."""
     for name, text in TOOLS.items():
         sub.add_parser(name, help=text, add_help=False)
+
+
+def live_binary() -> Path:
+    """The newest standalone `lasthop-live` of a checkout: .venv/bin (make build), or Cargo's
+    release or debug build."""
+    root = Path(__file__).resolve().parents[2]
+    c = [p for p in (root / ".venv" / "bin" / "lasthop-live", root / "target" / "release" / "lasthop-live",
+                     root / "target" / "debug" / "lasthop-live") if p.exists()]
+    if not c:
+        raise RuntimeError("lasthop-live not built (make build)")
+    return max(c, key=lambda p: p.stat().st_mtime)
 
 
 def quic_binary() -> str | None:

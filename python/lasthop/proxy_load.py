@@ -60,6 +60,18 @@ def stream_at(seed: int, offset: int, n: int) -> bytes:
     return bytes(out)
 
 
+def _line(s: socket.socket, chunk: int, missing: str) -> tuple[bytes, bytes]:
+    """Read up to the first newline: (the line, what came after it)."""
+    f = b""
+    while b"\n" not in f:
+        d = s.recv(chunk)
+        if not d:
+            raise ConnectionError(missing)
+        f += d
+    line, rest = f.split(b"\n", 1)
+    return line, rest
+
+
 def _rst(s: socket.socket) -> None:
     s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     s.close()
@@ -79,13 +91,7 @@ class Server:
 
     def handle(self, c: socket.socket) -> None:
         try:
-            f = b""
-            while b"\n" not in f:
-                d = c.recv(256)
-                if not d:
-                    raise ConnectionError("no request")
-                f += d
-            line, rest = f.split(b"\n", 1)
+            line, rest = _line(c, 256, "no request")
             n, seed, mode, up = line.decode().split()
             n, seed, up = int(n), int(seed), int(up)
             h = hashlib.sha256(rest)
@@ -199,13 +205,7 @@ class Client:
             s.sendall(stream_at(seed + 1, 0, up)) if up else None
             if mode == "half":
                 s.shutdown(socket.SHUT_WR)
-            f = b""
-            while b"\n" not in f:
-                d = s.recv(64)
-                if not d:
-                    raise ConnectionError("no upload check")
-                f += d
-            digest, rest = f.split(b"\n", 1)
+            digest, rest = _line(s, 64, "no upload check")
             if digest.decode() != hashlib.sha256(stream_at(seed + 1, 0, up)).hexdigest()[:16]:
                 self.bump("upload_checks_failed")
             got = 0

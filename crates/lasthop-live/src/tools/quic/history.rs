@@ -7,7 +7,7 @@ use lasthop_algo::control::cwnd_history::{CwndHistory, CwndHistoryConfig, Histor
 use lasthop_core::{Duration as SimDuration, Instant as SimInstant};
 use std::collections::BTreeMap;
 use std::net::IpAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 const FORMAT: &str = "lasthop-quic-history";
 
@@ -131,10 +131,6 @@ pub fn config(ewma: bool, size: usize, lifetime: std::time::Duration) -> CwndHis
         lifetime: SimDuration::from_nanos(lifetime.as_nanos() as u64),
         ..CwndHistoryConfig::default()
     }
-}
-
-pub fn exists(p: &Path) -> bool {
-    p.exists()
 }
 
 #[cfg(test)]

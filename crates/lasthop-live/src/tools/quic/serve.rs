@@ -248,6 +248,7 @@ pub fn run(o: &ServeOpts) -> Result<i32, String> {
     let end = o.duration.map(|d| t0 + d);
     let mut next_stats = o.stats_every.map(|d| t0 + d);
     let mut next_save = t0 + Duration::from_secs(1);
+    let mut next_metrics = t0;
     let default_bytes = (o.iw * MAX_DATAGRAM) as u64;
     if !o.quiet {
         eprintln!("quic serve: {} on {local} ({}, initial window {} packets{}{})", o.dir.display(), o.profile.name(), o.iw,
@@ -443,20 +444,19 @@ pub fn run(o: &ServeOpts) -> Result<i32, String> {
             }
             next_save = now + Duration::from_secs(1);
         }
+        if exporter.is_some() && now >= next_metrics {
+            if let Some(e) = &exporter {
+                e.set(metrics_text(&k, conns.len(), store.hist.len()));
+            }
+            next_metrics = now + Duration::from_secs(1);
+        }
         if let Some(t) = next_stats.filter(|&t| now >= t) {
             if !o.quiet {
                 eprintln!("quic serve: {:.0} s | {} open, {} accepted, {} closed | {} requests, {:.1} MB | history {} hits, {} raised, {} reverted",
                           now.duration_since(t0).as_secs_f64(), conns.len(), k.accepted, k.closed, k.requests, k.body_bytes as f64 / 1e6,
                           k.history_hits, k.history_raised, k.guard_reverts);
             }
-            if let Some(e) = &exporter {
-                e.set(metrics_text(&k, conns.len(), store.hist.len()));
-            }
             next_stats = Some(t + o.stats_every.unwrap_or(Duration::from_secs(1)));
-        } else if exporter.is_some() && next_stats.is_none() {
-            if let Some(e) = &exporter {
-                e.set(metrics_text(&k, conns.len(), store.hist.len()));
-            }
         }
         // Sleep until a datagram, a connection's timer, a paced departure or housekeeping.
         let mut wake = now + Duration::from_millis(100);
@@ -486,7 +486,6 @@ pub fn run(o: &ServeOpts) -> Result<i32, String> {
             let _ = sock.send_to(&out[..n], info.to);
         }
     }
-    store.dirty = store.dirty || !conns.is_empty();
     let now = Instant::now();
     for c in conns.values() {
         let p = c.conn.path_stats().next();
