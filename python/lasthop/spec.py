@@ -163,7 +163,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "phy": ("standard", "band", "channel_width", "guard_interval", "control_rate"),
     "mac": ("aggregation", "max_ampdu_mpdus", "max_ampdu_bytes", "max_ppdu_time", "retry_limit",
             "beacon_interval", "access_category", "cw_min", "cw_max", "aifsn",
-            "eifs_after_collision", "aggregation_min_rate", "max_amsdu_bytes"),
+            "eifs_after_collision", "aggregation_min_rate", "max_amsdu_bytes", "rx_delivery"),
     "ap": ("queue_limit", "scheduler", "qdisc", "driver", "hw_queue_limit", "aql",
            "aql_limit_low", "aql_limit_high", "aql_threshold", "buffer_sizer", "wqm_limit",
            "wqm_interval", "wqm_variant"),
@@ -494,12 +494,14 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
         raise mac.fail("max_amsdu_bytes", f"0 (off) or 3839..={amsdu_max} for {standard}")
     if mac.has("aggregation_min_rate") and not aggregation:
         raise mac.fail("aggregation_min_rate", "only with aggregation = true")
+    rx_delivery = mac.choice("rx_delivery", "subframe", ("subframe", "ppdu"))
 
     # [ap]
     ap = _Table(top.raw("ap") if top.has("ap") else {}, "ap", SECTIONS["ap"], "a table [ap]")
-    ap_queue = ap.get_int("queue_limit", 1000, 1)
     scheduler = ap.choice("scheduler", "round_robin", SCHEDULERS)
     qdisc = ap.choice("qdisc", "fifo", QDISCS)
+    # txqueuelen (1000) in front of a qdisc; mac80211's own flow queue holds 8192 (`fq_init`).
+    ap_queue = ap.get_int("queue_limit", 8192 if qdisc == "fq_codel" else 1000, 1)
     driver = ap.choice("driver", "pull", DRIVERS)
     fw_keys = ("hw_queue_limit", "aql", "aql_limit_low", "aql_limit_high", "aql_threshold")
     if driver != "firmware":
@@ -796,7 +798,7 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
                  "relay_buffer_bytes": relay,
                  "sndbuf_bytes": vw.get_int("sndbuf", min(256 << 10, relay), 4096, relay,
                                             f"bytes in 4096..={relay} (relay_buffer)"),
-                 "tsq_bytes": vw.get_int("tsq", 128 << 10, 3000, 1 << 30),
+                 "tsq_bytes": vw.get_int("tsq", 1 << 20, 3000, 1 << 30),
                  "sample_ns": vw.duration("sample", 10_000_000, positive=True),
                  "work_conserving": vw.get_bool("work_conserving", True)}
         if vwire["efficiency"] <= 0:
@@ -819,7 +821,8 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
                 "retry_limit": retry_limit, "beacon_interval_ns": beacon,
                 "access_category": ac, "cw_min": cw_min, "cw_max": cw_max, "aifsn": aifsn,
                 "eifs_after_collision": eifs_after_collision,
-                "aggregation_min_rate_bps": agg_min_rate, "max_amsdu_bytes": max_amsdu},
+                "aggregation_min_rate_bps": agg_min_rate, "max_amsdu_bytes": max_amsdu,
+                "rx_delivery": rx_delivery},
         "ap": {"queue_limit": ap_queue, "scheduler": scheduler, "qdisc": qdisc,
                "driver": driver, "hw_queue_limit": hw_queue_limit, "aql": aql,
                "aql_limit_low_ns": aql_low, "aql_limit_high_ns": aql_high,

@@ -41,7 +41,7 @@ def test_defaults_filled():
                 "beacon_interval_ns": 102_400_000, "access_category": "BE",
                 "cw_min": None, "cw_max": None, "aifsn": None,
                 "eifs_after_collision": False, "aggregation_min_rate_bps": 0,
-                "max_amsdu_bytes": 0},
+                "max_amsdu_bytes": 0, "rx_delivery": "subframe"},
         "ap": {"queue_limit": 1000, "scheduler": "round_robin", "qdisc": "fifo",
                "driver": "pull", "hw_queue_limit": 1024, "aql": True,
                "aql_limit_low_ns": 5_000_000, "aql_limit_high_ns": 12_000_000,
@@ -571,7 +571,7 @@ def test_vwire_keys_normalize():
     n = norm(VWIRE).normalized
     assert n["vwire"] == {"enabled": True, "period_ns": 1_000_000_000, "efficiency": 0.75,
                           "relay_buffer_bytes": 4 << 20, "sndbuf_bytes": 256 << 10,
-                          "tsq_bytes": 128 << 10, "sample_ns": 10_000_000, "work_conserving": True}
+                          "tsq_bytes": 1 << 20, "sample_ns": 10_000_000, "work_conserving": True}
     assert n["stations"][0]["device"] == "tv"
     f0, f1 = n["flows"]
     assert (f0["split"], f0["split_wired_cc"], f0["app_rate_bps"], f0["app_class"]) == (True, "bbr", 30_000_000, "video_4k")
@@ -611,3 +611,16 @@ def test_emu_section_is_normalized_only_when_given():
         norm('[sim]\nduration="1s"\n[emu]\nap_host = 3\n[[stations]]\nmcs = 7\nnss = 1\n')
     with pytest.raises(SpecError, match=r"emu\.aphost"):
         norm('[sim]\nduration="1s"\n[emu]\naphost = true\n[[stations]]\nmcs = 7\nnss = 1\n')
+
+
+def test_fq_codel_queue_limit_defaults_to_mac80211s():
+    base = MINIMAL + "\n[ap]\nqdisc = \"fq_codel\"\n"
+    assert norm(base).normalized["ap"]["queue_limit"] == 8192
+    assert norm(MINIMAL).normalized["ap"]["queue_limit"] == 1000
+    assert norm(base.replace('qdisc = "fq_codel"', 'qdisc = "fq_codel"\nqueue_limit = 500')).normalized["ap"]["queue_limit"] == 500
+
+
+def test_rx_delivery_is_checked():
+    assert norm(MINIMAL + "\n[mac]\nrx_delivery = \"ppdu\"\n").normalized["mac"]["rx_delivery"] == "ppdu"
+    with pytest.raises(SpecError, match="mac.rx_delivery"):
+        norm(MINIMAL + "\n[mac]\nrx_delivery = \"mpdu\"\n")

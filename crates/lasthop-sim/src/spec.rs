@@ -63,7 +63,8 @@ pub struct VwireSpec {
     pub relay_buffer_bytes: u64,
     /// WiFi-side socket send buffer (unacknowledged + unsent), part of the relay buffer.
     pub sndbuf_bytes: u64,
-    /// TCP small-queues limit of the WiFi-side sender (bytes in the AP's queues and MAC).
+    /// TCP small queues of the WiFi-side sender: `tcp_limit_output_bytes`, the cap of its
+    /// rate-based limit (bytes in the AP's queues and MAC) when it does not pace itself.
     pub tsq_bytes: u64,
     /// Send-buffer backlog sampling interval of the bottleneck detector.
     pub sample_ns: u64,
@@ -79,7 +80,7 @@ impl Default for VwireSpec {
             efficiency: 0.75,
             relay_buffer_bytes: 4 << 20,
             sndbuf_bytes: 256 << 10,
-            tsq_bytes: 128 << 10,
+            tsq_bytes: 1 << 20,
             sample_ns: 10_000_000,
             work_conserving: true,
         }
@@ -163,6 +164,15 @@ pub struct MacSpec {
     /// Largest A-MSDU (frame body octets) an MPDU carries; 0 = one MSDU per MPDU.
     #[serde(default)]
     pub max_amsdu_bytes: u32,
+    /// When a receiver hands the MPDUs of an A-MPDU up: "subframe" (each at the end of the
+    /// symbol carrying its last octet, once its FCS checks, as ns-3's PHY does) or "ppdu" (all
+    /// at the end of the PPDU, as a NIC that raises one receive interrupt per A-MPDU).
+    #[serde(default = "default_rx_delivery")]
+    pub rx_delivery: String,
+}
+
+fn default_rx_delivery() -> String {
+    "subframe".into()
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -170,8 +180,10 @@ pub struct MacSpec {
 pub struct ApSpec {
     pub queue_limit: u32,
     pub scheduler: String,
-    /// Queue discipline of each station's queue at the AP: "fifo", "codel", "pie", "fq_codel"
-    /// (RFC defaults: CoDel 5 ms / 100 ms, PIE 15 ms, FQ-CoDel 1024 flows, quantum 1514).
+    /// Queue discipline of each station's queue at the AP: "fifo", "codel", "pie" (RFC
+    /// defaults: CoDel 5 ms / 100 ms, PIE 15 ms; one per station sharing `queue_limit` as
+    /// txqueuelen) or "fq_codel" (mac80211's flow queue, `lasthop_algo::aqm::MacFq`, with
+    /// `queue_limit` as its packet limit).
     #[serde(default = "default_qdisc")]
     pub qdisc: String,
     /// "pull": aggregates are built from the station queues at channel access (ath9k-like, no
@@ -593,6 +605,9 @@ impl Spec {
             Standard::Ht => lasthop_wifi::mac::frame::MAX_AMSDU_HT,
             _ => lasthop_wifi::mac::frame::MAX_AMSDU_VHT,
         };
+        if m.rx_delivery != "subframe" && m.rx_delivery != "ppdu" {
+            bad("mac.rx_delivery", format!("{:?}", m.rx_delivery), "\"subframe\" or \"ppdu\"".into());
+        }
         if m.max_amsdu_bytes > amsdu_max || (m.max_amsdu_bytes > 0 && m.max_amsdu_bytes < lasthop_wifi::mac::frame::MAX_AMSDU_HT_MIN) {
             let allowed = if amsdu_max == 0 { "0 for standard \"ofdm\"".to_string() } else { format!("0 (off) or {}..={amsdu_max} for {}", lasthop_wifi::mac::frame::MAX_AMSDU_HT_MIN, self.phy.standard) };
             bad("mac.max_amsdu_bytes", m.max_amsdu_bytes.to_string(), allowed);

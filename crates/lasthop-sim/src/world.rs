@@ -24,7 +24,7 @@ use crate::engine::EventQueue;
 use crate::metrics::{FlowCounters, Series};
 use crate::spec::{Spec, StationSpec};
 use lasthop_algo::aqm::wqm::{ArttParams, ChannelTimes, Wqm, WqmConfig, WqmInput, WqmOutput, WqmVariant};
-use lasthop_algo::aqm::{AnyQdisc, Qdisc, QueuedPacket};
+use lasthop_algo::aqm::{AnyQdisc, MacFqConfig, Qdisc, QueuedPacket};
 use lasthop_core::controller::Controller;
 use lasthop_core::units::{BitRate, Bytes};
 use lasthop_core::rng::StreamKind;
@@ -425,8 +425,13 @@ pub struct World {
     pkts: Vec<Pkt>,
     free: Vec<u32>,
     tx_pool: Vec<Vec<(u32, PktRef, bool)>>,
-    scratch: Vec<PktRef>,
     scratch_dup: Vec<PktRef>,
+    /// `mac.rx_delivery = "subframe"`: MPDUs go up at their subframe's end, else at the PPDU's.
+    rx_per_subframe: bool,
+    /// Reorder-buffer releases with their receive times (`complete_mpdus`).
+    scratch_rx: Vec<(PktRef, Instant)>,
+    /// Subframe receive times of one PPDU (`subframe_ends`).
+    scratch_times: Vec<Instant>,
     /// TCP connections by flow index (None for other flows).
     tcp: Vec<Option<tcp::TcpConn>>,
     /// TCP flows whose queued bytes drained during the current exchange.
@@ -607,6 +612,12 @@ impl World {
             relays[r].children.push(i as u32);
             stations[i].entry = relays[r].children.len() as u32;
         }
+        // mac80211's flow queue (FQ-CoDel at the AP and relays): its defaults, with the smaller
+        // memory limit mac80211 sets on hardware without VHT (`ieee80211_txq_setup_flows`).
+        let fq_cfg = MacFqConfig {
+            memory_limit: if matches!(standard, Standard::Vht | Standard::He) { MacFqConfig::default().memory_limit } else { MacFqConfig::MEMORY_LIMIT_NO_VHT },
+            ..MacFqConfig::default()
+        };
         for (r, rl) in relays.iter_mut().enumerate() {
             // A second radio for its children when they are on another channel than its own link.
             let up_ch = spec.stations[rl.sta as usize].hop_channel;
@@ -616,7 +627,7 @@ impl World {
                 rl.down = Some(Ctd { ch: down_ch as u16, id: media[down_ch as usize].add(e, 1 + rl.sta, main_ac.rank()) });
             }
             let seed_r = Rng::stream(seed, StreamKind::Other, (1 << 32) + 1 + r as u64).next_u64();
-            rl.txqs = TxqSet::new(1 + rl.children.len(), spec.ap.queue_limit as usize, spec.aqm_config(), seed_r, schedule);
+            rl.txqs = TxqSet::with_fq(1 + rl.children.len(), spec.ap.queue_limit as usize, spec.aqm_config(), seed_r, schedule, fq_cfg);
         }
         // The WQM buffer sizer at every forwarding node (the AP and each relay).
         let wqm_cfg = (spec.ap.buffer_sizer == "wqm").then(|| {
@@ -776,7 +787,7 @@ impl World {
         let mut txqs: Vec<TxqSet<PktRef>> = (0..n_ac)
             .map(|k| {
                 let id = if k == 0 { 1 << 32 } else { (4 << 32) + k as u64 };
-                TxqSet::new(n_sta, spec.ap.queue_limit as usize, spec.aqm_config(), Rng::stream(seed, StreamKind::Other, id).next_u64(), schedule)
+                TxqSet::with_fq(n_sta, spec.ap.queue_limit as usize, spec.aqm_config(), Rng::stream(seed, StreamKind::Other, id).next_u64(), schedule, fq_cfg)
             })
             .collect();
         if let Some(l) = ap_limit {
@@ -821,6 +832,7 @@ impl World {
             node_tx_ns: vec![0; (n_sta + 1) * n_ch],
             node_tick: Duration(spec.ap.wqm_interval_ns),
             aggregation_min_rate: m.aggregation_min_rate_bps,
+            rx_per_subframe: m.rx_delivery != "ppdu",
             max_amsdu: if qos { m.max_amsdu_bytes } else { 0 },
             chain_buf: Vec::new(),
             flows,
@@ -831,8 +843,9 @@ impl World {
             pkts: Vec::with_capacity(4096),
             free: Vec::new(),
             tx_pool: Vec::new(),
-            scratch: Vec::new(),
             scratch_dup: Vec::new(),
+            scratch_rx: Vec::new(),
+            scratch_times: Vec::new(),
             tcp,
             tcp_dirty: Vec::new(),
             quic: quic_flows,
@@ -1302,15 +1315,18 @@ impl World {
     fn ap_enqueue(&mut self, dest: u32, p: PktRef, now: Instant) {
         let sta = self.next_hop(0, dest);
         let k = self.slot_of(p);
-        match self.txqs[k].enqueue(now, sta, p) {
-            Ok(()) => {
-                if self.fw.is_some() {
-                    self.fw_fill(now);
-                } else {
-                    self.make_ready(self.ap_data[k], now);
-                }
+        let mut drops = std::mem::take(&mut self.scratch_dup);
+        let kept = self.txqs[k].enqueue(now, sta, p, |d| drops.push(d));
+        for d in drops.drain(..) {
+            self.drop_pkt(d, DropWhy::Queue);
+        }
+        self.scratch_dup = drops;
+        if kept {
+            if self.fw.is_some() {
+                self.fw_fill(now);
+            } else {
+                self.make_ready(self.ap_data[k], now);
             }
-            Err(p) => self.drop_pkt(p, DropWhy::Queue),
         }
     }
 
@@ -1473,19 +1489,21 @@ impl World {
     fn relay_enqueue(&mut self, r: u32, entry: u32, p: PktRef, now: Instant) {
         let rl = &mut self.relays[r as usize];
         let sta = rl.sta;
-        match rl.txqs.enqueue(now, entry, p) {
-            Ok(()) => {
-                // The radio that serves this entry.
-                let c = match rl.down {
-                    Some(d) if entry != 0 => d,
-                    _ => self.sta_ctd(sta, self.ac_plan.main as usize),
-                };
-                self.make_ready(c, now);
-            }
-            Err(p) => {
-                self.tcp_sent_from(sta, p);
-                self.drop_pkt(p, DropWhy::Queue);
-            }
+        let mut drops = std::mem::take(&mut self.scratch_dup);
+        let kept = rl.txqs.enqueue(now, entry, p, |d| drops.push(d));
+        let down = rl.down;
+        for d in drops.drain(..) {
+            self.tcp_sent_from(sta, d);
+            self.drop_pkt(d, DropWhy::Queue);
+        }
+        self.scratch_dup = drops;
+        if kept {
+            // The radio that serves this entry.
+            let c = match down {
+                Some(d) if entry != 0 => d,
+                _ => self.sta_ctd(sta, self.ac_plan.main as usize),
+            };
+            self.make_ready(c, now);
         }
     }
 
@@ -2089,7 +2107,7 @@ impl World {
                         }
                     }
                     self.aggctl_on_ppdu(sta, dir, txv, &tx.mpdus, tx.ppdu_end);
-                    self.complete_mpdus(sta, dir, k, &mut tx.mpdus, success, tx.ppdu_end);
+                    self.complete_mpdus(sta, dir, k, &mut tx.mpdus, success, &txv, tx.ppdu_end);
                     tx.mpdus.clear();
                     self.tx_pool.push(std::mem::take(&mut tx.mpdus));
                     let port = self.relay_port(sta, dir);
@@ -2153,17 +2171,49 @@ impl World {
         self.schedule_next_access(ch);
     }
 
+    /// When the recipient of a PPDU holds each of its MPDUs: the end of the data symbol that
+    /// carries the subframe's last octet (`phy::psdu_prefix_time` over the A-MPDU layout of
+    /// IEEE 802.11-2020 §10.12: delimiter, MPDU, padding to 4 octets), the last one at the
+    /// PPDU's end. Into `self.scratch_times`, one per MPDU.
+    fn subframe_ends(&mut self, txv: &TxVector, mpdus: &[(u32, PktRef, bool)], ppdu_end: Instant) {
+        let mut out = std::mem::take(&mut self.scratch_times);
+        out.clear();
+        if self.rx_per_subframe && mpdus.len() > 1 {
+            let mut len = frame::AmpduLen::default();
+            for m in mpdus {
+                let b = mpdu_bytes(&self.pkts, self.qos, m.1);
+                out.push(Instant(len.with(b) as u64));
+                len.push(b);
+            }
+            let start = ppdu_end - phy::ppdu_duration(txv, len.len(), self.band);
+            let clock = phy::PrefixClock::new(txv, self.band);
+            for t in out.iter_mut() {
+                *t = (start + clock.at(t.as_nanos() as u32)).min(ppdu_end);
+            }
+        }
+        out.resize(mpdus.len(), ppdu_end);
+        if let Some(t) = out.last_mut() {
+            *t = ppdu_end;
+        }
+        self.scratch_times = out;
+    }
+
     /// Block Ack accounting for the MPDUs of one PPDU: received MPDUs enter the recipient's
-    /// reorder buffer; unacknowledged ones are queued for retransmission or dropped at the retry
-    /// limit, and the recipient's window follows the originator's.
-    fn complete_mpdus(&mut self, sta: u32, dir: Dir, k: usize, mpdus: &mut [(u32, PktRef, bool)], acked: bool, rx_time: Instant) {
-        let mut released = std::mem::take(&mut self.scratch);
+    /// reorder buffer and what it releases in order goes up at the time its subframe was
+    /// received (`subframe_ends`); unacknowledged ones are queued for retransmission or dropped
+    /// at the retry limit, and the recipient's window follows the originator's.
+    #[allow(clippy::too_many_arguments)]
+    fn complete_mpdus(&mut self, sta: u32, dir: Dir, k: usize, mpdus: &mut [(u32, PktRef, bool)], acked: bool, txv: &TxVector, ppdu_end: Instant) {
+        self.subframe_ends(txv, mpdus, ppdu_end);
+        let times = std::mem::take(&mut self.scratch_times);
+        let mut released = std::mem::take(&mut self.scratch_rx);
         let mut dups = std::mem::take(&mut self.scratch_dup);
-        for &mut (seq, p, ok) in mpdus.iter_mut() {
+        for (i, &mut (seq, p, ok)) in mpdus.iter_mut().enumerate() {
             let mut p = p;
             if ok {
                 let rcpt = self.stations[sta as usize].ac[k].rcpt(dir);
-                rcpt.receive(seq, p, |x| released.push(x), |x| dups.push(x));
+                let t = times[i];
+                rcpt.receive(seq, p, |x| released.push((x, t)), |x| dups.push(x));
                 if dir == Dir::Up {
                     self.msdus_into(p);
                     for i in 0..self.chain_buf.len() {
@@ -2207,11 +2257,12 @@ impl World {
         {
             let a = &mut self.stations[sta as usize].ac[k];
             let ws = a.orig_ref(dir).win_start();
-            a.rcpt(dir).advance_to(ws, |x| released.push(x));
+            a.rcpt(dir).advance_to(ws, |x| released.push((x, ppdu_end)));
         }
+        self.scratch_times = times;
         self.totals.mpdus_delivered += released.len() as u64;
         let mut chain = std::mem::take(&mut self.chain_buf);
-        for p in released.drain(..) {
+        for (p, rx_time) in released.drain(..) {
             // Each MSDU of the MPDU goes on alone (a relay may aggregate it differently).
             self.msdus_into(p);
             chain.clear();
@@ -2235,7 +2286,7 @@ impl World {
         }
         chain.clear();
         self.chain_buf = chain;
-        self.scratch = released;
+        self.scratch_rx = released;
         self.scratch_dup = dups;
     }
 

@@ -1,5 +1,14 @@
 //! The hardware/firmware queue of an ath10k/mt76-like AP below mac80211's station queues,
 //! with mac80211's airtime queue limit (Linux 5.5+, `ieee80211_txq_airtime_check`).
+//!
+//! The fill order follows the drivers' push loops (read in their sources): ath10k's
+//! `ath10k_mac_schedule_txq` and mt76's `mt76_txq_schedule_list` take stations in mac80211's
+//! order (`ieee80211_next_txq`) and push frames of one station while the driver has room
+//! (`ath10k_mac_tx_can_push`: the HTT pending count; `mt76_txq_send_burst` until
+//! `mt76_txq_stopped`, the ring less `MT_TXQ_FREE_THR`) and while the station is within its
+//! airtime queue limit, which both `ath10k_mac_tx_can_push` and `ieee80211_tx_dequeue` check
+//! per frame; then `ieee80211_return_txq`. mt76's per-station cap `MT_MAX_NON_AQL_PKT` applies
+//! only to frames without an airtime estimate, which every data frame here has.
 
 use super::PktRef;
 use std::collections::VecDeque;

@@ -39,8 +39,6 @@ pub(super) struct TcpConn {
     /// Server-side sender: (serialisation end, bytes) of its packets in the wired link.
     departures: VecDeque<(Instant, u32)>,
     timer: super::EndpointTimer,
-    /// A wake-up already scheduled for when the wired queue drains (server-side TSQ).
-    wake: Option<Instant>,
     /// Finite transfers: application bytes to deliver, and when the last one arrived.
     pub total_bytes: u64,
     pub completed_at: Option<Instant>,
@@ -85,6 +83,10 @@ pub(super) fn cc_config(f: &FlowSpec, seed: u64) -> (CcConfig, &'static str, boo
     }
 }
 
+/// `sk_pacing_shift` of sockets whose frames mac80211 transmits (`ieee80211_alloc_hw_nm` sets
+/// `hw.tx_sk_pacing_shift = 7`; `ieee80211_xmit_fast` applies it with `sk_pacing_shift_update`).
+pub(super) const MAC80211_PACING_SHIFT: u8 = 7;
+
 /// Build the endpoints of a TCP flow from its spec. The sender sits at the server for a
 /// downlink flow, at the station for an uplink flow.
 pub(super) fn new_conn(f: &FlowSpec, sender_at_server: bool, seed: u64) -> TcpConn {
@@ -110,7 +112,10 @@ pub(super) fn new_conn(f: &FlowSpec, sender_at_server: bool, seed: u64) -> TcpCo
     let now = Instant(f.start_ns);
     let mss = f.packet_size.saturating_sub(lasthop_algo::tcp::IP_TCP_HEADERS).max(64);
     let (ccfg, name, pace_default) = cc_config(f, seed);
-    let scfg = TcpSenderConfig { mss, cc: ccfg, pacing: f.pacing.unwrap_or(pace_default), ..TcpSenderConfig::default() };
+    // TCP small queues: a station's socket sends through mac80211, which lowers its pacing
+    // shift to 7 (`tx_sk_pacing_shift`); the server's keeps Linux's 10.
+    let pacing_shift = if sender_at_server { 10 } else { MAC80211_PACING_SHIFT };
+    let scfg = TcpSenderConfig { mss, cc: ccfg, pacing: f.pacing.unwrap_or(pace_default), pacing_shift, ..TcpSenderConfig::default() };
     let rcfg = TcpReceiverConfig { mss, ..TcpReceiverConfig::default() };
     let mut sender = TcpSender::new(scfg, now);
     if rr.is_none() && f.app_rate_bps == 0 {
@@ -124,7 +129,6 @@ pub(super) fn new_conn(f: &FlowSpec, sender_at_server: bool, seed: u64) -> TcpCo
         queued_below: 0,
         departures: VecDeque::new(),
         timer: super::EndpointTimer::default(),
-        wake: None,
         total_bytes: f.bytes,
         completed_at: None,
         app_delivered: 0,
@@ -290,12 +294,12 @@ impl World {
             }))
             .flatten()
             .min();
-        if conn.sender_at_server {
+        // A server-side sender held back by TCP small queues sends again when the link's queue
+        // lets its next packet go (Linux: `tcp_wfree` → `tcp_tsq_handler`). The timer holds one
+        // deadline, so this is re-armed on every call, not remembered.
+        if conn.sender_at_server && conn.sender.tsq_held() && !conn.sender.is_done() {
             if let Some(&(d, _)) = conn.departures.front() {
-                if conn.wake.is_none_or(|w| w > d) && !conn.sender.is_done() {
-                    conn.wake = Some(d);
-                    t = Some(t.map_or(d, |x| x.min(d)));
-                }
+                t = Some(t.map_or(d, |x| x.min(d)));
             }
         }
         let Some(t) = t else { return };
@@ -311,9 +315,6 @@ impl World {
             let conn = self.tcp[f as usize].as_mut().unwrap();
             if !conn.timer.fire(gen) {
                 return;
-            }
-            if conn.wake.is_some_and(|w| w <= now) {
-                conn.wake = None;
             }
             conn.sender.handle_timeout(now);
             conn.receiver.handle_timeout(now);

@@ -158,13 +158,10 @@ impl World {
             let (mut backlog_packets, mut backlog_bytes, mut qdisc_drops, mut flows) = (0u64, 0u64, 0u64, 0u32);
             if st.parent.is_none() {
                 for t in self.txqs.iter() {
-                    let q = t.queue(s as u32);
                     backlog_packets += t.len(s as u32) as u64;
-                    backlog_bytes += q.len_bytes();
-                    qdisc_drops += q.stats().dropped;
-                    if let AnyQdisc::FqCodel(f) = q {
-                        flows += f.new_flow_count() as u32;
-                    }
+                    backlog_bytes += t.sta_backlog_bytes(s as u32);
+                    qdisc_drops += t.sta_drops(s as u32);
+                    flows += t.sta_flows(s as u32) as u32;
                 }
             }
             let h = &st.ampdu_hist[Dir::Down as usize];

@@ -17,9 +17,12 @@
 //! out-of-order bytes minus the relay backlog, so a full relay buffer closes the server's window
 //! (backpressure); when the window has at least doubled (and grown by two segments) since it was
 //! last advertised the proxy sends a window update, as Linux does after the application reads.
-//! The WiFi-side sender obeys TCP small queues with a limit of `vwire.tsq` bytes in the AP's
-//! queues and MAC (released when the MAC is done with a frame: Block Ack or drop, or when the
-//! queue drops it), so its backlog stays in the socket where the proxy can see it.
+//! The WiFi-side sender obeys TCP small queues as Linux sizes them for a socket on a mac80211
+//! interface: max(2 segments, sk_pacing_rate >> 7), capped at `vwire.tsq`
+//! (`tcp_limit_output_bytes`, 1 MiB) unless it paces itself (`TcpSender::tsq_limit_now`), in
+//! bytes in the AP's queues and MAC (released when the MAC is done with a frame: Block Ack or
+//! drop, or when the queue drops it), so its backlog stays in the socket where the proxy can
+//! see it.
 //!
 //! **Virtual Wires** (`vwire.enabled`, §III-C–F), every `vwire.period` (2 s): each split flow's
 //! class comes from `app_class` or from the shipped random forest over a `FeatureWindow` of the
@@ -183,7 +186,7 @@ pub(super) fn server_side(f: &FlowSpec) -> Cow<'_, FlowSpec> {
 fn wifi_sender(f: &FlowSpec, tsq: u64, seed: u64) -> (TcpSender, &'static str) {
     let mss = f.packet_size.saturating_sub(lasthop_algo::tcp::IP_TCP_HEADERS).max(64);
     let (cc, name, pace) = super::tcp::cc_config(f, seed);
-    let cfg = TcpSenderConfig { mss, cc, pacing: f.pacing.unwrap_or(pace), tsq_limit: tsq, ..TcpSenderConfig::default() };
+    let cfg = TcpSenderConfig { mss, cc, pacing: f.pacing.unwrap_or(pace), tsq_limit: tsq, pacing_shift: super::tcp::MAC80211_PACING_SHIFT, ..TcpSenderConfig::default() };
     (TcpSender::new(cfg, Instant(f.start_ns)), name)
 }
 

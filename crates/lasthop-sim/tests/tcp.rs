@@ -203,9 +203,10 @@ fn request_response_completes_every_request() {
     assert_eq!(t["app_bytes_delivered"].as_u64().unwrap(), 20 * 200_000);
 }
 
-/// The AP's per-station queue discipline: with CoDel, PIE or FQ-CoDel the standing queue of a
-/// CUBIC download (and with it the RTT) shrinks far below the 1000-packet FIFO's, at a small
-/// goodput cost; FQ-CoDel also keeps a sparse flow to the same station out of the bulk queue.
+/// The AP's per-station queue discipline: with CoDel the standing queue of a CUBIC download
+/// (and with it the RTT) shrinks below the 1000-packet FIFO's, at a small goodput cost; PIE
+/// holds it at most at its 15 ms target. mac80211's FQ-CoDel holds it near its own 20 ms CoDel target (close to what the FIFO
+/// builds at this rate) but keeps a sparse flow to the same station out of the bulk queue.
 #[test]
 fn aqm_at_the_ap_cuts_the_standing_queue() {
     let secs = 12;
@@ -225,13 +226,15 @@ fn aqm_at_the_ap_cuts_the_standing_queue() {
         res.push((g, rtt, sparse));
     }
     let (fifo, codel, pie, fq) = (res[0], res[1], res[2], res[3]);
-    // Queueing above the 10 ms base RTT plus ~1.5 ms of WiFi exchange: CoDel and FQ-CoDel hold it
-    // near their 5 ms target, PIE near its 15 ms target (which is close to what a 1000-packet
-    // FIFO builds at 600 Mb/s, ~19 ms).
+    // Queueing above the 10 ms base RTT plus ~1.5 ms of WiFi exchange: CoDel holds it near its
+    // 5 ms target, PIE near its 15 ms target, mac80211's FQ-CoDel near its 20 ms target (a
+    // 1000-packet FIFO builds ~14 ms at 500 Mb/s).
     let q = |r: (f64, f64, f64)| r.1 - 11.5;
-    assert!(q(codel) < 0.5 * q(fifo) && q(fq) < 0.5 * q(fifo), "{res:?}");
-    assert!(q(codel) < 10.0 && q(fq) < 10.0, "CoDel target 5 ms: {res:?}");
-    assert!(q(pie) < q(fifo) && q(pie) < 1.2 * 15.0, "PIE target 15 ms: {res:?}");
+    assert!(q(codel) < 0.5 * q(fifo), "{res:?}");
+    assert!(q(codel) < 10.0, "CoDel target 5 ms: {res:?}");
+    assert!(q(fq) < 25.0, "mac80211 CoDel target 20 ms: {res:?}");
+    // The FIFO's ~13 ms is below PIE's 15 ms target, so PIE may never drop here.
+    assert!(q(pie) <= q(fifo) && q(pie) < 1.2 * 15.0, "PIE target 15 ms: {res:?}");
     for r in &res[1..] {
         assert!(r.0 > 0.8 * fifo.0, "AQM goodput cost too high: {res:?}");
     }

@@ -46,16 +46,17 @@ fn fingerprint(d: &Value) -> Vec<String> {
     v
 }
 
-/// Recorded with the code before wired/station disciplines existed: specs without the new keys
-/// must give exactly the same results.
+/// Recorded with the code before wired/station disciplines existed (specs without the new keys
+/// must give exactly the same results), and again when MPDUs began to be delivered at the end
+/// of their own subframe and TCP small queues followed Linux's rate-based limit.
 #[test]
 fn fifo_results_unchanged() {
     let expect = [
-        "events 57911",
-        "13029683.2 2812 0 0 7 13400082.076813657 12484608 27983872",
-        "227046.4 50 0 0 26 16670541.44 16285696 19988480",
-        "9139.2 34 0 0 16 27392937.647058822 25886720 48365568",
-        "48358400.0 15112 7 0 3641 16387042.765021175 16023552 21037056",
+        "events 68673",
+        "33213644.8 7051 0 0 8 14863963.630690685 13991936 26542080",
+        "708940.8 155 18 0 11 17382696.06451613 16842752 27721728",
+        "9139.2 34 0 0 16 27412234.11764706 26673152 35930120",
+        "47907200.0 14971 529 0 3252 17442936.673769288 16973824 25493504",
     ];
     assert_eq!(fingerprint(&run(&golden_spec(), 7)), expect);
 }
@@ -156,10 +157,12 @@ fn aqm_in_the_station_queue() {
     let (fifo, codel, fq) = (r[0], r[1], r[3]);
     assert!(codel.1 < 0.5 * fifo.1, "{r:?}");
     assert!(codel.0 >= 0.85 * fifo.0, "{r:?}");
-    // The ping shares the station's queue: behind FIFO-1000 it waits for the whole backlog.
-    // CoDel keeps that to about one A-MPDU (~5 ms at MCS 0), so FQ-CoDel's own queue for the
-    // ping gains little more here: what remains is channel access and aggregate duration.
-    assert!(codel.2 < 0.2 * fifo.2 && fq.2 < 0.2 * fifo.2, "{r:?}");
+    // The ping shares the station's queue. Behind the FIFO it waits for CUBIC's backlog, which
+    // TCP small queues bounds to pacing rate >> 7 (mac80211's pacing shift; the rate follows
+    // cwnd/SRTT, so it still grows with the queue's RTT); CoDel keeps that to about one A-MPDU
+    // (~5 ms at MCS 0), so FQ-CoDel's own queue for the ping gains little more here: what
+    // remains is channel access and aggregate duration.
+    assert!(codel.2 < 0.6 * fifo.2 && fq.2 < 0.6 * fifo.2, "{r:?}");
     assert!(fq.2 <= codel.2 + 1.0, "{r:?}");
 }
 

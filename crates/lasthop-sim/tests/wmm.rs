@@ -94,7 +94,7 @@ fn internal_collisions_lose_nothing() {
 }
 
 /// The ping-under-load picture of WMM: a bulk CUBIC download fills the AP's 1000-packet FIFO
-/// (best effort); a ping in the same queue waits behind it (hundreds of ms), a ping marked
+/// (best effort); a ping in the same queue waits behind it (tens of ms or more), a ping marked
 /// AC_VO has its own queue and EDCAF at both ends and sees a few ms.
 #[test]
 fn vo_ping_skips_the_bulk_queue() {
@@ -122,9 +122,10 @@ fn vo_ping_skips_the_bulk_queue() {
             g(d)
         );
     }
-    // BE: the FIFO's queueing delay, hundreds of ms. VO: the 2 ms wired round trip plus a few
-    // ms of channel access behind the bulk aggregates.
-    assert!(ms(&be, 1, "p50") > 100.0, "BE ping p50 {}", ms(&be, 1, "p50"));
+    // BE: the FIFO's queueing delay, tens to hundreds of ms (CUBIC keeps it between ~40 and
+    // 200 ms at this rate). VO: the 2 ms wired round trip plus a few ms of channel access
+    // behind the bulk aggregates.
+    assert!(ms(&be, 1, "p50") > 50.0, "BE ping p50 {}", ms(&be, 1, "p50"));
     assert!(ms(&vo, 1, "p50") < 15.0, "VO ping p50 {}", ms(&vo, 1, "p50"));
     assert!(ms(&vo, 1, "p95") < 25.0, "VO ping p95 {}", ms(&vo, 1, "p95"));
     assert!(ms(&be, 1, "p50") > 10.0 * ms(&vo, 1, "p50"));

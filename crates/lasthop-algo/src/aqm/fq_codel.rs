@@ -382,11 +382,7 @@ impl<P: QueuedPacket> Qdisc<P> for FqCodel<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::aqm::test_util::{random_ops, TP};
-
-    fn p(flow: u32, len: u32, id: u64) -> TP {
-        TP { len, flow, id }
-    }
+    use crate::aqm::test_util::{p, random_ops, TP};
 
     #[test]
     fn random_ops_conserve() {

@@ -5,7 +5,8 @@
 //! and satisfies conservation: `arrived = dropped + dequeued + queued`.
 //!
 //! Disciplines: [`Fifo`] (tail drop), [`Codel`] (RFC 8289), [`Pie`] (RFC 8033), [`FqCodel`]
-//! (RFC 8290), and [`AnyQdisc`] / [`AqmConfig`] to pick one at run time.
+//! (RFC 8290), [`MacFq`] (mac80211's per-station queues over one flow table), and [`AnyQdisc`] /
+//! [`AqmConfig`] to pick one at run time.
 //!
 //! Buffer sizer: [`Wqm`] ("Battling Latency in Modern Wireless Networks"), a sans-IO controller
 //! that sets a queue's packet limit from the drain time it estimates.
@@ -14,6 +15,7 @@ pub mod any;
 pub mod codel;
 pub mod fifo;
 pub mod fq_codel;
+pub mod mac_fq;
 pub mod pie;
 pub mod wqm;
 #[cfg(test)]
@@ -23,6 +25,7 @@ pub use any::{AnyQdisc, AqmConfig};
 pub use codel::{Codel, CodelConfig};
 pub use fifo::{Fifo, FifoConfig};
 pub use fq_codel::{FqCodel, FqCodelConfig};
+pub use mac_fq::{MacFq, MacFqConfig, TinStats};
 pub use pie::{Pie, PieConfig};
 pub use wqm::{Wqm, WqmConfig, WqmInput, WqmOutput, WqmVariant};
 

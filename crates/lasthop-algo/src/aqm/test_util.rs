@@ -12,6 +12,11 @@ pub struct TP {
     pub id: u64,
 }
 
+/// A test packet of flow `flow`, `len` bytes, unique `id`.
+pub fn p(flow: u32, len: u32, id: u64) -> TP {
+    TP { len, flow, id }
+}
+
 impl QueuedPacket for TP {
     fn len_bytes(&self) -> u32 {
         self.len

@@ -907,6 +907,9 @@ impl QuicConnection {
             self.ack_policy.set_min_rtt(self.rtt.min());
             rtt_sample = Some(latest);
         }
+        // Chromium's HybridSlowStart is handed `RttStats::latest_rtt`, the sample less the
+        // peer's ACK delay when that stays at or above min_rtt.
+        let hss_sample = rtt_sample.map(|_| self.rtt.latest_adjusted());
         // Newly acknowledged packets: flight, data, ack-of-ack, delivery rate, recovery exit.
         let mut newly_acked_bytes = 0u64;
         let mut rs: Option<SentPacket> = None;
@@ -996,7 +999,7 @@ impl QuicConnection {
                 self.app_limited_until = (self.delivered + self.bytes_in_flight).max(1);
             }
             if sp == Space::AppData {
-                self.hybrid_slow_start(now, largest, rtt_sample);
+                self.hybrid_slow_start(now, largest, hss_sample);
             }
             // A.7: reset the PTO backoff (the client's address-validation condition is not
             // modelled separately).

@@ -33,6 +33,15 @@
 //!   pacing sender: rate = cwnd/srtt × 2 in slow start, × 1.25 otherwise (× 1 in recovery),
 //!   an unpaced burst of `initial_burst_packets` at start and after quiescence; off means
 //!   sending as fast as cwnd allows (the paper's Bursty QUIC).
+//! * Which Chromium behaviour each sender part follows: `RttStats::UpdateRtt` for the RTT
+//!   state (min_rtt from raw samples; the latest sample less the peer's ACK delay when that
+//!   stays at or above min_rtt, which is also the sample `HybridSlowStart::ShouldExitSlowStart`
+//!   compares with min_rtt here, as `TcpCubicSenderBytes` hands it `latest_rtt`); the
+//!   controller itself is given the raw sample (our CUBIC/BBR take their own RTT rules);
+//!   `TcpCubicSenderBytes` for the window (two-connection CUBIC, `IsCwndLimited` growth
+//!   gate); `PacingSender` for pacing ([`pacer`]); loss detection follows RFC 9002 rather than
+//!   Chromium's `GeneralLossAlgorithm` (which uses the adjusted latest RTT in its time
+//!   threshold).
 //! * Receiver: received packet-number ranges per space; Initial and Handshake packets are
 //!   acknowledged at once (RFC 9000 §13.2.1), 0-RTT/1-RTT packets as the configured
 //!   [`AckPolicy`](crate::control::ack_policy::AckPolicy) decides (TCP_ACKING, ACK_DECIMATION,

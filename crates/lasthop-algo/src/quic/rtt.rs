@@ -11,6 +11,7 @@ pub const GRANULARITY: Duration = Duration::from_millis(1);
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RttEstimator {
     latest: Duration,
+    latest_adjusted: Duration,
     min: Duration,
     smoothed: Duration,
     var: Duration,
@@ -28,6 +29,7 @@ impl RttEstimator {
     pub const fn new() -> Self {
         RttEstimator {
             latest: Duration::ZERO,
+            latest_adjusted: Duration::ZERO,
             min: Duration::ZERO,
             smoothed: INITIAL_RTT,
             var: Duration::from_nanos(INITIAL_RTT.as_nanos() / 2),
@@ -41,6 +43,9 @@ impl RttEstimator {
     pub fn update(&mut self, latest: Duration, ack_delay: Duration) {
         self.latest = latest;
         if self.samples == 0 {
+            // Chromium's `RttStats::UpdateRtt` sets min_rtt first, so the first sample is
+            // corrected only by a zero ACK delay.
+            self.latest_adjusted = latest;
             // §5.3 first sample: min_rtt = smoothed_rtt = latest_rtt, rttvar = latest_rtt/2.
             self.min = latest;
             self.smoothed = latest;
@@ -53,6 +58,7 @@ impl RttEstimator {
         self.min = self.min.min(latest);
         // §5.3: subtract the ACK delay unless that would go below min_rtt.
         let adjusted = if latest >= self.min + ack_delay { latest - ack_delay } else { latest };
+        self.latest_adjusted = adjusted;
         let diff = if self.smoothed > adjusted { self.smoothed - adjusted } else { adjusted - self.smoothed };
         self.var = Duration::from_nanos((3 * self.var.as_nanos() + diff.as_nanos()) / 4);
         self.smoothed = Duration::from_nanos((7 * self.smoothed.as_nanos() + adjusted.as_nanos()) / 8);
@@ -60,6 +66,12 @@ impl RttEstimator {
 
     pub fn latest(&self) -> Duration {
         self.latest
+    }
+    /// The latest sample less the peer's ACK delay when that leaves it at or above min_rtt
+    /// (RFC 9002 §5.3's adjusted_rtt): what Chromium's `RttStats` keeps as `latest_rtt` and
+    /// its `HybridSlowStart` compares with min_rtt.
+    pub fn latest_adjusted(&self) -> Duration {
+        self.latest_adjusted
     }
     /// min_rtt (zero before the first sample).
     pub fn min(&self) -> Duration {

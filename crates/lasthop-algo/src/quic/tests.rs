@@ -531,6 +531,26 @@ fn delay_based_slow_start_exit_triggers_only_on_rtt_rise() {
     assert!(c.cwnd() >= 16 * 1350);
 }
 
+/// Chromium's `HybridSlowStart` compares min_rtt with `RttStats::latest_rtt`, the sample less
+/// the peer's ACK delay: a sample that is long only because the peer held its ACK back does
+/// not end slow start; the same rise without that ACK delay does.
+#[test]
+fn delay_exit_uses_the_sample_less_the_ack_delay() {
+    for (delay, exits) in [(ms(9), 0), (ms(0), 1)] {
+        let hss = HybridSlowStartConfig { n_samples: 1, low_window_packets: 0, ..HybridSlowStartConfig::default() };
+        let mut c = est(QuicConfig { hybrid_slow_start: Some(hss), ..quiet(Role::Client) });
+        let id = c.open_stream();
+        c.stream_write(id, 1_000_000, false).unwrap();
+        assert_eq!(drain(&mut c, Instant::ZERO).len(), 10);
+        // Round 1: pn 0 acknowledged after 20 ms, no ACK delay: min_rtt = 20 ms.
+        c.handle_datagram(at_ms(20), &ack_dg(0, &[(0, 0)], Duration::ZERO));
+        assert!(!drain(&mut c, at_ms(20)).is_empty());
+        // Round 2: pn 10 (sent at 20 ms) acknowledged at 50 ms: 30 ms raw, above min_rtt + 4 ms.
+        c.handle_datagram(at_ms(50), &ack_dg(1, &[(0, 10)], delay));
+        assert_eq!(c.stats().slow_start_delay_exits, exits, "ACK delay {delay:?}");
+    }
+}
+
 #[test]
 fn delay_exit_waits_for_the_low_window() {
     // Same rise, but a low window above what slow start reaches by then.

@@ -100,9 +100,17 @@
 //!   the next segment may leave at departure + payload/rate (no bursts, no credit). A rate
 //!   of 0 means unpaced.
 //! * **TCP small queues** (Linux `tcp_small_queue_check`): no transmission while the bytes of
-//!   this connection queued below the socket are ≥ min(`tsq_limit`, max(2·MSS, rate·1 ms))
-//!   when pacing, ≥ `tsq_limit` otherwise. The host must call `poll_transmit` again when its
-//!   queue drains (TSQ is not reflected in `poll_timeout`).
+//!   this connection queued below the socket are ≥ limit = max(2·MSS, sk_pacing_rate >>
+//!   `pacing_shift`), where sk_pacing_rate is the rate above, computed as Linux's
+//!   `tcp_update_pacing_rate` does whether or not the sender paces (unlimited before the first
+//!   RTT sample); a sender that does not pace itself has the limit capped at `tsq_limit`
+//!   (`tcp_limit_output_bytes`, applied only to `SK_PACING_NONE` sockets). The shift is 10
+//!   (~1 ms of rate) by default; mac80211 lowers it to 7 (~8 ms) for sockets whose frames it
+//!   transmits (`sk_pacing_shift_update` with `tx_sk_pacing_shift`), so a WiFi sender may keep
+//!   one aggregate's worth queued. TSQ never holds back a sender with at most one segment
+//!   unacknowledged ("always send skb if rtx queue is empty or has one skb"). Segments are
+//!   MSS-sized (no TSO/GSO: 2·truesize is taken as 2·MSS). The host must call `poll_transmit`
+//!   again when its queue drains (TSQ is not reflected in `poll_timeout`).
 //!
 //! Not modelled: Nagle/autocorking (a partial segment is sent as soon as it may), zero-window
 //! probing (our receiver never closes its window with nothing outstanding), D-SACK,
@@ -130,9 +138,12 @@ pub struct TcpSenderConfig {
     pub rto_initial: Duration,
     /// Upper bound of RTO, also of the backed-off value (120 s, Linux `TCP_RTO_MAX`).
     pub rto_max: Duration,
-    /// TCP small queues: cap of bytes queued below the socket (1 MiB,
-    /// `tcp_limit_output_bytes`).
+    /// TCP small queues: cap of bytes queued below the socket for a sender that does not pace
+    /// itself (1 MiB, `tcp_limit_output_bytes`).
     pub tsq_limit: u64,
+    /// TCP small queues: `sk_pacing_shift`, the limit being sk_pacing_rate >> shift bytes
+    /// (10 = ~1 ms, Linux's default; 7 = ~8 ms under mac80211, `tx_sk_pacing_shift`).
+    pub pacing_shift: u8,
     /// DupThresh (3, RFC 6675).
     pub dup_thresh: u32,
     /// Tail Loss Probe, RFC 8985 §7 (on, as Linux's default `tcp_early_retrans` = 3).
@@ -162,6 +173,7 @@ impl Default for TcpSenderConfig {
             rto_initial: Duration::from_secs(1),
             rto_max: Duration::from_secs(120),
             tsq_limit: 1 << 20,
+            pacing_shift: 10,
             dup_thresh: 3,
             tlp: true,
             tlp_max_ack_delay: Duration::from_millis(200),
@@ -368,6 +380,8 @@ pub struct TcpSender {
     next_release: Option<Instant>,
     /// Set when the last `poll_transmit` was held back by pacing only.
     pacing_wait: Option<Instant>,
+    /// The last `poll_transmit` was held back by TCP small queues.
+    tsq_held: bool,
 
     // --- Counters.
     bytes_sent: u64,
@@ -432,6 +446,7 @@ impl TcpSender {
             last_rate_sample: None,
             next_release: None,
             pacing_wait: None,
+            tsq_held: false,
             bytes_sent: 0,
             segments_sent: 0,
             retransmits: 0,
@@ -916,6 +931,43 @@ impl TcpSender {
         Some((r.min(u64::MAX as u128) as u64).max(1))
     }
 
+    /// Linux's `sk_pacing_rate` (bytes/s): the controller's own rate, else 2·cwnd/SRTT in slow
+    /// start and 1.2·cwnd/SRTT otherwise, kept whether or not the sender paces; `None` (no
+    /// limit) before the first RTT sample.
+    fn sk_pacing_rate(&self) -> Option<u64> {
+        if let Some(r) = self.cc.pacing_rate() {
+            return (r > 0).then_some(r);
+        }
+        let srtt = self.srtt?.as_nanos().max(1);
+        let ratio: u128 = if self.cc.in_slow_start() { 200 } else { 120 };
+        let r = self.cc.cwnd() as u128 * ratio * 10_000_000 / srtt as u128;
+        Some((r.min(u64::MAX as u128) as u64).max(1))
+    }
+
+    /// Whether the last `poll_transmit` held a segment back for TCP small queues: the host
+    /// must call it again when its queue below the socket drains (Linux's `tcp_wfree` →
+    /// `tcp_tsq_handler`).
+    pub fn tsq_held(&self) -> bool {
+        self.tsq_held
+    }
+
+    /// TCP small queues (`tcp_small_queue_check`): bytes this connection may have queued below
+    /// the socket before it waits. `paced` is the rate the sender paces at, if it does.
+    pub fn tsq_limit_now(&self, paced: Option<u64>) -> u64 {
+        if self.segs.len() <= 1 {
+            return u64::MAX;
+        }
+        let limit = match paced.or_else(|| self.sk_pacing_rate()) {
+            Some(r) => (2 * self.cfg.mss as u64).max(r >> self.cfg.pacing_shift),
+            None => u64::MAX,
+        };
+        if paced.is_some() {
+            limit
+        } else {
+            limit.min(self.cfg.tsq_limit)
+        }
+    }
+
     /// Bytes of new data the next segment would carry (0 if none), and whether rwnd blocks it.
     fn new_data_len(&self) -> (u32, bool) {
         if self.snd_nxt >= self.app_written {
@@ -1027,6 +1079,7 @@ impl TcpSender {
     /// `queued_below` = bytes of this connection still queued in the host below the socket.
     pub fn poll_transmit(&mut self, now: Instant, queued_below: u64) -> Option<DataSegment> {
         self.pacing_wait = None;
+        self.tsq_held = false;
         self.restart_after_idle(now);
         // A due loss probe leaves whatever cwnd and pacing say (RFC 8985 §7.3).
         let probe = self.tlp_probe();
@@ -1042,12 +1095,8 @@ impl TcpSender {
             }
         }
         let rate = self.pacing_rate_now();
-        // TCP small queues.
-        let limit = match rate {
-            Some(r) => self.cfg.tsq_limit.min((2 * self.cfg.mss as u64).max(r / 1000)),
-            None => self.cfg.tsq_limit,
-        };
-        if queued_below >= limit {
+        if queued_below >= self.tsq_limit_now(rate) {
+            self.tsq_held = true;
             return None;
         }
         if rate.is_some() && probe.is_none() {

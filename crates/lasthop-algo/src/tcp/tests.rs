@@ -447,24 +447,40 @@ fn pacing_wait_reported_by_poll_timeout() {
 
 #[test]
 fn tsq_limits_queued_bytes() {
+    // Before any RTT sample sk_pacing_rate is unlimited: an unpaced sender is held only by
+    // tcp_limit_output_bytes, and never while at most one segment is unacknowledged.
     let mut s = TcpSender::new(Net::newreno(), Instant::ZERO);
     s.app_write(u64::MAX);
-    let limit = s.config().tsq_limit;
-    assert!(s.poll_transmit(Instant::ZERO, limit).is_none());
-    assert!(s.poll_transmit(Instant::ZERO, limit - 1).is_some());
-    // Paced: min(limit, max(2 MSS, rate · 1 ms)).
-    let cfg = TcpSenderConfig { pacing: true, ..Net::newreno() };
-    let mut s = TcpSender::new(cfg, Instant::ZERO);
-    s.app_write(u64::MAX);
-    assert!(s.poll_transmit(Instant::ZERO, 0).is_some());
-    s.handle_ack(
-        Instant::ZERO + Duration::from_millis(100),
-        &AckSegment { cum_ack: segs(1), rwnd: 1 << 30, ..AckSegment::default() },
-    );
-    // rate = 2 · 10 MSS / 100 ms ≈ 290 kB/s → rate · 1 ms < 2 MSS.
-    let t = Instant::ZERO + Duration::from_millis(100);
-    assert!(s.poll_transmit(t, 2 * MSS as u64).is_none());
-    assert!(s.poll_transmit(t, 2 * MSS as u64 - 1).is_some());
+    let cap = s.config().tsq_limit;
+    assert!(s.poll_transmit(Instant::ZERO, u64::MAX / 2).is_some(), "empty rtx queue: always send");
+    assert!(s.poll_transmit(Instant::ZERO, u64::MAX / 2).is_some(), "one skb in the rtx queue: always send");
+    assert!(s.poll_transmit(Instant::ZERO, cap).is_none());
+    assert!(s.poll_transmit(Instant::ZERO, cap - 1).is_some());
+    // After a sample: max(2 MSS, sk_pacing_rate >> shift), whether or not the sender paces.
+    for (pacing, shift) in [(false, 10u8), (true, 10), (false, 7), (true, 7)] {
+        let cfg = TcpSenderConfig { pacing, pacing_shift: shift, initial_cwnd_segments: 100, ..Net::newreno() };
+        let mut s = TcpSender::new(cfg, Instant::ZERO);
+        s.app_write(u64::MAX);
+        for _ in 0..3 {
+            assert!(s.poll_transmit(Instant::ZERO, 0).is_some());
+        }
+        let t = Instant::ZERO + Duration::from_millis(10);
+        s.handle_ack(t, &AckSegment { cum_ack: segs(1), rwnd: 1 << 30, ..AckSegment::default() });
+        // Slow start: rate = 2 · cwnd (100 MSS, +1 for the ACK) / 10 ms ≈ 29 MB/s; >> 10 ≈ 28 kB,
+        // >> 7 ≈ 226 kB.
+        let rate = 2 * 100 * MSS as u64 * 100;
+        let want = (2 * MSS as u64).max(rate >> shift);
+        let got = s.tsq_limit_now(None);
+        assert!((got as f64 - want as f64).abs() < 0.03 * want as f64, "pacing {pacing} shift {shift}: {got} vs {want}");
+        assert!(s.poll_transmit(t, got).is_none());
+        if !pacing {
+            assert!(s.poll_transmit(t, got - 1).is_some());
+        }
+    }
+    // A paced sender is not capped by tcp_limit_output_bytes (SK_PACING_NONE only).
+    let s = TcpSender::new(Net::newreno(), Instant::ZERO);
+    let fast = (10 * cap) << 10;
+    assert_eq!(s.tsq_limit_now(Some(fast)), u64::MAX, "one skb or less outstanding");
 }
 
 #[test]

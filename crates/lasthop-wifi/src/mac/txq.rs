@@ -1,17 +1,24 @@
-//! Per-station transmit queues at the AP, behind a total packet limit, served through the pull
-//! interface of Linux mac80211 (`ieee80211_next_txq`, `ieee80211_tx_dequeue`,
-//! `ieee80211_return_txq`, `ieee80211_register_airtime`): the driver asks which station to
-//! serve next, pulls frames for it while it builds an aggregate, hands the queue back, and
-//! reports the airtime the exchange used.
+//! Per-station transmit queues at the AP, served through the pull interface of Linux mac80211
+//! (`ieee80211_next_txq`, `ieee80211_tx_dequeue`, `ieee80211_return_txq`,
+//! `ieee80211_register_airtime`): the driver asks which station to serve next, pulls frames for
+//! it while it builds an aggregate, hands the queue back, and reports the airtime the exchange
+//! used.
 //!
-//! Scheduling is round-robin over stations with something to send. Each station's queue is a
-//! queue discipline from `lasthop_algo::aqm` (FIFO, CoDel, PIE or FQ-CoDel); the total limit
-//! models the interface's `txqueuelen` shared by all stations. Packets an AQM drops at dequeue
-//! are handed back to the caller. A frame pulled for an aggregate that turned out not to fit is
-//! kept in a one-frame stash per station and served first next time (as drivers keep such a
-//! frame at the head of the station's queue).
+//! Scheduling is round-robin over stations with something to send, or airtime deficit
+//! round-robin. Two queue structures sit behind it, as on a Linux AP:
+//! * **FQ-CoDel** is mac80211's own: [`MacFq`], one flow table shared by every station, DRR++
+//!   and CoDel within each station, and the radio-wide limit enforced by dropping from the
+//!   fattest flow of any station (`fq_tin_enqueue`), so a station below its fair share loses
+//!   nothing to another's overload.
+//! * **FIFO, CoDel, PIE** are qdiscs: each station's queue is the discipline, and the total
+//!   limit models the interface's `txqueuelen` shared by all stations (an arrival beyond it is
+//!   refused, whatever its station).
+//!
+//! Packets an AQM drops at dequeue are handed back to the caller. A frame pulled for an
+//! aggregate that turned out not to fit is kept in a one-frame stash per station and served
+//! first next time (as drivers keep such a frame at the head of the station's queue).
 
-use lasthop_algo::aqm::{AnyQdisc, AqmConfig, Qdisc, QueuedPacket};
+use lasthop_algo::aqm::{AnyQdisc, AqmConfig, MacFq, MacFqConfig, Qdisc, QueuedPacket};
 use lasthop_core::{Duration, Instant};
 use std::collections::VecDeque;
 
@@ -34,12 +41,21 @@ impl TxqSchedule {
     pub const AIRTIME_QUANTUM: Duration = Duration::from_micros(256);
 }
 
+/// The queue structure behind the scheduler.
+#[derive(Clone, Debug)]
+enum Queues<P> {
+    /// One qdisc per station behind a shared `txqueuelen` (FIFO, CoDel, PIE).
+    PerStation(Vec<AnyQdisc<P>>),
+    /// mac80211's flow queue (FQ-CoDel): one tin per station over one flow table.
+    Fq(Box<MacFq<P>>),
+}
+
 #[derive(Clone, Debug)]
 pub struct TxqSet<P> {
     schedule: TxqSchedule,
     /// Airtime deficit per station (ns), for `TxqSchedule::Airtime`.
     deficit: Vec<i64>,
-    queues: Vec<AnyQdisc<P>>,
+    queues: Queues<P>,
     stash: Vec<Option<P>>,
     total_limit: usize,
     /// The limit the disciplines were built with: `set_total_limit` never goes above it.
@@ -57,14 +73,28 @@ pub struct TxqSet<P> {
 }
 
 impl<P: QueuedPacket + PartialEq> TxqSet<P> {
-    /// Per-station queues of discipline `aqm` (its own packet limit is raised to the total
-    /// limit, which this set enforces), randomness seeded per station from `seed`.
+    /// Per-station queues of discipline `aqm` behind a total packet limit, randomness seeded
+    /// from `seed`. FQ-CoDel becomes mac80211's flow queue with its defaults and `total_limit`
+    /// as its packet limit; the other disciplines get the total limit as their own (this set
+    /// enforces it).
     pub fn new(stations: usize, total_limit: usize, aqm: AqmConfig, seed: u64, schedule: TxqSchedule) -> Self {
-        let aqm = with_limit(aqm, total_limit);
+        Self::with_fq(stations, total_limit, aqm, seed, schedule, MacFqConfig::default())
+    }
+
+    /// As [`TxqSet::new`], with mac80211's flow-queue parameters given (`fq.limit_packets` and
+    /// `fq.seed` are replaced by `total_limit` and `seed`), used when `aqm` is FQ-CoDel.
+    pub fn with_fq(stations: usize, total_limit: usize, aqm: AqmConfig, seed: u64, schedule: TxqSchedule, fq: MacFqConfig) -> Self {
+        let queues = match aqm {
+            AqmConfig::FqCodel(_) => Queues::Fq(Box::new(MacFq::new(MacFqConfig { limit_packets: total_limit, seed, ..fq }, stations))),
+            _ => {
+                let aqm = with_limit(aqm, total_limit);
+                Queues::PerStation((0..stations).map(|i| aqm.build(seed.wrapping_add(i as u64))).collect())
+            }
+        };
         TxqSet {
             schedule,
             deficit: vec![0; stations],
-            queues: (0..stations).map(|i| aqm.build(seed.wrapping_add(i as u64))).collect(),
+            queues,
             stash: (0..stations).map(|_| None).collect(),
             total_limit,
             built_limit: total_limit,
@@ -79,7 +109,7 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
 
     /// Number of station queues.
     pub fn entries(&self) -> usize {
-        self.queues.len()
+        self.deficit.len()
     }
     pub fn total_len(&self) -> usize {
         self.total_len
@@ -87,56 +117,138 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
     pub fn total_limit(&self) -> usize {
         self.total_limit
     }
+    /// Packets queued for `sta` (its stashed frame included).
     pub fn len(&self, sta: u32) -> usize {
-        self.queues[sta as usize].len_packets() + self.stash[sta as usize].is_some() as usize
+        self.queued(sta) + self.stash[sta as usize].is_some() as usize
+    }
+    fn queued(&self, sta: u32) -> usize {
+        match &self.queues {
+            Queues::PerStation(q) => q[sta as usize].len_packets(),
+            Queues::Fq(f) => f.tin_packets(sta),
+        }
     }
     pub fn room(&self) -> usize {
         self.total_limit.saturating_sub(self.total_len)
     }
+    /// Whether the stations share mac80211's flow queue (FQ-CoDel).
+    pub fn is_fq(&self) -> bool {
+        matches!(self.queues, Queues::Fq(_))
+    }
 
-    /// Change the shared packet limit (a buffer sizer resizing `txqueuelen`), clamped to
-    /// `1..=` the limit the set was built with. Lowering it drops nothing: packets already
+    /// Change the shared packet limit, clamped to `1..=` the limit the set was built with. For
+    /// a qdisc (a buffer sizer resizing `txqueuelen`) lowering it drops nothing: packets already
     /// queued above the new limit drain, and arrivals are refused until the count is below it.
+    /// mac80211's flow queue (`iw phy … set txq limit`) drops from the fattest flows at the
+    /// next arrival until it is within the new limit.
     pub fn set_total_limit(&mut self, limit: usize) {
         self.total_limit = limit.clamp(1, self.built_limit);
-        self.excess = self.total_len.saturating_sub(self.total_limit);
+        match &mut self.queues {
+            Queues::PerStation(_) => self.excess = self.total_len.saturating_sub(self.total_limit),
+            Queues::Fq(f) => f.set_limit(self.total_limit),
+        }
     }
 
     /// Octets queued for all stations (stashed frames included).
     pub fn backlog_bytes(&self) -> u64 {
-        let q: u64 = self.queues.iter().map(|q| q.len_bytes()).sum();
+        let q: u64 = match &self.queues {
+            Queues::PerStation(q) => q.iter().map(|q| q.len_bytes()).sum(),
+            Queues::Fq(f) => f.len_bytes(),
+        };
         q + self.stash.iter().flatten().map(|p| p.len_bytes() as u64).sum::<u64>()
+    }
+    /// Octets queued for `sta` (stashed frame not included).
+    pub fn sta_backlog_bytes(&self, sta: u32) -> u64 {
+        match &self.queues {
+            Queues::PerStation(q) => q[sta as usize].len_bytes(),
+            Queues::Fq(f) => f.tin_bytes(sta),
+        }
+    }
+    /// Packets of `sta` dropped by the queues: by its discipline (AQM or its own overflow
+    /// rule), or under mac80211's flow queue by CoDel and by the radio-wide limits.
+    pub fn sta_drops(&self, sta: u32) -> u64 {
+        match &self.queues {
+            Queues::PerStation(q) => q[sta as usize].stats().dropped,
+            Queues::Fq(f) => {
+                let t = f.tin_stats(sta);
+                t.overlimit + t.codel_drops
+            }
+        }
+    }
+    /// Flows `sta`'s queue has seen become active (FQ-CoDel only; 0 for the others).
+    pub fn sta_flows(&self, sta: u32) -> u64 {
+        match &self.queues {
+            Queues::PerStation(q) => match &q[sta as usize] {
+                AnyQdisc::FqCodel(f) => f.new_flow_count(),
+                _ => 0,
+            },
+            Queues::Fq(f) => f.tin_stats(sta).flows,
+        }
+    }
+    /// mac80211's flow queue, when the stations share one.
+    pub fn fq(&self) -> Option<&MacFq<P>> {
+        match &self.queues {
+            Queues::Fq(f) => Some(f),
+            Queues::PerStation(_) => None,
+        }
     }
     pub fn airtime(&self, sta: u32) -> Duration {
         self.airtime[sta as usize]
     }
+    /// Packets dropped because of the shared limit: arrivals refused at `txqueuelen`, or
+    /// mac80211's overlimit drops from the fattest flows.
     pub fn dropped_total_limit(&self) -> u64 {
-        self.dropped_total_limit
-    }
-    pub fn queue(&self, sta: u32) -> &AnyQdisc<P> {
-        &self.queues[sta as usize]
+        match &self.queues {
+            Queues::PerStation(_) => self.dropped_total_limit,
+            Queues::Fq(f) => f.overlimit(),
+        }
     }
 
-    /// Enqueue for `sta`; `Err` hands back a packet dropped at the total limit.
-    pub fn enqueue(&mut self, now: Instant, sta: u32, p: P) -> Result<(), P> {
-        if self.total_len >= self.total_limit {
-            self.dropped_total_limit += 1;
-            return Err(p);
-        }
-        self.excess = 0;
-        match self.queues[sta as usize].enqueue(now, p) {
-            Ok(()) => {
-                self.total_len += 1;
-                self.activate(sta);
-                Ok(())
+    /// Enqueue for `sta`. Every packet dropped because of this arrival goes to `on_drop`: the
+    /// arrival itself (refused at the total limit, or dropped by its discipline), a queued
+    /// packet of the same station (FQ-CoDel's overflow rule), or under mac80211's flow queue
+    /// the heads of the fattest flows of any station. Returns whether the arrival was queued.
+    pub fn enqueue<F: FnMut(P)>(&mut self, now: Instant, sta: u32, p: P, mut on_drop: F) -> bool {
+        match &mut self.queues {
+            Queues::Fq(f) => {
+                let mut kept = true;
+                let mut dropped = 0;
+                f.enqueue(now, sta, p, |d| {
+                    kept &= d != p;
+                    dropped += 1;
+                    on_drop(d);
+                });
+                self.total_len = self.total_len + 1 - dropped;
+                if kept {
+                    self.activate(sta);
+                }
+                kept
             }
-            // The discipline dropped the arrival itself.
-            Err(d) if d == p => Err(d),
-            // It kept the arrival and dropped a queued packet instead (FQ-CoDel's overflow
-            // rule): the count is unchanged.
-            Err(d) => {
-                self.activate(sta);
-                Err(d)
+            Queues::PerStation(q) => {
+                if self.total_len >= self.total_limit {
+                    self.dropped_total_limit += 1;
+                    on_drop(p);
+                    return false;
+                }
+                self.excess = 0;
+                match q[sta as usize].enqueue(now, p) {
+                    Ok(()) => {
+                        self.total_len += 1;
+                        self.activate(sta);
+                        true
+                    }
+                    // The discipline dropped the arrival itself.
+                    Err(d) if d == p => {
+                        on_drop(d);
+                        false
+                    }
+                    // It kept the arrival and dropped a queued packet instead (FQ-CoDel's
+                    // overflow rule): the count is unchanged.
+                    Err(d) => {
+                        on_drop(d);
+                        self.activate(sta);
+                        true
+                    }
+                }
             }
         }
     }
@@ -201,10 +313,14 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
             return Some(p);
         }
         let mut dropped = 0;
-        let p = self.queues[sta as usize].dequeue(now, |d| {
+        let count = |d| {
             dropped += 1;
             on_drop(d)
-        });
+        };
+        let p = match &mut self.queues {
+            Queues::PerStation(q) => q[sta as usize].dequeue(now, count),
+            Queues::Fq(f) => f.dequeue(now, sta, count),
+        };
         self.total_len -= dropped + p.is_some() as usize;
         p
     }
@@ -226,7 +342,7 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
         } else {
             return;
         }
-        if more || !self.queues[sta as usize].is_empty() || self.stash[sta as usize].is_some() {
+        if more || self.len(sta) > 0 {
             match self.schedule {
                 // DRR: back to the head; `next_txq` moves it on once its deficit is negative.
                 TxqSchedule::Airtime { .. } => self.active.push_front(sta),
@@ -244,16 +360,25 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
     }
 
     pub fn invariants(&self) -> Result<(), &'static str> {
-        let sum: usize = self.queues.iter().map(|q| q.len_packets()).sum::<usize>()
-            + self.stash.iter().filter(|s| s.is_some()).count();
-        if sum != self.total_len {
-            return Err("total length out of sync");
-        }
-        if self.total_len > self.total_limit + self.excess {
-            return Err("total limit exceeded");
-        }
-        for q in &self.queues {
-            q.invariants()?;
+        let stashed = self.stash.iter().filter(|s| s.is_some()).count();
+        match &self.queues {
+            Queues::PerStation(q) => {
+                if q.iter().map(|q| q.len_packets()).sum::<usize>() + stashed != self.total_len {
+                    return Err("total length out of sync");
+                }
+                if self.total_len > self.total_limit + self.excess {
+                    return Err("total limit exceeded");
+                }
+                for q in q {
+                    q.invariants()?;
+                }
+            }
+            Queues::Fq(f) => {
+                if f.len_packets() + stashed != self.total_len {
+                    return Err("total length out of sync");
+                }
+                f.invariants()?;
+            }
         }
         Ok(())
     }
@@ -293,15 +418,21 @@ mod tests {
         }
     }
 
+    fn put(t: &mut TxqSet<P>, now: Instant, sta: u32, p: P) {
+        assert!(t.enqueue(now, sta, p, |d| panic!("{d:?} dropped")));
+    }
+
     #[test]
     fn round_robin_and_total_limit() {
         let mut t = TxqSet::new(3, 4, AqmConfig::default(), 1, TxqSchedule::RoundRobin);
         let now = Instant::ZERO;
-        t.enqueue(now, 2, P(20)).unwrap();
-        t.enqueue(now, 0, P(0)).unwrap();
-        t.enqueue(now, 0, P(1)).unwrap();
-        t.enqueue(now, 1, P(10)).unwrap();
-        assert_eq!(t.enqueue(now, 1, P(11)), Err(P(11)));
+        put(&mut t, now, 2, P(20));
+        put(&mut t, now, 0, P(0));
+        put(&mut t, now, 0, P(1));
+        put(&mut t, now, 1, P(10));
+        let mut d = Vec::new();
+        assert!(!t.enqueue(now, 1, P(11), |x| d.push(x)));
+        assert_eq!(d, [P(11)], "FIFO: the arrival is refused at the total limit");
         let mut order = Vec::new();
         while let Some(s) = t.next_txq() {
             let p = t.tx_dequeue(now, s, |_| unreachable!("FIFO drops on arrival only"));
@@ -320,7 +451,7 @@ mod tests {
             let mut t = TxqSet::new(3, 100, AqmConfig::default(), 1, schedule);
             let now = Instant::ZERO;
             for s in 0..3 {
-                t.enqueue(now, s, P(s)).unwrap();
+                put(&mut t, now, s, P(s));
             }
             // Station 0 is blocked (say by its airtime queue limit): 1 is served, and 0 moves back.
             assert_eq!(t.next_txq_where(|s| s != 0), Some(1));
@@ -344,8 +475,8 @@ mod tests {
         let mut t = TxqSet::new(2, 1000, AqmConfig::default(), 1, TxqSchedule::Airtime { quantum: q });
         let now = Instant::ZERO;
         for i in 0..400 {
-            t.enqueue(now, 0, P(i)).unwrap();
-            t.enqueue(now, 1, P(100 + i)).unwrap();
+            put(&mut t, now, 0, P(i));
+            put(&mut t, now, 1, P(100 + i));
         }
         // Station 0 sends long frames (4 quanta each), station 1 short ones (1/4 quantum).
         let mut air = [Duration::ZERO; 2];
@@ -362,5 +493,80 @@ mod tests {
         // Equal airtime within one long frame, although station 1 needed 16 turns per turn of
         // station 0 (round-robin would give station 0 16 times the airtime).
         assert!((a - b).abs() <= (q * 4).as_nanos() as f64, "airtime {air:?}");
+    }
+
+    /// A packet handle of a given size and flow, for the shared-limit property.
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    struct Q {
+        id: u64,
+        len: u32,
+        flow: u32,
+    }
+    impl QueuedPacket for Q {
+        fn len_bytes(&self) -> u32 {
+            self.len
+        }
+        fn flow_hash(&self) -> u32 {
+            self.flow
+        }
+    }
+
+    /// Under mac80211's FQ-CoDel, a station sending below its fair share loses nothing to the
+    /// AP-wide limit while another station overloads it: the overflow is taken from the
+    /// fattest flow. Random station counts, limits, packet sizes, offered loads and service
+    /// orders; a FIFO `txqueuelen` (the same limit, tail drop) fails the same property.
+    #[test]
+    fn light_stations_lose_nothing_to_the_shared_limit() {
+        let mut rng = lasthop_core::Rng::from_seed(0x24);
+        let mut fifo_light_losses = 0u64;
+        for case in 0..200u64 {
+            let n = 2 + rng.gen_range_inclusive(10) as usize;
+            let light = n - 1;
+            let limit = light + 2 + rng.gen_range_inclusive(200) as usize;
+            let burst = 2 + rng.gen_range_inclusive(40);
+            let sched = if case % 2 == 0 { TxqSchedule::RoundRobin } else { TxqSchedule::Airtime { quantum: TxqSchedule::AIRTIME_QUANTUM } };
+            for fq in [true, false] {
+                let aqm = if fq { AqmConfig::FqCodel(Default::default()) } else { AqmConfig::default() };
+                let mut t: TxqSet<Q> = TxqSet::new(n, limit, aqm, case, sched);
+                let mut id = 0;
+                let mut light_lost = 0;
+                let mut heavy_lost = 0;
+                let now = Instant::ZERO; // CoDel never drops: only the limit can
+                for _ in 0..400 {
+                    // The heavy station (0) offers a burst of full-size packets per turn.
+                    for _ in 0..burst {
+                        id += 1;
+                        t.enqueue(now, 0, Q { id, len: 1500, flow: 1 }, |d| if d.flow == 1 { heavy_lost += 1 } else { light_lost += 1 });
+                    }
+                    // Each light station offers at most one packet when its queue is empty:
+                    // below its share of one aggregate per turn.
+                    for s in 1..n as u32 {
+                        if t.len(s) == 0 && rng.bernoulli(0.7) {
+                            id += 1;
+                            let len = 60 + rng.gen_range_inclusive(1440) as u32;
+                            t.enqueue(now, s, Q { id, len, flow: 100 + s }, |d| if d.flow == 1 { heavy_lost += 1 } else { light_lost += 1 });
+                        }
+                    }
+                    // One station turn of service, up to 4 frames.
+                    if let Some(s) = t.next_txq() {
+                        for _ in 0..4 {
+                            if t.tx_dequeue(now, s, |_| {}).is_none() {
+                                break;
+                            }
+                        }
+                        t.register_airtime(s, Duration::from_micros(100 + rng.gen_range_inclusive(900)));
+                        t.return_txq(s, false);
+                    }
+                    t.invariants().unwrap();
+                }
+                assert!(heavy_lost > 0, "case {case}: the heavy station must overload the limit");
+                if fq {
+                    assert_eq!(light_lost, 0, "case {case}: n={n} limit={limit} burst={burst}");
+                } else {
+                    fifo_light_losses += light_lost;
+                }
+            }
+        }
+        assert!(fifo_light_losses > 0, "the old tail-drop limit would fail this property");
     }
 }

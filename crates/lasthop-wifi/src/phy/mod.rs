@@ -32,7 +32,8 @@ pub use error::{coded_ber, legacy_success_prob, mpdu_success_prob, q_function, u
 pub use rates::{CodeRate, LEGACY_RATES};
 pub use timing::{
     ba_window, is_legacy_rate, legacy_duration, mac_timing, max_ampdu_bytes, max_mcs, max_nss,
-    max_ppdu_time, ppdu_duration, valid_guard_intervals, valid_widths, MacTiming,
+    max_ppdu_time, ppdu_duration, psdu_prefix_time, valid_guard_intervals, valid_widths, MacTiming,
+    PrefixClock,
 };
 
 /// PHY format (amendment generation).

@@ -99,6 +99,46 @@ pub fn n_sym(tx: &TxVector, psdu_bytes: u32) -> u64 {
     }
 }
 
+/// Time from the start of an HT/VHT/HE PPDU until the receiver holds its first
+/// `prefix_bytes` PSDU octets: the preamble and the data symbols that carry SERVICE and those
+/// octets. An A-MPDU subframe is delimited by its delimiter and checked by its own FCS, so its
+/// MPDU can be passed up at the end of the symbol that carries its last octet (ns-3 does the
+/// same, `PhyEntity::ScheduleEndOfMpdus`); the tail, padding and signal extension come only at
+/// the end of the PPDU. Short GI symbols are counted at 3.6 µs without the end-of-PPDU
+/// rounding. For non-HT OFDM (no A-MPDU) this is the TXTIME of a PSDU of `prefix_bytes`.
+pub fn psdu_prefix_time(tx: &TxVector, prefix_bytes: u32, band: Band) -> Duration {
+    PrefixClock::new(tx, band).at(prefix_bytes)
+}
+
+/// [`psdu_prefix_time`] for many prefixes of one PPDU: the per-vector constants computed once.
+#[derive(Clone, Copy, Debug)]
+pub struct PrefixClock {
+    tx: TxVector,
+    band: Band,
+    pre: u64,
+    ndbps: u64,
+    sym: u64,
+}
+
+impl PrefixClock {
+    pub fn new(tx: &TxVector, band: Band) -> Self {
+        let sym = match (tx.standard, tx.guard_interval) {
+            (Standard::Ht | Standard::Vht, 400) => 3_600,
+            _ => symbol_ns(tx),
+        };
+        PrefixClock { tx: *tx, band, pre: preamble_ns(tx), ndbps: tx.n_dbps().max(1) as u64, sym }
+    }
+
+    /// Time from the PPDU's start until its first `prefix_bytes` PSDU octets are received.
+    pub fn at(&self, prefix_bytes: u32) -> Duration {
+        if self.tx.standard == Standard::Ofdm {
+            return ppdu_duration(&self.tx, prefix_bytes, self.band);
+        }
+        let nsym = (N_SERVICE + 8 * prefix_bytes as u64).div_ceil(self.ndbps);
+        Duration(self.pre + nsym * self.sym)
+    }
+}
+
 /// TXTIME of a PPDU carrying `psdu_bytes` with `tx`, in ns (see the module documentation).
 ///
 /// `tx` should satisfy [`TxVector::validate`]; for an invalid vector the result is
@@ -225,5 +265,30 @@ pub fn max_nss(standard: Standard) -> u8 {
         Standard::Ofdm => 1,
         Standard::Ht => 4,
         Standard::Vht | Standard::He => 8,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A subframe's delivery time: preamble + ceil((16 + 8·L) / N_DBPS) symbols, never after the
+    /// PPDU's end, and the whole PSDU ends within one symbol (tail, SGI rounding) of TXTIME.
+    #[test]
+    fn prefix_time_is_preamble_plus_symbols() {
+        // VHT 80 MHz MCS 9, 2 streams, long GI: N_DBPS = 2 · 1560 = 3120 bits per 4 µs.
+        let tx = TxVector::new(Standard::Vht, 9, 2, 80, 800);
+        let pre = preamble_ns(&tx);
+        assert_eq!(pre, 44_000);
+        assert_eq!(psdu_prefix_time(&tx, 1544, Band::Ghz5).as_nanos(), pre + 4_000 * (16 + 8 * 1544u64).div_ceil(3120));
+        for psdu in [1544u32, 10_000, 98_000] {
+            let end = ppdu_duration(&tx, psdu, Band::Ghz5);
+            let pre_end = psdu_prefix_time(&tx, psdu, Band::Ghz5);
+            assert!(pre_end <= end && end.as_nanos() - pre_end.as_nanos() <= 4_000, "{psdu}: {pre_end:?} {end:?}");
+        }
+        // Short GI: 3.6 µs per symbol without the end rounding.
+        let sgi = TxVector::new(Standard::Ht, 7, 1, 20, 400);
+        let n = (16 + 8 * 3000u64).div_ceil(sgi.n_dbps() as u64);
+        assert_eq!(psdu_prefix_time(&sgi, 3000, Band::Ghz5).as_nanos(), preamble_ns(&sgi) + 3_600 * n);
     }
 }
