@@ -458,14 +458,37 @@ def _load_parquet(path: Path) -> Results:
         name = manifest.get("name") or (base.get("name") if isinstance(base, dict) else None)
         if name:
             res.spec_names = [str(name)]
+        bad: list[str] = []
         for run in manifest.get("runs") or []:
             try:
                 p = Path(run["file"])
-                res.files[(int(run["point"]), int(run["seed"]))] = (
-                    p if p.is_absolute() else path.parent / p)
+                f = p if p.is_absolute() else path.parent / p
+                res.files[(int(run["point"]), int(run["seed"]))] = f
             except (KeyError, TypeError, ValueError):
                 continue
+            want = run.get("sha256")
+            if want is not None:
+                problem = _run_file_problem(f, want)
+                if problem:
+                    bad.append(f"{run['file']}: {problem}")
+        if bad:
+            more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
+            raise UserError(f"{path.parent}: run file {bad[0]}{more}; the summary no longer "
+                            "describes the runs beside it: run the sweep again to recompute them")
     return res
+
+
+def _run_file_problem(f: Path, want: str) -> str | None:
+    """Why run file `f` is not the one the sweep summarized (its hash is `want`), or None."""
+    from .results import file_sha256
+
+    try:
+        got = file_sha256(f)
+    except FileNotFoundError:
+        return "missing"
+    except OSError as e:
+        return f"unreadable ({e.strerror})"
+    return None if got == want else "changed after the sweep wrote it"
 
 
 def _load_result_files(paths: list[Path], source: Path, kind: str) -> Results:

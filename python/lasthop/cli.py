@@ -146,26 +146,50 @@ def _check_out_dir(out: Path) -> None:
         raise UserError(problem)
 
 
-class _DefaultSigint:
-    """Let Ctrl-C end the process at once while native code runs (nothing is written yet)."""
+def _interruptible(fn: Any, what: str) -> Any:
+    """Call `fn()` (native code that writes nothing) so that SIGINT or SIGTERM ends the process
+    at once with one line saying what was interrupted and that nothing was written. The call
+    runs in a worker thread so that the main thread, waiting in Python, handles the signal at
+    once whatever the native code is doing."""
+    import threading
 
-    def __enter__(self) -> None:
-        self.old = None
+    if threading.current_thread() is not threading.main_thread():
+        return fn()
+
+    def stop(signum: int, _frame: Any) -> None:
+        name = signal.Signals(signum).name
         try:
-            self.old = signal.signal(signal.SIGINT, signal.SIG_DFL)
-        except ValueError:  # not the main thread
-            pass
+            sys.stderr.write(f"\n{PROG}: {name} while {what}: stopped, nothing was written\n")
+            sys.stderr.flush()
+        finally:
+            os._exit(128 + signum)
 
-    def __exit__(self, *exc: object) -> None:
-        if self.old is not None:
-            signal.signal(signal.SIGINT, self.old)
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as e:  # handed to the caller below
+            box["error"] = e
+
+    old = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        t = threading.Thread(target=work, name="lasthop-native", daemon=True)
+        t.start()
+        while t.is_alive():
+            t.join(0.2)
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
 
 
 def simulate(spec_json: str, seed: int, progress: Any = None) -> dict[str, Any]:
     """Run the native simulator; return the parsed `data` document."""
     native = _native()
-    with _DefaultSigint():
-        data_json = native.run(spec_json, seed, progress)
+    data_json = _interruptible(lambda: native.run(spec_json, seed, progress), "simulating")
     data = json.loads(data_json)
     if not isinstance(data, dict):
         raise RuntimeError("simulator returned something other than a JSON object")
@@ -202,10 +226,19 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     doc = envelope(spec.normalized, seed, data, version)
     out.mkdir(parents=True, exist_ok=True)
-    write_result(path, doc)
-    if pcap is not None:
-        from .capture import write_pcap
-        write_pcap(pcap[0], pcap_bytes)
+    written: list[Path] = []
+    try:
+        write_result(path, doc)
+        written.append(path)
+        if pcap is not None:
+            from .capture import write_pcap
+            write_pcap(pcap[0], pcap_bytes)
+    except OSError as e:
+        # All or nothing: a result without the capture asked for is not what was asked.
+        for f in written:
+            f.unlink(missing_ok=True)
+        what = e.filename or path
+        raise UserError(f"cannot write {str(what)!r}: {e.strerror or e}; nothing was kept") from None
     if not args.quiet:
         print(summarize(doc, wall_s=wall))
         print(f"result: {path}")
@@ -242,8 +275,8 @@ def _simulate_capture(spec_json: str, seed: int, progress: Any, node: str, limit
     from .capture import simulate_capture
 
     _native()  # a clear error if the module is not built
-    with _DefaultSigint():
-        data_json, pcap_bytes, _ = simulate_capture(spec_json, seed, node, progress, limit)
+    data_json, pcap_bytes, _ = _interruptible(
+        lambda: simulate_capture(spec_json, seed, node, progress, limit), "simulating")
     data = json.loads(data_json)
     if not isinstance(data, dict):
         raise RuntimeError("simulator returned something other than a JSON object")

@@ -9,6 +9,7 @@ name, so a result file is either complete or absent.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
@@ -38,10 +39,31 @@ def envelope(spec: dict[str, Any], seed: int, data: dict[str, Any], code_version
     }
 
 
-def dumps(doc: dict[str, Any]) -> str:
-    """Canonical text of a result document (ends with a newline)."""
+def _canonical(doc: dict[str, Any]) -> str:
     return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
-                      allow_nan=False) + "\n"
+                      allow_nan=False)
+
+
+def content_checksum(doc: dict[str, Any]) -> str:
+    """`sha256:<hex>` of the canonical text of `doc` without its own `checksum` field."""
+    body = {k: v for k, v in doc.items() if k != "checksum"}
+    return "sha256:" + hashlib.sha256(_canonical(body).encode("ascii")).hexdigest()
+
+
+def dumps(doc: dict[str, Any]) -> str:
+    """Canonical text of a result document (ends with a newline), sealed with the checksum of
+    its content (`checksum`), which readers verify."""
+    body = {k: v for k, v in doc.items() if k != "checksum"}
+    return _canonical({**body, "checksum": content_checksum(body)}) + "\n"
+
+
+def file_sha256(path: str | Path) -> str:
+    """`sha256:<hex>` of a file's bytes."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return "sha256:" + h.hexdigest()
 
 
 def result_path(out_dir: str | Path, name: str, seed: int) -> Path:
@@ -77,7 +99,7 @@ def unwritable_dir(d: str | Path, what: str = "output directory") -> str | None:
             return f"{what} {str(d)!r} exists and is not a directory"
         if not os.access(d, os.W_OK | os.X_OK):
             return f"{what} {str(d)!r} is not writable"
-        return None
+        return _probe_dir(d, what)
     parent = d.absolute().parent
     while not parent.exists():
         parent = parent.parent
@@ -85,7 +107,34 @@ def unwritable_dir(d: str | Path, what: str = "output directory") -> str | None:
         return f"cannot create {what} {str(d)!r}: {str(parent)!r} is not a directory"
     if not os.access(parent, os.W_OK | os.X_OK):
         return f"cannot create {what} {str(d)!r}: {str(parent)!r} is not writable"
-    return None
+    return _probe_dir(d, what)
+
+
+def _probe_dir(d: Path, what: str) -> str | None:
+    """Create `d` (and missing parents) and a file in it, then remove all of it again: the
+    permission bits do not tell everything (root, read-only mounts, /proc)."""
+    created: list[Path] = []
+    try:
+        p = d.absolute()
+        missing = []
+        while not p.exists():
+            missing.append(p)
+            p = p.parent
+        for m in reversed(missing):
+            m.mkdir()
+            created.append(m)
+        fd, tmp = tempfile.mkstemp(dir=d, prefix=".lasthop-probe-")
+        os.close(fd)
+        os.unlink(tmp)
+        return None
+    except OSError as e:
+        return f"cannot write into {what} {str(d)!r}: {e.strerror or e}"
+    finally:
+        for m in reversed(created):
+            try:
+                m.rmdir()
+            except OSError:
+                pass
 
 
 def write_result(path: str | Path, doc: dict[str, Any]) -> Path:
@@ -111,4 +160,7 @@ def load_result(path: str | Path) -> dict[str, Any]:
     for key in ("code_version", "seed", "spec", "data"):
         if key not in doc:
             raise ResultError(f"{path}: incomplete result: no {key!r}")
+    if "checksum" in doc and doc["checksum"] != content_checksum(doc):
+        raise ResultError(f"{path}: changed after it was written (its content does not match "
+                          "its checksum)")
     return doc

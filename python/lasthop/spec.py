@@ -141,7 +141,7 @@ ACK_POLICIES = ("tcp_acking", "ack_decimation", "ack_frequency")
 RECONNECTS = ("1rtt", "0rtt")
 HISTORIES = ("none", "mean", "ewma")
 HISTORY_GUARDS = ("none", "rtt")
-DRIVERS = ("pull", "firmware")
+DRIVERS = ("pull", "ath9k", "firmware")
 QDISCS = ("fifo", "codel", "pie", "fq_codel")
 CONGESTION_CONTROLS = ("newreno", "cubic", "bbr")
 SCHEDULERS = ("round_robin", "airtime")
@@ -409,6 +409,14 @@ class Spec:
         return path
 
 
+# Most packets any queue may hold: 2^20, far above deployed queues (txqueuelen 1000, mac80211's
+# 8192) and still within memory when a saturated source fills it (a queued packet is a small
+# handle; without a bound a limit of 2^32 filled 12 GB within seconds).
+MAX_QUEUE = 1 << 20
+
+# One time unit (TU), IEEE 802.11-2020 §3.1.
+TU_NS = 1_024_000
+
 # A result file is NAME-s<seed>.json (with -emu-, a pcap suffix): room for those in 255 bytes.
 NAME_MAX = 200
 
@@ -470,6 +478,11 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
         raise mac.fail("max_ppdu_time", f"0 < t <= {_ms(std.max_ppdu_time_ns)} for {standard}")
     retry_limit = mac.get_int("retry_limit", 7, 1, 64)
     beacon = mac.duration("beacon_interval", 102_400_000)
+    # The Beacon Interval field counts time units of 1024 µs in two octets, 0 reserved
+    # (IEEE 802.11-2020 §9.4.1.3): 1..=65535 TU; "0s" here turns beacons off.
+    if beacon and not TU_NS <= beacon <= 65535 * TU_NS:
+        raise mac.fail("beacon_interval", '"0s" (off) or 1 TU (1.024ms) ..= 65535 TU (67.10784s), '
+                       "IEEE 802.11-2020 §9.4.1.3")
     ac = mac.choice("access_category", "BE", ACCESS_CATEGORIES)
     cw_text = "2^k - 1 for k in 0..=15 (0, 1, 3, 7, ..., 32767)"
     cw_values = tuple(2**k - 1 for k in range(16))
@@ -501,7 +514,7 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
     scheduler = ap.choice("scheduler", "round_robin", SCHEDULERS)
     qdisc = ap.choice("qdisc", "fifo", QDISCS)
     # txqueuelen (1000) in front of a qdisc; mac80211's own flow queue holds 8192 (`fq_init`).
-    ap_queue = ap.get_int("queue_limit", 8192 if qdisc == "fq_codel" else 1000, 1)
+    ap_queue = ap.get_int("queue_limit", 8192 if qdisc == "fq_codel" else 1000, 1, MAX_QUEUE)
     driver = ap.choice("driver", "pull", DRIVERS)
     fw_keys = ("hw_queue_limit", "aql", "aql_limit_low", "aql_limit_high", "aql_threshold")
     if driver != "firmware":
@@ -509,7 +522,7 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
             if ap.has(k):
                 raise ap.fail(k, 'only with driver = "firmware" (the pull driver has no queue '
                               'below the station queues)')
-    hw_queue_limit = ap.get_int("hw_queue_limit", 1024, 1)
+    hw_queue_limit = ap.get_int("hw_queue_limit", 1024, 1, MAX_QUEUE)
     aql = ap.get_bool("aql", True)
     if not aql:
         for k in fw_keys[2:]:
@@ -528,9 +541,9 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
     elif qdisc != "fifo":
         raise ap.fail("buffer_sizer", '"wqm" only with qdisc = "fifo" (WQM sizes a tail-drop '
                       'buffer)')
-    elif driver != "pull":
-        raise ap.fail("buffer_sizer", '"wqm" only with driver = "pull" (no queue below the '
-                      'sized one)')
+    elif driver == "firmware":
+        raise ap.fail("buffer_sizer", '"wqm" only with driver = "pull" or "ath9k" (it sizes the '
+                      'queue the driver takes frames from)')
     wqm_limit = ap.duration("wqm_limit", 2_500_000, positive=True)
     wqm_interval = ap.duration("wqm_interval", 100_000_000, positive=True)
     wqm_variant = ap.choice("wqm_variant", "aimd", WQM_VARIANTS)
@@ -540,7 +553,7 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
                    "a table [wired]")
     wired_rate = wired.rate("rate", 10_000_000_000)
     wired_delay = wired.duration("delay", 1_000_000)
-    wired_queue = wired.get_int("queue_limit", 1000, 1)
+    wired_queue = wired.get_int("queue_limit", 1000, 1, MAX_QUEUE)
     wired_loss = wired.get_float("loss", 0.0, 0.0, 1.0)
     wired_loss_up = wired.get_float("loss_up", None, 0.0, 1.0)
     wired_qdisc = wired.choice("qdisc", "fifo", QDISCS)
@@ -599,7 +612,7 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
         if rc != "fixed" and model != "snr":
             raise t.fail("rate_control", 'needs an SNR: set distance_m, walk_m, waypoints or '
                          'error_model = "snr" with snr_db')
-        queue = t.get_int("queue_limit", 1000, 1)
+        queue = t.get_int("queue_limit", 1000, 1, MAX_QUEUE)
         sta_qdisc = t.choice("qdisc", "fifo", QDISCS)
         first = len(stations)
         parent = t.get_int("parent", None, 0, first - 1 if first else None,
@@ -608,13 +621,16 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
         if t.has("parent") and first == 0:
             raise t.fail("parent", "nothing: the first station has no earlier station to relay "
                          "for it")
-        if parent is not None and driver != "pull":
-            raise t.fail("parent", 'only with ap.driver = "pull" (relays are ath9k-like nodes)')
+        if parent is not None and driver == "firmware":
+            raise t.fail("parent", 'only with ap.driver = "pull" or "ath9k" (relays are ath9k nodes)')
         hop_channel = t.get_int("hop_channel", 0, 0, 63)
         device = t.choice("device", "unknown", DEVICES)
         if parent is None and hop_channel != 0:
             raise t.fail("hop_channel", "0 for a station associated with the AP (the AP has one radio, on "
                           "channel 0)")
+        if parent is not None and driver == "ath9k" and hop_channel != stations[parent]["hop_channel"]:
+            raise t.fail("hop_channel", f"{stations[parent]['hop_channel']} (its parent's) with ap.driver = "
+                         '"ath9k": a relay has one driver stage, so one radio')
         siblings = [st for st in stations if parent is not None and st["parent"] == parent]
         if siblings and siblings[0]["hop_channel"] != hop_channel:
             raise t.fail("hop_channel", f"{siblings[0]['hop_channel']} like the other stations behind station "
@@ -1028,6 +1044,9 @@ def parse_toml(text: str, source: str) -> dict[str, Any]:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise SpecFileError(f"{source}: invalid TOML: {e}") from None
+    except RecursionError:
+        raise SpecFileError(f"{source}: arrays or tables nested too deeply to read "
+                            f"(a spec needs at most a few levels)") from None
 
 
 def load_spec_text(text: str, source: str = "<string>", default_name: str = "scenario",
@@ -1066,9 +1085,89 @@ def check_native(spec: Spec) -> None:
     """Ask the simulator for its 802.11 rules; raise the first problem as a SpecError."""
     from . import _native
 
-    problems = _native.validate(spec.to_json())
+    text = spec.to_json()
+    problems = _native.validate(text)
     if problems:
         path, value, allowed = problems[0]
-        if path == "spec":  # the simulator could not read what we produced: our bug, not the user's
-            raise RuntimeError(f"normalized spec rejected by the simulator: {allowed}")
+        if path == "spec":
+            # An integer our checks let through that the simulator's type cannot hold is the
+            # user's value; anything else the simulator cannot read is our bug.
+            m = re.search(r"invalid (?:value: integer|type: floating point) `([^`]*)`, expected ([ui])(8|16|32|64) "
+                          r"at line 1 column (\d+)", allowed)
+            where = _json_path_at(text, int(m.group(4)) - 1) if m else None
+            if m is None or where is None:
+                raise RuntimeError(f"normalized spec rejected by the simulator: {allowed}")
+            bits = int(m.group(3))
+            lo, hi = (0, 2**bits - 1) if m.group(2) == "u" else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+            key = _toml_key(spec.map_path(where))
+            raise SpecError(key, str(_value_at(spec.normalized, where, m.group(1))), f"an integer in {lo}..={hi}")
         raise SpecError(spec.map_path(path), value or "(default)", allowed)
+
+
+def _value_at(doc: Any, path: str, fallback: str) -> Any:
+    """The value at key path `path` (`a.b[2].c`) of `doc`, or `fallback`."""
+    try:
+        for part in re.findall(r"[^.\[\]]+|\[\d+\]", path):
+            doc = doc[int(part[1:-1])] if part.startswith("[") else doc[part]
+        return doc
+    except (KeyError, IndexError, TypeError, ValueError):
+        return fallback
+
+
+def _toml_key(path: str) -> str:
+    """A normalized key path in the words of the TOML file: `ap.wqm_limit_ns` -> `ap.wqm_limit`
+    (unit suffixes the normalized spec adds), keeping keys that are spelled that way."""
+    m = re.match(r"^(.*?)([A-Za-z0-9_]+)$", path)
+    if not m:
+        return path
+    head, key = m.groups()
+    section = re.sub(r"\[\d+\]", "", head.rstrip(".")).split(".")[-1] if head else ""
+    allowed = SECTIONS.get(section, ())
+    if key in allowed:
+        return path
+    for suffix in ("_ns", "_bps", "_bytes"):
+        if key.endswith(suffix) and key[: -len(suffix)] in allowed:
+            return head + key[: -len(suffix)]
+    return path
+
+
+def _json_path_at(text: str, offset: int) -> str | None:
+    """The key path (`ap.queue_limit`, `stations[0].mcs`) of the scalar in the compact JSON
+    `text` that ends at or just before character `offset` (where serde reports an error)."""
+    best: tuple[int, str] | None = None
+    dec = json.JSONDecoder()
+
+    def value(i: int, path: str) -> int:
+        nonlocal best
+        c = text[i]
+        if c == "{":
+            i += 1
+            if text[i] == "}":
+                return i + 1
+            while True:
+                key, i = json.decoder.scanstring(text, i + 1)
+                i = value(i + 1, f"{path}.{key}" if path else key)  # skip ':'
+                if text[i] == "}":
+                    return i + 1
+                i += 1  # ','
+        if c == "[":
+            i += 1
+            if text[i] == "]":
+                return i + 1
+            k = 0
+            while True:
+                i = value(i, f"{path}[{k}]")
+                k += 1
+                if text[i] == "]":
+                    return i + 1
+                i += 1
+        _, end = dec.raw_decode(text, i)
+        if end <= offset + 1 and (best is None or end > best[0]):
+            best = (end, path)
+        return end
+
+    try:
+        value(0, "")
+    except (ValueError, IndexError, RecursionError):
+        return None
+    return best[1] if best else None

@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from .results import FORMAT as RESULT_FORMAT
-from .results import ResultError, dumps, envelope, load_result
+from .results import ResultError, dumps, envelope, file_sha256, load_result
 from .spec import (
     SECTIONS,
     Spec,
@@ -199,7 +199,7 @@ def parse_value(text: str) -> Any:
     stripped = text.strip()
     try:
         parsed = tomllib.loads(f"v = {stripped}")
-    except (tomllib.TOMLDecodeError, ValueError):
+    except (tomllib.TOMLDecodeError, ValueError, RecursionError):
         return stripped
     if set(parsed) != {"v"} or not _json_able(parsed["v"]):
         return stripped  # e.g. a date-time literal, or text smuggling in another key
@@ -432,6 +432,11 @@ def _manifest(plan: SweepPlan, runs: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def _write_manifest(out: Path, manifest: dict[str, Any]) -> None:
+    write_atomic(out / "sweep.json", (json.dumps(manifest, sort_keys=True, indent=1, ensure_ascii=True,
+                                                  allow_nan=False) + "\n").encode("ascii"))
+
+
 def _cached_doc(path: Path, spec: dict[str, Any], seed: int, version: str
                 ) -> dict[str, Any] | None:
     """The result document at `path` if it exists, parses and is this run's; else None."""
@@ -441,6 +446,8 @@ def _cached_doc(path: Path, spec: dict[str, Any], seed: int, version: str
         doc = load_result(path)
     except ResultError:
         return None
+    if "checksum" not in doc:
+        return None  # not sealed (written by hand or by an older lasthop): simulate it again
     if doc["seed"] != seed or doc["code_version"] != version or doc["spec"] != spec:
         return None
     return doc
@@ -575,35 +582,64 @@ def _execute(spec_json: str, seed: int, code_version: str) -> str:
 
 
 def _worker_init(driver_pid: int | None = None) -> None:
-    # Ctrl-C is the driver's to handle: it stops the workers itself, and only it writes files.
+    # Ctrl-C and SIGTERM are the driver's to handle: it stops the workers itself, and only it
+    # writes files.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _die_with_parent()
     if driver_pid is not None:
         # A worker blocks on its task queue forever if the driver is killed (SIGKILL, OOM):
         # watch the driver and leave with it.
         threading.Thread(target=_watch_driver, args=(driver_pid,), daemon=True).start()
 
 
+def _die_with_parent() -> None:
+    """Linux: SIGKILL this worker when the process that started it (the driver, or the fork
+    server, which itself leaves when the driver does) exits (`prctl(PR_SET_PDEATHSIG)`)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG = 1
+        if os.getppid() == 1:  # the parent already left before the call
+            os._exit(1)
+    except (OSError, AttributeError):
+        pass
+
+
+def _driver_gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, PermissionError):  # gone, or its pid reused by another user
+        return True
+    try:  # a killed driver that its own parent has not reaped yet is a zombie, not alive
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] == b"Z"
+    except (OSError, IndexError):
+        return False
+
+
 def _watch_driver(pid: int) -> None:
     while True:
         time.sleep(0.5)
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            os._exit(1)
-        except PermissionError:  # pid reused by another user's process: the driver is gone
+        if _driver_gone(pid):
             os._exit(1)
 
 
 class _StopFlag:
-    """SIGINT sets a flag (checked by the driver loop between writes); a second one raises."""
+    """SIGINT or SIGTERM sets a flag (checked by the driver loop between writes), so the pool is
+    shut down and its workers ended before the driver leaves; a second signal raises."""
 
     def __init__(self) -> None:
         self.stop = False
-        self.old: Any = None
+        self.old: dict[int, Any] = {}
 
     def __enter__(self) -> _StopFlag:
         if threading.current_thread() is threading.main_thread():
-            self.old = signal.signal(signal.SIGINT, self._handle)
+            for s in (signal.SIGINT, signal.SIGTERM):
+                self.old[s] = signal.signal(s, self._handle)
         return self
 
     def _handle(self, signum: int, frame: Any) -> None:
@@ -612,8 +648,8 @@ class _StopFlag:
         self.stop = True
 
     def __exit__(self, *exc: object) -> None:
-        if self.old is not None:
-            signal.signal(signal.SIGINT, self.old)
+        for s, h in self.old.items():
+            signal.signal(s, h)
 
 
 Task = tuple[str, str, int]  # (run key, spec JSON, seed)
@@ -649,13 +685,15 @@ def _run_pool(tasks: list[Task], jobs: int, version: str, on_done: OnDone,
         if finished:
             ex.shutdown(wait=True)
         else:
-            ex.shutdown(wait=False, cancel_futures=True)
+            # The workers, taken before shutdown() forgets them: a worker stays in its native
+            # run until it ends, so it is terminated, not waited for.
             procs = list((getattr(ex, "_processes", None) or {}).values())
             for p in procs:
                 if p.is_alive():
                     p.terminate()
             for p in procs:
                 p.join(timeout=5)
+            ex.shutdown(wait=False, cancel_futures=True)
 
 
 def _run_ray(tasks: list[Task], jobs: int, address: str, version: str, on_done: OnDone,
@@ -746,8 +784,6 @@ def run_sweep(sweep: Sweep, out_dir: str | Path | None = None, jobs: int | None 
     `ray="local"` the CPUs Ray may use). `ray` is "local" or a cluster address; if Ray is already
     initialized in this process it is used as it is and left running, else it is started for
     this sweep and shut down after it."""
-    from .progress import SweepProgress
-
     t0 = time.monotonic()
     plan = plan_sweep(sweep)
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
@@ -767,6 +803,16 @@ def run_sweep(sweep: Sweep, out_dir: str | Path | None = None, jobs: int | None 
             raise SweepError(f"--ray: Ray is not installed ({e})") from None
 
     out.mkdir(parents=True, exist_ok=True)
+    with _DirLock(out):
+        return _run_locked(plan, out, runs_dir, cache, jobs, ray, progress, t0)
+
+
+def _run_locked(plan: SweepPlan, out: Path, runs_dir: Path, cache: str | Path | None, jobs: int,
+                ray: str | None, progress: bool, t0: float) -> SweepResult:
+    """`run_sweep` once `out` is this process's: the manifest, the runs, the summary."""
+    from .progress import SweepProgress
+
+    _remove_stale_tmp(runs_dir, shared=cache is not None)
     runs_dir.mkdir(parents=True, exist_ok=True)
     records = []
     for rec in plan.runs:
@@ -774,9 +820,7 @@ def run_sweep(sweep: Sweep, out_dir: str | Path | None = None, jobs: int | None 
         file = f"runs/{rec['key']}.json" if cache is None else os.path.relpath(path, out)
         records.append({**rec, "file": file})
     manifest = _manifest(plan, records)
-    write_atomic(out / "sweep.json", (json.dumps(manifest, sort_keys=True, indent=1,
-                                                  ensure_ascii=True, allow_nan=False)
-                                       + "\n").encode("ascii"))
+    _write_manifest(out, manifest)
 
     # One task per distinct run key (two grid points may normalize to the same spec).
     specs: dict[str, tuple[dict[str, Any], int]] = {}
@@ -822,9 +866,61 @@ def run_sweep(sweep: Sweep, out_dir: str | Path | None = None, jobs: int | None 
     bar.finish()
 
     table = build_summary(plan, records, rows_by_key)
+    # The manifest again, now with the hash of every run file, so that readers can tell a run
+    # file that changed after the sweep from the one it summarized.
+    digests = {key: file_sha256(runs_dir / f"{key}.json") for key in specs}
+    records = [{**r, "sha256": digests[r["key"]]} for r in records]
+    manifest = _manifest(plan, records)
+    _write_manifest(out, manifest)
     write_atomic(out / "summary.parquet", _parquet_bytes(table))
     return SweepResult(out_dir=out, manifest=manifest, summary=table, executed=executed,
                        cached=n_cached, wall_s=time.monotonic() - t0)
+
+
+class _DirLock:
+    """An exclusive lock on a sweep's output directory (`.lock`, flock): a second sweep into the
+    same directory stops with one line instead of mixing its manifest and summary with ours.
+    The kernel drops the lock when the process dies, however it dies."""
+
+    def __init__(self, d: Path) -> None:
+        self.path = d / ".lock"
+        self.fd: int | None = None
+
+    def __enter__(self) -> "_DirLock":
+        import fcntl
+
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            try:
+                holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "?"
+            finally:
+                os.close(fd)
+            raise SweepError(f"{self.path.parent}: another sweep (pid {holder}) is writing into this "
+                             "directory; wait for it or choose another -o") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        self.fd = fd
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.fd is not None:
+            os.close(self.fd)  # releases the lock; the file stays (removing it would race)
+            self.fd = None
+
+
+def _remove_stale_tmp(runs_dir: Path, shared: bool) -> None:
+    """Temporary run files an earlier sweep into this directory left when it was killed (the
+    directory lock says no other writer is active; a shared --cache may have one, so only
+    files older than an hour are taken there)."""
+    now = time.time()
+    for p in runs_dir.glob(".*.json.*.tmp"):
+        try:
+            if not shared or now - p.stat().st_mtime > 3600:
+                p.unlink()
+        except OSError:
+            pass
 
 
 def _points_of(plan: SweepPlan) -> list[dict[str, Any]]:

@@ -23,8 +23,23 @@ def test_envelope_and_canonical_text():
     assert text.endswith("\n") and "\n" not in text[:-1]
     assert text.index('"code_version"') < text.index('"data"') < text.index('"format"')
     assert '"a":[1,2.5e-07],"b":0.1' in text  # shortest round-trip float repr
-    assert json.loads(text) == d
+    loaded = json.loads(text)
+    assert loaded.pop("checksum") == results.content_checksum(d) and loaded == d
     assert d["format"] == "lasthop.result" and d["format_version"] == 1 and d["seed"] == 3
+
+
+def test_checksum_seals_the_content(tmp_path: Path):
+    p = tmp_path / "x.json"
+    write_result(p, doc())
+    good = p.read_text()
+    assert load_result(p)["checksum"].startswith("sha256:")
+    p.write_text(good.replace('"events":1', '"events":2'))
+    with pytest.raises(ResultError, match="changed after it was written"):
+        load_result(p)
+    unsealed = json.loads(good)
+    del unsealed["checksum"]
+    p.write_text(json.dumps(unsealed))
+    assert "checksum" not in load_result(p)  # read (written by hand or by an older lasthop)
 
 
 def test_write_and_load(tmp_path: Path):
@@ -32,7 +47,7 @@ def test_write_and_load(tmp_path: Path):
     assert p.name == "x-s3.json"
     write_result(p, doc())
     assert os.listdir(tmp_path) == ["x-s3.json"]
-    assert load_result(p) == doc()
+    assert {k: v for k, v in load_result(p).items() if k != "checksum"} == doc()
     write_result(p, doc(c=1))  # replaces atomically
     assert load_result(p)["data"] == {"c": 1}
 

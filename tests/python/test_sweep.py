@@ -221,10 +221,12 @@ def test_pool_sweep_layout(pool_sweep):
     assert manifest["runs"][7] == {
         "point": 3, "seed": 6, "key": manifest["runs"][7]["key"],
         "overrides": {"mac.max_ampdu_mpdus": 1, "flows[0].rate": "40Mbps"},
-        "file": f"runs/{manifest['runs'][7]['key']}.json"}
+        "file": f"runs/{manifest['runs'][7]['key']}.json", "sha256": manifest["runs"][7]["sha256"]}
+    run7 = out / manifest["runs"][7]["file"]
+    assert manifest["runs"][7]["sha256"] == "sha256:" + __import__("hashlib").sha256(run7.read_bytes()).hexdigest()
     assert sorted(p.name for p in (out / "runs").iterdir()) == \
         sorted(f"{r['key']}.json" for r in manifest["runs"])
-    assert sorted(p.name for p in out.iterdir()) == ["runs", "summary.parquet", "sweep.json"]
+    assert sorted(p.name for p in out.iterdir()) == [".lock", "runs", "summary.parquet", "sweep.json"]
 
     t = pq.read_table(out / "summary.parquet")
     assert t.equals(result.summary)

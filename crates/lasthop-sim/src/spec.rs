@@ -186,10 +186,13 @@ pub struct ApSpec {
     /// `queue_limit` as its packet limit).
     #[serde(default = "default_qdisc")]
     pub qdisc: String,
-    /// "pull": aggregates are built from the station queues at channel access (ath9k-like, no
-    /// queue below them); "firmware": frames move from the station queues into per-station
-    /// hardware/firmware queues (`hw_queue_limit` packets in total), from which aggregates
-    /// are built (ath10k/mt76-like), gated by the airtime queue limit when `aql` is on.
+    /// "pull": aggregates are built from the station queues at channel access (ath9k since it
+    /// pulls from mac80211's queues, no queue below them); "ath9k": the pre-4.10 ath9k, which
+    /// takes up to 123 frames per access category from the queues into its own (`TxqSet`
+    /// driver stage) and builds aggregates from those; "firmware": frames move from the station
+    /// queues into per-station hardware/firmware queues (`hw_queue_limit` packets in total),
+    /// from which aggregates are built (ath10k/mt76-like), gated by the airtime queue limit
+    /// when `aql` is on.
     #[serde(default = "default_driver")]
     pub driver: String,
     #[serde(default = "default_hw_queue_limit")]
@@ -619,6 +622,11 @@ impl Spec {
         if m.retry_limit == 0 || m.retry_limit > 64 {
             bad("mac.retry_limit", m.retry_limit.to_string(), "1..=64".into());
         }
+        // Beacon Interval: 1..=65535 time units of 1024 µs (IEEE 802.11-2020 §9.4.1.3); 0 = off.
+        const TU: u64 = 1_024_000;
+        if m.beacon_interval_ns != 0 && !(TU..=65_535 * TU).contains(&m.beacon_interval_ns) {
+            bad("mac.beacon_interval", format!("{}ns", m.beacon_interval_ns), "0 (off) or 1..=65535 TU of 1.024 ms".into());
+        }
         if AccessCategory::parse(&m.access_category).is_none() {
             bad("mac.access_category", format!("{:?}", m.access_category), "one of \"BK\", \"BE\", \"VI\", \"VO\"".into());
         }
@@ -644,8 +652,8 @@ impl Spec {
         if !["fifo", "codel", "pie", "fq_codel"].contains(&self.ap.qdisc.as_str()) {
             bad("ap.qdisc", format!("{:?}", self.ap.qdisc), "one of \"fifo\", \"codel\", \"pie\", \"fq_codel\"".into());
         }
-        if self.ap.driver != "pull" && self.ap.driver != "firmware" {
-            bad("ap.driver", format!("{:?}", self.ap.driver), "\"pull\" or \"firmware\"".into());
+        if !["pull", "ath9k", "firmware"].contains(&self.ap.driver.as_str()) {
+            bad("ap.driver", format!("{:?}", self.ap.driver), "\"pull\", \"ath9k\" or \"firmware\"".into());
         }
         if self.ap.hw_queue_limit == 0 {
             bad("ap.hw_queue_limit", "0".into(), "at least 1 packet".into());
@@ -659,8 +667,8 @@ impl Spec {
                 if self.ap.qdisc != "fifo" {
                     bad("ap.buffer_sizer", "\"wqm\"".into(), "only with qdisc = \"fifo\" (WQM sizes a tail-drop buffer)".into());
                 }
-                if self.ap.driver != "pull" {
-                    bad("ap.buffer_sizer", "\"wqm\"".into(), "only with driver = \"pull\" (no queue below the sized one)".into());
+                if self.ap.driver == "firmware" {
+                    bad("ap.buffer_sizer", "\"wqm\"".into(), "only with driver = \"pull\" or \"ath9k\"".into());
                 }
             }
             other => bad("ap.buffer_sizer", format!("{other:?}"), "\"none\" or \"wqm\"".into()),
@@ -742,6 +750,9 @@ impl Spec {
                 None if st.hop_channel != 0 => {
                     bad(&format!("stations[{i}].hop_channel"), st.hop_channel.to_string(), "0 for a station associated with the AP (the AP has one radio, on channel 0)".into());
                 }
+                Some(par) if (par as usize) < i && self.ap.driver == "ath9k" && self.stations[par as usize].hop_channel != st.hop_channel => {
+                    bad(&format!("stations[{i}].hop_channel"), st.hop_channel.to_string(), format!("{} (its parent's) with ap.driver = \"ath9k\": a relay has one driver stage, so one radio", self.stations[par as usize].hop_channel));
+                }
                 Some(par) if (par as usize) < i => {
                     // All children of one relay share its second radio's channel.
                     if let Some(first) = self.stations[..i].iter().find(|o| o.parent == Some(par)) {
@@ -755,8 +766,8 @@ impl Spec {
             if let Some(par) = st.parent {
                 if par as usize >= i {
                     bad(&format!("stations[{i}].parent"), par.to_string(), format!("the index of an earlier station (0..{i})"));
-                } else if self.ap.driver != "pull" {
-                    bad(&format!("stations[{i}].parent"), par.to_string(), "only with ap.driver = \"pull\" (relays are ath9k-like nodes)".into());
+                } else if self.ap.driver == "firmware" {
+                    bad(&format!("stations[{i}].parent"), par.to_string(), "only with ap.driver = \"pull\" or \"ath9k\" (relays are ath9k nodes)".into());
                 }
             }
             if !["fixed", "ideal", "minstrel"].contains(&st.rate_control.as_str()) {

@@ -618,6 +618,8 @@ impl World {
             memory_limit: if matches!(standard, Standard::Vht | Standard::He) { MacFqConfig::default().memory_limit } else { MacFqConfig::MEMORY_LIMIT_NO_VHT },
             ..MacFqConfig::default()
         };
+        // The pre-4.10 ath9k keeps frames below the queues, at the AP and every relay.
+        let ath9k_stage = spec.ap.driver == "ath9k";
         for (r, rl) in relays.iter_mut().enumerate() {
             // A second radio for its children when they are on another channel than its own link.
             let up_ch = spec.stations[rl.sta as usize].hop_channel;
@@ -628,6 +630,9 @@ impl World {
             }
             let seed_r = Rng::stream(seed, StreamKind::Other, (1 << 32) + 1 + r as u64).next_u64();
             rl.txqs = TxqSet::with_fq(1 + rl.children.len(), spec.ap.queue_limit as usize, spec.aqm_config(), seed_r, schedule, fq_cfg);
+            if ath9k_stage {
+                rl.txqs.add_ath9k_stage();
+            }
         }
         // The WQM buffer sizer at every forwarding node (the AP and each relay).
         let wqm_cfg = (spec.ap.buffer_sizer == "wqm").then(|| {
@@ -787,7 +792,12 @@ impl World {
         let mut txqs: Vec<TxqSet<PktRef>> = (0..n_ac)
             .map(|k| {
                 let id = if k == 0 { 1 << 32 } else { (4 << 32) + k as u64 };
-                TxqSet::with_fq(n_sta, spec.ap.queue_limit as usize, spec.aqm_config(), Rng::stream(seed, StreamKind::Other, id).next_u64(), schedule, fq_cfg)
+                let t = TxqSet::with_fq(n_sta, spec.ap.queue_limit as usize, spec.aqm_config(), Rng::stream(seed, StreamKind::Other, id).next_u64(), schedule, fq_cfg);
+                if ath9k_stage {
+                    t.with_ath9k_stage()
+                } else {
+                    t
+                }
             })
             .collect();
         if let Some(l) = ap_limit {

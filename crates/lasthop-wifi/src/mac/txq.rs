@@ -70,6 +70,30 @@ pub struct TxqSet<P> {
     /// Airtime charged to each station (both directions, as mac80211 accounts it).
     airtime: Vec<Duration>,
     dropped_total_limit: u64,
+    /// The driver's own buffering below the queues (pre-4.10 ath9k), if modelled.
+    stage: Option<Stage<P>>,
+}
+
+/// The pre-4.10 ath9k driver's buffering below the qdisc (drivers/net/wireless/ath/ath9k,
+/// `ath_tx_start` and xmit.c of Linux 3.x): frames leave the qdisc as soon as the driver has
+/// room and wait in its per-TID software queues (and up to `ATH_AGGR_MIN_QDEPTH` = 2 aggregates
+/// in the hardware queue); mac80211 stops the qdisc while more than `ATH_MAX_QDEPTH` =
+/// ATH_TXBUF / 4 − ATH_TXBUF_RESERVE = 512 / 4 − 5 = 123 frames of the access category are
+/// pending in the driver. Aggregates are built from the stage; a frame leaves it when it is
+/// taken for transmission (the driver counts it until its completion, so this holds up to one
+/// PPDU less than ath9k).
+#[derive(Clone, Debug)]
+struct Stage<P> {
+    limit: usize,
+    total: usize,
+    q: Vec<VecDeque<P>>,
+    /// Next station to take from the qdisc (round-robin; ath9k takes the qdisc's order).
+    next: usize,
+}
+
+impl<P> Stage<P> {
+    /// ath9k's `ATH_MAX_QDEPTH`.
+    const ATH_MAX_QDEPTH: usize = 512 / 4 - 5;
 }
 
 impl<P: QueuedPacket + PartialEq> TxqSet<P> {
@@ -104,7 +128,26 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
             in_active: vec![false; stations],
             airtime: vec![Duration::ZERO; stations],
             dropped_total_limit: 0,
+            stage: None,
         }
+    }
+
+    /// Model the pre-4.10 ath9k driver below these queues: up to `ATH_MAX_QDEPTH` (123) frames
+    /// taken from them as soon as there is room, from which aggregates are built (see `Stage`).
+    pub fn with_ath9k_stage(mut self) -> Self {
+        self.add_ath9k_stage();
+        self
+    }
+
+    /// As [`TxqSet::with_ath9k_stage`], in place (before anything is queued).
+    pub fn add_ath9k_stage(&mut self) {
+        let n = self.deficit.len();
+        self.stage = Some(Stage { limit: Stage::<P>::ATH_MAX_QDEPTH, total: 0, q: (0..n).map(|_| VecDeque::new()).collect(), next: 0 });
+    }
+
+    /// Frames in the driver stage (0 without one).
+    pub fn stage_len(&self) -> usize {
+        self.stage.as_ref().map_or(0, |s| s.total)
     }
 
     /// Number of station queues.
@@ -117,9 +160,17 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
     pub fn total_limit(&self) -> usize {
         self.total_limit
     }
-    /// Packets queued for `sta` (its stashed frame included).
+    /// Frames `sta` can be served now: queued for it (its stashed frame included), or with a
+    /// driver stage, the frames of it the stage holds.
     pub fn len(&self, sta: u32) -> usize {
-        self.queued(sta) + self.stash[sta as usize].is_some() as usize
+        match &self.stage {
+            Some(st) => st.q[sta as usize].len(),
+            None => self.queued(sta) + self.stash[sta as usize].is_some() as usize,
+        }
+    }
+    /// Frames waiting for `sta` anywhere at this node: queues, stash and driver stage.
+    pub fn backlog(&self, sta: u32) -> usize {
+        self.queued(sta) + self.stash[sta as usize].is_some() as usize + self.stage.as_ref().map_or(0, |st| st.q[sta as usize].len())
     }
     fn queued(&self, sta: u32) -> usize {
         match &self.queues {
@@ -208,6 +259,21 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
     /// packet of the same station (FQ-CoDel's overflow rule), or under mac80211's flow queue
     /// the heads of the fattest flows of any station. Returns whether the arrival was queued.
     pub fn enqueue<F: FnMut(P)>(&mut self, now: Instant, sta: u32, p: P, mut on_drop: F) -> bool {
+        let kept = self.enqueue_qdisc(now, sta, p, &mut on_drop);
+        if self.stage.is_some() {
+            self.fill(now, &mut on_drop);
+        }
+        kept
+    }
+
+    /// Station `sta` has frames to serve: with a driver stage only once the stage holds some.
+    fn queued_for(&mut self, sta: u32) {
+        if self.stage.is_none() {
+            self.activate(sta);
+        }
+    }
+
+    fn enqueue_qdisc<F: FnMut(P)>(&mut self, now: Instant, sta: u32, p: P, mut on_drop: F) -> bool {
         match &mut self.queues {
             Queues::Fq(f) => {
                 let mut kept = true;
@@ -219,7 +285,7 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
                 });
                 self.total_len = self.total_len + 1 - dropped;
                 if kept {
-                    self.activate(sta);
+                    self.queued_for(sta);
                 }
                 kept
             }
@@ -233,7 +299,7 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
                 match q[sta as usize].enqueue(now, p) {
                     Ok(()) => {
                         self.total_len += 1;
-                        self.activate(sta);
+                        self.queued_for(sta);
                         true
                     }
                     // The discipline dropped the arrival itself.
@@ -245,7 +311,7 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
                     // overflow rule): the count is unchanged.
                     Err(d) => {
                         on_drop(d);
-                        self.activate(sta);
+                        self.queued_for(sta);
                         true
                     }
                 }
@@ -308,10 +374,23 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
     /// `ieee80211_tx_dequeue`: the next frame for `sta`. Packets the discipline drops on the
     /// way out go to `on_drop` first.
     pub fn tx_dequeue<F: FnMut(P)>(&mut self, now: Instant, sta: u32, mut on_drop: F) -> Option<P> {
+        if let Some(st) = self.stage.as_mut() {
+            // The driver builds aggregates from what it holds; the room a frame frees is
+            // filled from the queues at once.
+            let p = st.q[sta as usize].pop_front()?;
+            st.total -= 1;
+            self.fill(now, &mut on_drop);
+            return Some(p);
+        }
         if let Some(p) = self.stash[sta as usize].take() {
             self.total_len -= 1;
             return Some(p);
         }
+        self.qdisc_dequeue(now, sta, on_drop)
+    }
+
+    /// The next frame of `sta`'s queue (drops of its discipline to `on_drop`).
+    fn qdisc_dequeue<F: FnMut(P)>(&mut self, now: Instant, sta: u32, mut on_drop: F) -> Option<P> {
         let mut dropped = 0;
         let count = |d| {
             dropped += 1;
@@ -325,8 +404,33 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
         p
     }
 
+    /// Take frames from the queues into the driver stage while it has room, stations in turn.
+    fn fill<F: FnMut(P)>(&mut self, now: Instant, on_drop: &mut F) {
+        let n = self.deficit.len();
+        loop {
+            let Some(st) = self.stage.as_ref() else { return };
+            if st.total >= st.limit || n == 0 {
+                return;
+            }
+            let start = st.next;
+            let Some(sta) = (0..n).map(|i| ((start + i) % n) as u32).find(|&s| self.queued(s) > 0) else { return };
+            if let Some(p) = self.qdisc_dequeue(now, sta, &mut *on_drop) {
+                let st = self.stage.as_mut().expect("stage");
+                st.q[sta as usize].push_back(p);
+                st.total += 1;
+                st.next = (sta as usize + 1) % n;
+                self.activate(sta);
+            }
+        }
+    }
+
     /// Keep a frame pulled by `tx_dequeue` that could not be sent now; it is served first.
     pub fn stash(&mut self, sta: u32, p: P) {
+        if let Some(st) = self.stage.as_mut() {
+            st.q[sta as usize].push_front(p);
+            st.total += 1;
+            return;
+        }
         debug_assert!(self.stash[sta as usize].is_none(), "one stashed frame per station");
         self.stash[sta as usize] = Some(p);
         self.total_len += 1;
@@ -360,6 +464,12 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
     }
 
     pub fn invariants(&self) -> Result<(), &'static str> {
+        if let Some(st) = &self.stage {
+            // A frame put back after it did not fit an aggregate may overfill it by one per station.
+            if st.q.iter().map(|q| q.len()).sum::<usize>() != st.total || st.total > st.limit + st.q.len() {
+                return Err("driver stage out of sync or over its limit");
+            }
+        }
         let stashed = self.stash.iter().filter(|s| s.is_some()).count();
         match &self.queues {
             Queues::PerStation(q) => {
@@ -568,5 +678,52 @@ mod tests {
             }
         }
         assert!(fifo_light_losses > 0, "the old tail-drop limit would fail this property");
+    }
+
+    /// The pre-4.10 ath9k stage: the queues above hold what the driver has no room for (123
+    /// frames), so a txqueuelen of 1 still leaves 123 frames queued; frames keep their order
+    /// per station and every arrival is accounted.
+    #[test]
+    fn ath9k_stage_holds_max_qdepth_frames_below_the_queues() {
+        let now = Instant::ZERO;
+        let mut t: TxqSet<P> = TxqSet::new(2, 1000, AqmConfig::default(), 1, TxqSchedule::RoundRobin).with_ath9k_stage();
+        for i in 0..300 {
+            put(&mut t, now, i % 2, P(i));
+        }
+        assert_eq!(t.stage_len(), 123);
+        assert_eq!(t.total_len(), 300 - 123, "the qdisc holds the rest");
+        assert_eq!(t.backlog(0) + t.backlog(1), 300);
+        t.invariants().unwrap();
+        // A buffer sizer shrinks the qdisc to one packet: the driver still holds 123 frames.
+        t.set_total_limit(1);
+        let mut out = Vec::new();
+        while let Some(s) = t.next_txq() {
+            while let Some(p) = t.tx_dequeue(now, s, |_| unreachable!("FIFO")) {
+                out.push(p.0);
+                if out.len() % 7 == 0 {
+                    break;
+                }
+            }
+            t.return_txq(s, false);
+            t.invariants().unwrap();
+            if out.len() >= 300 {
+                break;
+            }
+        }
+        assert_eq!(out.len(), 300);
+        for sta in 0..2 {
+            let mine: Vec<u32> = out.iter().copied().filter(|x| x % 2 == sta).collect();
+            assert!(mine.windows(2).all(|w| w[0] < w[1]), "per-station order kept");
+        }
+        assert_eq!(t.stage_len() + t.total_len(), 0);
+        // Arrivals are refused at the qdisc's limit, never at the stage's.
+        let mut t: TxqSet<P> = TxqSet::new(1, 1, AqmConfig::default(), 1, TxqSchedule::RoundRobin).with_ath9k_stage();
+        for i in 0..124 {
+            put(&mut t, now, 0, P(i));
+        }
+        assert_eq!((t.stage_len(), t.total_len()), (123, 1));
+        let mut d = Vec::new();
+        assert!(!t.enqueue(now, 0, P(999), |x| d.push(x)));
+        assert_eq!(d, [P(999)]);
     }
 }
