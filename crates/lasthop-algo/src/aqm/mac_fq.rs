@@ -5,8 +5,9 @@
 //! Linux mac80211 (net/mac80211/tx.c, `ieee80211_txq_setup_flows`, `ieee80211_tx_dequeue`) runs
 //! its per-station, per-TID queues ("tins") over the generic flow queue of include/net/fq.h and
 //! fq_impl.h. This module follows that design (read, not copied):
-//! * **Classify** (`fq_flow_classify`): a packet's flow hash, perturbed per radio, selects one
-//!   of `flows` entries (4096) of a table shared by all tins. An entry held by another tin's
+//! * **Classify** (`fq_flow_classify`): a packet's flow hash, perturbed per radio and scaled to
+//!   the table by multiply-and-shift (`reciprocal_scale`), selects one of `flows` entries (4096)
+//!   of a table shared by all tins. An entry held by another tin's
 //!   flow is not shared: the packet goes to its own tin's default flow (a collision).
 //! * **Enqueue** (`fq_tin_enqueue`): the arrival is always appended. A flow that is in no list
 //!   joins the tail of its tin's new list with a deficit of one `quantum` (300 bytes,
@@ -210,7 +211,9 @@ impl<P: QueuedPacket> MacFq<P> {
     /// The table entry a flow hash maps to.
     pub fn bucket_of(&self, flow_hash: u32) -> usize {
         let mut s = self.perturb ^ flow_hash as u64;
-        (lasthop_core::rng::splitmix64(&mut s) % self.params.flows as u64) as usize
+        // The perturbed 32-bit hash scaled to the table (`reciprocal_scale`, as fq_impl.h).
+        let h = (lasthop_core::rng::splitmix64(&mut s) >> 32) as u32;
+        ((h as u64 * self.params.flows as u64) >> 32) as usize
     }
     /// Change the packet limit (`iw phy … set txq limit`); it applies from the next arrival.
     pub fn set_limit(&mut self, limit: usize) {
