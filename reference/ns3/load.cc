@@ -10,14 +10,10 @@
 // p99_delay_s <x>", then "ampdu_mean <MPDUs per downlink data PSDU>". Packets count when sent
 // between `warmup` and `time - 0.5 s`; delay is one-way, from the UDP client to the server.
 
+#include "cell_common.h"
+
 #include "ns3/applications-module.h"
-#include "ns3/core-module.h"
-#include "ns3/internet-module.h"
-#include "ns3/mobility-module.h"
-#include "ns3/neighbor-cache-helper.h"
-#include "ns3/network-module.h"
 #include "ns3/traffic-control-module.h"
-#include "ns3/wifi-module.h"
 
 #include <algorithm>
 
@@ -78,65 +74,19 @@ int main(int argc, char* argv[]) {
     RngSeedManager::SetRun(seed);
     g_warmup = Seconds(warmup);
 
-    NodeContainer ap, stas;
-    ap.Create(1);
-    stas.Create(nSta);
-    YansWifiChannelHelper channel = YansWifiChannelHelper::Default();
-    YansWifiPhyHelper phy;
-    phy.SetChannel(channel.Create());
-    phy.Set("Antennas", UintegerValue(nss));
-    phy.Set("MaxSupportedTxSpatialStreams", UintegerValue(nss));
-    phy.Set("MaxSupportedRxSpatialStreams", UintegerValue(nss));
-    WifiHelper wifi;
-    std::string dataMode;
-    if (standard == "n") {
-        wifi.SetStandard(WIFI_STANDARD_80211n);
-        dataMode = "HtMcs" + std::to_string(mcs + 8 * (nss - 1));
-        phy.Set("ChannelSettings", StringValue(width == 40 ? "{38, 40, BAND_5GHZ, 0}" : "{36, 20, BAND_5GHZ, 0}"));
-    } else {
-        wifi.SetStandard(WIFI_STANDARD_80211ac);
-        dataMode = "VhtMcs" + std::to_string(mcs);
-        phy.Set("ChannelSettings", StringValue(width == 80 ? "{42, 80, BAND_5GHZ, 0}" : width == 40 ? "{38, 40, BAND_5GHZ, 0}" : "{36, 20, BAND_5GHZ, 0}"));
-    }
-    wifi.SetRemoteStationManager("ns3::ConstantRateWifiManager", "DataMode", StringValue(dataMode),
-                                 "ControlMode", StringValue("OfdmRate24Mbps"));
-    WifiMacHelper mac;
-    Ssid ssid("lasthop");
-    mac.SetType("ns3::StaWifiMac", "Ssid", SsidValue(ssid));
-    NetDeviceContainer staDev = wifi.Install(phy, mac, stas);
-    mac.SetType("ns3::ApWifiMac", "Ssid", SsidValue(ssid), "EnableBeaconJitter", BooleanValue(false),
-                "BeaconInterval", TimeValue(MicroSeconds(102400)));
-    NetDeviceContainer apDev = wifi.Install(phy, mac, ap);
-    Config::Set("/NodeList/*/DeviceList/*/$ns3::WifiNetDevice/HtConfiguration/ShortGuardIntervalSupported", BooleanValue(false));
-    Config::Set("/NodeList/*/DeviceList/*/$ns3::WifiNetDevice/Mac/BE_MaxAmpduSize", UintegerValue(maxMpdus <= 1 ? 0 : maxMpdus * 1544));
-    Config::Set("/NodeList/*/DeviceList/*/$ns3::WifiNetDevice/Mac/BE_MaxAmsduSize", UintegerValue(0));
-
-    MobilityHelper mob;
-    Ptr<ListPositionAllocator> pos = CreateObject<ListPositionAllocator>();
-    pos->Add(Vector(0, 0, 0));
-    for (uint32_t i = 0; i < nSta; i++) pos->Add(Vector(1.0, 0, 0));
-    mob.SetPositionAllocator(pos);
-    mob.SetMobilityModel("ns3::ConstantPositionMobilityModel");
-    mob.Install(ap);
-    mob.Install(stas);
-
-    InternetStackHelper stack;
-    stack.Install(ap);
-    stack.Install(stas);
-    TrafficControlHelper tch;
-    std::string lim = std::to_string(limit) + "p";
-    if (qdisc == "fifo") {
-        tch.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", StringValue(lim));
-    } else {
-        tch.SetRootQueueDisc("ns3::FqCoDelQueueDisc", "MaxSize", StringValue(lim));
-    }
-    tch.Install(apDev);
-    Ipv4AddressHelper addr;
-    addr.SetBase("10.1.0.0", "255.255.0.0");
-    Ipv4InterfaceContainer apIf = addr.Assign(apDev);
-    Ipv4InterfaceContainer staIf = addr.Assign(staDev);
-    NeighborCacheHelper neighbors;
-    neighbors.PopulateNeighborCache();
+    Cell c = BuildCell(standard, nSta, mcs, nss, width, false, maxMpdus, true, [&](NetDeviceContainer& apDev) {
+        TrafficControlHelper tch;
+        std::string lim = std::to_string(limit) + "p";
+        if (qdisc == "fifo") {
+            tch.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", StringValue(lim));
+        } else {
+            tch.SetRootQueueDisc("ns3::FqCoDelQueueDisc", "MaxSize", StringValue(lim));
+        }
+        tch.Install(apDev);
+    });
+    NodeContainer& ap = c.ap;
+    NodeContainer& stas = c.stas;
+    Ipv4InterfaceContainer& staIf = c.staIf;
 
     g_rx.resize(nSta);
     for (uint32_t i = 0; i < nSta; i++) {

@@ -919,16 +919,10 @@ impl TcpSender {
 
     /// The pacing rate in force, bytes/s.
     fn pacing_rate_now(&self) -> Option<u64> {
-        if let Some(r) = self.cc.pacing_rate() {
-            return (r > 0).then_some(r);
-        }
-        if !self.cfg.pacing {
+        if self.cc.pacing_rate().is_none() && !self.cfg.pacing {
             return None;
         }
-        let srtt = self.srtt?.as_nanos().max(1);
-        let ratio: u128 = if self.cc.in_slow_start() { 200 } else { 120 };
-        let r = self.cc.cwnd() as u128 * ratio * 10_000_000 / srtt as u128;
-        Some((r.min(u64::MAX as u128) as u64).max(1))
+        self.sk_pacing_rate()
     }
 
     /// Linux's `sk_pacing_rate` (bytes/s): the controller's own rate, else 2·cwnd/SRTT in slow
