@@ -19,18 +19,24 @@ MATURIN_REQ := maturin>=1.9,<2
 PYTEST_REQ := pytest>=8.3,<10
 # An independent QUIC/HTTP/3 implementation the interoperability tests talk to.
 AIOQUIC_REQ := aioquic>=1.2,<2
+# flent reads `lasthop export --flent` files in the tests; the notebook test runs
+# docs/notebooks/quickstart.ipynb in a Jupyter kernel.
+FLENT_REQ := flent>=2.3,<3
+NOTEBOOK_REQS := "nbclient>=0.10,<1" "nbformat>=5.9,<6" "ipykernel>=6.29,<8"
+# Generative tests of the spec layer (tests/python/test_spec_hypothesis.py).
+HYPOTHESIS_REQ := hypothesis>=6.100,<7
 
 RUST_SOURCES := Cargo.toml Cargo.lock \
 	$(shell find crates -type f \( -name '*.rs' -o -name 'Cargo.toml' \) 2>/dev/null)
 
-.PHONY: all build demo test test-rust test-nostd clippy test-python bench bench-sweep clean
+.PHONY: all build demo test test-rust test-nostd clippy test-python bench bench-sweep clean fuzz fuzz-build fuzz-smoke
 
 all: build
 
 # The virtualenv and the tools in it.
 $(VENV)/.deps-stamp: Makefile
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check "$(MATURIN_REQ)" "$(PYTEST_REQ)" "$(AIOQUIC_REQ)"
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check "$(MATURIN_REQ)" "$(PYTEST_REQ)" "$(AIOQUIC_REQ)" "$(FLENT_REQ)" $(NOTEBOOK_REQS) "$(HYPOTHESIS_REQ)"
 	touch $@
 
 # The QUIC tool links quiche, which builds BoringSSL: cmake, g++ and libclang (bindgen).
@@ -93,6 +99,45 @@ clippy:
 # the QUIC tests the release one with QUIC, .venv/bin/lasthop-live.)
 test-python: $(VENV)/.native-stamp $(BIN)/lasthop-live
 	$(BIN)/python -m pytest -q tests/python
+
+# Coverage-guided fuzzing (cargo-fuzz, libFuzzer; needs the nightly toolchain and
+# `cargo install cargo-fuzz`). fuzz/ is its own workspace; targets in fuzz/fuzz_targets, seed
+# corpora (kept small, in the repository) in fuzz/corpus/<target>. Runs write what they find to
+# fuzz/work/<target> (not kept) and crashes to fuzz/artifacts/<target>. Built optimized with
+# debug assertions and overflow checks (-O -a). `make test` replays fuzz/corpus/<target> and
+# fuzz/regressions/<target> through the same target bodies (lasthop_live::fuzzing) on the stable
+# toolchain: crates/lasthop-live/tests/fuzz_corpus.rs.
+FUZZ_TARGETS := spec_run aggctl_wire netlink vwire_text emu_inject
+FUZZ_TIME ?= 600
+FUZZ_SMOKE_RUNS ?= 2000
+FUZZ_CARGO := cd fuzz && $(CARGO) +nightly fuzz
+FUZZ_FLAGS := -O -a
+
+fuzz-build:
+	$(FUZZ_CARGO) build $(FUZZ_FLAGS)
+
+# Longer campaigns: FUZZ_TIME seconds per target, one process (make fuzz FUZZ_TIME=3600).
+fuzz: fuzz-build
+	@for t in $(FUZZ_TARGETS); do \
+	  mkdir -p fuzz/work/$$t; \
+	  echo "== $$t ($(FUZZ_TIME) s)"; \
+	  ($(FUZZ_CARGO) run $(FUZZ_FLAGS) $$t work/$$t corpus/$$t -- -max_total_time=$(FUZZ_TIME) \
+	    -timeout=20 -rss_limit_mb=2048 -print_final_stats=1) || exit 1; \
+	done
+
+# A short run of each target: its seed corpus, then FUZZ_SMOKE_RUNS mutated inputs (new
+# inputs go to a scratch directory, not to the kept corpus; the log of a failing run is shown).
+fuzz-smoke: fuzz-build
+	@for t in $(FUZZ_TARGETS); do \
+	  rm -rf fuzz/work/smoke/$$t; mkdir -p fuzz/work/smoke/$$t; \
+	  log=fuzz/work/smoke/$$t.log; \
+	  if ($(FUZZ_CARGO) run $(FUZZ_FLAGS) $$t work/smoke/$$t corpus/$$t -- -runs=$(FUZZ_SMOKE_RUNS) \
+	      -seed=1 -timeout=20 -rss_limit_mb=2048 -max_len=8192) > $$log 2>&1; then \
+	    echo "$$t: $$(grep -E '^Done' $$log)"; \
+	  else \
+	    tail -40 $$log; echo "$$t: FAILED (log: $$log)"; exit 1; \
+	  fi; \
+	done
 
 # Removes the virtualenv, the installed extension and demo output (not Cargo's target/).
 clean:

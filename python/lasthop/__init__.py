@@ -3,8 +3,15 @@
 The command line is `lasthop` (see `lasthop.cli`); specs are TOML (docs/spec.md) and results
 are JSON files (docs/results.md). The simulation itself runs in the native module
 `lasthop._native`, built from the Rust workspace.
+
+From Python (docs/python.md): `lasthop.load_spec`, `lasthop.run` (→ `Run` with pandas frames of
+flows, stations, queues and every stored time series), `lasthop.sweep` (→ the summary frame)
+and `lasthop.load` (a result file or a sweep directory). User errors raise `LasthopError`.
 """
 
 __version__ = "0.1.0"  # keep equal to [workspace.package] version in Cargo.toml
 
-__all__ = ["__version__"]
+from .api import LasthopError, Run, SweepRun, load, load_spec, run
+from . import sweep  # the module; calling it runs `lasthop.api.sweep`
+
+__all__ = ["__version__", "LasthopError", "Run", "SweepRun", "load", "load_spec", "run", "sweep"]

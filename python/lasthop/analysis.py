@@ -14,7 +14,10 @@ run × flow, the documented columns, sorted by `point`, `seed`, `flow`). For res
 built in memory the same way: runs whose normalized specs differ (ignoring `sim.seed` and
 `description`) are different grid points; every leaf of the normalized spec that differs between
 points becomes a varied key column (`flows[1].rate_bps`, `mac.max_ampdu_mpdus`, ...) with its
-`<KEY>#num` twin. `Results.load_run(point, seed)` returns one result document when the result
+`<KEY>#num` twin. Cross traffic (`direction` "cross", on the wired path only) has `station`,
+`mean_ampdu` and `airtime_frac` None in these rows, whatever the file says, so it is never
+counted as a station's flow.
+`Results.load_run(point, seed)` returns one result document when the result
 files are at hand (needed for time series and A-MPDU histograms).
 
 Unreadable or invalid input raises `lasthop.cli.UserError` with one line naming the file.
@@ -74,17 +77,27 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
     Metric("airtime_frac", "airtime", "%", 100.0, 2),
     Metric("busy_frac", "channel busy", "%", 100.0, 2),
     Metric("collisions", "collisions", "", 1.0, 1),
+    Metric("retransmits", "retransmits", "", 1.0, 1),
+    Metric("timeouts", "timeouts (RTO/PTO)", "", 1.0, 1),
+    Metric("srtt_ms", "smoothed RTT", "ms", 1.0, 3),
+    Metric("min_rtt_ms", "min RTT", "ms", 1.0, 3),
+    Metric("cwnd_bytes", "cwnd at the end", "kB", 1e-3, 1),
+    Metric("completion_ms", "completion time", "ms", 1.0, 2),
+    Metric("handshake_ms", "handshake time", "ms", 1.0, 3),
 ]}
 
 DEFAULT_TABLE_METRICS = ["goodput_bps", "delay_mean_ms", "delay_p99_ms", "loss"]
 
 # Columns of summary.parquet other than the varied keys, in order.
-BASE_COLUMNS = ["point", "seed", "run", "flow", "station", "direction", "pattern",
-                "offered_bps", "goodput_bps", "delay_mean_ms", "delay_p50_ms", "delay_p95_ms",
-                "delay_p99_ms", "delay_max_ms", "loss", "mean_ampdu", "airtime_frac",
-                "busy_frac", "collisions"]
+def _flow_column_names() -> list[str]:
+    from .sweep import FLOW_COLUMNS
+
+    return [name for name, _ in FLOW_COLUMNS]
+
+
+BASE_COLUMNS = ["point", "seed", "run"] + _flow_column_names()
 # Keys a table can be grouped by besides the varied keys.
-GROUP_COLUMNS = ["point", "seed", "run", "flow", "station", "direction", "pattern"]
+GROUP_COLUMNS = ["point", "seed", "run", "flow", "station", "direction", "pattern", "ac", "cc"]
 
 
 def metric(name: str, option: str = "--metric") -> Metric:
@@ -225,57 +238,12 @@ def _num(v: Any) -> float | None:
 
 def rows_from_result(doc: dict[str, Any]) -> list[dict[str, Any]]:
     """The per-flow rows of one result document, with the summary.parquet metric columns
-    (without `point`, `seed`, `run` and varied keys)."""
-    spec = doc.get("spec") or {}
-    data = doc.get("data") or {}
-    sim = spec.get("sim") or {}
-    duration = _num(sim.get("duration_ns")) or _num((data.get("stats") or {}).get("sim_time_ns"))
-    warmup = _num(sim.get("warmup_ns")) or 0.0
-    window_ns = (duration - warmup) if duration else None
-    window_s = window_ns * 1e-9 if window_ns and window_ns > 0 else None
-    stations = {s.get("id", i): s for i, s in enumerate(data.get("stations") or [])}
-    channel = data.get("channel") or {}
-    stats = data.get("stats") or {}
-    busy = _num(channel.get("busy_frac"))
-    if busy is None and _num(channel.get("busy_ns")) is not None and duration:
-        busy = float(channel["busy_ns"]) / duration
-    collisions = channel.get("collisions", stats.get("collisions"))
-    rows = []
-    for i, f in enumerate(data.get("flows") or []):
-        d = f.get("delay_ns") or {}
-        has_delay = d.get("samples", f.get("delivered_packets", 1)) != 0
+    (without `point`, `seed`, `run` and varied keys): the rows a sweep writes
+    (`lasthop.sweep.flow_rows`). Cross traffic stays on the wired path: it has no station, nor
+    a station's A-MPDU sizes or airtime."""
+    from .sweep import flow_rows
 
-        def ms(key: str) -> float | None:
-            v = _num(d.get(key))
-            return v * 1e-6 if v is not None and has_delay else None
-
-        sta_id = f.get("station")
-        sta = stations.get(sta_id) or {}
-        direction = f.get("direction")
-        air = None
-        if window_ns and window_ns > 0 and sta:
-            air = ((_num(sta.get("airtime_tx_ns")) or 0.0)
-                   + (_num(sta.get("airtime_rx_ns")) or 0.0)) / window_ns
-        offered = _num(f.get("offered_bytes"))
-        rows.append({
-            "flow": int(f.get("id", i)),
-            "station": None if sta_id is None else int(sta_id),
-            "direction": direction,
-            "pattern": f.get("pattern"),
-            "offered_bps": offered * 8.0 / window_s if offered is not None and window_s else None,
-            "goodput_bps": _num(f.get("goodput_bps")),
-            "delay_mean_ms": ms("mean"),
-            "delay_p50_ms": ms("p50"),
-            "delay_p95_ms": ms("p95"),
-            "delay_p99_ms": ms("p99"),
-            "delay_max_ms": ms("max"),
-            "loss": _num(f.get("loss")),
-            "mean_ampdu": _num(sta.get(f"mean_ampdu_{direction}")),
-            "airtime_frac": air,
-            "busy_frac": busy,
-            "collisions": None if _num(collisions) is None else int(collisions),
-        })
-    return rows
+    return flow_rows(doc)
 
 
 def _leaves(obj: Any, prefix: str = "") -> dict[str, Any]:
@@ -443,6 +411,10 @@ def _load_parquet(path: Path) -> Results:
     for r in rows:
         for c in BASE_COLUMNS:
             r.setdefault(c, None)
+        if r.get("direction") == "cross":
+            # Cross traffic belongs to no station, nor its A-MPDU sizes or airtime (as in
+            # rows_from_result), whatever the summary says.
+            r["station"] = r["mean_ampdu"] = r["airtime_frac"] = None
     rows.sort(key=lambda r: (r["point"], r["seed"], r["flow"]))
 
     res = Results(source=path, kind="parquet", rows=rows, varied=varied)
@@ -669,7 +641,8 @@ def format_table(res: Results, by: Sequence[str], metrics: Sequence[str], fmt: s
         head += [info.header(), "±95%", "sd"] if spread else [info.header()]
     rows = []
     for key, n, aggs in data:
-        row = ["-" if v is None else str(v) for v in key] + [str(n)]
+        row = [("cross traffic" if k == "station" else "-") if v is None else str(v)
+               for k, v in zip(by, key)] + [str(n)]
         for m, a in zip(metrics, aggs):
             info = METRICS[m]
             row.append(_fmt(a.mean * info.scale, info.digits))

@@ -1,8 +1,8 @@
 """`lasthop table | plot | report`: analysis from files (docs/experiments.md).
 
     lasthop table  -i RESULTS [--by KEY ...] [--metric M ...] [--format text|csv|markdown]
-    lasthop plot   -i RESULTS [--kind timeseries|cdf|bar|ampdu|xy] [--metric M] [--x KEY]
-                   [-o FILE.png]
+    lasthop plot   -i RESULTS [--kind timeseries|all|cdf|box|bar|ampdu|xy] [--metric M]
+                   [--x KEY] [-o FILE.png|FILE.svg|FILE.pdf]
     lasthop report -i RESULTS [-o FILE.html]
 
 Every argument is checked and the figure or page is fully rendered before anything is written;
@@ -32,17 +32,20 @@ def add_parsers(sub: Any) -> None:
                         "delay_mean_ms, delay_p99_ms, loss)")
     t.add_argument("--format", default="text", choices=["text", "csv", "markdown"])
 
-    p = sub.add_parser("plot", help="plot results to a PNG (from files)")
+    p = sub.add_parser("plot", help="plot results to PNG, SVG or PDF (from files)")
     p.add_argument("-i", "--input", required=True, metavar="RESULTS")
     p.add_argument("--kind", default=None, metavar="KIND",
-                   help="timeseries|cdf|bar|ampdu|xy (default: timeseries for one run, "
-                        "bar for several)")
+                   help="timeseries|all|cdf|box|bar|ampdu|xy (default: timeseries for one "
+                        "run, bar for several)")
     p.add_argument("--metric", default=None, metavar="M",
-                   help="metric (timeseries: goodput|delay|ampdu|airtime; others: a table "
-                        "metric such as goodput_bps)")
+                   help="timeseries: a stored series (flow_cwnd_bytes, node_backlog_packets, "
+                        "...) or an alias: goodput, delay, rtt, cwnd, inflight, pacing, "
+                        "retransmits, aggctl_rate, aggctl_est, backlog, queue_limit, snr, "
+                        "phy_rate, ampdu, airtime; cdf, box, bar, xy: a table metric such as "
+                        "goodput_bps")
     p.add_argument("--x", default=None, metavar="KEY", help="numeric varied key (--kind xy)")
-    p.add_argument("-o", "--out", default=None, metavar="FILE.png",
-                   help="output file (default: next to the input)")
+    p.add_argument("-o", "--out", default=None, metavar="FILE",
+                   help="output file, .png, .svg or .pdf (default: PNG next to the input)")
 
     r = sub.add_parser("report", help="self-contained HTML report (from files)")
     r.add_argument("-i", "--input", required=True, metavar="RESULTS")
@@ -66,8 +69,9 @@ def _default_out(src: Path, stem: str, suffix: str) -> Path:
     return src.parent / f"{src.stem}-{stem}{suffix}"
 
 
-def _check_out_file(out: Path, suffix: str, option: str = "-o") -> None:
-    if out.suffix.lower() != suffix:
+def _check_out_file(out: Path, suffix: str | None, option: str = "-o") -> None:
+    """Check that `out` can be written; `suffix` None: any suffix (checked by the caller)."""
+    if suffix is not None and out.suffix.lower() != suffix:
         raise UserError(f"{option} {out}: the file name must end with {suffix}")
     if out.is_dir():
         raise UserError(f"{option} {out}: is a directory")
@@ -98,10 +102,13 @@ def cmd_table(args: argparse.Namespace) -> int:
 
 def cmd_plot(args: argparse.Namespace) -> int:
     from .analysis import load
-    from .plots import KINDS, make_plot, png_bytes, save_png, validate_plot
+    from .plots import KINDS, figure_bytes, make_plot, output_format, validate_plot
+    from .results import write_atomic
 
     if args.kind is not None and args.kind not in KINDS:
         raise UserError(f"--kind {args.kind}: one of {', '.join(KINDS)}")
+    if args.out is not None:
+        output_format(args.out)  # the format by the suffix, before reading anything
     res = load(args.input)
     kind = args.kind or ("timeseries" if len(res.runs) == 1 else "bar")
     validate_plot(res, kind, args.metric, args.x)
@@ -111,11 +118,11 @@ def cmd_plot(args: argparse.Namespace) -> int:
         out = _default_out(Path(args.input), stem, ".png")
     else:
         out = Path(args.out)
-    _check_out_file(out, ".png")
+    _check_out_file(out, None)
     fig = make_plot(res, kind, args.metric, args.x)
-    png_bytes(fig)  # render fully before creating anything
+    data = figure_bytes(fig, output_format(out))  # render fully before creating anything
     out.parent.mkdir(parents=True, exist_ok=True)
-    save_png(fig, out)
+    write_atomic(out, data)
     print(f"plot: {out}")
     return EXIT_OK
 

@@ -51,9 +51,10 @@ def write_pcap(path: str | Path, data: bytes) -> Path:
 
 def simulate_capture(spec_json: str, seed: int, node: str, progress: Optional[Callable[[float], Any]] = None,
                      limit: int = DEFAULT_LIMIT, records: bool = False
-                     ) -> tuple[str, bytes, Optional[str]]:
+                     ) -> tuple[str, bytes, Optional[str], tuple[int, bool]]:
     """Run the native simulator with a capture of `node`: (data JSON, pcap bytes, records JSON
-    or None). The data JSON is identical to a run without capture."""
+    or None, (records kept, truncated)). `truncated` says the capture stopped at `limit`
+    records while the run went on. The data JSON is identical to a run without capture."""
     from . import _native
 
     return _native.run_capture(spec_json, seed, node, progress, limit, records)

@@ -7,7 +7,9 @@
     lasthop sweep SPEC --vary KEY=V1,V2 [--seeds K]   run a grid of specs x seeds (sweep.py)
     lasthop version                                  print the code version
     lasthop table|plot|report -i RESULTS ...         analysis from files (analysis_cli.py)
+    lasthop export --flent RESULTS [-o OUT]          flent's .flent.gz files (flent_export.py)
     lasthop emu up|run|exec|down ...                 the model in real time (emu_cli.py)
+    lasthop soak emu|live [SPEC] --duration 1h       the emulator under load for hours (soak.py)
     lasthop wqm ...                                  live tools on a real or emulated AP
                                                      (live_cli.py, docs/live.md)
 
@@ -100,11 +102,20 @@ def _parser() -> argparse.ArgumentParser:
     from .analysis_cli import add_parsers as _add_analysis
     _add_analysis(sub)
 
+    from .flent_export import add_parser as _add_export
+    _add_export(sub)
+
     from .emu_cli import add_parser as _add_emu
     _add_emu(sub)
 
     from .live_cli import add_parsers as _add_live
     _add_live(sub)
+
+    from .new_cli import add_parsers as _add_new
+    _add_new(sub)
+
+    from .soak import add_parser as _add_soak
+    _add_soak(sub)
     return p
 
 
@@ -127,7 +138,10 @@ def _native() -> Any:
 
 
 def code_version() -> str:
-    return str(_native().version())
+    _native()  # a clear message when the module is not built
+    from .version import code_version as _cv
+
+    return _cv()
 
 
 def out_dir_arg(value: str) -> Path:
@@ -216,7 +230,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         if pcap is None:
             data = simulate(spec.to_json(), seed, bar)
         else:
-            data, pcap_bytes = _simulate_capture(spec.to_json(), seed, bar, pcap[1], pcap[2])
+            data, pcap_bytes, (kept, truncated) = _simulate_capture(spec.to_json(), seed, bar, pcap[1], pcap[2])
+            if truncated:
+                print(f"{PROG}: warning: the pcap stopped at --pcap-limit = {pcap[2]} records ({kept} kept); "
+                      "the run went on without capture: raise --pcap-limit to capture it all", file=sys.stderr)
     except RuntimeError as e:
         bar.finish(ok=False)
         print(f"{PROG}: simulation failed: {e}", file=sys.stderr)
@@ -270,17 +287,18 @@ def _pcap_request(args: argparse.Namespace, spec: Any, out: Path, seed: int
 
 
 def _simulate_capture(spec_json: str, seed: int, progress: Any, node: str, limit: int
-                      ) -> tuple[dict[str, Any], bytes]:
-    """`simulate` with a capture of `node`: the parsed `data` document and the pcap bytes."""
+                      ) -> tuple[dict[str, Any], bytes, tuple[int, bool]]:
+    """`simulate` with a capture of `node`: the parsed `data` document, the pcap bytes and
+    (records kept, truncated at the limit)."""
     from .capture import simulate_capture
 
     _native()  # a clear error if the module is not built
-    data_json, pcap_bytes, _ = _interruptible(
+    data_json, pcap_bytes, _, kept = _interruptible(
         lambda: simulate_capture(spec_json, seed, node, progress, limit), "simulating")
     data = json.loads(data_json)
     if not isinstance(data, dict):
         raise RuntimeError("simulator returned something other than a JSON object")
-    return data, pcap_bytes
+    return data, pcap_bytes, kept
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -357,12 +375,36 @@ def _cmd_analysis(args: argparse.Namespace) -> int:
 COMMANDS.update({"table": _cmd_analysis, "plot": _cmd_analysis, "report": _cmd_analysis})
 
 
+def _cmd_export(args: argparse.Namespace) -> int:
+    from .flent_export import cmd_export
+    return cmd_export(args)
+
+
+COMMANDS["export"] = _cmd_export
+
+
 def _cmd_emu(args: argparse.Namespace) -> int:
     from .emu_cli import cmd_emu
     return cmd_emu(args)
 
 
 COMMANDS["emu"] = _cmd_emu
+
+
+def _cmd_new(args: argparse.Namespace) -> int:
+    from .new_cli import cmd_completion, cmd_new
+    return (cmd_new if args.command == "new" else cmd_completion)(args)
+
+
+COMMANDS.update({"new": _cmd_new, "completion": _cmd_new})
+
+
+def _cmd_soak(args: argparse.Namespace) -> int:
+    from .soak import cmd_soak
+    return cmd_soak(args)
+
+
+COMMANDS["soak"] = _cmd_soak
 
 
 def main(argv: Sequence[str] | None = None) -> int:

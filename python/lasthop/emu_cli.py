@@ -69,9 +69,11 @@ def add_parser(sub: Any) -> None:
 
 
 def split_command(argv: list[str]) -> tuple[list[str], list[str] | None]:
-    """`emu run|exec ... -- CMD ...`: the arguments before `--`, and CMD (None without `--`).
+    """`emu run|exec ... -- CMD ...` (and `soak live ... -- TOOL ...`): the arguments before
+    `--`, and CMD (None without `--`).
     Split before parsing so that CMD's own options never reach lasthop's parser."""
-    if len(argv) >= 2 and argv[0] == "emu" and argv[1] in ("run", "exec") and "--" in argv:
+    if len(argv) >= 2 and (argv[0] == "emu" and argv[1] in ("run", "exec") or argv[0] == "soak") \
+            and "--" in argv:
         i = argv.index("--")
         return argv[:i], argv[i + 1:]
     return argv, None

@@ -18,7 +18,8 @@ Building blocks (also used by `lasthop reproduce` for its own report):
   None; a class name (string) for every cell of that column; or a callable `cell -> class name
   or None` for per-cell classes. The column class `"verdict"` is special: each cell also gets
   `holds` (green) when its text starts with "holds"/"yes"/"true"/"pass", or `fails` (red) when
-  it starts with "does not hold"/"fails"/"no"/"false"/"fail" (case-insensitive; booleans too).
+  it starts with "does not hold"/"misses"/"fails"/"no"/"false"/"fail", or `open` (amber) when it
+  starts with "inconclusive" (case-insensitive; booleans too).
 - `html_page(title, body_html) -> str`: the complete page shell (doctype, charset, title,
   shared CSS with classes `holds`, `fails`, `num`, `muted`, `note`, `meta`); the title is
   escaped, `body_html` is inserted as is.
@@ -42,7 +43,8 @@ __all__ = ["CSS", "esc", "figure_png_b64", "html_img", "html_figure", "html_tabl
 
 CSS = """
 :root { --fg: #1f2328; --muted: #59636e; --line: #d1d9e0; --head: #f6f8fa;
-        --holds-bg: #dafbe1; --holds-fg: #116329; --fails-bg: #ffebe9; --fails-fg: #a40e26; }
+        --holds-bg: #dafbe1; --holds-fg: #116329; --fails-bg: #ffebe9; --fails-fg: #a40e26;
+        --open-bg: #fff8c5; --open-fg: #7d4e00; }
 * { box-sizing: border-box; }
 body { margin: 0; color: var(--fg); background: #fff;
        font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; }
@@ -68,6 +70,8 @@ td.holds, tbody tr:nth-child(even) td.holds { background: var(--holds-bg); color
                                                font-weight: 600; }
 td.fails, tbody tr:nth-child(even) td.fails { background: var(--fails-bg); color: var(--fails-fg);
                                                font-weight: 600; }
+td.open, tbody tr:nth-child(even) td.open { background: var(--open-bg); color: var(--open-fg);
+                                             font-weight: 600; }
 figure { margin: 1.2em 0 2em; }
 figure img { display: block; max-width: 100%; height: auto; border: 1px solid var(--line);
              border-radius: 6px; }
@@ -98,7 +102,8 @@ def html_figure(fig_or_b64: Any, title: str, caption: str = "") -> str:
 
 
 _HOLDS = ("holds", "yes", "true", "pass")
-_FAILS = ("does not hold", "doesn't hold", "fails", "fail", "no", "false")
+_FAILS = ("does not hold", "doesn't hold", "misses", "fails", "fail", "no", "false")
+_OPEN = ("inconclusive",)
 
 
 def _verdict(cell: Any) -> str | None:
@@ -107,6 +112,8 @@ def _verdict(cell: Any) -> str | None:
     t = str(cell).strip().lower()
     if any(t.startswith(w) for w in _FAILS):
         return "fails"
+    if any(t.startswith(w) for w in _OPEN):
+        return "open"
     if any(t.startswith(w) for w in _HOLDS):
         return "holds"
     return None
@@ -191,12 +198,17 @@ def report_plots(res: Results) -> list[tuple[str, str | None, str | None, str, s
             plots.append(("xy", "goodput_bps", key, f"Goodput vs {key}", band))
             plots.append(("xy", "delay_mean_ms", key, f"Mean delay vs {key}", band))
             plots.append(("xy", "delay_p99_ms", key, f"99th-percentile delay vs {key}", band))
+        plots.append(("box", "goodput_bps", None, "Goodput per grid point, every flow and seed",
+                      "Boxes: quartiles and median over flows and seeds, whiskers 1.5 IQR, "
+                      "dots the values; data flows, ping flows and cross traffic apart."))
         plots.append(("cdf", "delay_p99_ms", None, "CDF of per-flow 99th-percentile delay",
-                      "Empirical CDF over all flows and seeds, one curve per grid point."))
+                      "Empirical CDF over all flows and seeds, one curve per grid point (and "
+                      "flow class: a ping flow's delay is its RTT)."))
     else:
         plots.append(("cdf", None, None, "Delay distribution per flow",
-                      "Result files store each flow's p50, p95, p99 and maximum one-way delay; "
-                      "the points are those values, the dotted lines only join them."))
+                      "Result files store each flow's p50, p95, p99 and maximum delay (one-way; "
+                      "a ping flow's is its RTT); the points are those values, the dotted lines "
+                      "only join them."))
     if res.has_run_files():
         try:
             point, seed = res.first_run()
@@ -205,11 +217,16 @@ def report_plots(res: Results) -> list[tuple[str, str | None, str | None, str, s
         which = (f" Run shown: point {point} ({res.point_label(point)}), seed {seed}."
                  if multi else "")
         plots += [
+            ("all", None, None, "Combined view",
+             "Goodput and latency per flow over time (RTT for ping flows, one-way delay for "
+             "the others), with the congestion window of TCP/QUIC flows and the queue backlog "
+             "of the AP and relays beneath when the run has them; the warmup is shaded."
+             + which),
             ("timeseries", "goodput", None, "Goodput over time",
              "Per flow, per time bin; the warmup (not measured) is shaded." + which),
             ("timeseries", "delay", None, "Mean delay over time",
-             "Mean one-way delay of the packets delivered in each bin; gaps are bins with no "
-             "delivery." + which),
+             "Mean delay of the packets delivered in each bin (one-way; a ping flow's is its "
+             "RTT); gaps are bins with no delivery." + which),
             ("timeseries", "ampdu", None, "A-MPDU size over time",
              "Mean MPDUs per downlink A-MPDU per station; gaps are bins without a PPDU."
              + which),
@@ -257,7 +274,8 @@ def build_report(res: Results, title: str | None = None) -> tuple[str, int]:
     rows = []
     for key, grp in group_rows(res, by):
         first = grp[0]
-        row: list[Any] = [*(str(v) for v in key[:-1]), first["flow"], first["station"],
+        sta = "cross traffic" if first["direction"] == "cross" else first["station"]
+        row: list[Any] = [*(str(v) for v in key[:-1]), first["flow"], sta,
                           first["direction"], first["pattern"], len(grp)]
         for m in FLOW_METRICS:
             info = METRICS[m]

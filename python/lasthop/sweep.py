@@ -35,6 +35,7 @@ driver writes every file, so the layout and bytes are identical whatever execute
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 import itertools
@@ -49,7 +50,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from .results import FORMAT as RESULT_FORMAT
 from .results import ResultError, dumps, envelope, file_sha256, load_result
@@ -354,6 +355,12 @@ def _validate(doc: dict[str, Any], default_name: str) -> Spec:
 
 
 def _code_version() -> str:
+    from .version import code_version
+
+    return code_version()
+
+
+def _native_version() -> str:
     from . import _native
 
     return str(_native.version())
@@ -463,6 +470,9 @@ FLOW_COLUMNS: tuple[tuple[str, str], ...] = (
     ("delay_p99_ms", "float64"), ("delay_max_ms", "float64"),
     ("loss", "float64"), ("mean_ampdu", "float64"), ("airtime_frac", "float64"),
     ("busy_frac", "float64"), ("collisions", "int64"),
+    ("ac", "string"), ("cc", "string"),
+    ("retransmits", "int64"), ("timeouts", "int64"), ("srtt_ms", "float64"), ("min_rtt_ms", "float64"),
+    ("cwnd_bytes", "int64"), ("completion_ms", "float64"), ("handshake_ms", "float64"),
 )
 
 
@@ -502,11 +512,19 @@ def flow_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
         busy = channel["busy_ns"] / window
     collisions = _int(channel.get("collisions"))
     stations = {s.get("id"): s for s in data.get("stations") or []}
+    spec_flows = spec.get("flows") or []
+    default_ac = (spec.get("mac") or {}).get("access_category")
     rows = []
     for i, f in enumerate(data.get("flows") or []):
         d = f.get("delay_ns") or {}
-        sta = stations.get(f.get("station")) or {}
         direction = f.get("direction")
+        cross = direction == "cross"
+        # Cross traffic runs on the wired path only: no station, no access category.
+        sta = {} if cross else (stations.get(f.get("station")) or {})
+        fid = f.get("id", i)
+        sf = spec_flows[fid] if isinstance(fid, int) and 0 <= fid < len(spec_flows) else {}
+        tcp, quic = f.get("tcp") or {}, f.get("quic") or {}
+        transport = tcp or quic
         airtime = None
         if window_s is not None:
             tx, rx = _num(sta.get("airtime_tx_ns")), _num(sta.get("airtime_rx_ns"))
@@ -516,7 +534,7 @@ def flow_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
         delivered = (d.get("samples") or f.get("delivered_packets") or 0) > 0
         rows.append({
             "flow": _int(f.get("id", i)),
-            "station": _int(f.get("station")),
+            "station": None if cross else _int(f.get("station")),
             "direction": direction,
             "pattern": f.get("pattern"),
             "offered_bps": offered * 8 / window_s if offered is not None and window_s else None,
@@ -532,6 +550,18 @@ def flow_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
             "airtime_frac": airtime,
             "busy_frac": busy,
             "collisions": collisions,
+            "ac": None if cross else (sf.get("ac") or default_ac),
+            "cc": tcp.get("cc") or (sf.get("cc") if f.get("pattern") == "tcp" else None),
+            # Transport statistics at the end of the run (the last connection's for QUIC with
+            # several): TCP retransmitted segments / QUIC packets declared lost, RTOs / PTOs.
+            "retransmits": _int(tcp.get("retransmits")) if tcp else _int(quic.get("packets_lost")),
+            "timeouts": _int(tcp.get("rto_count")) if tcp else _int(quic.get("pto_count")),
+            "srtt_ms": _ms(transport.get("srtt_ns")),
+            "min_rtt_ms": _ms(transport.get("min_rtt_ns")),
+            "cwnd_bytes": _int(transport.get("cwnd_bytes")),
+            # A finite transfer's completion (the first connection's), from the flow's start.
+            "completion_ms": _ms(transport.get("completion_ns")),
+            "handshake_ms": _ms(quic.get("handshake_ns")),
         })
     return rows
 
@@ -568,13 +598,16 @@ def _parquet_bytes(table: Any) -> bytes:
 # --- execution ----------------------------------------------------------------------------
 
 
-def _execute(spec_json: str, seed: int, code_version: str) -> str:
-    """One run, in a worker: the text of its result file (what `lasthop run` would write)."""
+def _execute(spec_json: str, seed: int, code_version: str, native_version: str) -> str:
+    """One run, in a worker: the text of its result file (what `lasthop run` would write),
+    stamped with the driver's `code_version`. The worker's native module must be the driver's
+    (`native_version`): the simulation is all in it. (A Python source edited after the driver
+    started changes the source id a new worker would compute, not what it simulates.)"""
     from . import _native
 
     here = str(_native.version())
-    if here != code_version:
-        raise RuntimeError(f"worker runs lasthop {here}, the driver {code_version}")
+    if here != native_version:
+        raise RuntimeError(f"worker runs lasthop {here}, the driver {native_version}")
     data = json.loads(_native.run(spec_json, seed, None))
     if not isinstance(data, dict):
         raise RuntimeError("simulator returned something other than a JSON object")
@@ -656,6 +689,26 @@ Task = tuple[str, str, int]  # (run key, spec JSON, seed)
 OnDone = Callable[[str, str], None]  # (run key, result text)
 
 
+@contextlib.contextmanager
+def _main_not_reimported() -> Iterator[None]:
+    """While the pool starts its workers: a spawn or forkserver worker imports the main module
+    again (multiprocessing's `get_preparation_data` names it by `__spec__` or `__file__`), so a
+    plain script that starts a sweep without an `if __name__ == "__main__"` guard would start
+    it again in every worker and break the pool. The workers need only lasthop, so the main
+    module is not named to them; it is restored at once."""
+    main = sys.modules.get("__main__")
+    saved = {a: main.__dict__[a] for a in ("__file__", "__spec__") if main is not None and a in main.__dict__}
+    try:
+        if main is not None:
+            main.__dict__.pop("__file__", None)
+            if "__spec__" in saved:
+                main.__dict__["__spec__"] = None
+        yield
+    finally:
+        if main is not None:
+            main.__dict__.update(saved)
+
+
 def _run_pool(tasks: list[Task], jobs: int, version: str, on_done: OnDone,
               stop: _StopFlag) -> bool:
     """Run `tasks` on a local process pool; False if stopped early."""
@@ -670,8 +723,9 @@ def _run_pool(tasks: list[Task], jobs: int, version: str, on_done: OnDone,
                              initializer=_worker_init, initargs=(os.getpid(),))
     finished = False
     try:
-        pending = {ex.submit(_execute, spec_json, seed, version): key
-                   for key, spec_json, seed in tasks}
+        with _main_not_reimported():
+            pending = {ex.submit(_execute, spec_json, seed, version, _native_version()): key
+                       for key, spec_json, seed in tasks}
         while pending and not stop.stop:
             done, _ = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
             for fut in done:
@@ -718,7 +772,8 @@ def _run_ray(tasks: list[Task], jobs: int, address: str, version: str, on_done: 
     refs: dict[Any, str] = {}
     try:
         remote = ray.remote(num_cpus=1)(_execute)
-        refs = {remote.remote(spec_json, seed, version): key for key, spec_json, seed in tasks}
+        refs = {remote.remote(spec_json, seed, version, _native_version()): key
+                for key, spec_json, seed in tasks}
         while refs and not stop.stop:
             ready, _ = ray.wait(list(refs), num_returns=1, timeout=0.2)
             if ready:
@@ -1055,7 +1110,7 @@ def bench_sweep(runs: int = 24, target_s: float = 1.0, out: Any = None) -> int:
     doc = tomllib.loads(BENCH_SPEC)
     spec = _validate(copy.deepcopy(doc), "bench-sweep")
     t = time.perf_counter()
-    _execute(spec.to_json(), 1, _code_version())
+    _execute(spec.to_json(), 1, _code_version(), _native_version())
     per_sim_s = (time.perf_counter() - t) / (spec.duration_ns / 1e9)
     sim_s = max(0.1, round(target_s / max(per_sim_s, 1e-6), 1))
     doc["sim"]["duration"] = f"{sim_s:g}s"
@@ -1078,3 +1133,16 @@ def bench_sweep(runs: int = 24, target_s: float = 1.0, out: Any = None) -> int:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"  speedup -j 2 / -j 1: {rates[2] / rates[1]:.2f}x", file=out)
     return 0
+
+
+class _CallableModule(type(sys)):
+    """`lasthop.sweep` is this module and, called, the Python API's `lasthop.api.sweep`
+    (docs/python.md): `lasthop.sweep(spec, vary=…, seeds=…)` returns the summary frame."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from .api import sweep
+
+        return sweep(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -357,7 +357,7 @@ def test_report_single_result_default_path(result_file: Path):
     html = out.read_text()
     n = len(report.report_plots(analysis.load(result_file)))
     assert proc.stdout.strip() == f"report: {out} ({n} plots)"
-    assert html.count("<img") == n == 6
+    assert html.count("<img") == n == 7
     assert "Stations" in html
 
 
@@ -398,7 +398,7 @@ def test_building_blocks(tmp_path: Path):
     (("plot", "-i", "{sweep}", "--kind", "bar", "--metric", "nope"), "--metric nope"),
     (("plot", "-i", "{sweep}", "--kind", "timeseries", "--metric", "nope"), "--metric nope"),
     (("plot", "-i", "{sweep}", "--kind", "xy", "--x", "nokey"), "--x nokey"),
-    (("plot", "-i", "{sweep}", "--kind", "bar", "-o", "{tmp}/out.svg"), ".png"),
+    (("plot", "-i", "{sweep}", "--kind", "bar", "-o", "{tmp}/out.jpg"), ".png, .svg, .pdf"),
     (("plot", "-i", "{tmp}/garbage.json"), "not a readable JSON file"),
     (("report", "-i", "{tmp}/garbage.json"), "not a readable JSON file"),
     (("report", "-i", "{sweep}", "-o", "{tmp}"), "must end with .html"),

@@ -135,7 +135,7 @@ def test_pcap_decodes_and_matches_records(simulator: None, pcap_spec: Path, tmp_
     # The same run through the native module: identical pcap bytes, identical data to a run
     # without capture, and the per-PPDU records to compare with.
     spec = load_spec(pcap_spec)
-    data_json, pcap_bytes, records_json = simulate_capture(spec.to_json(), 5, "0", records=True)
+    data_json, pcap_bytes, records_json, _ = simulate_capture(spec.to_json(), 5, "0", records=True)
     assert pcap_bytes == pcap.read_bytes()
     assert data_json == _native.run(spec.to_json(), 5, None)
     result = json.loads((out / "cap-s5.json").read_text())
@@ -209,6 +209,11 @@ def test_pcap_limit_and_bad_nodes(simulator: None, pcap_spec: Path, tmp_path: Pa
     recs = _pcap_records((out / "cap-s5-ap.pcap").read_bytes())
     assert 50 < len(recs) <= 100
     assert [t for t, _ in recs] == sorted(t for t, _ in recs)
+    # A capture cut short by the limit says so (one line on stderr); a complete one does not.
+    assert "warning: the pcap stopped at --pcap-limit = 100 records" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    full = run_cli("run", str(pcap_spec), "--pcap", "ap", "-o", str(tmp_path / "full"), "-q")
+    assert full.returncode == 0 and "warning" not in full.stderr, full.stderr
 
     for args in (["--pcap", "2"], ["--pcap", "sta1"], ["--pcap", "-1"],
                  ["--pcap", "ap", "--pcap-limit", "0"], ["--pcap-limit", "5"]):
@@ -292,7 +297,7 @@ def test_pcap_tcp_segments(simulator: None, tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     pcap = out / "tcpcap-s3-0.pcap"
     spec = load_spec(spec_path)
-    data_json, pcap_bytes, records_json = simulate_capture(spec.to_json(), 3, "0", records=True)
+    data_json, pcap_bytes, records_json, _ = simulate_capture(spec.to_json(), 3, "0", records=True)
     assert pcap_bytes == pcap.read_bytes()
     # Capturing changes nothing in the results.
     assert data_json == _native.run(spec.to_json(), 3, None)

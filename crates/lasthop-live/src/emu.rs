@@ -308,6 +308,8 @@ struct LiveStats {
     bytes: Vec<[u64; 2]>,
     air: Vec<u64>,
     ampdu: Vec<[u64; 2]>,
+    /// Write lateness since the previous line (the soak watches it for growth).
+    late: LogHistogram,
 }
 
 impl LiveStats {
@@ -343,6 +345,15 @@ impl LiveStats {
             self.air[s] = air;
             self.ampdu[s] = [mpdus, ppdus];
         }
+        // Write lateness over the interval (what the run's summary reports for the whole run).
+        line += &format!(
+            " | late p50 {} p99 {} max {} us n {}",
+            self.late.quantile(0.5) / 1000,
+            self.late.quantile(0.99) / 1000,
+            self.late.max() / 1000,
+            self.late.count()
+        );
+        self.late.clear();
         self.bytes = bytes;
         self.last_ns = now_ns;
         eprintln!("{line}");
@@ -398,7 +409,7 @@ pub fn run(spec: Spec, built: &Built, opts: &Options, stop: &mut dyn FnMut() -> 
     #[allow(clippy::disallowed_methods)] // the emulator's pcap carries wall-clock timestamps
     let epoch_ns = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
     let mut pcap_seq = vec![0u32; n_sta];
-    let mut live = LiveStats { last_ns: 0, bytes: vec![[0; 2]; n_sta], air: vec![0; n_sta], ampdu: vec![[0; 2]; n_sta] };
+    let mut live = LiveStats { last_ns: 0, bytes: vec![[0; 2]; n_sta], air: vec![0; n_sta], ampdu: vec![[0; 2]; n_sta], late: LogHistogram::new() };
     let mut next_stats = opts.stats_every.map(|d| d.as_nanos() as u64);
     let mut next_stop_check = 0u64;
     let end_ns = opts.run_for.map(|d| d.as_nanos() as u64);
@@ -481,7 +492,11 @@ pub fn run(spec: Spec, built: &Built, opts: &Options, stop: &mut dyn FnMut() -> 
                             }
                             _ => st.tun_write_failures += 1,
                         }
-                        lateness.record(wnow.saturating_sub(e.at.as_nanos()));
+                        let late = wnow.saturating_sub(e.at.as_nanos());
+                        lateness.record(late);
+                        if next_stats.is_some() {
+                            live.late.record(late);
+                        }
                         if let Some(out) = pcap_out.as_mut().filter(|_| leg != ExtLeg::Wired) {
                             let txv = world.station_tx(sta as usize);
                             let rt = pcap::radiotap(e.at.as_nanos(), band, lasthop_sim::capture::PhyRec::Mcs(txv), false, None);

@@ -6,6 +6,8 @@
 //!   device whose file descriptor stays in this process; building, tearing down, `emu down`,
 //!   and the reaper that cleans up after a killed emulator.
 //! * [`signals`]: SIGINT/SIGTERM/SIGHUP as a stop flag for the real-time loop.
+//! * [`fuzzing`]: the bodies of the fuzz targets (`fuzz/`), also replayed over the kept corpus
+//!   by `cargo test`.
 //! * [`emu`]: the real-time loop: the simulator's cell (`lasthop_sim::world::World`) stepped
 //!   on the wall clock, real packets read from and written to the TUN devices.
 //!
@@ -16,6 +18,7 @@
 
 pub mod emu;
 pub mod emu_nl;
+pub mod fuzzing;
 mod ifreq;
 pub mod netns;
 pub mod nl;

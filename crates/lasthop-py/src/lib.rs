@@ -55,10 +55,11 @@ fn run(py: Python<'_>, spec_json: String, seed: u64, progress: Option<PyObject>)
 /// Run one simulation like [`run`] and capture the frames of node `pcap` ("ap" or a station
 /// index as a string).
 ///
-/// Returns `(data_json, pcap_bytes, records_json)`: the same `data` JSON as `run`, the pcap file
-/// (at most `limit` records), and — only if `records` is true, else None — the per-PPDU frame
-/// records as JSON (see `lasthop_sim::capture::Capture::to_json`). A bad node raises
-/// `ValueError`, a simulator error `RuntimeError`.
+/// Returns `(data_json, pcap_bytes, records_json, (records, truncated))`: the same `data` JSON
+/// as `run`, the pcap file (at most `limit` records), only if `records` is true (else None) the
+/// per-PPDU frame records as JSON (see `lasthop_sim::capture::Capture::to_json`), and how many
+/// records the capture kept and whether it stopped at the limit before the run ended. A bad
+/// node raises `ValueError`, a simulator error `RuntimeError`.
 #[pyfunction]
 #[pyo3(signature = (spec_json, seed, pcap, progress=None, limit=100_000, records=false))]
 fn run_capture(
@@ -69,7 +70,7 @@ fn run_capture(
     progress: Option<PyObject>,
     limit: usize,
     records: bool,
-) -> PyResult<(String, PyObject, Option<String>)> {
+) -> PyResult<(String, PyObject, Option<String>, (usize, bool))> {
     let node = match lasthop_sim::Node::parse(&pcap) {
         Some(n) => n,
         None => return Err(PyValueError::new_err(format!("pcap node = {pcap:?}: \"ap\" or a station index"))),
@@ -79,11 +80,11 @@ fn run_capture(
         lasthop_sim::run_json_with_capture(&spec_json, seed, on_progress, Some(req)).map(|(data, cap)| {
             let cap = cap.expect("capture requested");
             let json = records.then(|| cap.to_json());
-            (data, cap.to_pcap(), json)
+            (data, cap.to_pcap(), json, (cap.records, cap.truncated))
         })
     })?;
-    let (data, bytes, json) = result.map_err(PyRuntimeError::new_err)?;
-    Ok((data, PyBytes::new(py, &bytes).into(), json))
+    let (data, bytes, json, kept) = result.map_err(PyRuntimeError::new_err)?;
+    Ok((data, PyBytes::new(py, &bytes).into(), json, kept))
 }
 
 /// Check the 802.11-specific rules of a normalized spec (JSON).

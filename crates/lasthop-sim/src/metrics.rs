@@ -54,6 +54,14 @@ impl LogHistogram {
         }
     }
 
+    /// Forget every value, keeping the buckets' memory (no allocation when refilled).
+    pub fn clear(&mut self) {
+        self.counts.iter_mut().for_each(|c| *c = 0);
+        self.n = 0;
+        self.sum = 0;
+        self.max = 0;
+    }
+
     #[inline]
     pub fn record(&mut self, v: u64) {
         let i = Self::index(v);

@@ -1,98 +1,201 @@
-"""bquic: "Improving Performance of QUIC in WiFi" (Manzoor, Schmitt et al., WCNC 2019).
+"""bquic: "Improving Performance of QUIC in WiFi" (Manzoor, Cerdà-Alabern, Sadre, Drago, WCNC 2019).
 
 Bursty QUIC = Chromium's QUIC with ACK decimation (an ACK every 10 packets or min(25 ms,
 min_rtt/4), after 100 packets) and without pacing, against Chromium's defaults (an ACK every
 2 packets, pacing). Both run Chromium-like CUBIC in bytes (two emulated connections) with the
-delay-based slow-start exit (`lasthop_algo::quic`), hosted in the cell by `world_quic.rs`.
+delay-based slow-start exit (`lasthop_algo::quic`: HybridSlowStart fed the latest RTT less the
+peer's ACK delay, as Chromium's RttStats), hosted in the cell by `world_quic.rs`.
 
-Setup (the paper's §IV where it is specific, documented choices where not): 802.11n 20 MHz,
-short guard interval, one spatial stream (the paper's Raspberry Pi client; 72.2 Mb/s top rate),
-Minstrel-HT, station 5 m from the AP; the server sits behind the AP with 2 ms one-way wired
-delay (the paper's server "at the AP" with 6–10 ms RTT under load); a 10 MB download per run,
-many seeds. Mesh: chains of 1–5 hops on one channel with fixed, different per-hop rates.
+Setup (the paper's §III–IV where it is specific, documented choices where not):
+- Initial window: Chromium's kInitialCongestionWindow, 32 packets (QUIC version 39, the paper's
+  §II-B; Chromium counts them in 1460-byte segments, 46.7 kB, the model in its 1350-byte
+  datagrams, 43.2 kB).
+- The link is warm when a download starts: the paper's runs are page loads repeated over ten
+  days (§III-D), each after the synthetic page's HTML, so Minstrel has rates for the link and
+  the queues are empty. Each run first carries a TCP download (2 MB in the lab, 1 MB over the
+  mesh) to the same station; the measured download starts at 1 s (`sim.warmup`). Throughput is
+  the bytes over the transfer time without the connection establishment (§III-D).
+- Lab (§III-B, Table III "RPi"): 802.11n 20 MHz, short guard interval, one spatial stream (the
+  Raspberry Pi 3's radio; 72.2 Mb/s top rate), Minstrel-HT, station 5 m from the AP; the server
+  behind the AP with 2 ms one-way wired delay (the paper's server "at the AP" with 6–10 ms RTT
+  under load); 10 MB downloads.
+- Mesh (§III-C, Table I): chains of 1–5 wireless hops to the gateway, each hop on its own
+  channel (Table I's note: "many of these hops use different frequencies and thus are not
+  interfering"), so every relay has a second radio for its child; fixed per-hop rates MCS 7, 5,
+  3, 4, 3 (one stream, 20 MHz SGI: 72.2, 57.8, 28.9, 43.3, 28.9 Mb/s PHY). The production links'
+  rates are not given; each chain must carry what the paper's node of that hop count did with
+  BQUIC (Table III: 1 hop 27.2, 3 hops 15.5, 4 hops 10.6, 5 hops 24.5 Mb/s; Fig. 6's RP5 run
+  26.1), which sets the fifth hop at MCS 3 (saturated UDP ~27 Mb/s; MCS 2 carries ~20). The
+  page loads (§IV-B) and the detailed analysis of one run (§IV-C: cwnd, inter-packet time,
+  50 ms throughput; Figs. 3–6) are the paper's RP5 node: the 5-hop chain here.
 """
 from __future__ import annotations
 
-import copy
+import math
 
 from ..webpages import TABLE_II
-from .framework import Claim, ClaimResult, Figure, SuiteRun, SweepDef
+from .framework import Check, Claim, ClaimResult, Figure, SuiteRun, SweepDef, paired, ratio
 from .framework import mean as _mean
 
 NAME = "bquic"
 TITLE = "Bursty QUIC over 802.11n"
-SOURCE = "Manzoor et al., \"Improving Performance of QUIC in WiFi\", IEEE WCNC 2019; TARGETS B1–B6"
-DESCRIPTION = ("802.11n 20 MHz SGI, one stream, Minstrel-HT, station 5 m from the AP, server behind the AP "
-               "(2 ms one-way), 10 MB QUIC downloads: profile quic (TCP_ACKING + pacing) vs bquic "
-               "(ACK_DECIMATION, no pacing), Chromium-like CUBIC with the delay-based slow-start exit. Mesh: "
-               "1–5 hop chains on one channel, per-hop MCS 7, 5, 3, 4, 2.")
+SOURCE = ("Manzoor, Cerdà-Alabern, Sadre, Drago, \"Improving Performance of QUIC in WiFi\", IEEE WCNC 2019; "
+          "TARGETS B1–B6")
+DESCRIPTION = ("802.11n 20 MHz SGI, one stream; 10 MB QUIC downloads with Chromium's 32-packet initial window on a "
+               "warm link (a TCP download first; throughput without connection establishment): profile quic "
+               "(TCP_ACKING + pacing) vs bquic (ACK_DECIMATION, no pacing), Chromium-like CUBIC with the delay-based "
+               "slow-start exit. Lab: Minstrel-HT, station 5 m from the AP, server behind the AP (2 ms one-way). "
+               "Mesh: 1–5 hop chains, each hop on its own channel (two-radio relays), per-hop MCS 7, 5, 3, 4, 3; "
+               "the 5-hop chain is the paper's RP5 (page loads, Figs. 3–6). Saturated UDP on the same links gives "
+               "their capacity.")
 
 PROFILES = ["quic", "bquic"]
 LABEL = {"quic": "QUIC (ack/2 + pacing)", "bquic": "BQUIC (decimation, no pacing)"}
 COLOR = {"quic": "#0072B2", "bquic": "#D55E00"}
 HOPS = [1, 2, 3, 4, 5]
-HOP_MCS = [7, 5, 3, 4, 2]
+PAPER_HOPS = [1, 3, 4, 5]  # Table I: RP4 1 hop, RP2/RP3 3, RP1 4, RP5 5
+HOP_MCS = [7, 5, 3, 4, 3]
 BYTES = 10_000_000
+INITIAL_CWND = 32   # packets: Chromium's kInitialCongestionWindow
+DATAGRAM_IP = 1378  # IP length of a full QUIC datagram (1350 bytes of UDP payload)
+START_S = 1.0       # the measured download starts after the warm-up transfer
+MESH_BIN_MS = 5     # fine bins on the mesh: the RTT samples around the slow-start exit (B5)
 CDF_Q = [0.01, 0.05] + [i / 20 for i in range(2, 20)] + [0.99]
+SEEDS = 20          # full mode, every sweep of the paper's rows (the paper: 100 runs)
+QUICK_SEEDS = 3
+
+
+def _quic_flow(station: int) -> dict:
+    return {"stations": station, "direction": "down", "pattern": "quic", "profile": "quic", "bytes": BYTES,
+            "initial_cwnd": INITIAL_CWND, "start": f"{START_S}s"}
+
+
+def _warm_flow(station: int, nbytes: int) -> dict:
+    """The warm-up transfer before the measured one: Minstrel learns the link in both directions."""
+    return {"stations": station, "direction": "down", "pattern": "tcp", "cc": "cubic", "bytes": nbytes}
 
 
 def _lab() -> dict:
     return {
         "name": "bquic-lab",
-        "sim": {"duration": "8s", "warmup": "0s", "seed": 1, "bin": "50ms"},
+        "sim": {"duration": "6s", "warmup": f"{START_S}s", "seed": 1, "bin": "50ms"},
         "phy": {"standard": "ht", "band": "5GHz", "channel_width": 20, "guard_interval": 400},
         "mac": {"aggregation": True, "max_ampdu_mpdus": 64, "max_ampdu_bytes": 65535},
         "wired": {"rate": "10Gbps", "delay": "2ms"},
         "stations": [{"count": 1, "nss": 1, "rate_control": "minstrel", "distance_m": 5}],
-        "flows": [{"stations": 0, "direction": "down", "pattern": "quic", "profile": "quic", "bytes": BYTES}],
+        "flows": [_quic_flow(0), _warm_flow(0, 2_000_000)],
     }
+
+
+def _udp(spec: dict, name: str) -> dict:
+    """The same link with a saturated UDP download (its capacity) instead of the QUIC one."""
+    s = dict(spec, name=name)
+    s["flows"] = [{"stations": spec["flows"][0]["stations"], "direction": "down", "pattern": "saturated",
+                   "packet_size": DATAGRAM_IP, "start": f"{START_S}s"}] + spec["flows"][1:]
+    return s
 
 
 def _mesh(hops: int) -> dict:
     s = _lab()
     s["name"] = f"bquic-mesh{hops}"
-    s["sim"]["duration"] = "40s"
+    s["sim"]["duration"] = "12s"
+    s["sim"]["bin"] = f"{MESH_BIN_MS}ms"
     s["stations"] = []
     for h in range(hops):
         st = {"count": 1, "nss": 1, "mcs": HOP_MCS[h]}
         if h:
             st["parent"] = h - 1
+            st["hop_channel"] = h  # each hop on its own channel; relays get a radio per side
         s["stations"].append(st)
-    s["flows"][0]["stations"] = hops - 1
+    s["flows"] = [_quic_flow(hops - 1), _warm_flow(hops - 1, 1_000_000)]
     return s
 
 
 PAGES = sorted(TABLE_II, key=lambda n: TABLE_II[n][-1])
+SMALL_PAGES = ["google", "live"]
+LARGE_PAGES = ["facebook", "amazon"]
 
 
 def _pages() -> dict:
-    s = _lab()
+    """Page loads over the RP5 chain (§IV-B: "RP5 is used as client")."""
+    s = _mesh(5)
     s["name"] = "bquic-pages"
     s["sim"]["duration"] = "6s"
-    s["flows"] = [{"stations": 0, "direction": "down", "pattern": "quic", "profile": "quic", "page": "google"}]
+    s["sim"]["bin"] = "50ms"
+    q = _quic_flow(4)
+    del q["bytes"]
+    q["page"] = "google"
+    s["flows"][0] = q
     return s
 
 
 def sweeps(quick: bool) -> list[SweepDef]:
-    out = [SweepDef("lab", _lab(), [("flows[0].profile", PROFILES)], seeds=20, quick_seeds=4),
+    lab = _lab()
+    out = [SweepDef("lab", lab, [("flows[0].profile", PROFILES)], seeds=SEEDS, quick_seeds=QUICK_SEEDS),
+           SweepDef("lab-udp", _udp(lab, "bquic-lab-udp"), [("flows[0].pattern", ["saturated"])], seeds=5,
+                    quick_seeds=2),
            SweepDef("pages", _pages(), [("flows[0].page", PAGES), ("flows[0].profile", PROFILES)],
                     seeds=10, quick_seeds=2)]
     for h in HOPS:
-        out.append(SweepDef(f"mesh{h}", _mesh(h), [("flows[0].profile", PROFILES)], seeds=5, quick_seeds=2))
+        m = _mesh(h)
+        out.append(SweepDef(f"mesh{h}", m, [("flows[0].profile", PROFILES)], seeds=SEEDS, quick_seeds=QUICK_SEEDS))
+        u = _udp(m, f"bquic-mesh{h}-udp")
+        u["sim"] = dict(u["sim"], duration="4s", bin="50ms")
+        out.append(SweepDef(f"mesh{h}-udp", u, [("flows[0].pattern", ["saturated"])], seeds=3, quick_seeds=1))
     # Beyond the paper: TCP on the same download, and QUIC/BQUIC behind a modern AP (FQ-CoDel,
     # airtime fairness, firmware queue with AQL).
     tcp = _lab()
     tcp["name"] = "bquic-tcp"
-    tcp["flows"] = [{"stations": 0, "direction": "down", "pattern": "tcp", "cc": "cubic", "bytes": BYTES}]
-    out.append(SweepDef("tcp", tcp, [("flows[0].cc", ["cubic", "bbr"])], seeds=20, quick_seeds=4))
+    tcp["flows"][0] = {"stations": 0, "direction": "down", "pattern": "tcp", "cc": "cubic", "bytes": BYTES,
+                       "start": f"{START_S}s"}
+    out.append(SweepDef("tcp", tcp, [("flows[0].cc", ["cubic", "bbr"])], seeds=10, quick_seeds=2))
     modern = _lab()
     modern["name"] = "bquic-modern-ap"
     modern["ap"] = {"qdisc": "fq_codel", "scheduler": "airtime", "driver": "firmware", "aql": True}
-    out.append(SweepDef("modern-ap", modern, [("flows[0].profile", PROFILES)], seeds=20, quick_seeds=4))
+    out.append(SweepDef("modern-ap", modern, [("flows[0].profile", PROFILES)], seeds=10, quick_seeds=2))
     return out
 
 
 # ------------------------------------------------------------------ data
+
+
+def _q(doc: dict) -> dict:
+    return doc["data"]["flows"][0]["quic"]
+
+
+def _throughput(doc: dict) -> float:
+    """Download throughput, Mb/s: bytes over the transfer time without the connection
+    establishment (§III-D), NaN if it did not complete."""
+    q = _q(doc)
+    if not q["completion_ns"] or not q["handshake_ns"]:
+        return float("nan")
+    return q["bytes"] * 8 / (q["completion_ns"] - q["handshake_ns"]) * 1e3
+
+
+def _loss(doc: dict) -> float:
+    q = _q(doc)
+    return q["packets_lost"] / max(q["packets_sent"], 1)
+
+
+def _udp_mbps(doc: dict) -> float:
+    return doc["data"]["flows"][0]["goodput_bps"] / 1e6
+
+
+def _ip_mbps(doc: dict) -> float:
+    """The download's rate in IP octets of its datagrams (as the saturated UDP flow's goodput
+    counts them), over the same transfer time as `_throughput`."""
+    q = _q(doc)
+    if not q["completion_ns"] or not q["handshake_ns"]:
+        return float("nan")
+    return q["packets_sent"] * DATAGRAM_IP * 8 / (q["completion_ns"] - q["handshake_ns"]) * 1e3
+
+
+def _per_profile(run: SuiteRun, sweep: str, fn) -> dict[str, dict[int, float]]:
+    """{profile: {seed: fn(doc)}}."""
+    out: dict[str, dict[int, float]] = {}
+    for o, seed, d in run.seeded(sweep):
+        out.setdefault(str(o["flows[0].profile"]), {})[seed] = float(fn(d))
+    return out
 
 
 def _docs(run: SuiteRun, sweep: str) -> dict[str, list[dict]]:
@@ -102,20 +205,8 @@ def _docs(run: SuiteRun, sweep: str) -> dict[str, list[dict]]:
     return out
 
 
-
-def _q(doc: dict) -> dict:
-    return doc["data"]["flows"][0]["quic"]
-
-
-def _throughput(doc: dict) -> float:
-    """Download throughput, Mb/s: bytes over completion time (NaN if it did not complete)."""
-    q = _q(doc)
-    return q["bytes"] * 8 / q["completion_ns"] * 1e3 if q["completion_ns"] else float("nan")
-
-
-def _loss(doc: dict) -> float:
-    q = _q(doc)
-    return q["packets_lost"] / max(q["packets_sent"], 1)
+def _m(xs) -> float:
+    return _mean(list(xs.values()) if isinstance(xs, dict) else xs, skip_missing=True)
 
 
 def _share_below(cdf_ns: list[int], limit_ns: float) -> float:
@@ -129,139 +220,321 @@ def _share_below(cdf_ns: list[int], limit_ns: float) -> float:
     return 1.0 if limit_ns >= pts[-1][0] else pts[-1][1]
 
 
-def _bins_std(doc: dict) -> float:
-    """Std-dev of the 50 ms throughput bins while the download runs (Mb/s)."""
+def _bins_50ms(doc: dict) -> list[float]:
+    """Throughput (Mb/s) in whole 50 ms intervals of the transfer, from the end of the
+    connection establishment to the last byte (§IV-C.4), summed from the run's bins."""
     ts = doc["data"]["timeseries"]
-    n = int((_q(doc)["completion_ns"] or doc["spec"]["sim"]["duration_ns"]) // ts["bin_ns"])
-    xs = [v / 1e6 for v in ts["flow_goodput_bps"][0][:max(n, 1)]]
+    b = ts["bin_ns"]
+    per = max(1, round(50e6 / b))
+    q = _q(doc)
+    t0 = START_S * 1e9 + (q["handshake_ns"] or 0)
+    t1 = START_S * 1e9 + (q["completion_ns"] or doc["spec"]["sim"]["duration_ns"])
+    first = math.ceil(t0 / b)
+    n = int((t1 / b - first) // per)
+    g = ts["flow_goodput_bps"][0]
+    return [sum(g[first + i * per + k] for k in range(per)) / per / 1e6 for i in range(n)]
+
+
+def _bins_std(doc: dict) -> float:
+    xs = _bins_50ms(doc)
     m = _mean(xs)
     return (sum((x - m) ** 2 for x in xs) / max(len(xs) - 1, 1)) ** 0.5
+
+
+def _exit(doc: dict) -> dict:
+    """The slow-start exit of the download: cwnd (bytes), time from the flow's start (ms), whether it
+    was the delay-based exit, the connection's min RTT and the mean RTT sample in the bin of the
+    exit (ms), and Chromium's threshold min_rtt + clamp(min_rtt/8, 4, 16 ms)."""
+    q = _q(doc)
+    ts = doc["data"]["timeseries"]
+    at = q["slow_start_exit_ns"]
+    rtt_at = float("nan")
+    if at is not None:
+        k = int((START_S * 1e9 + at) // ts["bin_ns"])
+        r = ts["flow_rtt_ns"][0]
+        if k < len(r) and r[k] > 0:
+            rtt_at = r[k] / 1e6
+    mn = q["min_rtt_ns"] / 1e6
+    return {"cwnd": q["slow_start_exit_cwnd"] or float("nan"), "at_ms": at / 1e6 if at is not None else float("nan"),
+            "delay": q["slow_start_delay_exits"] > 0, "min_rtt_ms": mn, "rtt_at_exit_ms": rtt_at,
+            "threshold_ms": mn + min(max(mn / 8, 4.0), 16.0)}
+
+
+def _ampdu(doc: dict, station: int) -> float:
+    return doc["data"]["stations"][station]["mean_ampdu_down"]
+
+
+def _uplink_ms(doc: dict) -> float:
+    """Airtime the client station spent transmitting (its ACKs), ms."""
+    n = len(doc["data"]["stations"])
+    return doc["data"]["stations"][n - 1]["airtime_tx_ns"] / 1e6
 
 
 # ------------------------------------------------------------------ claims
 
 
+def _headroom(run: SuiteRun, sweep: str) -> tuple[float, str]:
+    """The largest gain over QUIC any sender could get on the link: saturated UDP's goodput over
+    QUIC's rate in the same IP octets, − 1 (and its text)."""
+    cap = _m(run.per_seed(f"{sweep}-udp", _udp_mbps))
+    ip = _m(_per_profile(run, sweep, _ip_mbps)["quic"])
+    h = cap / ip - 1
+    return h, f"saturated UDP carries {cap:.1f} Mb/s of {DATAGRAM_IP}-byte datagrams, {h * 100:+.0f}% over QUIC's {ip:.1f}"
+
+
+def _fills(head: float, lo: float = 0.15) -> str:
+    """How the link's headroom over QUIC bounds the gain."""
+    if head < lo:
+        return f"so no sender could gain {lo * 100:+.0f}% over QUIC here"
+    return "of which BQUIC takes only part"
+
+
 def _check_b1(run: SuiteRun) -> ClaimResult:
+    t = _per_profile(run, "lab", _throughput)
+    gain = [g - 1 for g in ratio(t["bquic"], t["quic"])]
+    head, head_txt = _headroom(run, "lab")
+    ex = {p: [_exit(d) for d in ds] for p, ds in _docs(run, "lab").items()}
     d = _docs(run, "lab")
-    t = {p: _mean(_throughput(x) for x in d[p]) for p in PROFILES}
-    gain = t["bquic"] / t["quic"] - 1
-    ok = 0.15 <= gain <= 0.35
-    e = {p: _mean(_q(x)["slow_start_exit_cwnd"] or 0 for x in d[p]) / 1e3 for p in PROFILES}
-    why = "" if ok else (f"in the model both profiles fill the link once CUBIC has grown: the AP queue stays "
-                         f"backlogged, so paced datagrams are aggregated nearly as well as bursts, and the two leave "
-                         f"slow start at similar windows (exit cwnd {e['bquic']:.0f} vs {e['quic']:.0f} kB, see B5); "
-                         f"what remains of the gain is the uplink airtime ACK decimation saves")
-    return ClaimResult(f"{t['quic']:.1f} → {t['bquic']:.1f} Mb/s ({gain * 100:+.1f}%), {len(d['quic'])} seeds", ok, why,
-                       {"throughput_mbps": t})
+    amp = {p: _mean([_ampdu(x, 0) for x in d[p]]) for p in PROFILES}
+    srtt = {p: _mean([_q(x)["srtt_ns"] / 1e6 for x in d[p]]) for p in PROFILES}
+    mn = _mean([_q(x)["min_rtt_ns"] / 1e6 for x in d["quic"]])
+    up = {p: _mean([_uplink_ms(x) for x in d[p]]) for p in PROFILES}
+    bdp = _m(run.per_seed("lab-udp", _udp_mbps)) * 1e6 / 8 * mn / 1e3
+    why = (f"in the model QUIC fills the link: {head_txt}, {_fills(head)}; its window (≥ the "
+           f"{INITIAL_CWND * 1350 / 1e3:.1f} kB initial window, above the link's {bdp / 1e3:.0f} kB bandwidth-delay "
+           f"product) keeps the AP queue backlogged (smoothed RTT "
+           f"{srtt['quic']:.1f} ms vs min RTT {mn:.1f} ms), so paced datagrams are aggregated nearly as well as bursts "
+           f"({amp['quic']:.1f} vs {amp['bquic']:.1f} MPDUs per downlink A-MPDU), and BQUIC gains only what that and "
+           f"the uplink airtime of the ACKs it does not send ({up['quic']:.0f} → {up['bquic']:.0f} ms of client "
+           f"transmit time) are worth. "
+           f"The paper's QUIC leaves ≥ 19% of its link idle (42.4 Mb/s vs BQUIC's 52.3); the model has no cost of "
+           f"frequent ACKs or paced sending outside the link's airtime that could idle it — per-datagram "
+           f"processing at the client (user-space Chromium on the RPi's Cortex-A53) is not modelled")
+    return ClaimResult(
+        f"{_m(t['quic']):.1f} → {_m(t['bquic']):.1f} Mb/s ({_mean(gain) * 100:+.1f}%); {head_txt}; slow-start exit "
+        f"cwnd {_mean([e['cwnd'] for e in ex['quic']]) / 1e3:.0f} vs {_mean([e['cwnd'] for e in ex['bquic']]) / 1e3:.0f} kB; "
+        f"{amp['quic']:.1f} vs {amp['bquic']:.1f} MPDUs per A-MPDU",
+        [Check("throughput gain BQUIC / QUIC − 1 (per seed)", gain, lo=0.15, hi=0.35, unit="%", scale=100)],
+        why, {"throughput_mbps": {p: _m(t[p]) for p in PROFILES}, "headroom": head,
+              "mean_ampdu": amp, "srtt_ms": srtt, "min_rtt_ms": mn, "uplink_airtime_ms": up},
+        miss_class="model gap")
 
 
 def _check_b2(run: SuiteRun) -> ClaimResult:
-    parts, ok, detail = [], True, {}
+    parts, checks, detail, heads = [], [], {}, []
     for h in HOPS:
-        d = _docs(run, f"mesh{h}")
-        t = {p: _mean(_throughput(x) for x in d[p]) for p in PROFILES}
-        loss = max(_mean(_loss(x) for x in d[p]) for p in PROFILES)
-        gain = t["bquic"] / t["quic"] - 1
-        ok &= gain >= 0.10
-        parts.append(f"{h} hop(s): {t['quic']:.1f} → {t['bquic']:.1f} Mb/s ({gain * 100:+.0f}%, loss ≤ {loss * 100:.2f}%)")
-        detail[h] = t
-    why = "" if ok else "see B1: the model shows no aggregation penalty for paced QUIC once the queue is backlogged"
-    return ClaimResult("; ".join(parts), ok, why, {"throughput_mbps": detail})
+        sw = f"mesh{h}"
+        t = _per_profile(run, sw, _throughput)
+        loss = _per_profile(run, sw, _loss)
+        gain = [g - 1 for g in ratio(t["bquic"], t["quic"])]
+        head, _ = _headroom(run, sw)
+        udp = _m(run.per_seed(f"{sw}-udp", _udp_mbps))
+        d = _docs(run, sw)
+        slow = min(HOP_MCS[:h])
+        bn = max(i for i in range(h) if HOP_MCS[i] == slow)  # the last of the slowest hops: station bn's downlink
+        amp = {p: _mean([_ampdu(x, bn) for x in d[p]]) for p in PROFILES}
+        first = {p: _mean([_ampdu(x, 0) for x in d[p]]) for p in PROFILES}
+        if h in PAPER_HOPS:
+            checks.append(Check(f"{h} hop(s): gain (per seed)", gain, lo=0.15, hi=0.35, unit="%", scale=100))
+            checks.append(Check(f"{h} hop(s): BQUIC loss", list(loss["bquic"].values()), hi=0.013, unit="%",
+                                scale=100))
+            heads.append(f"{h} hop(s) {head * 100:+.0f}% ({amp['quic']:.1f} vs {amp['bquic']:.1f} MPDUs per "
+                         f"A-MPDU on the last slowest hop)")
+        parts.append(f"{h} hop(s): {_m(t['quic']):.1f} → {_m(t['bquic']):.1f} Mb/s ({_mean(gain) * 100:+.0f}%, BQUIC loss "
+                     f"{_m(loss['bquic']) * 100:.2f}%; UDP {udp:.1f} Mb/s; MPDUs per A-MPDU on the first hop "
+                     f"{first['quic']:.1f} vs {first['bquic']:.1f}, on the last slowest hop {amp['quic']:.1f} vs "
+                     f"{amp['bquic']:.1f})" + ("" if h in PAPER_HOPS else " [Table I has no 2-hop node: not tested]"))
+        detail[h] = {"throughput_mbps": {p: _m(t[p]) for p in PROFILES}, "udp_mbps": udp, "headroom": head,
+                     "ampdu_bottleneck": amp, "ampdu_first_hop": first}
+    why = ("as in the lab (B1), QUIC fills each chain's bottleneck hop; the gain over QUIC saturated UDP leaves "
+           "(same IP octets): " + "; ".join(heads) + ". The faster hops do carry paced QUIC in small A-MPDUs, but "
+           "with every hop on its own channel that costs the bottleneck no airtime; the paper's gain needs a "
+           "per-datagram cost outside the link the model lacks (see B1)")
+    return ClaimResult("; ".join(parts), checks, why, {"hops": detail}, miss_class="model gap")
 
 
-def _plt(run: SuiteRun) -> dict[str, dict[str, float]]:
-    """Mean page-load time (ms) per page and profile."""
-    acc: dict[tuple[str, str], list[float]] = {}
-    for o, d in run.docs("pages"):
+def _plt(run: SuiteRun) -> dict[tuple[str, str], dict[int, float]]:
+    """Page-load time (ms) per (page, profile) and seed."""
+    acc: dict[tuple[str, str], dict[int, float]] = {}
+    for o, seed, d in run.seeded("pages"):
         c = _q(d)["completion_ns"]
-        acc.setdefault((str(o["flows[0].page"]), str(o["flows[0].profile"])), []).append(
+        acc.setdefault((str(o["flows[0].page"]), str(o["flows[0].profile"])), {})[seed] = (
             c / 1e6 if c else float("nan"))
-    return {pg: {p: _mean(acc[(pg, p)]) for p in PROFILES} for pg in PAGES}
+    return acc
+
+
+def _spearman(xs: list[float]) -> float:
+    """Rank correlation of `xs` with their order (pages sorted by size)."""
+    n = len(xs)
+    order = sorted(range(n), key=lambda i: xs[i])
+    rank = {i: k for k, i in enumerate(order)}
+    return 1 - 6 * sum((i - rank[i]) ** 2 for i in range(n)) / (n * (n * n - 1))
 
 
 def _check_b3(run: SuiteRun) -> ClaimResult:
     plt_ = _plt(run)
-    red = {pg: 1 - v["bquic"] / v["quic"] for pg, v in plt_.items()}
-    # Spearman rank correlation between page size and PLT reduction (pages are sorted by size).
-    ranks = sorted(range(len(PAGES)), key=lambda i: red[PAGES[i]])
-    r_of = {i: k for k, i in enumerate(ranks)}
-    n = len(PAGES)
-    rho = 1 - 6 * sum((i - r_of[i]) ** 2 for i in range(n)) / (n * (n * n - 1))
-    small = max(red["google"], red["live"])
-    large = min(red["facebook"], red["amazon"])
-    ok = rho > 0.5 and small <= 0.10 and large >= 0.15
-    txt = ", ".join(f"{pg} {-red[pg] * 100:+.0f}%" for pg in PAGES)
-    trend = ("the reduction grows with page size as published" if rho > 0.5 else
-             "the reduction does not grow with page size")
-    why = "" if ok else (f"{trend}, but stays small (largest {max(red.values()) * 100:.0f}%): the model's paced "
-                         "QUIC loses little aggregation once the AP queue is backlogged (see B1)")
-    return ClaimResult(f"PLT change BQUIC vs QUIC by page (small → large): {txt}; rank correlation with size {rho:.2f}", ok,
-                       why, {"plt_ms": plt_, "reduction": red, "spearman": rho})
+    red = {pg: paired(plt_[(pg, "bquic")], plt_[(pg, "quic")], lambda b, q: 1 - b / q) for pg in PAGES}
+    seeds = sorted(set.intersection(*(set(plt_[(pg, p)]) for pg in PAGES for p in PROFILES)))
+    rho = [_spearman([1 - plt_[(pg, "bquic")][s] / plt_[(pg, "quic")][s] for pg in PAGES]) for s in seeds]
+    small = [max(a, b) for a, b in zip(red["google"], red["live"])]
+    large = [min(a, b) for a, b in zip(red["facebook"], red["amazon"])]
+    checks = [Check("rank correlation of the reduction with page size (per seed)", rho, lo=0.5),
+              Check("small pages (Google, Live): larger reduction", small, lo=0.0, hi=0.10, unit="%", scale=100),
+              Check("large pages (Facebook, Amazon): smaller reduction", large, lo=0.15, hi=0.35, unit="%",
+                    scale=100)]
+    txt = ", ".join(f"{pg} {-_mean(red[pg]) * 100:+.0f}%" for pg in PAGES)
+    q_ms = {pg: _m(plt_[(pg, "quic")]) for pg in PAGES}
+    why = []
+    sm = {pg: -_mean(red[pg]) * 100 for pg in SMALL_PAGES}
+    if max(sm.values()) > 0:
+        why.append(f"BQUIC loads the small pages more slowly ({sm['google']:+.0f}% Google, {sm['live']:+.0f}% Live, "
+                   f"QUIC {q_ms['google']:.0f} and {q_ms['live']:.0f} ms): they fit in about one 32-packet initial "
+                   f"window, which BQUIC sends unpaced: in the model it crosses each hop as one A-MPDU, so its packets "
+                   f"— and the ACKs that clock the rest of the page — arrive only at the aggregate's end")
+    why.append(f"the reduction for the large pages is {-_mean(red['facebook']) * 100:+.0f}% (Facebook) and "
+               f"{-_mean(red['amazon']) * 100:+.0f}% (Amazon), not 15–35%: their loads are bulk transfers over the "
+               "chain, where QUIC fills the bottleneck as in B2 (model gap, see B1)")
+    return ClaimResult(f"PLT change BQUIC vs QUIC over the RP5 chain by page (small → large): {txt}; QUIC PLT "
+                       f"{q_ms['google']:.0f} ms (Google) … {q_ms['amazon']:.0f} ms (Amazon)", checks, "; ".join(why),
+                       {"plt_ms": {f"{pg}/{p}": _m(plt_[(pg, p)]) for pg in PAGES for p in PROFILES},
+                        "reduction": {pg: _mean(red[pg]) for pg in PAGES}, "spearman": _mean(rho)},
+                       miss_class="model gap")
 
 
 def _check_b4(run: SuiteRun) -> ClaimResult:
-    d = _docs(run, "lab")
-    share = {p: _mean(_share_below(_q(x)["inter_packet_ns"]["cdf_ns"], 100_000) for x in d[p]) for p in PROFILES}
-    ok = share["bquic"] >= 0.70 and share["quic"] <= 0.40
-    return ClaimResult(f"inter-packet time < 100 µs: BQUIC {share['bquic'] * 100:.0f}%, QUIC {share['quic'] * 100:.0f}%",
-                       ok, "" if ok else "pacing gaps at this rate fall on the other side of 100 µs", {"share": share})
+    share = _per_profile(run, "mesh5", lambda d: _share_below(_q(d)["inter_packet_ns"]["cdf_ns"], 100_000))
+    d = _docs(run, "mesh5")
+    pace = _mean([_q(x)["inter_packet_ns"]["p50"] / 1e3 for x in d["quic"]])
+    return ClaimResult(f"inter-packet time < 100 µs over the RP5 chain: BQUIC {_m(share['bquic']) * 100:.0f}%, QUIC "
+                       f"{_m(share['quic']) * 100:.0f}% (QUIC's median gap {pace:.0f} µs)",
+                       [Check("BQUIC share < 100 µs", list(share["bquic"].values()), lo=0.70, hi=1.0, unit="%",
+                              scale=100),
+                        Check("QUIC share < 100 µs", list(share["quic"].values()), lo=0.0, hi=0.40, unit="%",
+                              scale=100)],
+                       "pacing gaps at this rate fall on the other side of 100 µs", {"share": {p: _m(share[p])
+                                                                                             for p in PROFILES}},
+                       miss_class="model gap")
 
 
 def _check_b5(run: SuiteRun) -> ClaimResult:
-    d = _docs(run, "lab")
-    e = {p: _mean(_q(x)["slow_start_exit_cwnd"] or 0 for x in d[p]) for p in PROFILES}
-    ratio = e["bquic"] / e["quic"]
-    ok = ratio >= 1.5
-    why = "" if ok else ("Bursty QUIC sends each window as one burst, so the AP queue — and the RTT of the first "
-                         "packets of the next round — rises at once, and its decimated ACKs sample the RTT of "
-                         "packets deep in a burst; paced QUIC's datagrams are still aggregated because the AP "
-                         "queue is backlogged in slow start, so the delay-based exit fires at similar windows")
-    return ClaimResult(f"cwnd at slow-start exit: BQUIC {e['bquic'] / 1e3:.0f} kB vs QUIC {e['quic'] / 1e3:.0f} kB "
-                       f"({ratio:.2f}×)", ok, why, {"exit_cwnd_bytes": e})
+    d = _docs(run, "mesh5")
+    ex = {p: [_exit(x) for x in d[p]] for p in PROFILES}
+    cw = _per_profile(run, "mesh5", lambda x: _exit(x)["cwnd"])
+    r = ratio(cw["bquic"], cw["quic"])
+
+    def s(p: str) -> str:
+        e = ex[p]
+        return (f"{LABEL[p].split(' ')[0]} {_mean([x['cwnd'] for x in e]) / 1e3:.1f} kB at "
+                f"{_mean([x['at_ms'] for x in e]):.0f} ms ({sum(x['delay'] for x in e)}/{len(e)} delay-based; RTT "
+                f"samples in the exit's {MESH_BIN_MS} ms bin {_mean([x['rtt_at_exit_ms'] for x in e], True):.1f} ms "
+                f"vs Chromium's threshold min RTT + clamp(min RTT/8, 4, 16 ms) = "
+                f"{_mean([x['threshold_ms'] for x in e]):.1f} ms)")
+    lab_cw = _per_profile(run, "lab", lambda x: _exit(x)["cwnd"])
+    lab_r = _mean(ratio(lab_cw["bquic"], lab_cw["quic"]))
+    udp = _m(run.per_seed("mesh5-udp", _udp_mbps))
+    iw_ms = INITIAL_CWND * DATAGRAM_IP * 8 / (udp * 1e6) * 1e3
+    # The earliest exit the rule allows: after the 8th RTT sample of the first round, with an
+    # ACK every 2 packets, i.e. once 16 packets beyond the initial window are acknowledged.
+    earliest = (INITIAL_CWND + 16) * 1350
+    first = {p: sum(abs(x["cwnd"] - earliest) <= 2 * 1350 for x in ex[p]) for p in PROFILES}
+    n = len(ex["quic"])
+    rtt_q, rtt_b = (_mean([x["rtt_at_exit_ms"] for x in ex[p]], True) for p in PROFILES)
+    end = {p: _mean([_q(x)["cwnd_bytes"] for x in d[p]]) for p in PROFILES}
+    why = (f"over the RP5 chain both profiles leave slow start by the delay rule at about the same window "
+           f"({_mean(r):.2f}×), {first['quic']}/{n} QUIC and {first['bquic']}/{n} BQUIC runs at the earliest point "
+           f"the rule allows (8th RTT sample of the first round: {earliest / 1e3:.1f} kB). The first round is the "
+           f"same 10-packet unpaced burst for both (Chromium's pacer does not pace its first 10 packets), and the "
+           f"{INITIAL_CWND}-packet initial window takes ~{iw_ms:.0f} ms to cross this chain's bottleneck (saturated UDP "
+           f"{udp:.1f} Mb/s), so that round's samples exceed the threshold whatever follows"
+           + ("; BQUIC's bursts even see the larger RTTs" if rtt_b > rtt_q else "")
+           + ". The per-hop rates of the paper's RP5 chain are not given (ours are chosen to carry its BQUIC "
+           "throughput); on the faster lab link, where the first round stays below the threshold, QUIC exits "
+           + ("first" if lab_r > 1 else "no earlier")
+           + f" ({lab_r:.2f}×: {_mean([x['cwnd'] for x in _exit_list(run, 'lab', 'quic')]) / 1e3:.0f} vs "
+           f"{_mean([x['cwnd'] for x in _exit_list(run, 'lab', 'bquic')]) / 1e3:.0f} kB)"
+           + (f". A Fig. 3-like gap does open after the exit: paced QUIC is often not window-limited, so its window "
+              f"grows less (Chromium grows cwnd only when it limits sending) and ends at {end['quic'] / 1e3:.0f} kB "
+              f"vs BQUIC's {end['bquic'] / 1e3:.0f} kB" if end["bquic"] > 1.2 * end["quic"] else ""))
+    return ClaimResult(f"slow-start exit over the RP5 chain: {s('quic')}; {s('bquic')}; cwnd at the end "
+                       f"{end['quic'] / 1e3:.0f} vs {end['bquic'] / 1e3:.0f} kB; lab: exit cwnd BQUIC/QUIC {lab_r:.2f}×",
+                       [Check("exit cwnd BQUIC / QUIC (per seed)", r, lo=1.5, unit="×")], why,
+                       {"mesh5": ex, "lab_ratio": lab_r, "end_cwnd": end}, miss_class="setup differs")
+
+
+def _exit_list(run: SuiteRun, sweep: str, profile: str) -> list[dict]:
+    return [_exit(x) for x in _docs(run, sweep)[profile]]
+
+
+PAPER_STD = (8.5, 9.1, 20.1)  # §IV-C.4: 50 ms std-dev QUIC, BQUIC (Mb/s), QUIC's throughput in that run
 
 
 def _check_b6(run: SuiteRun) -> ClaimResult:
-    d = _docs(run, "lab")
-    s = {p: _mean(_bins_std(x) for x in d[p]) for p in PROFILES}
-    change = s["bquic"] / s["quic"] - 1
-    ok = change <= 0.25
-    return ClaimResult(f"std-dev of 50 ms throughput bins: QUIC {s['quic']:.1f} → BQUIC {s['bquic']:.1f} Mb/s "
-                       f"({change * 100:+.0f}%)", ok, "" if ok else "bursts make the 50 ms throughput much burstier",
-                       {"std_mbps": s})
+    s = _per_profile(run, "mesh5", _bins_std)
+    change = [x - 1 for x in ratio(s["bquic"], s["quic"])]
+    t = _per_profile(run, "mesh5", _throughput)
+    rel = _m(s["quic"]) / _m(t["quic"])
+    why = (f"in the model QUIC's 50 ms throughput varies by {rel * 100:.0f}% of its mean (std-dev "
+           f"{_m(s['quic']):.1f} of {_m(t['quic']):.1f} Mb/s), in the paper's RP5 run by "
+           f"{PAPER_STD[0] / PAPER_STD[2] * 100:.0f}% ({PAPER_STD[0]} of {PAPER_STD[2]} Mb/s): the production mesh's "
+           f"own variation (interference, other users' traffic, rate changes) is not in the modelled chain of fixed "
+           f"rates, so BQUIC's bursts, which the paper's variation hides, dominate the relative change here")
+    return ClaimResult(f"std-dev of 50 ms throughput bins over the RP5 chain: QUIC {_m(s['quic']):.1f} → BQUIC "
+                       f"{_m(s['bquic']):.1f} Mb/s ({_mean(change) * 100:+.0f}%) at {_m(t['quic']):.1f} / "
+                       f"{_m(t['bquic']):.1f} Mb/s",
+                       [Check("std-dev change BQUIC / QUIC − 1 (per seed)", change, lo=-0.11, hi=0.25, unit="%",
+                              scale=100)],
+                       why, {"std_mbps": {p: _m(s[p]) for p in PROFILES}, "relative_std_quic": rel},
+                       miss_class="setup differs")
 
 
 def _check_beyond(run: SuiteRun) -> ClaimResult:
     """TCP CUBIC and BBR on the same 10 MB download, and QUIC/BQUIC behind FQ-CoDel + airtime +
-    AQL: reported whichever wins (holds when evaluated)."""
+    AQL: reported whichever wins."""
     tcp: dict[str, list[float]] = {}
     for o, d in run.docs("tcp"):
         c = d["data"]["flows"][0]["tcp"]["completion_ns"]
         tcp.setdefault(str(o["flows[0].cc"]), []).append(BYTES * 8 / c * 1e3 if c else float("nan"))
     t = {k: _mean(v) for k, v in tcp.items()}
-    fifo = {p: _mean(_throughput(x) for x in _docs(run, "lab")[p]) for p in PROFILES}
-    modern = {p: _mean(_throughput(x) for x in _docs(run, "modern-ap")[p]) for p in PROFILES}
+    fifo = {p: _m(v) for p, v in _per_profile(run, "lab", _throughput).items()}
+    modern = {p: _m(v) for p, v in _per_profile(run, "modern-ap", _throughput).items()}
     gain = modern["bquic"] / modern["quic"] - 1
-    return ClaimResult(f"10 MB download: TCP CUBIC {t['cubic']:.1f}, BBR {t['bbr']:.1f}, QUIC {fifo['quic']:.1f}, "
-                       f"BQUIC {fifo['bquic']:.1f} Mb/s (AP FIFO); behind FQ-CoDel + airtime + AQL: QUIC "
-                       f"{modern['quic']:.1f} → BQUIC {modern['bquic']:.1f} Mb/s ({gain * 100:+.1f}%)", True, "",
+    return ClaimResult(f"10 MB download: TCP CUBIC {t['cubic']:.1f}, BBR {t['bbr']:.1f} (from the flow's start), "
+                       f"QUIC {fifo['quic']:.1f}, BQUIC {fifo['bquic']:.1f} Mb/s (AP FIFO); behind FQ-CoDel + airtime + "
+                       f"AQL: QUIC {modern['quic']:.1f} → BQUIC {modern['bquic']:.1f} Mb/s ({gain * 100:+.1f}%)", [], "",
                        {"tcp_mbps": t, "fifo_mbps": fifo, "modern_ap_mbps": modern})
 
 
 def claims() -> list[Claim]:
     return [
-        Claim("B1", "BQUIC vs QUIC bulk throughput gain, lab (10 MB download)",
-              "+23% (RPi, 42.4→52.3 Mb/s), +26% (phone)", "+15% … +35%", _check_b1),
-        Claim("B2", "The same gain over a mesh of 1–5 hops", "+20% … +31%, loss < 1.3%",
-              "every hop count gains ≥ +10%", _check_b2),
-        Claim("B3", "Page-load-time reduction grows with page size (Table II pages)",
-              "−5% (Google, Live) … −25% (Amazon, Facebook)", "monotone; small ≤ −10%, large ≥ −15%", _check_b3),
-        Claim("B4", "Share of packets sent with inter-packet time < 100 µs", "BQUIC 89%, QUIC 18%",
-              "BQUIC ≥ 70%, QUIC ≤ 40%", _check_b4),
-        Claim("B5", "QUIC leaves slow start earlier than BQUIC", "qualitative (Fig. 3)",
-              "BQUIC's cwnd at slow-start exit ≥ 1.5× QUIC's", _check_b5),
-        Claim("B6", "Throughput std-dev over 50 ms bins grows only slightly", "8.5 → 9.1 (+7%)", "≤ +25%", _check_b6),
+        Claim("B1", "BQUIC vs QUIC bulk throughput gain, lab (10 MB download, RPi-like client)",
+              "+23% (RPi, 42.4→52.3 Mb/s), +26% (phone)", "+15% … +35%", _check_b1, "model gap",
+              "Table III (lab: +23 % RPi, +26 % phone); TARGETS' two-sided range around both"),
+        Claim("B2", "The same gain over a mesh chain of 1, 3, 4, 5 hops (Table I's nodes), each hop on its own channel",
+              "+20% … +31%, loss < 1.3%", "each of 1, 3, 4, 5 hops: gain +15% … +35%; BQUIC loss ≤ 1.3%", _check_b2,
+              "model gap",
+              "Table III (mesh: +20 % … +31 %, loss ≤ 1.23 %), per node; widened by 5 points each side to B1's range "
+              "(the paper gives CIs under 10 % of the throughputs, not of the gains); TARGETS' \"≥ +10 %\" was "
+              "one-sided. Table I has no 2-hop node: shown, not tested"),
+        Claim("B3", "Page-load-time reduction grows with page size (Table II pages, RP5)",
+              "−5% (Google, Live) … −25% (Amazon, Facebook)",
+              "rank correlation with size ≥ 0.5; small pages 0 … 10% reduction; large pages 15 … 35%", _check_b3,
+              "model gap",
+              "§IV-B / Fig. 2: \"from 5 % for small web pages such as Google and Live up to 25 % for large web pages "
+              "such as Amazon and Facebook … the larger the page, the larger the reduction\"; ±5 points around 5 % "
+              "and ±10 points around 25 % (B1's width)"),
+        Claim("B4", "Share of packets sent with inter-packet time < 100 µs (RP5 run)", "BQUIC 89%, QUIC 18%",
+              "BQUIC 70 … 100%, QUIC 0 … 40%", _check_b4, "model gap",
+              "§IV-C.3 / Fig. 5 (one run of RP5): TARGETS' bands, two-sided within [0, 100 %]: about ±20 points "
+              "around 89 % and 18 %"),
+        Claim("B5", "QUIC leaves slow start earlier than BQUIC (RP5 run)", "qualitative (Fig. 3): \"much earlier\"",
+              "BQUIC's cwnd at slow-start exit ≥ 1.5× QUIC's", _check_b5, "setup differs",
+              "§IV-C.1 / Fig. 3: \"QUIC exits from slow start phase much earlier than BQUIC\"; TARGETS' reading of "
+              "\"much\" as 1.5×"),
+        Claim("B6", "Throughput std-dev over 50 ms bins grows only slightly (RP5 run)", "8.5 → 9.1 (+7%)",
+              "−11% … +25%", _check_b6, "setup differs",
+              "§IV-C.4 / Fig. 6: 8.5 → 9.1 (+7 %); TARGETS' upper edge +25 % (+18 points), the same distance below"),
         Claim("B+", "Beyond the paper: TCP CUBIC/BBR on the same download; BQUIC's gain behind FQ-CoDel + airtime "
-              "+ AQL", "not in the paper", "reported whichever wins", _check_beyond),
+              "+ AQL", "not in the paper", "reported whichever wins", _check_beyond, reported=True),
     ]
 
 
@@ -274,38 +547,43 @@ def figures(run: SuiteRun) -> list[Figure]:
     import matplotlib.pyplot as plt
 
     out = []
-    # Throughput: lab and mesh hops.
+    # Throughput: lab and mesh hops, with the link's UDP capacity.
     fig, ax = plt.subplots(figsize=(7.0, 3.6))
     groups = [("lab", "lab")] + [(f"mesh{h}", f"{h} hop{'s' if h > 1 else ''}") for h in HOPS]
     for k, p in enumerate(PROFILES):
-        ys = [_mean(_throughput(x) for x in _docs(run, sw)[p]) for sw, _ in groups]
+        ys = [_m(_per_profile(run, sw, _throughput)[p]) for sw, _ in groups]
         ax.bar([i + (k - 0.5) * 0.38 for i in range(len(groups))], ys, width=0.38, color=COLOR[p], label=LABEL[p])
+    ax.plot(range(len(groups)), [_m(run.per_seed(f"{sw}-udp", _udp_mbps)) for sw, _ in groups], "k_", ms=22, mew=2,
+            label="saturated UDP")
     ax.set_xticks(range(len(groups)), [g[1] for g in groups])
     ax.set_ylabel("download throughput (Mb/s)")
     ax.set_title("10 MB QUIC downloads over 802.11n")
     ax.grid(alpha=0.3, axis="y")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    out.append(Figure("Throughput, lab and mesh (Figs. 2, 5)", "10 MB over completion time, mean over seeds; mesh "
-                      "chains on one channel with per-hop MCS 7, 5, 3, 4, 2.", fig))
+    out.append(Figure("Throughput, lab and mesh (Table III)", "10 MB over the transfer time without connection "
+                      "establishment, mean over seeds; mesh chains with each hop on its own channel, per-hop MCS 7, "
+                      "5, 3, 4, 3; black: saturated UDP on the same link.", fig))
+    plt.close(fig)
 
     # PLT per page.
     p = _plt(run)
     fig, ax = plt.subplots(figsize=(8.0, 3.6))
     for k, prof in enumerate(PROFILES):
-        ax.bar([i + (k - 0.5) * 0.38 for i in range(len(PAGES))], [p[pg][prof] for pg in PAGES], width=0.38,
+        ax.bar([i + (k - 0.5) * 0.38 for i in range(len(PAGES))], [_m(p[(pg, prof)]) for pg in PAGES], width=0.38,
                color=COLOR[prof], label=LABEL[prof])
     ax.set_xticks(range(len(PAGES)), [f"{pg}\n{TABLE_II[pg][-1]} kB" for pg in PAGES], fontsize=7)
     ax.set_ylabel("page-load time (ms)")
-    ax.set_title("Page loads of Table II over 802.11n")
+    ax.set_title("Page loads of Table II over the 5-hop chain (RP5)")
     ax.grid(alpha=0.3, axis="y")
     ax.legend(fontsize=8)
     fig.tight_layout()
     out.append(Figure("Page-load time per site (Fig. 2)", "HTML first, then every other object at once over one "
                       "connection (sizes split by type weights, `webpages.py`); a new connection with a full "
                       "handshake per load; mean over seeds.", fig))
+    plt.close(fig)
 
-    d = _docs(run, "lab")
+    d = _docs(run, "mesh5")
     # IPT ECDF.
     fig, ax = plt.subplots(figsize=(6.0, 3.6))
     for p in PROFILES:
@@ -319,26 +597,37 @@ def figures(run: SuiteRun) -> list[Figure]:
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    out.append(Figure("Inter-packet time (Fig. 4)", "Time between consecutive datagrams the server sends, quantiles "
-                      "averaged over seeds (0 shown at 0.1 µs); the dotted line is 100 µs.", fig))
+    out.append(Figure("Inter-packet time (Fig. 5)", "Time between consecutive datagrams the server sends over the "
+                      "5-hop chain, quantiles averaged over seeds (0 shown at 0.1 µs); the dotted line is 100 µs.",
+                      fig))
+    plt.close(fig)
 
     # cwnd and 50 ms throughput over time, first seed.
     fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(7.0, 5.2), sharex=True)
     for p in PROFILES:
         doc = d[p][0]
         ts = doc["data"]["timeseries"]
-        t = [x / 1e9 for x in ts["t_ns"]]
-        n = int((_q(doc)["completion_ns"] or doc["spec"]["sim"]["duration_ns"]) // ts["bin_ns"]) + 1
-        ax1.plot(t[:n], [v / 1e3 for v in ts["flow_cwnd_bytes"][0][:n]], color=COLOR[p], label=LABEL[p], lw=1.5)
-        ax2.plot(t[:n], [v / 1e6 for v in ts["flow_goodput_bps"][0][:n]], color=COLOR[p], lw=1.2)
+        b = ts["bin_ns"]
+        i0 = int(START_S * 1e9 // b)
+        n = int((_q(doc)["completion_ns"] or doc["spec"]["sim"]["duration_ns"]) // b) + 1
+        t = [(x - START_S * 1e9) / 1e9 for x in ts["t_ns"][i0:i0 + n]]
+        cw, last = [], 0.0
+        for v in ts["flow_cwnd_bytes"][0][i0:i0 + n]:  # bins without an ACK hold the last value
+            last = v or last
+            cw.append(last / 1e3)
+        ax1.plot(t, cw, color=COLOR[p], label=LABEL[p], lw=1.5)
+        bins = _bins_50ms(doc)
+        t0 = (_q(doc)["handshake_ns"] or 0) / 1e9
+        ax2.step([t0 + 0.05 * i for i in range(len(bins))], bins, where="post", color=COLOR[p], lw=1.2)
     ax1.set_ylabel("cwnd (kB)")
     ax2.set_ylabel("throughput (Mb/s, 50 ms)")
-    ax2.set_xlabel("time (s)")
+    ax2.set_xlabel("time since the request (s)")
     for ax in (ax1, ax2):
         ax.grid(alpha=0.3)
     ax1.legend(fontsize=8)
-    fig.suptitle("One 10 MB download (first seed)")
+    fig.suptitle("One 10 MB download over the 5-hop chain (first seed)")
     fig.tight_layout()
-    out.append(Figure("Congestion window and throughput over time (Figs. 3, 6)", "Server cwnd (last value per 50 ms "
-                      "bin) and delivered throughput in 50 ms bins.", fig))
+    out.append(Figure("Congestion window and throughput over time (Figs. 3, 6)", "Server cwnd (last value per "
+                      f"{MESH_BIN_MS} ms bin, held over bins without an ACK) and delivered throughput in 50 ms bins.", fig))
+    plt.close(fig)
     return out

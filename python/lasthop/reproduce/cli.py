@@ -13,6 +13,9 @@ def add_parser(sub) -> None:
     r.add_argument("suite", nargs="?", default=None, metavar="SUITE|all", help=f"one of: {', '.join(names())}, or all")
     r.add_argument("--list", action="store_true", help="list the suites and their claims")
     r.add_argument("--quick", action="store_true", help="fewer seeds and shorter runs (minutes on 2 cores)")
+    r.add_argument("--seeds", type=int, default=None, metavar="N",
+                   help="seeds per point for every sweep (default: each sweep's own; more seeds decide "
+                        "inconclusive claims)")
     r.add_argument("-o", "--out", default=None, metavar="DIR",
                    help="output directory (default: results/reproduce, or results/reproduce-quick with --quick)")
     r.add_argument("-j", "--jobs", type=int, default=None, metavar="N", help="parallel runs (default: CPUs)")
@@ -34,6 +37,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         raise UserError(f"reproduce: name a suite ({', '.join(names())}) or all, or use --list")
     if args.suite != "all" and args.suite not in names():
         raise UserError(f"reproduce: unknown suite {args.suite!r}; one of: {', '.join(names())}, all")
+    if args.seeds is not None and not 1 <= args.seeds <= 1000:
+        raise UserError(f"reproduce: --seeds = {args.seeds}: an integer in 1..=1000")
     if args.jobs is not None and args.jobs < 1:
         raise UserError(f"reproduce: --jobs = {args.jobs}: an integer >= 1")
     chosen = names() if args.suite == "all" else [args.suite]
@@ -45,14 +50,23 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
     reports = []
     for n in chosen:
-        reports.append(run_suite(load(n), out, quick=args.quick, jobs=args.jobs, ray=args.ray, progress=not args.quiet))
+        reports.append(run_suite(load(n), out, quick=args.quick, jobs=args.jobs, ray=args.ray, progress=not args.quiet,
+                                 seeds=args.seeds))
     path = write_report(reports, out, code_version())
-    held = sum(res.holds for r in reports for _, res in r.claims)
-    total = sum(len(r.claims) for r in reports)
+    from .framework import tally, tally_line, verdict_cell
+
     for r in reports:
         for c, res in r.claims:
-            verdict = "holds" if res.holds else "DOES NOT HOLD"
-            print(f"{r.name} {c.id}: {verdict}: ours {res.value} (band: {c.band})"
-                  + (f" — {res.explanation}" if res.explanation else ""))
-    print(f"{held}/{total} claims hold. Report: {path}", file=sys.stdout)
+            line = f"{r.name} {c.id}: {verdict_cell(res)}: ours {res.value}"
+            if res.checks_text:
+                line += f" — tested: {res.checks_text}"
+            if res.verdict == "misses" and res.explanation:
+                line += f" — {res.explanation}"
+            print(line)
+    counts = tally(reports)
+    for r in reports:
+        print(f"{r.name}: {tally_line(counts['suites'][r.name])}")
+    if args.quick:
+        print("Quick mode is a smoke test (few seeds, short runs): run without --quick for verdicts.")
+    print(f"{tally_line(counts['total'])}. Report: {path}", file=sys.stdout)
     return 0

@@ -16,13 +16,34 @@ PHY, so the wire is the bottleneck). "Dumbbell": the same plus 1…N TCP CUBIC b
 other stations of the AP through the same wired bottleneck (the paper's iperf3 background),
 started 1 s before the first QUIC connection.
 
-Paths (the paper's Table 1 lost its values; per papers/README.md they follow Langley et al.,
-"The QUIC Transport Protocol: Design and Internet-Scale Deployment", SIGCOMM 2017, the table of
-network characteristics of selected countries: mean minimum RTT and mean TCP retransmission
-rate; the paper: "good" = lowest RTT and retransmission, "average" = global average, "bad" =
-highest): good = South Korea, 38 ms RTT, 1 % loss; average = USA, 50 ms, 2 %; bad = India,
-188 ms, 8 %. The retransmission rate is used as the random loss rate of the wired link's data
-direction (server → station); ACKs are not dropped at random (`wired.loss_up = 0`). Bandwidth 100 Mb/s as in the paper (§5). Fixed for every sweep below.
+Paths. The paper's Table 1 (the "good", "average" and "bad" environments) lost its values; per
+papers/README.md they follow Langley et al., "The QUIC Transport Protocol: Design and
+Internet-Scale Deployment", SIGCOMM 2017 (mean minimum RTT and TCP retransmission rate by
+country: South Korea 38 ms / 1 %, USA 50 ms / 2 %, India 188 ms / 8 %) and the paper's own
+LTE/3G measurements. Those values do not reproduce the paper's DEFAULT-window latencies (§5.1.1,
+§5.2.1): with them the default 10 MB transfer on the good path takes ~12 s against the paper's
+3.43 s, and no loss rate at Langley's 38 ms RTT gives both the good path's 1 MB dumbbell default
+(288 ms: needs ≤ 0.2 %) and its 10 MB default (3.43 s: needs ~0.3 %). So each path's RTT (the
+wired one-way delay × 2) and random loss of the data direction (server -> station; ACKs are not
+dropped at random, `wired.loss_up = 0`) are calibrated from the paper's default latencies — never
+from the history results — by a grid over (delay, loss), 20 seeds × 3 default transfers per
+point, minimising the squared log error over the paper's default figures:
+- good: RTT 26 ms, loss 0.4 % (simple 10 MB 3.59 s vs the paper's 3.43; dumbbell 1 MB 0.280 s vs
+  0.288; dumbbell 10 MB 3.40 s vs 3.59);
+- average: RTT 38 ms, loss 0.6 % (simple 1 MB 0.516 s vs 0.52; dumbbell 1 MB 0.455 s vs 0.467;
+  dumbbell 10 MB 7.03 s vs 7.47);
+- bad: the paper gives no latency for it: Langley's India values scaled by the mean of the two
+  calibrated ratios (RTT × 0.72, loss × 0.35): RTT 136 ms, loss 2.8 %.
+The default latencies do not pin the windows transfers close with, which the history averages:
+at Langley's 38 ms RTT with 0.3 % loss (the good path's 10 MB default 3.9 s, but its 1 MB
+dumbbell default 0.43 s against the paper's 0.288 s) 10 MB transfers close with ~120 kB windows
+and the history saves ~11 % on them; on the calibrated path they close near the default window
+and it saves ~3 %.
+Bandwidth 100 Mb/s as in the paper (§5). Initial window: proto-quic's default (the paper's
+implementation, §5), Chromium's kInitialCongestionWindow = 32 packets (Chromium counts them in
+1460-byte segments, 46.7 kB; the model in its 1350-byte datagrams, 43.2 kB). History: the
+arithmetic mean of every recorded window (the first of the two averages §4 names). Fixed for every
+sweep below.
 
 Beyond the paper: the same transfers with the WiFi link as the bottleneck (wired 1 Gb/s,
 average-path delay, no wired loss; the station at 802.11ac 40 MHz MCS 7, one stream: 150 Mb/s
@@ -36,33 +57,49 @@ from __future__ import annotations
 
 import math
 
-from .framework import Claim, ClaimResult, Figure, SuiteRun, SweepDef, mean
+from .framework import Check, Claim, ClaimResult, Figure, SuiteRun, SweepDef, mean, paired
 
 NAME = "cwnd-history"
 TITLE = "History-based initial congestion window for QUIC"
 SOURCE = ("\"Access Latency Reduction in the QUIC Protocol Based on Communication History\", Electronics 2019; "
           "TARGETS H1–H7")
 DESCRIPTION = ("QUIC flows of several connections from one client; the server starts each new 1-RTT connection with "
-               "max(default, mean of the windows recorded at close). Simple topology: 100 Mb/s wired bottleneck to "
-               "a station behind an 802.11ac AP (867 Mb/s PHY, so the wire is the bottleneck); dumbbell: plus 1…N "
-               "TCP CUBIC bulk downloads to other stations over the same wire. Paths from Langley et al. (SIGCOMM "
-               "2017): good 38 ms / 1 %, average 50 ms / 2 %, bad 188 ms / 8 % (RTT / random loss of the data direction). "
-               "Beyond the paper: WiFi as the bottleneck (QUIC and BQUIC), and a path that got worse since the "
-               "history was recorded, with and without an RTT guard.")
+               "max(default, mean of the windows recorded at close); the default window is proto-quic's 32 packets. "
+               "Simple topology: 100 Mb/s wired bottleneck to a station behind an 802.11ac AP (867 Mb/s PHY, so the "
+               "wire is the bottleneck); dumbbell: plus 1…N TCP CUBIC bulk downloads to other stations over the same "
+               "wire. Path RTT and random loss of the data direction calibrated from the paper's default-window "
+               "latencies: good 26 ms / 0.4 %, average 38 ms / 0.6 %; bad 136 ms / 2.8 % (Langley et al.'s India "
+               "values scaled alike). Beyond the paper: WiFi as the bottleneck (QUIC and BQUIC), and a path that got worse since "
+               "the history was recorded, with and without an RTT guard.")
 
 # name -> (one-way delay, random loss of the data direction, source)
 PATHS = {
-    "good": ("19ms", 0.01, "Langley et al. 2017: South Korea, 38 ms mean min RTT, 1 % TCP retransmissions"),
-    "average": ("25ms", 0.02, "Langley et al. 2017: USA, 50 ms, 2 %"),
-    "bad": ("94ms", 0.08, "Langley et al. 2017: India, 188 ms, 8 %"),
+    "good": ("13ms", 0.004, "calibrated from the paper's default latencies (simple 10 MB 3.43 s, dumbbell 1 MB "
+                            "288 ms, 10 MB 3.59 s); Langley et al. 2017: South Korea, 38 ms, 1 %"),
+    "average": ("19ms", 0.006, "calibrated from the paper's default latencies (simple 1 MB 0.52 s, dumbbell 1 MB "
+                               "467 ms, 10 MB 7.47 s); Langley et al. 2017: USA, 50 ms, 2 %"),
+    "bad": ("68ms", 0.028, "Langley et al. 2017, India, 188 ms / 8 %, scaled by the calibrated paths' mean "
+                           "ratios (RTT × 0.72, loss × 0.35)"),
 }
 PATH_NAMES = list(PATHS)
+# The paper's default-window latencies (s) per (topology, path, size), where its text gives them
+# (§5.1.1, §5.2.1): shown next to ours, the calibration's check.
+PAPER_DEFAULT_S = {("simple", "good", "10MB"): 3.43, ("simple", "average", "1MB"): 0.52,
+                   ("dumbbell", "good", "1MB"): 0.288, ("dumbbell", "average", "1MB"): 0.467,
+                   ("dumbbell", "good", "10MB"): 3.59, ("dumbbell", "average", "10MB"): 7.47}
+# ... and with history, where given.
+PAPER_HISTORY_S = {("simple", "good", "10MB"): 2.98, ("simple", "average", "1MB"): 0.31,
+                   ("dumbbell", "good", "1MB"): 0.225, ("dumbbell", "average", "1MB"): 0.323,
+                   ("dumbbell", "good", "10MB"): 3.16, ("dumbbell", "average", "10MB"): 6.63}
 SIZES = {"1MB": 1_000_000, "10MB": 10_000_000}
 HISTORIES = ["none", "mean"]
 LABEL = {"none": "default", "mean": "history (mean)"}
 COLOR = {"none": "#0072B2", "mean": "#D55E00", "rtt": "#009E73"}
+INITIAL_CWND = 32          # packets: proto-quic's kInitialCongestionWindow
+DATAGRAM = 1350            # the QUIC flows' UDP payload (the model's default)
+DEFAULT_IW = INITIAL_CWND * DATAGRAM
 CONNECTIONS = {True: 3, False: 6}  # quick, full: the first connection is not measured
-SEEDS = {True: 3, False: 10}       # full: 5 measured connections × 10 seeds = the paper's 50
+SEEDS = {True: 3, False: 20}       # full: 5 measured connections × 20 seeds = twice the paper's 50 transfers
 BG_FLOWS = {True: [1, 2, 4], False: [1, 2, 3, 4, 5]}
 IDLE = "200ms"
 BG_LEAD_S = 1.0
@@ -70,8 +107,8 @@ BG_LEAD_S = 1.0
 
 def _duration_s(path: str, size: str, connections: int, lead: float) -> float:
     """Simulated time that covers every transfer (generous for the lossy paths)."""
-    per = {("good", "1MB"): 6.0, ("average", "1MB"): 10.0, ("bad", "1MB"): 80.0,
-           ("good", "10MB"): 40.0, ("average", "10MB"): 80.0, ("bad", "10MB"): 500.0}[(path, size)]
+    per = {("good", "1MB"): 4.0, ("average", "1MB"): 5.0, ("bad", "1MB"): 30.0,
+           ("good", "10MB"): 20.0, ("average", "10MB"): 30.0, ("bad", "10MB"): 250.0}[(path, size)]
     return lead + connections * (per + 0.2) + 1.0
 
 
@@ -80,7 +117,8 @@ def _spec(name: str, path: str, size: str, connections: int, n_bg: int = 0) -> d
     lead = BG_LEAD_S if n_bg else 0.0
     dur = _duration_s(path, size, connections, lead)
     quic = {"stations": 0, "direction": "down", "pattern": "quic", "bytes": SIZES[size],
-            "connections": connections, "idle": IDLE, "history": "none", "start": f"{lead}s"}
+            "connections": connections, "idle": IDLE, "history": "none", "start": f"{lead}s",
+            "initial_cwnd": INITIAL_CWND}
     flows = [quic]
     if n_bg:
         flows.append({"stations": list(range(1, 1 + n_bg)), "direction": "down", "pattern": "tcp", "cc": "cubic"})
@@ -175,12 +213,11 @@ def _ci(xs) -> float:
     return mean_ci(x for x in xs if not math.isnan(x))[1]
 
 
-class Cell:
-    """The measured transfers (connections after the first) of one sweep point."""
+class Seed:
+    """The measured transfers (connections after the first) of one run."""
 
     def __init__(self):
-        self.lat: list[float] = []        # seconds, every measured transfer
-        self.per_seed: list[float] = []   # mean latency per seed
+        self.lat: list[float] = []   # seconds
         self.sent = 0
         self.lost = 0
         self.iw: list[int] = []
@@ -189,11 +226,7 @@ class Cell:
 
     @property
     def mean(self) -> float:
-        return _mean(self.per_seed)
-
-    @property
-    def ci(self) -> float:
-        return _ci(self.per_seed)
+        return _mean(self.lat)
 
     @property
     def std(self) -> float:
@@ -204,145 +237,243 @@ class Cell:
         return self.lost / self.sent if self.sent else float("nan")
 
 
+class Cell:
+    """The runs of one sweep point, by seed."""
+
+    def __init__(self):
+        self.seeds: dict[int, Seed] = {}
+
+    def _all(self, attr: str) -> list:
+        return [x for s in self.seeds.values() for x in getattr(s, attr)]
+
+    @property
+    def lat(self) -> list[float]:
+        return self._all("lat")
+
+    @property
+    def iw(self) -> list[int]:
+        return self._all("iw")
+
+    @property
+    def per_seed(self) -> dict[int, float]:
+        return {k: s.mean for k, s in self.seeds.items()}
+
+    @property
+    def mean(self) -> float:
+        return _mean(self.per_seed.values())
+
+    @property
+    def ci(self) -> float:
+        return _ci(self.per_seed.values())
+
+    @property
+    def std(self) -> float:
+        """Std-dev over every measured transfer of the point (the paper's Figs. 10, 13)."""
+        return _std(self.lat)
+
+    @property
+    def loss(self) -> float:
+        sent = sum(s.sent for s in self.seeds.values())
+        return sum(s.lost for s in self.seeds.values()) / sent if sent else float("nan")
+
+    @property
+    def reverted(self) -> int:
+        return sum(s.reverted for s in self.seeds.values())
+
+    @property
+    def incomplete(self) -> int:
+        return sum(s.incomplete for s in self.seeds.values())
+
+
 def _cells(run: SuiteRun, sweep: str, key: str = "flows[0].history", only: dict | None = None) -> dict[str, Cell]:
     out: dict[str, Cell] = {}
-    for o, d in run.docs(sweep):
+    for o, seed, d in run.seeded(sweep):
         if only and any(str(o.get(k)) != v for k, v in only.items()):
             continue
         c = out.setdefault(str(o[key]), Cell())
+        s = c.seeds.setdefault(seed, Seed())
         q = d["data"]["flows"][0]["quic"]
-        lats = []
         for t in q["transfers"][1:]:
             if t["completion_ns"] is None:
-                c.incomplete += 1
+                s.incomplete += 1
                 continue
-            lats.append(t["completion_ns"] / 1e9)
-            c.sent += t["packets_sent"]
-            c.lost += t["packets_lost"]
-            c.iw.append(t["initial_cwnd_bytes"])
-            c.reverted += t["guard_reverted_from"] is not None
-        c.lat += lats
-        c.per_seed.append(_mean(lats))
+            s.lat.append(t["completion_ns"] / 1e9)
+            s.sent += t["packets_sent"]
+            s.lost += t["packets_lost"]
+            s.iw.append(t["initial_cwnd_bytes"])
+            s.reverted += t["guard_reverted_from"] is not None
     return out
 
 
 def _change(c: dict[str, Cell], new: str = "mean", old: str = "none") -> float:
+    """Change of the mean latency (for text; the checks use `_changes`, per seed)."""
     return c[new].mean / c[old].mean - 1
+
+
+def _changes(c: dict[str, Cell], new: str = "mean", old: str = "none") -> list[float]:
+    """Per seed: mean latency with `new` over mean latency with `old` − 1 (paired by seed: the
+    same seed drives both runs' random loss)."""
+    return paired(c[new].per_seed, c[old].per_seed, lambda a, b: a / b - 1 if b else math.nan)
 
 
 def _fmt(c: Cell) -> str:
     return f"{c.mean * 1e3:.0f} ± {c.ci * 1e3:.0f} ms"
 
 
-def _why_not(c: dict[str, Cell], lo: float, hi: float) -> str:
-    """Explanation from the model for a change outside [lo, hi]."""
+def _paper_default(topo: str, path: str, size: str) -> str:
+    v = PAPER_DEFAULT_S.get((topo, path, size))
+    return f" (paper's default {v * 1e3:.0f} ms)" if v is not None else ""
+
+
+_UNKNOWN = ("the paper's Table 1 (its paths) is lost and the default latencies, which the path is calibrated "
+            "to, do not fix the windows transfers close with, which the history averages")
+
+
+def _why_not(c: dict[str, Cell], lo: float, hi: float, key: tuple[str, str, str] | None = None) -> str:
+    """Evidence from the run for a change outside [lo, hi]: the windows the history started
+    with, the default's and the history's latency next to the paper's."""
     ch = _change(c)
-    iw_h = _mean(c["mean"].iw) / 1e3
+    iw_h = _mean(c["mean"].iw)
+    raised = sum(w > DEFAULT_IW for w in c["mean"].iw)
+    n = len(c["mean"].iw)
+    d_paper = PAPER_DEFAULT_S.get(key) if key else None
+    h_paper = PAPER_HISTORY_S.get(key) if key else None
+    vs = ""
+    if d_paper and h_paper:
+        vs = (f"; default {c['none'].mean * 1e3:.0f} ms (paper {d_paper * 1e3:.0f}), history "
+              f"{c['mean'].mean * 1e3:.0f} ms (paper {h_paper * 1e3:.0f})")
+    common = (f"history started {raised} of {n} connections above the default {DEFAULT_IW / 1e3:.1f} kB, at "
+              f"{iw_h / 1e3:.0f} kB on average ({iw_h / DEFAULT_IW:.1f}× the default){vs}; loss "
+              f"{c['none'].loss * 100:.2f}% default vs {c['mean'].loss * 100:.2f}% with history")
     if ch > hi:
-        return (f"history raised the window to {iw_h:.0f} kB on average but gained less than published: the loss "
-                f"ratio is {c['mean'].loss * 100:.1f}% with history vs {c['none'].loss * 100:.1f}% without; random "
-                "loss ends slow start early in both, so little of the transfer is left to speed up")
-    return (f"history raised the window to {iw_h:.0f} kB (default 13.5 kB): at these sizes a large share of the "
-            "default's time is slow start, which the remembered window skips almost entirely, so the reduction "
-            "exceeds the published one")
+        return (f"{common}: these transfers close in loss-limited congestion avoidance with windows near the "
+                f"default, so the history has little slow start to skip ({ch * 100:+.0f}%); {_UNKNOWN}")
+    return (f"{common}: a 1 MB transfer closes at the end of its slow start, so the history starts the next one "
+            f"with a window that skips nearly all of it ({ch * 100:+.0f}%); the paper's smaller saving needs smaller "
+            f"recorded windows — {_UNKNOWN}")
 
 
 # ------------------------------------------------------------------ claims
 
 
-def _pair(run: SuiteRun, topo: str, size: str, lo: float, hi: float) -> ClaimResult:
-    parts, ok, detail, why = [], True, {}, []
+def _pair(run: SuiteRun, topo: str, size: str, lo: float, hi: float, published: dict[str, float]) -> ClaimResult:
+    parts, checks, detail, why = [], [], {}, []
     for path in ("good", "average"):
         c = _cells(run, f"{topo}-{path}-{size}")
         ch = _change(c)
-        good = lo <= ch <= hi
-        ok &= good
-        parts.append(f"{path}: {_fmt(c['none'])} → {_fmt(c['mean'])} ({ch * 100:+.0f}%)")
+        k = Check(f"{path}: latency change with history (per seed)", _changes(c), lo=lo, hi=hi, unit="%", scale=100)
+        checks.append(k)
+        parts.append(f"{path}: default {_fmt(c['none'])}{_paper_default(topo, path, size)} → history "
+                     f"{_fmt(c['mean'])} ({ch * 100:+.0f}%, paper {published[path] * 100:+.0f}%)")
         detail[path] = {"default_s": c["none"].mean, "history_s": c["mean"].mean, "change": ch,
-                        "iw_bytes": _mean(c["mean"].iw)}
-        if not good:
-            why.append(f"{path}: " + _why_not(c, lo, hi))
-    return ClaimResult("; ".join(parts), ok, "; ".join(why), detail)
+                        "iw_bytes": _mean(c["mean"].iw), "paper_default_s": PAPER_DEFAULT_S.get((topo, path, size))}
+        if k.status() == "out":
+            why.append(f"{path}: " + _why_not(c, lo, hi, (topo, path, size)))
+    return ClaimResult("; ".join(parts), checks, "; ".join(why), detail)
 
 
 def _check_h1(run):
-    return _pair(run, "simple", "1MB", -0.45, -0.20)
+    return _pair(run, "simple", "1MB", -0.45, -0.20, {"good": -0.31, "average": -0.38})
 
 
 def _check_h2(run):
-    return _pair(run, "simple", "10MB", -0.20, -0.05)
+    return _pair(run, "simple", "10MB", -0.20, -0.05, {"good": -0.13, "average": -0.09})
 
 
 def _check_h3(run: SuiteRun) -> ClaimResult:
-    parts, ok, detail, why = [], True, {}, []
+    parts, checks, detail, why = [], [], {}, []
     for topo in ("simple", "dumbbell"):
         for size in SIZES:
             c = _cells(run, f"{topo}-bad-{size}")
             ch = _change(c)
-            raised = sum(w > 13_500 for w in c["mean"].iw)
-            good = abs(ch) <= 0.05
-            ok &= good
+            raised_seed = {s: (sum(w > DEFAULT_IW for w in x.iw) / len(x.iw) if x.iw else math.nan)
+                           for s, x in c["mean"].seeds.items()}
+            raised = sum(w > DEFAULT_IW for w in c["mean"].iw)
+            k1 = Check(f"{topo} {size}: latency change", _changes(c), lo=-0.05, hi=0.05, unit="%", scale=100)
+            k2 = Check(f"{topo} {size}: share of connections history raised", list(raised_seed.values()), hi=0.0,
+                       unit="%", scale=100)
+            checks += [k1, k2]
             parts.append(f"{topo} {size}: {_fmt(c['none'])} → {_fmt(c['mean'])} ({ch * 100:+.0f}%), "
                          f"history raised {raised}/{len(c['mean'].iw)} windows")
             detail[f"{topo}-{size}"] = {"change": ch, "raised": raised, "incomplete": c["mean"].incomplete}
-            if not good:
-                why.append(f"{topo} {size}: history raised {raised} of {len(c['mean'].iw)} windows above the "
-                           "default (a 10 MB transfer at 8 % loss sometimes ends with a window above 10 packets) "
-                           "and the runs differ from there on")
-    return ClaimResult("; ".join(parts), ok, "; ".join(why), detail)
+            if "out" in (k1.status(), k2.status()):
+                ends = [w for w in c["mean"].iw if w > DEFAULT_IW]
+                why.append(f"{topo} {size}: history raised {raised} of {len(c['mean'].iw)} windows above the default "
+                           f"{DEFAULT_IW / 1e3:.1f} kB (to {_mean(ends) / 1e3 if ends else 0:.0f} kB on average; latency "
+                           f"{ch * 100:+.1f}%): some 1 MB transfers on the bad path as set here close with a window "
+                           f"above the default, so their average sometimes exceeds it. The paper gives no latency "
+                           f"of its bad path to calibrate it from (ours: Langley et al.'s India values scaled like "
+                           f"the two calibrated paths), and its statement that the average stayed below the default "
+                           f"is what a lossier or longer bad path gives")
+    return ClaimResult("; ".join(parts), checks, "; ".join(why), detail)
 
 
 def _check_h4(run):
-    return _pair(run, "dumbbell", "1MB", -0.40, -0.12)
+    return _pair(run, "dumbbell", "1MB", -0.40, -0.12, {"good": -0.22, "average": -0.31})
 
 
 def _check_h5(run):
-    return _pair(run, "dumbbell", "10MB", -0.20, -0.05)
+    return _pair(run, "dumbbell", "10MB", -0.20, -0.05, {"good": -0.12, "average": -0.11})
+
+
+H6_BAND = (-0.34, -0.08)
 
 
 def _check_h6(run: SuiteRun) -> ClaimResult:
-    parts, ok, detail = [], True, {}
+    parts, checks, detail, why = [], [], {}, []
     ns = [int(k[2:]) for k in run.results if k.startswith("bg")]
+    lo, hi = H6_BAND
     for n in sorted(ns):
         c = _cells(run, f"bg{n}")
         ch = _change(c)
-        ok &= ch <= -0.10
+        k = Check(f"N={n}: latency change", _changes(c), lo=lo, hi=hi, unit="%", scale=100)
+        checks.append(k)
         parts.append(f"N={n}: {c['none'].mean * 1e3:.0f} → {c['mean'].mean * 1e3:.0f} ms ({ch * 100:+.0f}%)")
         detail[n] = ch
-    why = "" if ok else ("with more TCP flows the recorded windows shrink towards the fair share and the standing "
-                         "queue adds the same delay to both, so the saving falls below 10 % for some N")
-    return ClaimResult("; ".join(parts), ok, why, detail)
+        if k.status() == "out":
+            why.append(f"N={n}: " + _why_not(c, lo, hi, ("dumbbell", "good", "1MB") if n == 1 else None))
+    return ClaimResult("; ".join(parts), checks, "; ".join(why), detail)
 
 
 def _check_h7(run: SuiteRun) -> ClaimResult:
-    std_ok, loss_ok, parts, detail = True, True, [], {}
-    std_bad, loss_bad = [], []
+    checks, parts, detail = [], [], {}
+    bad_std, bad_loss = [], []
     for topo in ("simple", "dumbbell"):
         for path in ("good", "average"):
             for size in SIZES:
                 c = _cells(run, f"{topo}-{path}-{size}")
-                s_ok = c["mean"].std <= c["none"].std * 1.05
-                std_ok &= s_ok
-                if not s_ok:
-                    std_bad.append(f"{topo} {path} {size} ({c['none'].std:.2f} → {c['mean'].std:.2f} s)")
+                h, d = c["mean"].seeds, c["none"].seeds
+                ds = [h[s].std - d[s].std for s in sorted(set(h) & set(d))]
+                k = Check(f"{topo} {path} {size}: latency std-dev, history − default", [x * 1e3 for x in ds], hi=0.0,
+                          unit=" ms")
+                checks.append(k)
+                if k.status() == "out":
+                    bad_std.append(f"{topo} {path} {size} ({c['none'].std * 1e3:.0f} → {c['mean'].std * 1e3:.0f} ms, "
+                                   f"history windows {_mean(c['mean'].iw) / DEFAULT_IW:.1f}× the default)")
                 if size == "1MB":
-                    loss_ok &= c["mean"].loss >= c["none"].loss
-                    if c["mean"].loss < c["none"].loss:
-                        loss_bad.append(f"{topo} {path}")
+                    dl = [h[s].loss - d[s].loss for s in sorted(set(h) & set(d))]
+                    k2 = Check(f"{topo} {path} 1MB: loss ratio, history − default", dl, lo=0.0, unit=" pp",
+                               scale=100)
+                    checks.append(k2)
+                    if k2.status() == "out":
+                        bad_loss.append(f"{topo} {path} ({c['none'].loss * 100:.2f} → {c['mean'].loss * 100:.2f}%, "
+                                        f"history windows {_mean(c['mean'].iw) / DEFAULT_IW:.1f}× the default)")
                     parts.append(f"{topo} {path} 1MB: std {c['none'].std * 1e3:.0f} → {c['mean'].std * 1e3:.0f} ms, "
-                                 f"loss {c['none'].loss * 100:.1f} → {c['mean'].loss * 100:.1f}%")
+                                 f"loss {c['none'].loss * 100:.2f} → {c['mean'].loss * 100:.2f}%")
+                else:
+                    parts.append(f"{topo} {path} 10MB: std {c['none'].std * 1e3:.0f} → {c['mean'].std * 1e3:.0f} ms")
                 detail[f"{topo}-{path}-{size}"] = {"std_default_s": c["none"].std, "std_history_s": c["mean"].std,
                                                    "loss_default": c["none"].loss, "loss_history": c["mean"].loss}
-    ok = std_ok and loss_ok
     why = []
-    if not std_ok:
-        why.append("the latency std-dev with history is above the default's for " + ", ".join(std_bad) + ": with "
-                   "random loss the spread comes from when losses hit, which the initial window does not remove")
-    if not loss_ok:
-        why.append("the 1 MB loss ratio with history is not higher for " + ", ".join(loss_bad) + ": the random "
-                   "loss (1–2 % of the data packets) dominates, and a history window of a few tens of kB does not "
-                   "overflow the 300-packet queue")
-    return ClaimResult("; ".join(parts), ok, "; ".join(why), detail)
+    if bad_std:
+        why.append("the latency std-dev with history is above the default's for " + ", ".join(bad_std) + ": where "
+                   "the transfers close with windows near the default the history changes little, and the spread "
+                   "comes from when the random losses hit")
+    if bad_loss:
+        why.append("the 1 MB loss ratio with history is below the default's for " + ", ".join(bad_loss))
+    if why:
+        why.append(_UNKNOWN)
+    return ClaimResult("; ".join(parts), checks, "; ".join(why), detail)
 
 
 def _check_wifi(run: SuiteRun) -> ClaimResult:
@@ -353,7 +484,7 @@ def _check_wifi(run: SuiteRun) -> ClaimResult:
         parts.append(f"{prof.upper()}: {_fmt(c['none'])} → {_fmt(c['mean'])} ({ch * 100:+.0f}%), loss "
                      f"{c['none'].loss * 100:.1f} → {c['mean'].loss * 100:.1f}%")
         detail[prof] = {"change": ch, "default_s": c["none"].mean, "history_s": c["mean"].mean}
-    return ClaimResult("; ".join(parts), True, "", detail)
+    return ClaimResult("; ".join(parts), [], "", detail)
 
 
 def _worse_cells(run: SuiteRun, kind: str) -> dict[str, Cell]:
@@ -372,29 +503,44 @@ def _check_safety(run: SuiteRun) -> ClaimResult:
                      f"{c['rtt'].reverted}/{len(c['rtt'].lat)})")
         detail[kind] = {v: {"latency_s": c[v].mean, "loss": c[v].loss, "iw_bytes": _mean(c[v].iw)}
                         for v in ("none", "mean", "rtt")}
-    return ClaimResult("; ".join(parts), True, "", detail)
+    return ClaimResult("; ".join(parts), [], "", detail)
+
+
+_TARGETS_RANGE = ("TARGETS' range around the paper's values (§{sec}: {vals}); ±~10 points around the published "
+                  "changes, which the paper gives as means of 50 runs without a spread")
 
 
 def claims() -> list[Claim]:
     return [
-        Claim("H1", "1 MB transfer latency with history vs default, simple topology",
-              "−31% good; −38% average (0.52 → 0.31 s)", "−20% … −45%", _check_h1),
+        Claim("H1", "1 MB transfer latency with history vs default, simple topology (good and average paths)",
+              "−31% good; −38% average (0.52 → 0.31 s)", "each path −45% … −20%", _check_h1, "setup differs",
+              _TARGETS_RANGE.format(sec="5.1.1", vals="−31 %, −38 %")),
         Claim("H2", "10 MB transfer latency, simple topology", "−13% good (3.43 → 2.98 s); −9% average",
-              "−5% … −20%", _check_h2),
+              "each path −20% … −5%", _check_h2, "setup differs", _TARGETS_RANGE.format(sec="5.1.1", vals="−13 %, −9 %")),
         Claim("H3", "\"bad\" path: the average stays below the default, the default is used", "≈ 0%",
-              "no window raised; within ±5%", _check_h3),
+              "no window raised; each of simple/dumbbell × 1/10 MB within ±5%", _check_h3, "setup differs",
+              "§5.1.1 / §5.2.1: \"the proposed scheme used the default value … a similar transmission delay\"; "
+              "±5% is TARGETS' tolerance for \"similar\""),
         Claim("H4", "dumbbell with a TCP background flow, 1 MB", "−22% good (288 → 225 ms); −31% average (467 → 323 ms)",
-              "−12% … −40%", _check_h4),
-        Claim("H5", "dumbbell, 10 MB", "−12% good; −11% average", "−5% … −20%", _check_h5),
-        Claim("H6", "1 … N background TCP flows, 1 MB, good path", "−18% … −24% regardless of N", "every N ≤ −10%",
-              _check_h6),
-        Claim("H7", "latency std-dev with history lower or equal; 1 MB loss ratio higher", "qualitative",
-              "both directions hold (std within +5%)", _check_h7),
+              "each path −40% … −12%", _check_h4, "setup differs", _TARGETS_RANGE.format(sec="5.2.1", vals="−22 %, −31 %")),
+        Claim("H5", "dumbbell, 10 MB", "−12% good; −11% average", "each path −20% … −5%", _check_h5, "setup differs",
+              _TARGETS_RANGE.format(sec="5.2.1", vals="−12 %, −11 %")),
+        Claim("H6", "1 … N background TCP flows, 1 MB, good path", "−18% … −24% regardless of N",
+              "every N: −34% … −8%", _check_h6, "setup differs",
+              "§5.4 / Fig. 15a: −18 % … −24 % for every N; widened by 10 points each side, the tolerance of "
+              "TARGETS' H1–H5 ranges around their published values (the paper gives no spread); TARGETS' "
+              "one-sided \"every N ≤ −10 %\" could not fail on a too-large reduction"),
+        Claim("H7", "latency std-dev with history lower or equal; 1 MB loss ratio higher (per seed, good and average "
+              "paths, both topologies)", "qualitative (Figs. 10, 13, 14)",
+              "per seed: std-dev with history − default ≤ 0 (1 and 10 MB); 1 MB loss ratio with history − default "
+              "≥ 0", _check_h7, "setup differs",
+              "§5.1.2, §5.2.2 (std-dev lower or equal in good and average), §5.3 (1 MB loss higher with the scheme); "
+              "the std-dev of each seed's measured transfers"),
         Claim("H+", "Beyond the paper: 1 MB over a WiFi bottleneck (802.11ac 40 MHz MCS 7), QUIC and BQUIC",
-              "not in the paper", "reported whichever wins", _check_wifi),
+              "not in the paper", "reported whichever wins", _check_wifi, reported=True),
         Claim("HS", "Safety: the path got worse after the history was recorded (1 MB, good path without random "
               "loss); history vs default vs history + RTT guard", "not in the paper", "reported whichever wins",
-              _check_safety),
+              _check_safety, reported=True),
     ]
 
 

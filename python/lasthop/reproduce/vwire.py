@@ -7,11 +7,21 @@ University patents (US 10,687,341 B2 and US 11,297,634).
 
 Setup (the paper's §IV where it is specific, documented choices where not): 802.11n at 2.4 GHz,
 20 MHz, short GI, two spatial streams, Minstrel-HT (a home router; the paper's Linksys WRT1200AC
-on 2.4 GHz); receivers at 3 ft (0.9 m) and 75 ft (22.9 m). The paper's room had ~50 visible
-APs; we model its weak far link with a log-distance exponent of 4.5, which puts 75 ft at
-MCS 2–4 of two streams (≈ 40–60 Mb/s PHY; a lone TCP download gets ≈ 33 Mb/s there) and 3 ft at
-the top rate (144 Mb/s). Server behind the AP on 1 Gb/s with 10 ms one-way delay (the paper's
-"10 ms to the Google CDN").
+on 2.4 GHz); receivers at 3 ft (0.9 m) and 75 ft (22.9 m). Server behind the AP on 1 Gb/s with
+10 ms one-way delay (the paper's "10 ms to the Google CDN").
+
+The link at each distance. §IV states no PHY or transport rate at 3 ft or 75 ft (its Fig. 5
+plots them, but not in numbers the text gives); what it states about the far link is that it is
+weak ("with weaker channel quality", losses at 75 ft reach end-to-end CUBIC) and that it still
+carries the 4K video's 32 Mb/s step beside a greedy flow once Virtual Wires gives it the airtime
+(§IV.1: "maintain its throughput demand all the way"), i.e. a lone download there gets at least
+32 Mb/s. The far link is therefore placed with a log-distance exponent of 4.5 (the paper's room
+had ~50 visible APs), which leaves 75 ft at SNR ≈ 13 dB, MCS 2–4 of two streams (≈ 40–60 Mb/s
+PHY) and a lone TCP download at ≈ 33 Mb/s — just above the 32 Mb/s the paper's V1 needs — and
+3 ft at the top rate (144 Mb/s PHY, ≈ 109 Mb/s TCP). V1 reports the rates measured in the run.
+No rate of the paper constrains it further, so nothing is calibrated to a number of the paper;
+a weaker far link (the rate already falling at 27 ft, where the paper's walk turns "weak", t = 10
+s) would leave 75 ft below the 32 Mb/s the paper's V1 sustains, with a single-slope channel.
 
 * V1: a 4K video at 30 Mb/s — modelled as a TCP download whose server application writes
   30 Mb/s (every 10 ms; no player buffer, so a backlog from a dip is caught up) — to a receiver
@@ -35,10 +45,11 @@ confusion matrix from the trainer's fixture.
 from __future__ import annotations
 
 import copy
+import dataclasses
 from pathlib import Path
 
 from . import tcp_baselines
-from .framework import Claim, ClaimResult, Figure, SuiteRun, SweepDef
+from .framework import Check, Claim, ClaimResult, Figure, SuiteRun, SweepDef, paired, ratio
 from .framework import mean as _mean
 
 NAME = "vwire"
@@ -125,19 +136,22 @@ def _v3(mode: str) -> dict:
     return s
 
 
+
 def sweeps(quick: bool) -> list[SweepDef]:
     dist = ("stations[0].distance_m", [NEAR, FAR])
     out = []
     for m in MODES:
-        out.append(SweepDef(f"v1-{m}", _v1(m), [], seeds=3, quick_seeds=1))
+        out.append(SweepDef(f"v1-{m}", _v1(m), [], seeds=5, quick_seeds=3))
         for n in N_GREEDY:
-            out.append(SweepDef(f"v2-{m}-n{n}", _v2(m, n), [dist], seeds=3, quick_seeds=1,
+            out.append(SweepDef(f"v2-{m}-n{n}", _v2(m, n), [dist], seeds=10, quick_seeds=3,
                                 quick={"sim": {"duration": "12s"}}))
     for m in V3_MODES:
-        out.append(SweepDef(f"v3-{m}", _v3(m), [dist, ("wired.loss", LOSSES)], seeds=3, quick_seeds=1,
+        out.append(SweepDef(f"v3-{m}", _v3(m), [dist, ("wired.loss", LOSSES)], seeds=10, quick_seeds=3,
                             quick={"sim": {"duration": "12s"}}))
-    # V4: the tcp-baselines sweeps behind its claim V4.
-    out += [sd for sd in tcp_baselines.sweeps(quick) if sd.name in ("bbr", "bbr-udp")]
+    # V4: the tcp-baselines sweeps behind its claim V4 (the same definitions, with the seeds a
+    # per-seed check needs in quick mode too).
+    out += [dataclasses.replace(sd, quick_seeds=max(sd.quick_seeds, 3))
+            for sd in tcp_baselines.sweeps(quick) if sd.name in ("bbr", "bbr-udp")]
     return out
 
 
@@ -148,6 +162,9 @@ def _docs(run: SuiteRun, sweep: str) -> list[tuple[dict, dict]]:
     return list(run.docs(sweep))
 
 
+def _vals(d: dict) -> list[float]:
+    return [d[k] for k in sorted(d)]
+
 
 def _bins(doc: dict, flow: int = 0) -> list[float]:
     ts = doc["data"]["timeseries"]
@@ -155,12 +172,14 @@ def _bins(doc: dict, flow: int = 0) -> list[float]:
     return ts["flow_goodput_bps"][flow][skip:]
 
 
-def _v1_share(run: SuiteRun, mode: str) -> float:
-    shares = []
-    for _, d in _docs(run, f"v1-{mode}"):
-        b = _bins(d)
-        shares.append(sum(1 for x in b if x >= VIDEO_BPS * (1 - BIN_TOL)) / len(b))
-    return _mean(shares)
+def _share(doc: dict) -> float:
+    """Share of 1 s bins after warm-up in which the video delivered ≥ 30 Mb/s (−2 %)."""
+    b = _bins(doc)
+    return sum(1 for x in b if x >= VIDEO_BPS * (1 - BIN_TOL)) / len(b)
+
+
+def _v1_shares(run: SuiteRun, mode: str) -> dict[int, float]:
+    return run.per_seed(f"v1-{mode}", _share)
 
 
 def _delay_ms(doc: dict) -> float:
@@ -170,106 +189,203 @@ def _delay_ms(doc: dict) -> float:
     return m if f.get("split") else m - WIRED_DELAY_MS
 
 
-def _v2_delays(run: SuiteRun, mode: str) -> dict[tuple[float, int], float]:
-    out = {}
+def _v2_per_seed(run: SuiteRun, mode: str) -> dict[tuple[float, int], dict[int, float]]:
+    """{(distance, N): {seed: delay ms}}."""
+    out: dict[tuple[float, int], dict[int, float]] = {}
     for n in N_GREEDY:
-        acc: dict[float, list[float]] = {}
-        for o, d in _docs(run, f"v2-{mode}-n{n}"):
-            acc.setdefault(float(o["stations[0].distance_m"]), []).append(_delay_ms(d))
-        for dist, v in acc.items():
-            out[(dist, n)] = _mean(v)
+        for o, s, d in run.seeded(f"v2-{mode}-n{n}"):
+            out.setdefault((float(o["stations[0].distance_m"]), n), {})[s] = _delay_ms(d)
+    return out
+
+
+def _v2_delays(run: SuiteRun, mode: str) -> dict[tuple[float, int], float]:
+    return {k: _mean(v.values()) for k, v in _v2_per_seed(run, mode).items()}
+
+
+def _v3_per_seed(run: SuiteRun) -> dict[tuple[str, float, float], dict[int, float]]:
+    out: dict[tuple[str, float, float], dict[int, float]] = {}
+    for m in V3_MODES:
+        for o, s, d in run.seeded(f"v3-{m}"):
+            k = (m, float(o["stations[0].distance_m"]), float(o["wired.loss"]))
+            out.setdefault(k, {})[s] = d["data"]["flows"][0]["goodput_bps"]
     return out
 
 
 def _v3_goodput(run: SuiteRun) -> dict[tuple[str, float, float], float]:
-    out: dict[tuple[str, float, float], list[float]] = {}
-    for m in V3_MODES:
-        for o, d in _docs(run, f"v3-{m}"):
-            k = (m, float(o["stations[0].distance_m"]), float(o["wired.loss"]))
-            out.setdefault(k, []).append(d["data"]["flows"][0]["goodput_bps"])
-    return {k: _mean(v) for k, v in out.items()}
+    return {k: _mean(v.values()) for k, v in _v3_per_seed(run).items()}
+
+
+def _link_rates(run: SuiteRun) -> dict[float, tuple[float, float, float]]:
+    """Per distance (lone TCP goodput, mean downlink PHY rate, SNR dB) of the V3 split runs
+    without wire loss (CUBIC from the AP, the path V1's video takes with vwire), means over
+    seeds: what each position's link carries."""
+    out: dict[float, list[tuple[float, float, float]]] = {}
+    for o, _, d in run.seeded("v3-split"):
+        if float(o["wired.loss"]) != 0.0:
+            continue
+        st = d["data"]["stations"][0]
+        snr = d["data"]["timeseries"]["station_snr_db"][0]
+        out.setdefault(float(o["stations[0].distance_m"]), []).append(
+            (d["data"]["flows"][0]["goodput_bps"], st["mean_phy_rate_down_bps"], sum(snr) / len(snr)))
+    return {k: tuple(_mean(x[i] for x in v) for i in range(3)) for k, v in out.items()}
 
 
 # ------------------------------------------------------------------ claims
 
 
+def _v1_worst_period(run: SuiteRun) -> str:
+    """The vwire period of the first seed in which the video got least: its allocation and use
+    of airtime against the greedy flow's."""
+    docs = _docs(run, "v1-vwire")
+    if not docs:
+        return ""
+    d = docs[0][1]
+    fl = d["data"]["flows"]
+    pv, pg = fl[0]["split"]["periods"], fl[1]["split"]["periods"]
+    i = min(range(len(pv["goodput_bps"])), key=lambda k: pv["goodput_bps"][k])
+    return (f"in its worst period the video was allocated {pv['alloc_airtime'][i] * 100:.0f}% of the airtime at "
+            f"L = {pv['link_rate_bps'][i] / 1e6:.0f} Mb/s (b = {pv['alloc_rate_bps'][i] / 1e6:.0f} Mb/s) and used "
+            f"{pv['airtime_used'][i] * 100:.0f}% for {pv['goodput_bps'][i] / 1e6:.1f} Mb/s, while the greedy flow, "
+            f"allocated {pg['alloc_airtime'][i] * 100:.0f}%, used {pg['airtime_used'][i] * 100:.0f}%")
+
+
 def _check_v1(run: SuiteRun) -> ClaimResult:
-    s = {m: _v1_share(run, m) for m in MODES}
-    ok = s["vwire"] >= 0.95 and s["e2e"] < 0.80
-    why = ""
-    if not ok:
-        parts = []
-        if s["vwire"] < 0.95:
-            parts.append("with vwire the video still dips for a few seconds when the receiver's rate falls: the "
-                         "allocation follows L_i only every 2 s, and the greedy flow keeps airtime through work "
-                         "conservation until the video's socket backs up")
-        if s["e2e"] >= 0.80:
-            parts.append("without vwire the MAC's per-station round robin already gives the far receiver enough airtime")
-        why = "; ".join(parts)
+    sh = {m: _v1_shares(run, m) for m in MODES}
+    s = {m: _mean(v.values()) for m, v in sh.items()}
+    lr = _link_rates(run)
+    far = lr.get(FAR, (float("nan"),) * 3)
+    checks = [Check("with vwire: share of 1 s bins ≥ 30 Mb/s", _vals(sh["vwire"]), lo=0.95, unit="%", scale=100),
+              Check("end to end (FIFO AP): share of 1 s bins ≥ 30 Mb/s", _vals(sh["e2e"]), hi=0.80, unit="%",
+                    scale=100)]
+    why = []
+    if s["vwire"] < 0.95:
+        why.append(f"with vwire the video still misses {(1 - s['vwire']) * 100:.0f}% of the bins, on the walk's far "
+                   f"leg: {_v1_worst_period(run)} — the model's work-conserving scheduler (our reading of §III.E, which "
+                   "does not say when a flow may send beyond its allocation) serves the greedy flow beyond its "
+                   "allocation until the video's socket backs up, and the allocation follows L_i only every 2 s; it "
+                   "would need to withhold that excess while the video is below its allocation (the 75 ft link "
+                   f"carries {far[0] / 1e6:.0f} Mb/s of TCP alone, so the 32 Mb/s step leaves little slack)")
+    if s["e2e"] > 0.80:
+        why.append("without vwire the MAC's per-station round robin already gives the far receiver enough airtime")
+    near = lr.get(NEAR, (float("nan"),) * 3)
     return ClaimResult(f"bins ≥ 30 Mb/s: vwire {s['vwire'] * 100:.0f}%, end to end {s['e2e'] * 100:.0f}% "
-                       f"(modern AP {s['modern'] * 100:.0f}%)", ok, why, s)
+                       f"(modern AP {s['modern'] * 100:.0f}%); the link (V3's lone download, CUBIC from the AP): 3 ft "
+                       f"{near[0] / 1e6:.0f} Mb/s at a mean PHY rate of {near[1] / 1e6:.0f} Mb/s (SNR {near[2]:.0f} dB), "
+                       f"75 ft {far[0] / 1e6:.0f} Mb/s at {far[1] / 1e6:.0f} Mb/s (SNR {far[2]:.1f} dB)",
+                       checks, "; ".join(why),
+                       {**s, "per_seed": {m: _vals(v) for m, v in sh.items()}}, miss_class="model gap")
 
 
 def _check_v2(run: SuiteRun) -> ClaimResult:
-    e2e, vw = _v2_delays(run, "e2e"), _v2_delays(run, "vwire")
-    red = {k: 1 - vw[k] / e2e[k] for k in e2e if k in vw}
-    one = [red[(d, 1)] for d in (NEAR, FAR)]
-    grows_n = all(red[(d, n + 1)] >= red[(d, n)] - 0.05 for d in (NEAR, FAR) for n in N_GREEDY[1:-1])
-    grows_d = all(red[(FAR, n)] >= red[(NEAR, n)] - 0.05 for n in N_GREEDY[1:])
-    ok = min(one) >= 0.5 and grows_n and grows_d
-    txt = "; ".join(f"{DIST_LABEL[d]}: " + ", ".join(f"N={n} {vw[(d, n)]:.1f} vs {e2e[(d, n)]:.1f} ms ({-red[(d, n)] * 100:+.0f}%)"
-                                                      for n in N_GREEDY) for d in (NEAR, FAR))
+    e2e, vw = _v2_per_seed(run, "e2e"), _v2_per_seed(run, "vwire")
+    red = {k: dict(zip(sorted(set(e2e[k]) & set(vw[k])), paired(vw[k], e2e[k], lambda a, b: 1 - a / b)))
+           for k in e2e if k in vw}
+    busy = [n for n in N_GREEDY if n >= 1]
+    checks = []
+    for d in (NEAR, FAR):
+        lo = {s: min(red[(d, n)][s] for n in busy) for s in red[(d, busy[0])]}
+        hi = {s: max(red[(d, n)][s] for n in busy) for s in red[(d, busy[0])]}
+        checks += [Check(f"{DIST_LABEL[d]}: smallest reduction over N = 1…3", _vals(lo), lo=0.599, unit="%",
+                         scale=100),
+                   Check(f"{DIST_LABEL[d]}: largest reduction over N = 1…3", _vals(hi), hi=0.895, unit="%", scale=100)]
+    for d in (NEAR, FAR):
+        step = {s: min(red[(d, n + 1)][s] - red[(d, n)][s] for n in busy[:-1]) for s in red[(d, busy[0])]}
+        checks.append(Check(f"{DIST_LABEL[d]}: smallest growth of the reduction from N to N + 1", _vals(step), lo=0.0,
+                            unit=" points", scale=100))
+    gain = {s: min(red[(FAR, n)][s] - red[(NEAR, n)][s] for n in busy) for s in red[(FAR, busy[0])]}
+    checks.append(Check("smallest gain of the reduction at 75 ft over 3 ft (N = 1…3)", _vals(gain), lo=0.0,
+                        unit=" points", scale=100))
+    me, mv = _v2_delays(run, "e2e"), _v2_delays(run, "vwire")
+    rm = {k: _mean(v.values()) for k, v in red.items()}
+    txt = "; ".join(f"{DIST_LABEL[d]}: " + ", ".join(f"N={n} {mv[(d, n)]:.1f} vs {me[(d, n)]:.1f} ms "
+                                                      f"({-rm[(d, n)] * 100:+.0f}%)" for n in N_GREEDY)
+                    for d in (NEAR, FAR))
     why = []
-    if min(one) < 0.5:
-        why.append("with one greedy flow the reduction is below 50%")
-    if not grows_n:
-        why.append("the reduction does not grow with N: with the proxy each greedy flow may keep its TCP small-queues "
-                   "budget (max(2 segments, pacing rate >> 7), as Linux sizes it under mac80211) in the station's FIFO, so the 1 Mb/s flow's delay grows with N, "
-                   "while end to end the 1000-packet FIFO is already full with one greedy flow")
-    if not grows_d:
-        why.append("the reduction is not larger at 75 ft: the same TSQ budgets take longer to drain at the far "
-                   "receiver's lower rate, so the proxy's delay grows with distance as much as the FIFO's")
-    return ClaimResult(txt, ok, "; ".join(why), {"reduction": {f"{d}/{n}": r for (d, n), r in red.items()}})
+    if any(rm[(d, n + 1)] < rm[(d, n)] for d in (NEAR, FAR) for n in busy[:-1]):
+        why.append("the reduction does not grow with N: end to end one greedy flow already fills the AP's "
+                   "1000-packet FIFO, so the baseline's delay cannot grow with N (3 ft, N = 1…3: "
+                   + ", ".join(f"{me[(NEAR, n)]:.1f}" for n in busy) + " ms) as behind the paper's routers, whose "
+                   "queue sizes and disciplines it does not give (Linksys WRT1200AC under OpenWRT, OnHub); with the "
+                   "proxy each greedy flow keeps its TCP small-queues budget (max(2 segments, pacing rate >> 7), as "
+                   "Linux sizes it under mac80211) in the station's queue, so the 1 Mb/s flow's delay grows with N "
+                   "(" + ", ".join(f"{mv[(NEAR, n)]:.1f}" for n in busy) + " ms)")
+    if any(rm[(FAR, n)] < rm[(NEAR, n)] for n in busy):
+        why.append("the reduction is not always larger at 75 ft: the same TSQ budgets take longer to drain at the "
+                   "far receiver's lower rate, so the proxy's delay grows with distance too (75 ft: "
+                   + ", ".join(f"{mv[(FAR, n)]:.1f}" for n in busy) + " ms)")
+    if any(rm[(d, n)] < 0.599 or rm[(d, n)] > 0.895 for d in (NEAR, FAR) for n in busy):
+        why.append("reductions fall outside the paper's 59.9–89.5%")
+    return ClaimResult(txt, checks, "; ".join(why), {"reduction": {f"{d}/{n}": r for (d, n), r in rm.items()}},
+                       miss_class="setup differs")
 
 
 def _check_v3(run: SuiteRun) -> ClaimResult:
-    g = _v3_goodput(run)
-    tol = 0.02
-    worse = [(d, x) for d in (NEAR, FAR) for x in LOSSES
-             if g[("split", d, x)] < (1 - tol) * max(g[("e2e-cubic", d, x)], g[("e2e-bbr", d, x)])]
-    gain = g[("split", FAR, 0.0)] / g[("e2e-cubic", FAR, 0.0)] - 1
-    ok = not worse and gain >= 0.15
+    g = _v3_per_seed(run)
+    gm = _v3_goodput(run)
+    seeds = sorted(g[("split", NEAR, 0.0)])
+    worst = {s: min(g[("split", d, x)][s] / max(g[("e2e-cubic", d, x)][s], g[("e2e-bbr", d, x)][s])
+                    for d in (NEAR, FAR) for x in LOSSES) for s in seeds}
+    gain = paired(g[("split", FAR, 0.0)], g[("e2e-cubic", FAR, 0.0)], lambda a, b: a / b - 1)
+    cubic_1 = {d: ratio(g[("e2e-cubic", d, LOSSES[1])], g[("e2e-cubic", d, 0.0)]) for d in (NEAR, FAR)}
+    bbr_hi = {d: ratio(g[("e2e-bbr", d, LOSSES[-1])], g[("e2e-bbr", d, 0.0)]) for d in (NEAR, FAR)}
+    checks = [Check("75 ft, no wire loss: split / end-to-end CUBIC − 1", gain, lo=0.20, hi=0.40, unit="%", scale=100),
+              Check("lowest split / better end-to-end variant (every distance and loss)", _vals(worst), lo=0.98,
+                    unit="%", scale=100)]
+    for d in (NEAR, FAR):
+        checks += [Check(f"{DIST_LABEL[d]}: CUBIC at {LOSSES[1] * 100:g}% / lossless", cubic_1[d], hi=0.50, unit="%",
+                         scale=100),
+                   Check(f"{DIST_LABEL[d]}: BBR at {LOSSES[-1] * 100:g}% / lossless", bbr_hi[d], lo=0.75, unit="%",
+                         scale=100)]
     txt = "; ".join(f"{DIST_LABEL[d]}: " + ", ".join(
-        f"{x * 100:g}% {g[('split', d, x)] / 1e6:.0f}/{g[('e2e-cubic', d, x)] / 1e6:.0f}/{g[('e2e-bbr', d, x)] / 1e6:.0f}"
+        f"{x * 100:g}% {gm[('split', d, x)] / 1e6:.0f}/{gm[('e2e-cubic', d, x)] / 1e6:.0f}/{gm[('e2e-bbr', d, x)] / 1e6:.0f}"
         for x in LOSSES) for d in (NEAR, FAR))
+    retx = _mean(d["data"]["flows"][0]["tcp"]["retransmits"] for o, _, d in run.seeded("v3-e2e-cubic")
+                 if float(o["wired.loss"]) == 0.0 and float(o["stations[0].distance_m"]) == FAR)
+    mac_drop = _mean(d["data"]["flows"][0]["dropped_retry"] for o, _, d in run.seeded("v3-e2e-cubic")
+                     if float(o["wired.loss"]) == 0.0 and float(o["stations[0].distance_m"]) == FAR)
+    gmean = _mean(gain)
     why = []
-    if worse:
-        why.append("split below the better end-to-end variant at " + ", ".join(f"{DIST_LABEL[d]} {x * 100:g}%" for d, x in worse)
-                   + " (by a few per cent)")
-    if gain < 0.15:
-        why.append(f"at 75 ft without loss split gains only {gain * 100:+.0f}% over CUBIC: in the model WiFi losses are "
-                   "repaired by the MAC's retries, so end-to-end CUBIC is not pushed back by them as in the paper (and "
-                   "it gained ~5 Mb/s here when the server's TCP small queues took Linux's rate-based limit)")
-    return ClaimResult(f"split/CUBIC/BBR Mb/s by wire loss — {txt}; 75 ft no loss: split {gain * 100:+.0f}% vs CUBIC",
-                       ok, "; ".join(why), {"gain_far_noloss": gain, **{f"{k[0]}/{k[1]}/{k[2]}": v for k, v in g.items()}})
+    if not 0.20 <= gmean <= 0.40:
+        why.append(f"at 75 ft without wire loss the split gains {gmean * 100:+.0f}% over end-to-end CUBIC, not "
+                   f"+30.7%: the paper's gain comes from WiFi losses at 75 ft that reach end-to-end CUBIC (\"Cubic is "
+                   f"frequently affected by packet losses on WiFi when the link is unreliable\"); in the model the "
+                   f"MAC's retries repair all but a few (end-to-end CUBIC at 75 ft: {mac_drop:.1f} packets dropped "
+                   f"after the retry limit and {retx:.0f} TCP retransmissions per run), so end-to-end CUBIC keeps "
+                   f"{gm[('e2e-cubic', FAR, 0.0)] / 1e6:.0f} of the split's {gm[('split', FAR, 0.0)] / 1e6:.0f} Mb/s. "
+                   "What it would need: the residual, bursty WiFi loss of a room with ~50 neighbouring APs "
+                   "(interference from other networks is not modelled)")
+    if _mean(worst.values()) < 0.98:
+        bad = [(d, x) for d in (NEAR, FAR) for x in LOSSES
+               if gm[("split", d, x)] < 0.98 * max(gm[("e2e-cubic", d, x)], gm[("e2e-bbr", d, x)])]
+        why.append("the split is below the better end-to-end variant at "
+                   + ", ".join(f"{DIST_LABEL[d]} {x * 100:g}%" for d, x in bad))
+    return ClaimResult(f"split/CUBIC/BBR Mb/s by wire loss — {txt}; 75 ft no loss: split {gmean * 100:+.0f}% vs CUBIC",
+                       checks, "; ".join(why), {"gain_far_noloss": gmean, **{f"{k[0]}/{k[1]}/{k[2]}": v
+                                                                              for k, v in gm.items()}},
+                       miss_class="model gap")
 
 
 def _check_v4(run: SuiteRun) -> ClaimResult:
     r = tcp_baselines._check_bbr_v4(run)
-    r.value = r.value + " (tcp-baselines V4)"
+    r.value = r.value + " (the tcp-baselines check V4, on this suite's runs)"
     return r
 
 
 def _check_modern(run: SuiteRun) -> ClaimResult:
-    s = {m: _v1_share(run, m) for m in MODES}
-    vw, mo = _v2_delays(run, "vwire"), _v2_delays(run, "modern")
-    d_vw = _mean(vw[(d, n)] for d in (NEAR, FAR) for n in N_GREEDY[1:])
-    d_mo = _mean(mo[(d, n)] for d in (NEAR, FAR) for n in N_GREEDY[1:])
-    ok = s["vwire"] >= s["modern"]
-    why = "" if ok else ("the modern AP's airtime fairness serves the far receiver as well as vwire's allocation")
-    return ClaimResult(f"V1 bins ≥ 30 Mb/s: vwire {s['vwire'] * 100:.0f}% vs modern AP {s['modern'] * 100:.0f}%; "
-                       f"V2 1 Mb/s delay (N ≥ 1, mean): vwire {d_vw:.1f} ms vs modern AP {d_mo:.1f} ms", ok, why,
-                       {"v1_share": s, "v2_delay_vwire_ms": d_vw, "v2_delay_modern_ms": d_mo})
+    vw, mo = _v1_shares(run, "vwire"), _v1_shares(run, "modern")
+    dvw, dmo = _v2_delays(run, "vwire"), _v2_delays(run, "modern")
+    d_vw = _mean(dvw[(d, n)] for d in (NEAR, FAR) for n in N_GREEDY[1:])
+    d_mo = _mean(dmo[(d, n)] for d in (NEAR, FAR) for n in N_GREEDY[1:])
+    diff = paired(vw, mo, lambda a, b: a - b)
+    why = (f"the modern AP's airtime fairness sustains the video in {_mean(mo.values()) * 100:.0f}% of the bins, "
+           f"vwire in {_mean(vw.values()) * 100:.0f}%")
+    return ClaimResult(f"V1 bins ≥ 30 Mb/s: vwire {_mean(vw.values()) * 100:.0f}% vs modern AP "
+                       f"{_mean(mo.values()) * 100:.0f}%; V2 1 Mb/s delay (N ≥ 1, mean): vwire {d_vw:.1f} ms vs modern "
+                       f"AP {d_mo:.1f} ms (not tested: the paper argues only about airtime)",
+                       [Check("V1: vwire's share of bins ≥ 30 Mb/s − the modern AP's", diff, lo=0.0, unit=" points",
+                              scale=100)], why,
+                       {"v1_share": {"vwire": _mean(vw.values()), "modern": _mean(mo.values())},
+                        "v2_delay_vwire_ms": d_vw, "v2_delay_modern_ms": d_mo}, miss_class="model gap")
 
 
 FIXTURE = Path(__file__).resolve().parents[3] / "crates/lasthop-algo/src/control/vwire/model/fixture-v1.txt"
@@ -295,36 +411,61 @@ def _check_classifier(run: SuiteRun) -> ClaimResult:
     # is reported, not used).
     seen: dict[str, dict[str, int]] = {}
     for _, d in _docs(run, "v1-vwire"):
-        for f, name in zip(d["data"]["flows"], ("video (30 Mb/s paced)", "greedy")):
+        for f, name in zip(d["data"]["flows"], ("video", "greedy")):
             for p in f["split"]["periods"]["predicted"]:
                 if p:
                     seen.setdefault(name, {}).setdefault(p, 0)
                     seen[name][p] += 1
+    video = seen.get("video", {})
+    nv = sum(video.values())
+    right = sum(v for c, v in video.items() if c.startswith("video"))
     sim = "; ".join(f"{k}: " + ", ".join(f"{c} ×{n}" for c, n in sorted(v.items())) for k, v in seen.items())
-    ok = acc >= 0.95
-    return ClaimResult(f"held-out accuracy {acc * 100:.1f}% ({sum(map(sum, cm))} flows); confusion (rows true, "
-                       f"columns {' '.join(CLASSES)}): {rows}", ok,
-                       f"on the simulated V1 flows the forest predicted — {sim} — the synthetic training video is "
-                       "segment-paced ON/OFF, our video a constant-rate stream, so the suite sets app_class",
-                       {"accuracy": acc, "confusion": cm, "simulated": seen})
+    return ClaimResult(f"held-out accuracy {acc * 100:.1f}% on {sum(map(sum, cm))} synthetic flows (confusion, rows "
+                       f"true, columns {' '.join(CLASSES)}: {rows}); on the suite's own V1 flows the forest is wrong: "
+                       f"it calls the 30 Mb/s video a video class in {right} of {nv} periods and \"bulk\" in "
+                       f"{video.get('bulk', 0)} ({sim}), so the V1 and V2 runs set app_class and do not test "
+                       "classification",
+                       [Check("held-out accuracy (synthetic flows)", [acc], lo=0.95, unit="%", scale=100, exact=True)],
+                       "the V1 video is misclassified because the synthetic training video is segment-paced "
+                       "ON/OFF while the suite's video is a constant-rate stream; the band concerns the held-out "
+                       "synthetic flows only",
+                       {"accuracy": acc, "confusion": cm, "simulated": seen}, miss_class="model gap")
 
 
 def claims() -> list[Claim]:
+    v4 = next(c for c in tcp_baselines.claims() if c.id == "V4")
     return [
         Claim("V1", "4K video (30 Mb/s) to a receiver walking 3 ft ↔ 75 ft beside a greedy download",
-              "sustained with VW; dips without", "vwire ≥ 95% of 1 s bins ≥ 30 Mb/s; without < 80%", _check_v1),
+              "sustained with VW; dips without", "vwire ≥ 95% of 1 s bins ≥ 30 Mb/s (−2%); end to end ≤ 80% (per "
+              "seed)", _check_v1, "model gap",
+              "§IV.1, Fig. 3: \"able to maintain its throughput demand all the way\" read as ≥ 95% of 1 s bins (a "
+              "bin may straddle a 2 s allocation change; the source writes every 10 ms, hence −2%); \"wild "
+              "fluctuations and dips\" without it as ≤ 80%, a choice: the paper gives no share"),
         Claim("V2", "Delay of a 1 Mb/s flow beside 1…3 greedy flows, 3 ft and 75 ft",
-              "−59.9% … −89.5%; ≥ −60% with one", "≥ −50% with one; reduction grows with N and with distance",
-              _check_v2),
+              "−59.9% … −89.5%; ≥ −60% with one; more with N and at 75 ft",
+              "every N = 1…3 at both distances: reduction 59.9–89.5%; reduction grows from N to N + 1 and from 3 ft to "
+              "75 ft (per-seed differences ≥ 0)", _check_v2, "setup differs",
+              "abstract and §IV.2, Fig. 4: \"reduced by 59.9%-89.5% depending on the congestion level\", \"more "
+              "dramatic when there are more background flows\", \"even more pronounced\" at 75 ft"),
         Claim("V3", "Split BBR (wire) + CUBIC (WiFi) vs end-to-end CUBIC and BBR, wire 10 ms, loss 0–4%",
               "+30.7% at 75 ft without loss; BBR holds, CUBIC falls",
-              "split ≥ both (2% tolerance) at every loss; ≥ +15% vs CUBIC at 75 ft, no loss", _check_v3),
-        Claim("V4", "End-to-end BBR over a WiFi bottleneck gets about B·r/R", "analysis, §III-B",
-              "within 25% of B·r/R with its own r and R", _check_v4),
-        Claim("VX1", "Beyond the paper: vwire vs a modern AP (FQ-CoDel + airtime + AQL) on V1 and V2",
-              "—", "vwire sustains the video in at least as many bins", _check_modern),
+              "75 ft, no loss: split +20 … +40% vs CUBIC; split ≥ 98% of the better end-to-end variant at every "
+              "distance and loss; CUBIC ≤ 50% of lossless at 1%, BBR ≥ 75% of lossless at 4% (per seed)", _check_v3,
+              "model gap",
+              "§IV.3, Fig. 5: +30.7% is one measurement, read as ±10 points; \"less observable at 3 feet\" "
+              "allows the split 2% below the better variant; \"Cubic falls off\" read as losing at least half, "
+              "\"BBR maintains its performance\" as keeping 75% (tcp-baselines T4's bar)"),
+        Claim("V4", v4.text, v4.published, v4.band, _check_v4, v4.miss_class, v4.source),
+        Claim("VX1", "Beyond the paper's experiments: vwire vs a modern AP (FQ-CoDel + airtime fairness + AQL) on V1",
+              "§II.A: airtime fairness \"lacks the expressivity\" to give a video the airtime it needs",
+              "vwire's share of V1 bins ≥ 30 Mb/s at least the modern AP's (per-seed difference ≥ 0)",
+              _check_modern, "model gap",
+              "§II.A argues that utility-based allocation beats airtime fairness for a video that needs more "
+              "airtime; the paper measures no such AP, so the band is the direction of its argument"),
         Claim("VX2", "Flow classifier (shipped random forest) on held-out synthetic flows", "not published",
-              "accuracy ≥ 95%", _check_classifier),
+              "held-out accuracy ≥ 95% (exact: the trainer's fixture)", _check_classifier, "model gap",
+              "§III.C gives no accuracy; 95% is the project's bar for the shipped forest on its synthetic "
+              "held-out set, which is not the suite's V1 traffic (see ours)"),
     ]
 
 

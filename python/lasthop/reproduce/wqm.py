@@ -10,28 +10,45 @@ paper did not have.
 
 Setup (the paper's §V where it is specific, documented choices where it is not): 802.11n 5 GHz,
 40 MHz, short guard interval, up to three streams (450 Mb/s), Minstrel-HT on every link, nodes
-10 m apart on one shared channel (one collision domain: no hidden nodes; W1c puts each hop on
-its own channel, relays with a radio per side), ath9k-like
-aggregation (whatever is queued for the next hop, no waiting, 4 ms PPDU limit, single frames at
-6.5 Mb/s), one TCP CUBIC bulk flow from a server behind the AP (0.1 ms wired) to the far end of
-the chain, and a ping every 20 ms to the same node whose round-trip time is the latency
-reported (the paper's RTT CDFs). Relays use the AP's queue configuration.
+10 m apart on one shared channel (one collision domain: no hidden nodes), ath9k aggregation
+(whatever is queued for the next hop, no waiting, 4 ms PPDU limit, single frames at 6.5 Mb/s),
+one TCP CUBIC bulk flow of 100 s (netperf in §V-B) from a server behind the AP (0.1 ms wired) to
+the far end of the chain, and a ping every 20 ms to the same node whose round-trip time is the
+latency reported (the paper's RTT CDFs).
+
+The driver is the testbed's: ath9k on Linux 3.17.7 (§V-B), which keeps up to ATH_MAX_QDEPTH =
+123 frames per access category in its own per-TID software queues below the qdisc
+(`ap.driver = "ath9k"`, at the AP and at every relay; WQM sizes only the queue above it). With
+the pull driver (no queue below the qdisc, ath9k since Linux 4.10) WQM's RTT falls to a few ms
+and every FIFO / WQM ratio grows several-fold beyond the paper's (W3 without aggregation: 29–38×
+where the paper has "up to 7×"; W5: 11–18× for 8× / 6× / 4×; CoDel and PIE no longer "as well
+as" WQM without aggregation), while with the ath9k stage those rows read as published (W3 5–7×,
+CoDel and PIE within 30% of WQM; W5's 2- and 3-hop flows 5–6×) and WQM's 3-hop RTT (23 ms) is
+nearer the paper's 49.5 ms (pull: 7 ms). Measured over 3 seeds of 60 s runs of the whole suite
+both ways. Relays with a radio per side cannot have the ath9k stage (one stage per node), so W1c
+(beyond the paper, reported) runs with the pull driver.
 """
 from __future__ import annotations
 
 import copy
 
-from .framework import Claim, ClaimResult, Figure, SuiteRun, SweepDef
+from .framework import Check, Claim, ClaimResult, Figure, SuiteRun, SweepDef, paired, ratio
 from .framework import mean as _mean
 
 NAME = "wqm"
 TITLE = "WQM: aggregation-aware buffer sizing on 802.11n chains"
 SOURCE = "Showail & Shihada, \"Battling Latency in Modern Wireless Networks\", IEEE Access 6 (2018); TARGETS W1–W7"
-DESCRIPTION = ("802.11n 40 MHz SGI, up to 3 streams, Minstrel-HT, nodes 10 m apart on one channel, ath9k-like "
-               "aggregation (4 ms, none at 6.5 Mb/s); CUBIC bulk flows from a server behind the AP (0.1 ms "
-               "wired) to the end of 1–3 hop chains, a 20 ms ping beside them. Every forwarding node (AP and "
-               "relays) runs the compared scheme on its interface queue: FIFO-1000, CoDel, PIE, FQ-CoDel with "
-               "airtime-fair scheduling, or a FIFO sized by WQM (limit 2.5 ms, 100 ms interval, AIMD).")
+DESCRIPTION = ("802.11n 40 MHz SGI, up to 3 streams, Minstrel-HT, nodes 10 m apart on one channel, ath9k "
+               "aggregation (4 ms, none at 6.5 Mb/s); CUBIC bulk flows of 100 s (15 s in quick mode) from a "
+               "server behind the AP (0.1 ms wired) to the end of 1–3 hop chains, a 20 ms ping beside them. "
+               "Every forwarding node (AP and relays) runs the compared scheme on its interface queue: "
+               "FIFO-1000, CoDel, PIE, FQ-CoDel with airtime-fair scheduling, or a FIFO sized by WQM (limit "
+               "2.5 ms, 100 ms interval, AIMD). Driver: the pre-4.10 ath9k of the paper's testbed (Linux "
+               "3.17.7, §V-B), which holds up to 123 frames per access category below the qdisc at every "
+               "node (ap.driver = \"ath9k\"); WQM sizes only the queue above them. The pull driver (no queue "
+               "below the qdisc) was measured too and overstates every FIFO / WQM ratio several-fold (W3: "
+               "29–38× for the paper's 7×), so it is not the paper's setup. W1c (reported) needs relays "
+               "with two radios and runs with the pull driver.")
 
 QDISCS = ["fifo", "codel", "pie", "fq_codel"]
 SCHEMES = QDISCS + ["wqm"]
@@ -43,10 +60,15 @@ DISTANCES = [10, 20, 30]
 SHORT_S = [5, 10, 15]
 PING_MS = 20
 VARIANTS = ["aimd", "aiad", "miad", "mimd"]
+DRIVER = "ath9k"  # the testbed's driver (see the module docstring)
+SECS = 100  # netperf ran 100 s (§V-B)
+SEEDS = 5  # "averaged over at least three runs" (§V-C.1)
+QUICK_SEEDS = 3
+PAPER_PIE_3HOP_MS, PAPER_WQM_3HOP_MS = 261.3, 49.47
 
 
 def _spec(name: str, hops: int = 1, flows_to: list[int] | None = None, n_flows: int = 1,
-          aggregation: bool = True, secs: int = 60, separate: bool = False) -> dict:
+          aggregation: bool = True, secs: int = SECS, separate: bool = False) -> dict:
     """A chain AP → s0 → … → s(hops−1); `n_flows` CUBIC downloads to each node in `flows_to`
     (default: the last), then one ping per such node."""
     stations = []
@@ -69,14 +91,16 @@ def _spec(name: str, hops: int = 1, flows_to: list[int] | None = None, n_flows: 
         "sim": {"duration": f"{secs}s", "warmup": "5s", "seed": 1, "bin": "100ms"},
         "phy": {"standard": "ht", "band": "5GHz", "channel_width": 40, "guard_interval": 400},
         "mac": mac,
-        "ap": {"qdisc": "fifo", "scheduler": "round_robin", "queue_limit": 1000},
+        "ap": {"qdisc": "fifo", "scheduler": "round_robin", "queue_limit": 1000,
+               "driver": "pull" if separate else DRIVER},
         "wired": {"rate": "10Gbps", "delay": "50us"},
         "stations": stations,
         "flows": flows,
     }
 
 
-def _pair(name: str, base: dict, vary: list | None = None, seeds: int = 3, quick: dict | None = None) -> list[SweepDef]:
+def _pair(name: str, base: dict, vary: list | None = None, seeds: int = SEEDS, quick: dict | None = None,
+          quick_seeds: int = QUICK_SEEDS) -> list[SweepDef]:
     """The four queue disciplines (one sweep over ap.qdisc) and WQM (a FIFO sized by it)."""
     vary = list(vary or [])
     aqm = copy.deepcopy(base)
@@ -84,8 +108,8 @@ def _pair(name: str, base: dict, vary: list | None = None, seeds: int = 3, quick
     wqm = copy.deepcopy(base)
     wqm["ap"]["buffer_sizer"] = "wqm"
     wqm["name"] += "-wqm"
-    return [SweepDef(name, aqm, [("ap.qdisc", QDISCS)] + vary, seeds=seeds, quick_seeds=1, quick=quick),
-            SweepDef(name + "-wqm", wqm, vary, seeds=seeds, quick_seeds=1, quick=quick)]
+    return [SweepDef(name, aqm, [("ap.qdisc", QDISCS)] + vary, seeds=seeds, quick_seeds=quick_seeds, quick=quick),
+            SweepDef(name + "-wqm", wqm, vary, seeds=seeds, quick_seeds=quick_seeds, quick=quick)]
 
 
 def sweeps(quick: bool) -> list[SweepDef]:
@@ -93,17 +117,23 @@ def sweeps(quick: bool) -> list[SweepDef]:
     out: list[SweepDef] = []
     for h in HOPS:
         out += _pair(f"hops{h}", _spec(f"hops{h}", hops=h), quick=q)
-        out += _pair(f"hops{h}-noagg", _spec(f"hops{h}-noagg", hops=h, aggregation=False), quick=q)
-    out += _pair("hops3-sepch", _spec("hops3-sepch", hops=3, separate=True), quick=q)
+        # W3's largest reduction (3 hops) varies most from seed to seed: ≈ 40 seeds decide its band.
+        out += _pair(f"hops{h}-noagg", _spec(f"hops{h}-noagg", hops=h, aggregation=False), quick=q,
+                     seeds=40 if h == 3 else SEEDS)
+    # Reported only (W1c): fewer seeds.
+    out += _pair("hops3-sepch", _spec("hops3-sepch", hops=3, separate=True), seeds=3, quick=q, quick_seeds=1)
     for n in FLOWS[1:]:
         out += _pair(f"flows{n}", _spec(f"flows{n}", n_flows=n), quick=q)
     out += _pair("parking", _spec("parking", hops=3, flows_to=[0, 1, 2]), quick=q)
-    out += _pair("distance", _spec("distance"), vary=[("stations[0].distance_m", DISTANCES)], quick=q)
+    # Figures only (Figs. 11–12): fewer seeds.
+    out += _pair("distance", _spec("distance"), vary=[("stations[0].distance_m", DISTANCES)], seeds=3, quick=q,
+                 quick_seeds=1)
     short = _spec("short")
     short["sim"].update({"duration": "15s", "warmup": "0s"})
-    out += _pair("short", short, vary=[("sim.duration", [f"{s}s" for s in SHORT_S])], seeds=5,
+    # §V-C.1: "every experiment is repeated around 10 times".
+    out += _pair("short", short, vary=[("sim.duration", [f"{s}s" for s in SHORT_S])], seeds=10,
                  quick={"sim": {"warmup": "0s"}})
-    # Fig. 5: the step rules, on the 3-hop chain.
+    # Fig. 5: the step rules, on the 3-hop chain (figure only).
     var = _spec("variants", hops=3)
     var["ap"]["buffer_sizer"] = "wqm"
     out.append(SweepDef("variants", var, [("ap.wqm_variant", VARIANTS)], seeds=3, quick_seeds=1, quick=q))
@@ -111,8 +141,8 @@ def sweeps(quick: bool) -> list[SweepDef]:
     slow = _spec("slow")
     slow["phy"].update({"channel_width": 20, "guard_interval": 800})
     slow["stations"] = [{"count": 1, "mcs": 0, "nss": 1}]
-    slow["sim"].update({"duration": "40s", "warmup": "15s", "bin": "1s"})
-    out.append(SweepDef("slow", slow, [("ap.qdisc", ["fifo"])], seeds=3, quick_seeds=1,
+    slow["sim"].update({"duration": "40s", "warmup": "15s"})
+    out.append(SweepDef("slow", slow, [("ap.qdisc", ["fifo"])], seeds=SEEDS, quick_seeds=QUICK_SEEDS,
                         quick={"sim": {"duration": "30s"}}))
     return out
 
@@ -168,177 +198,350 @@ def _goodput(docs: list[dict], flows: list[int] | None = None) -> float:
     return _mean(one(d) for d in docs)
 
 
-def _jfi(docs: list[dict]) -> float:
-    def one(d):
-        g = [f["goodput_bps"] for f in d["data"]["flows"][:_n_tcp(d)]]
-        return sum(g) ** 2 / (len(g) * sum(x * x for x in g)) if any(g) else 0.0
-    return _mean(one(d) for d in docs)
+# ------------------------------------------------------------------ per-seed quantities
+#
+# The five schemes of a case run with the same seeds (one sweep over ap.qdisc and its "-wqm"
+# twin), so every ratio is taken seed by seed (`ratio`, `paired`) and then checked: a claim
+# holds when the 95 % CI over seeds of each tested quantity lies in its band.
+
+
+def _seeded(run: SuiteRun, name: str, fn, **match) -> dict[str, dict[int, float]]:
+    """`fn(doc)` per scheme, per seed, over the sweep pair `name` where the other varied keys
+    equal `match` (compared as text)."""
+    def ok(o):
+        return all(str(o.get(k)) == str(v) for k, v in match.items())
+    out: dict[str, dict[int, float]] = {}
+    for o, seed, d in run.seeded(name, ok):
+        out.setdefault(str(o["ap.qdisc"]), {})[seed] = float(fn(d))
+    for o, seed, d in run.seeded(name + "-wqm", ok):
+        out.setdefault("wqm", {})[seed] = float(fn(d))
+    return out
+
+
+def _ping_q(q: str = "p50", ping: int = 0):
+    return lambda d: _pings(d)[ping]["delay_ns"][q] / 1e6
+
+
+def _gp_one(d: dict) -> float:
+    return sum(f["goodput_bps"] for f in d["data"]["flows"][:_n_tcp(d)]) / 1e6
+
+
+def _jfi_one(d: dict) -> float:
+    g = [f["goodput_bps"] for f in d["data"]["flows"][:_n_tcp(d)]]
+    return sum(g) ** 2 / (len(g) * sum(x * x for x in g)) if any(g) else 0.0
+
+
+def _cost(g: dict[str, dict[int, float]], ref: str = "fifo") -> list[float]:
+    """Per seed: 1 − WQM's goodput / `ref`'s (the goodput WQM gives up)."""
+    return paired(g["wqm"], g[ref], lambda w, f: 1 - w / f)
+
+
+def _m(x: dict[int, float]) -> float:
+    return _mean(x.values())
 
 
 def _fmt(v: dict[str, float], unit: str = "ms") -> str:
     return ", ".join(f"{LABEL[s]} {v[s]:.1f}" for s in SCHEMES if s in v) + f" {unit}"
 
 
+def _out(checks: list[Check]) -> list[str]:
+    return [c.label for c in checks if c.status() == "out"]
+
+
 # ------------------------------------------------------------------ claims
 
 
 def _check_w1(run: SuiteRun) -> ClaimResult:
-    parts, ok, detail = [], True, {}
+    checks, parts, detail = [], [], {}
     for h in HOPS:
-        d = _docs(run, f"hops{h}")
-        r = {s: _rtt_ms(d[s]) for s in SCHEMES}
-        fifo, pie, codel = r["fifo"] / r["wqm"], r["pie"] / r["wqm"], r["codel"] / r["wqm"]
-        ok &= fifo >= 4 and pie >= 4 and codel >= 1.5
-        parts.append(f"{h} hop(s): WQM {r['wqm']:.1f} ms = {fifo:.1f}× below FIFO, {pie:.1f}× below PIE, "
-                     f"{codel:.1f}× below CoDel (FQ-CoDel {r['fq_codel']:.1f} ms)")
-        detail[h] = r
-    why = "" if ok else ("WQM's buffer cannot go below B_min = the A-MPDU length in use, so at high rates its "
-                         "queue is not much shorter than what CoDel/PIE keep; see the per-hop ratios")
-    return ClaimResult("; ".join(parts), ok, why, {"p50_rtt_ms": detail})
+        r = _seeded(run, f"hops{h}", _ping_q())
+        for s, lo in (("fifo", 5.0), ("pie", 5.0), ("codel", 2.0)):
+            checks.append(Check(f"{h} hop(s): {LABEL[s]} / WQM", ratio(r[s], r["wqm"]), lo=lo, unit="×"))
+        m = {s: _m(r[s]) for s in SCHEMES}
+        parts.append(f"{h} hop(s): WQM {m['wqm']:.1f} ms, FIFO {m['fifo']:.1f}, PIE {m['pie']:.1f}, CoDel "
+                     f"{m['codel']:.1f} (FQ-CoDel {m['fq_codel']:.1f})")
+        detail[h] = m
+    value = (f"ping p50 RTT, mean over seeds: {'; '.join(parts)} (paper, 3 hops: PIE {PAPER_PIE_3HOP_MS} → WQM "
+             f"{PAPER_WQM_3HOP_MS} ms)")
+    return ClaimResult(value, checks, _ratio_gap(checks, detail[max(HOPS)]["pie"], "at 3 hops"),
+                       {"p50_rtt_ms": detail})
+
+
+def _ratio_gap(checks: list[Check], pie_ms: float, where: str) -> str:
+    """Evidence for a miss of the RTT ratios of W1 and W4, from the run's numbers (`pie_ms`:
+    PIE's RTT `where`)."""
+    bad = [c for c in checks if c.status() == "out" and "/ WQM" in c.label]
+    if not bad:
+        return ""
+    why = []
+    def span(s: str) -> list[float]:
+        return [c.mean for c in bad if c.label.split(": ")[-1].startswith(LABEL[s])]
+
+    def rng(xs: list[float], digits: int = 1) -> str:
+        lo, hi = f"{min(xs):.{digits}f}", f"{max(xs):.{digits}f}"
+        return lo if lo == hi else f"{lo}–{hi}"
+    if span("pie"):
+        why.append(f"PIE / WQM is {rng(span('pie'))}× (paper ≥ 5×): with PIE the RTT is "
+                   f"{pie_ms:.0f} ms {where}, where the paper's PIE let it grow to {PAPER_PIE_3HOP_MS} ms at 3 hops "
+                   "— the model's PIE estimates its queueing delay from timestamps (RFC 8033 §4.3) and keeps its "
+                   "15 ms target, "
+                   "while Linux 3.17's sch_pie estimated it from the dequeue rate, measured over 10 000-byte "
+                   "cycles, which a driver taking frames from the qdisc in bursts of up to an aggregate inflates; "
+                   "the model would need that rate-based estimator to run the paper's PIE (the likely cause, "
+                   "not shown)")
+    if span("codel"):
+        why.append(f"CoDel / WQM is {rng(span('codel'), 2)}× (paper ≥ 2×, 'almost halves' in "
+                   "§V-C.2): a smaller gap for which no part of the model is identified (CoDel timestamps, as "
+                   "Linux's does)")
+    if span("fifo"):
+        why.append(f"FIFO / WQM is {rng(span('fifo'))}× (paper ≥ 5×): the 123 frames the "
+                   "ath9k stage holds below each qdisc are in both schemes' RTT")
+    return "; ".join(why)
 
 
 def _check_w2(run: SuiteRun) -> ClaimResult:
-    parts, ok, detail = [], True, {}
+    checks, parts, detail = [], [], {}
     for h in HOPS:
-        d = _docs(run, f"hops{h}")
-        g = {s: _goodput(d[s]) for s in SCHEMES}
-        cost = 1 - g["wqm"] / g["fifo"]
-        ok &= cost <= 0.08
-        parts.append(f"{h} hop(s): {g['fifo']:.0f} → {g['wqm']:.0f} Mb/s ({cost * 100:+.1f}% cost)")
-        detail[h] = g
-    why = "" if ok else ("a buffer pinned near one A-MPDU leaves relays without a second aggregate queued while "
-                         "one is in the air, so hops idle between TCP bursts")
-    return ClaimResult("; ".join(parts), ok, why, {"goodput_mbps": detail})
+        g = _seeded(run, f"hops{h}", _gp_one)
+        cost = _cost(g)
+        checks.append(Check(f"{h} hop(s): WQM's goodput cost vs FIFO", cost, hi=0.05, unit="%", scale=100))
+        parts.append(f"{h} hop(s): FIFO {_m(g['fifo']):.0f} → WQM {_m(g['wqm']):.0f} Mb/s")
+        detail[h] = {s: _m(g[s]) for s in SCHEMES}
+    bad = _out(checks)
+    return ClaimResult("; ".join(parts), checks,
+                       f"{'; '.join(bad)} above 5%: the queue WQM sizes (with the driver's frames below it) runs "
+                       "empty between TCP bursts, so the hop idles where FIFO-1000 still has frames" if bad else "",
+                       {"goodput_mbps": detail})
 
 
 def _check_w3(run: SuiteRun) -> ClaimResult:
-    parts, ok, detail = [], True, {}
+    checks, parts, detail = [], [], {}
+    red: dict[int, list[float]] = {}
+    near: list[Check] = []
     for h in HOPS:
-        d = _docs(run, f"hops{h}-noagg")
-        r = {s: _rtt_ms(d[s]) for s in SCHEMES}
-        fifo = r["fifo"] / r["wqm"]
-        near = all(abs(r[s] / r["wqm"] - 1) <= 0.3 for s in ("codel", "pie"))
-        ok &= fifo >= 4 and near
-        parts.append(f"{h} hop(s): WQM {r['wqm']:.1f} ms, {fifo:.1f}× below FIFO; CoDel {r['codel']:.1f}, "
-                     f"PIE {r['pie']:.1f} ms")
-        detail[h] = r
-    far = sorted({s for r in detail.values() for s in ("codel", "pie") if abs(r[s] / r["wqm"] - 1) > 0.3})
-    why = "" if ok else ("without aggregation B_min is 1 packet and WQM keeps a queue of a few frames; CoDel and "
-                         "PIE settle at their own sojourn targets (RFC defaults 5 ms and 15 ms per hop), so "
-                         f"{' and '.join(LABEL[s] for s in far) or 'they'} end more than 30% away from WQM")
-    return ClaimResult("; ".join(parts), ok, why, {"p50_rtt_ms": detail})
+        r = _seeded(run, f"hops{h}-noagg", _ping_q())
+        red[h] = ratio(r["fifo"], r["wqm"])
+        for s in ("codel", "pie"):
+            near.append(Check(f"{h} hop(s): {LABEL[s]} / WQM", ratio(r[s], r["wqm"]), lo=1 / 1.3, hi=1.3, unit="×"))
+        m = {s: _m(r[s]) for s in SCHEMES}
+        parts.append(f"{h} hop(s): WQM {m['wqm']:.1f} ms, {_mean(red[h]):.1f}× below FIFO ({m['fifo']:.0f} ms); "
+                     f"CoDel {m['codel']:.1f}, PIE {m['pie']:.1f} ms")
+        detail[h] = m
+    # "Up to 7×": the largest reduction (at the hop count with the largest mean) is 7× to the
+    # paper's precision, and no hop count's exceeds it.
+    top = max(HOPS, key=lambda h: _mean(red[h]))
+    for h in HOPS:
+        checks.append(Check(f"{h} hop(s): FIFO / WQM" + (" (the largest)" if h == top else ""), red[h],
+                            lo=6.5 if h == top else None, hi=7.5, unit="×"))
+    checks += near
+    bad = _out(checks)
+    why = []
+    if any("FIFO" in b for b in bad):
+        why.append(f"FIFO / WQM is {', '.join(f'{_mean(red[h]):.1f}×' for h in HOPS)} at 1/2/3 hops where the paper "
+                   "has 'up to 7×'" + (": without aggregation FIFO's standing queue is still growing at the end of a "
+                   f"{_secs(run)} s run (the paper's runs last 100 s)" if run.quick else ""))
+    if any("CoDel" in b or "PIE" in b for b in bad):
+        far = [c for c in near if c.status() == "out"]
+        why.append("not 'as well as' WQM: " + ", ".join(f"{c.label} {c.mean:.2f}" for c in far) +
+                   " — CoDel and PIE hold their own sojourn targets (5 and 15 ms) in the qdisc, WQM its drain time")
+    return ClaimResult("ping p50 RTT without A-MPDU, mean over seeds: " + "; ".join(parts), checks, "; ".join(why),
+                       {"p50_rtt_ms": detail, "fifo_over_wqm": {h: _mean(v) for h, v in red.items()}},
+                       miss_class="setup differs" if run.quick and bad and all("FIFO" in b for b in bad) else None)
+
+
+def _secs(run: SuiteRun) -> int:
+    """The duration of the no-aggregation runs (s)."""
+    _, d = next(run.docs("hops1-noagg"))
+    return round(d["spec"]["sim"]["duration_ns"] / 1e9)
 
 
 def _check_w4(run: SuiteRun) -> ClaimResult:
-    parts, ok, detail = [], True, {}
+    checks, parts, detail = [], [], {}
     for n in FLOWS:
-        d = _docs(run, "hops1" if n == 1 else f"flows{n}")
-        r = {s: _rtt_ms(d[s]) for s in SCHEMES}
-        g = {s: _goodput(d[s]) for s in SCHEMES}
-        ratio = min(r["fifo"], r["pie"]) / r["wqm"]
-        cost = 1 - g["wqm"] / g["fifo"]
-        ok &= ratio >= 4 and cost <= 0.15
-        line = f"{n} flow(s): RTT ≥ {ratio:.1f}× below FIFO and PIE at {cost * 100:+.1f}% goodput"
+        name = "hops1" if n == 1 else f"flows{n}"
+        r = _seeded(run, name, _ping_q())
+        g = _seeded(run, name, _gp_one)
+        for s in ("fifo", "pie"):
+            checks.append(Check(f"{n} flow(s): {LABEL[s]} / WQM", ratio(r[s], r["wqm"]), lo=5.0, unit="×"))
+        checks.append(Check(f"{n} flow(s): WQM's goodput cost vs FIFO", _cost(g), hi=0.13, unit="%", scale=100))
+        line = (f"{n} flow(s): RTT WQM {_m(r['wqm']):.1f}, FIFO {_m(r['fifo']):.1f}, PIE {_m(r['pie']):.1f}, CoDel "
+                f"{_m(r['codel']):.1f} ms; goodput FIFO {_m(g['fifo']):.0f}, WQM {_m(g['wqm']):.0f} Mb/s")
         if n == 3:
-            j = {s: _jfi(d[s]) for s in SCHEMES}
-            ok &= j["wqm"] >= 0.95 and j["wqm"] > j["fifo"] - 1e-9
-            line += f"; JFI WQM {j['wqm']:.3f} vs FIFO {j['fifo']:.3f}"
-            detail["jfi"] = j
+            j = _seeded(run, name, _jfi_one)
+            checks.append(Check("3 flows: Jain index, WQM", list(j["wqm"].values()), lo=0.985))
+            checks.append(Check("3 flows: Jain index, FIFO", list(j["fifo"].values()), lo=0.65, hi=0.75))
+            line += f"; JFI WQM {_m(j['wqm']):.3f}, FIFO {_m(j['fifo']):.3f}"
+            detail["jfi"] = {s: _m(j[s]) for s in SCHEMES}
         parts.append(line)
-        detail[f"{n} flows"] = {"rtt": r, "goodput": g}
-    why = "" if ok else ("our FIFO shares a 1000-packet queue among flows that all see the same loss, so "
-                         "the unfairness the paper measured (JFI 0.7) needs desynchronised flows it does not "
-                         "reproduce; see the per-case numbers")
-    return ClaimResult("; ".join(parts), ok, why, detail)
+        detail[f"{n} flows"] = {"rtt": {s: _m(r[s]) for s in SCHEMES}, "goodput": {s: _m(g[s]) for s in SCHEMES}}
+    bad = _out(checks)
+    why = []
+    gap = _ratio_gap(checks, detail["1 flows"]["rtt"]["pie"], "at one hop with one flow")
+    if gap:
+        why.append(gap)
+    if any("Jain index, FIFO" in b for b in bad):
+        why.append(f"FIFO's three flows share fairly (JFI {detail['jfi']['fifo']:.3f}, published 0.7): they are "
+                   "identical CUBIC flows on one path, so the drops of the shared drop-tail queue fall on each in "
+                   "proportion to its rate and they converge; the lock-out the paper describes ('a single flow may "
+                   "fill up the buffer and starve others') needs drops that fall on one flow's bursts, and the "
+                   "model's senders emit MSS-sized packets (no TSO/GSO bursts, which Linux 3.17 senders had) — "
+                   "a candidate for the missing part, not shown")
+    if any("Jain index, WQM" in b for b in bad):
+        why.append(f"WQM's flows share less fairly than published (JFI {detail['jfi']['wqm']:.3f})")
+    if any("cost" in b for b in bad):
+        why.append("WQM gives up more than 13% of FIFO's goodput")
+    return ClaimResult("; ".join(parts), checks, "; ".join(why), detail)
 
 
 def _check_w5(run: SuiteRun) -> ClaimResult:
-    d = _docs(run, "parking")
-    need = [5, 4, 3]
-    parts, ok, detail = [], True, {}
+    bands = [(7.5, 8.5), (5.5, 6.5), (4.0, None)]
+    checks, parts, detail = [], [], {}
     for i, h in enumerate(HOPS):
-        r = {s: _rtt_ms(d[s], ping=i) for s in SCHEMES}
-        ratio = r["fifo"] / r["wqm"]
-        ok &= ratio >= need[i]
-        parts.append(f"{h}-hop flow: {ratio:.1f}× ({r['fifo']:.0f} → {r['wqm']:.1f} ms)")
-        detail[h] = r
-    g = {s: _goodput(d[s]) for s in SCHEMES}
-    why = "" if ok else "the longer flows' RTT is dominated by the shared channel's contention, not by queues"
-    return ClaimResult("; ".join(parts) + f"; total goodput FIFO {g['fifo']:.0f}, WQM {g['wqm']:.0f} Mb/s", ok, why,
-                       {"p50_rtt_ms": detail, "goodput_mbps": g})
+        r = _seeded(run, "parking", _ping_q(ping=i))
+        lo, hi = bands[i]
+        checks.append(Check(f"{h}-hop flow: FIFO / WQM", ratio(r["fifo"], r["wqm"]), lo=lo, hi=hi, unit="×"))
+        parts.append(f"{h}-hop flow: FIFO {_m(r['fifo']):.0f} → WQM {_m(r['wqm']):.1f} ms (CoDel {_m(r['codel']):.1f}, "
+                     f"PIE {_m(r['pie']):.1f})")
+        detail[h] = {s: _m(r[s]) for s in SCHEMES}
+    g = _seeded(run, "parking", _gp_one)
+    bad = [c for c in checks if c.status() == "out"]
+    why = ""
+    if bad:
+        why = (", ".join(f"{c.label} {c.mean:.1f}×" for c in bad) + " (paper 8× / 6× / > 4×): Fig. 20 pools runs "
+               "with Minstrel and with every link fixed at 6.5, 13, 65 or 144.4 Mb/s, and §V-C.2 does not say "
+               "which runs the 8× / 6× / 4× summarize; this suite runs Minstrel only (the fixed-rate runs "
+               "without aggregation at 6.5 Mb/s have a different FIFO / WQM ratio), so the published ratios "
+               "cannot be matched to one setup")
+    return ClaimResult("; ".join(parts) + f"; total goodput FIFO {_m(g['fifo']):.0f}, WQM {_m(g['wqm']):.0f} Mb/s",
+                       checks, why, {"p50_rtt_ms": detail, "goodput_mbps": {s: _m(g[s]) for s in SCHEMES}})
 
 
-def _tcp_rtt_ms(doc: dict) -> float:
-    """Mean of the TCP flow's RTT samples after warm-up (what the paper's Fig. 1 plots), ms."""
+def _tcp_rtt(doc: dict, q: float | None = None) -> float:
+    """The TCP flow's RTT samples (what the paper's Fig. 1 plots) after warm-up, per 100 ms
+    bin: their mean, or the quantile `q` of the bins (ms)."""
     ts = doc["data"]["timeseries"]
     skip = doc["spec"]["sim"]["warmup_ns"] // ts["bin_ns"]
-    vals = [v for v in ts["flow_rtt_ns"][0][skip:] if v > 0]
-    return sum(vals) / len(vals) / 1e6 if vals else float("nan")
+    vals = sorted(v for v in ts["flow_rtt_ns"][0][skip:] if v > 0)
+    if not vals:
+        return float("nan")
+    if q is None:
+        return sum(vals) / len(vals) / 1e6
+    return vals[min(len(vals) - 1, int(q * len(vals)))] / 1e6
 
 
 def _check_w6(run: SuiteRun) -> ClaimResult:
-    docs = [d for _, d in run.docs("slow")]
-    rtt = _mean(_tcp_rtt_ms(d) for d in docs)
-    ok = rtt > 1500
-    return ClaimResult(f"TCP RTT mean {rtt:.0f} ms (ping p50 {_rtt_ms(docs):.0f}, p95 {_rtt_ms(docs, 'p95'):.0f} ms)",
-                       ok, "" if ok else "queue or rate model too fast", {"tcp_rtt_ms": rtt})
+    p95 = run.per_seed("slow", lambda d: _tcp_rtt(d, 0.95))
+    mean_rtt = run.per_seed("slow", _tcp_rtt)
+    ping = run.per_seed("slow", _ping_q("p95"))
+    return ClaimResult(f"TCP RTT mean {_m(mean_rtt):.0f} ms, p95 {_m(p95):.0f} ms (100 ms bins after warm-up); "
+                       f"ping p95 {_m(ping):.0f} ms",
+                       [Check("p95 of the TCP RTT", list(p95.values()), lo=2000, unit=" ms")],
+                       f"the RTT's p95 is {_m(p95):.0f} ms: the 1000-packet FIFO (and the driver's frames below it) "
+                       "at 6.5 Mb/s hold less than 2 s, or CUBIC does not keep them full",
+                       {"tcp_rtt_ms": list(mean_rtt.values()), "tcp_rtt_p95_ms": list(p95.values())})
 
 
 def _check_w7(run: SuiteRun) -> ClaimResult:
-    parts, ok, detail = [], True, {}
-    for s in SHORT_S:
-        d = _docs(run, "short", **{"sim.duration": f"{s}s"})
-        p95 = {k: _rtt_ms(d[k], "p95") for k in SCHEMES}
-        g = {k: _goodput(d[k]) for k in SCHEMES}
-        cost = 1 - g["wqm"] / g["fifo"]
-        ok &= p95["wqm"] <= 150
-        parts.append(f"{s} s: WQM p95 RTT {p95['wqm']:.0f} ms (FIFO {p95['fifo']:.0f}), goodput {cost * 100:+.1f}%")
-        detail[s] = {"p95_rtt_ms": p95, "goodput_mbps": g}
-    return ClaimResult("; ".join(parts), ok, "" if ok else "WQM's queue grew beyond 150 ms of RTT", detail)
+    paper = ("fifo", "codel", "pie")
+    checks, parts, detail = [], [], {}
+    for t in SHORT_S:
+        m = {"sim.duration": f"{t}s"}
+        p99 = _seeded(run, "short", _ping_q("p99"), **m)
+        p50 = _seeded(run, "short", _ping_q("p50"), **m)
+        g = _seeded(run, "short", _gp_one, **m)
+        worst = {}
+        for s in paper + ("wqm",):
+            for seed, v in p99[s].items():
+                worst[seed] = max(worst.get(seed, 0.0), v)
+        best_other = {seed: min(p50[s][seed] for s in paper) for seed in p50["wqm"]}
+        checks += [Check(f"{t} s: largest ping p99 of FIFO, CoDel, PIE, WQM", list(worst.values()), hi=150, unit=" ms"),
+                   Check(f"{t} s: WQM / lowest of FIFO, CoDel, PIE (ping p50)", ratio(p50["wqm"], best_other), hi=1.0,
+                         unit="×"),
+                   Check(f"{t} s: WQM's goodput cost vs FIFO", _cost(g), hi=0.08, unit="%", scale=100)]
+        parts.append(f"{t} s: ping p50 " + _fmt({s: _m(p50[s]) for s in SCHEMES}) + f", p99 FIFO {_m(p99['fifo']):.0f}"
+                     f"/WQM {_m(p99['wqm']):.0f} ms; goodput FIFO {_m(g['fifo']):.0f}, WQM {_m(g['wqm']):.0f} Mb/s")
+        detail[t] = {"p50_ms": {s: _m(p50[s]) for s in SCHEMES}, "p99_ms": {s: _m(p99[s]) for s in SCHEMES},
+                     "goodput_mbps": {s: _m(g[s]) for s in SCHEMES}}
+    bad = [c for c in checks if c.status() == "out"]
+    why = "; ".join(f"{c.label} is {c.text().split(': ', 1)[1]}" for c in bad)
+    if bad:
+        why += (" — short flows should not build the buffers (every scheme under 150 ms), and WQM's sized queue "
+                "should still give the lowest RTT at a goodput cost of at most 8%")
+    return ClaimResult("; ".join(parts), checks, why, detail)
 
 
 def _check_separate(run: SuiteRun) -> ClaimResult:
     """Beyond the paper: the 3-hop chain with each hop on its own channel (two-radio relays)."""
-    d = _docs(run, "hops3-sepch")
-    r = {s: _rtt_ms(d[s]) for s in SCHEMES}
-    g = {s: _goodput(d[s]) for s in SCHEMES}
-    shared = _goodput(_docs(run, "hops3")["fifo"])
-    ok = r["fifo"] / r["wqm"] >= 4 and r["pie"] / r["wqm"] >= 4 and r["codel"] / r["wqm"] >= 1.5
-    return ClaimResult(f"{_fmt(r)}; goodput FIFO {g['fifo']:.0f} (one shared channel: {shared:.0f}), WQM "
-                       f"{g['wqm']:.0f} Mb/s", ok, "" if ok else "with hops in parallel the relays' queues "
-                       "behave like a single-hop bottleneck's; see the ratios", {"p50_rtt_ms": r, "goodput_mbps": g})
+    r = _seeded(run, "hops3-sepch", _ping_q())
+    g = _seeded(run, "hops3-sepch", _gp_one)
+    shared = _seeded(run, "hops3", _gp_one)
+    m = {s: _m(r[s]) for s in SCHEMES}
+    red = {s: _mean(ratio(r[s], r["wqm"])) for s in ("fifo", "pie", "codel", "fq_codel")}
+    return ClaimResult(f"ping p50 {_fmt(m)} (FIFO {red['fifo']:.1f}×, PIE {red['pie']:.1f}×, CoDel {red['codel']:.1f}×, "
+                       f"FQ-CoDel {red['fq_codel']:.1f}× WQM's); goodput FIFO {_m(g['fifo']):.0f} (one shared channel: "
+                       f"{_m(shared['fifo']):.0f}), WQM {_m(g['wqm']):.0f} Mb/s", [], "",
+                       {"p50_rtt_ms": m, "goodput_mbps": {s: _m(g[s]) for s in SCHEMES}})
 
 
 def _check_modern(run: SuiteRun) -> ClaimResult:
-    """Beyond the paper: WQM against FQ-CoDel with airtime fairness, on every case, reported
-    whichever wins (the claim holds when the comparison could be made)."""
+    """Beyond the paper: WQM against FQ-CoDel with airtime fairness, on every case."""
     rows = []
     for name in [f"hops{h}" for h in HOPS] + ["flows3", "flows5"]:
-        d = _docs(run, name)
-        rows.append(f"{name}: RTT WQM {_rtt_ms(d['wqm']):.1f} vs FQ-CoDel {_rtt_ms(d['fq_codel']):.1f} ms, "
-                    f"goodput {_goodput(d['wqm']):.0f} vs {_goodput(d['fq_codel']):.0f} Mb/s")
-    return ClaimResult("; ".join(rows), True, "", {})
+        r = _seeded(run, name, _ping_q())
+        g = _seeded(run, name, _gp_one)
+        rows.append(f"{name}: RTT WQM {_m(r['wqm']):.1f} vs FQ-CoDel {_m(r['fq_codel']):.1f} ms, "
+                    f"goodput {_m(g['wqm']):.0f} vs {_m(g['fq_codel']):.0f} Mb/s")
+    return ClaimResult("; ".join(rows), [], "", {})
 
 
 def claims() -> list[Claim]:
     return [
         Claim("W1", "Single flow over 1/2/3 hops: RTT of WQM vs FIFO-1000, PIE and CoDel",
               "≥ 5× lower than FIFO and PIE; ≥ 2× lower than CoDel; 3 hops 261.3 ms (PIE) → 49.5 ms",
-              "≥ 4× vs FIFO and PIE; ≥ 1.5× vs CoDel", _check_w1),
-        Claim("W2", "Goodput cost of W1", "≤ 5%", "≤ 8%", _check_w2),
+              "per hop count and seed: FIFO / WQM ≥ 5, PIE / WQM ≥ 5, CoDel / WQM ≥ 2 (ping p50)", _check_w1,
+              "model gap", "§V-C.1, Fig. 7: 'at least 5× compared to both PIE and the static buffer sizing "
+              "scheme and 2× compared to CoDel' — the paper's figures (TARGETS.md relaxed them to 4× / 1.5× "
+              "without a stated reason; not kept); compared on the ping's median RTT, as the paper's RTT CDFs "
+              "do not say which statistic its ratios use"),
+        Claim("W2", "Goodput cost of W1", "≤ 5%", "per hop count and seed: 1 − WQM / FIFO goodput ≤ 5%", _check_w2,
+              "model gap", "§V-C.1: 'at the cost of at most 5% in goodput reduction' (TARGETS.md's 8% is the "
+              "abstract's worst case over all experiments, not this one's; not kept)"),
         Claim("W3", "Aggregation disabled: WQM vs FIFO; vs CoDel/PIE", "up to 7×; about equal",
-              "≥ 4×; within 30%", _check_w3),
+              "per seed FIFO / WQM ≤ 7.5× at every hop count and ≥ 6.5× at the one where it is largest; per hop "
+              "count CoDel / WQM and PIE / WQM within 1/1.3–1.3×", _check_w3, "model gap",
+              "§V-C.1, Figs. 9–10: 'up to 7× reduction in latency' is the largest over the hop counts, stated "
+              "as an integer (±0.5); 'WQM performs as well as CoDel and PIE in terms of delay' gives no "
+              "figure: ±30% is the project's reading of 'as well as'"),
         Claim("W4", "1/3/5 concurrent flows, one hop: RTT vs FIFO and PIE; Jain index with 3 flows",
-              "≥ 5× at ≤ 13% goodput cost; JFI 0.99 vs 0.7 (FIFO)", "≥ 4×, ≤ 15%; JFI ≥ 0.95 and above FIFO's",
-              _check_w4),
-        Claim("W5", "Parking lot, flows of 1/2/3 hops: RTT vs FIFO", "8× / 6× / 4×", "≥ 5× / 4× / 3×", _check_w5),
-        Claim("W6", "6.5 Mb/s link, 1000-packet FIFO: RTT under one bulk flow", "> 2 s",
-              "> 1.5 s (sanity of the model)", _check_w6),
-        Claim("W7", "Short flows (5/10/15 s): delay bounded", "≤ 150 ms, ≤ 8% goodput loss", "≤ 150 ms", _check_w7),
+              "≥ 5× at ≤ 13% goodput cost; JFI 0.99 vs 0.7 (FIFO)",
+              "per flow count and seed: FIFO / WQM ≥ 5, PIE / WQM ≥ 5, goodput cost ≤ 13%; 3 flows: JFI of WQM "
+              "≥ 0.985, of FIFO 0.65–0.75", _check_w4, "model gap",
+              "§V-C.2, Figs. 15–16: 'at least 5× … at the cost of at most 13% less goodput'; 'JFI … 0.7, "
+              "compared to 0.99 for WQM' — values given to two decimals (±0.005; ±0.05 for 0.7, one "
+              "decimal); TARGETS.md's 4×, 15% and 'JFI ≥ 0.95 and above FIFO's' were wider without a reason"),
+        Claim("W5", "Parking lot, flows of 1/2/3 hops: RTT vs FIFO", "8× / 6× / 4×",
+              "per seed FIFO / WQM: 1-hop flow 7.5–8.5×, 2-hop 5.5–6.5×, 3-hop ≥ 4×", _check_w5, "setup differs",
+              "§V-C.2, Fig. 20: 'lowers the latency by 8× for the single hop flow, 6× for the two hops flow "
+              "and more than 4× for the three hops flow' — two values stated as integers (±0.5) and one bound "
+              "(TARGETS.md's ≥ 5× / 4× / 3× turned the values into looser bounds; not kept)"),
+        Claim("W6", "6.5 Mb/s link, 1000-packet FIFO: RTT under one bulk flow", "values exceeding 2 s (Fig. 1)",
+              "p95 of the TCP RTT ≥ 2 s", _check_w6, "model gap",
+              "§III-A, Fig. 1: 'RTT values exceeding 2 seconds' are peak values, not a mean: the band tests "
+              "the 95th percentile of the TCP RTT (100 ms bins), as tcp-baselines W6"),
+        Claim("W7", "Short flows (5/10/15 s): delay bounded", "≤ 150 ms in all cases; WQM best; ≤ 8% goodput loss",
+              "per duration and seed: every scheme's ping p99 ≤ 150 ms; WQM's p50 below the lowest of FIFO, "
+              "CoDel, PIE; goodput cost vs FIFO ≤ 8%", _check_w7, "model gap",
+              "§V-C.1, Figs. 13–14: 'in all cases the delay is bounded to 150 ms … However, WQM is still "
+              "achieving the best reduction in RTT compared to all other schemes … at the cost of at most 8% "
+              "drop in goodput' (the bound is read at the CDF's top, p99)"),
         Claim("W1c", "Beyond the paper: 3 hops, each on its own channel: RTT of WQM vs FIFO-1000, PIE, CoDel",
-              "not in the paper", "the W1 band (≥ 4× FIFO and PIE, ≥ 1.5× CoDel)", _check_separate),
+              "not in the paper", "reported (no published figure applies)", _check_separate,
+              source="the paper ran no chain with a channel per hop, and W1's ratios depend on the shared "
+              "channel's contention, so no published figure gives this case a band; relays have a radio per "
+              "side, which the ath9k driver stage cannot model, so this case runs with the pull driver",
+              reported=True),
         Claim("W+", "Beyond the paper: WQM vs FQ-CoDel with airtime fairness (the mac80211 default)",
-              "not in the paper", "reported whichever wins", _check_modern),
+              "not in the paper", "reported whichever wins", _check_modern, reported=True),
     ]
 
 

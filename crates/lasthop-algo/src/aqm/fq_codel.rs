@@ -117,7 +117,9 @@ impl<P: QueuedPacket> FqCodel<P> {
             })
             .collect();
         FqCodel {
-            params: FqCodelConfig { flows: n, ..params },
+            // A zero quantum would never let a flow's deficit turn positive; treat it as 1 byte,
+            // as `peek` does.
+            params: FqCodelConfig { flows: n, quantum: params.quantum.max(1), ..params },
             codel: CodelConfig {
                 target: params.target,
                 interval: params.interval,
@@ -171,9 +173,13 @@ impl<P: QueuedPacket> FqCodel<P> {
 
     /// Index of the queue with the largest byte backlog (§4.1 "fattest flow").
     fn fattest(&self) -> usize {
+        // Largest byte backlog, first index on ties; among zero-byte backlogs (zero-length
+        // packets), one that holds packets. A flow with bytes always holds packets, so the
+        // second key only decides between zero-byte flows.
+        let key = |f: &Flow<P>| (f.bytes, !f.q.is_empty());
         let mut best = 0;
         for (i, f) in self.flows.iter().enumerate() {
-            if f.bytes > self.flows[best].bytes {
+            if key(f) > key(&self.flows[best]) {
                 best = i;
             }
         }

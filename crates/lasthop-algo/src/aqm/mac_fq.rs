@@ -139,7 +139,7 @@ struct Totals {
     bytes: u64,
     seq: i64,
     backlogged: Vec<u32>,
-    /// Position of each flow in `backlogged`, `ABSENT` when its backlog is zero.
+    /// Position of each flow in `backlogged`, `ABSENT` when it holds no packet.
     pos: Vec<u32>,
 }
 
@@ -152,10 +152,12 @@ impl Totals {
             self.backlogged.push(id);
         }
     }
-    fn shrank(&mut self, id: u32, rank: &mut i64, backlog: u64) {
+    /// A packet left flow `id`; `empty` when it was the flow's last (zero-length packets
+    /// leave a flow with packets and no bytes, so the set follows packets, not bytes).
+    fn shrank(&mut self, id: u32, rank: &mut i64, empty: bool) {
         self.seq += 1;
         *rank = -self.seq;
-        if backlog == 0 {
+        if empty {
             let at = self.pos[id as usize] as usize;
             self.pos[id as usize] = ABSENT;
             self.backlogged.swap_remove(at);
@@ -189,7 +191,13 @@ impl<P: QueuedPacket> MacFq<P> {
         let perturb = lasthop_core::rng::splitmix64(&mut sm);
         let total = n + tins;
         MacFq {
-            params: MacFqConfig { flows: n, limit_packets: params.limit_packets.max(1), ..params },
+            params: MacFqConfig {
+                flows: n,
+                // DRR needs a positive quantum (a zero one would never top a deficit up).
+                quantum: params.quantum.max(1),
+                limit_packets: params.limit_packets.max(1),
+                ..params
+            },
             codel: CodelConfig { target: params.target, interval: params.interval, mtu: 0, limit_packets: usize::MAX },
             perturb,
             flows: (0..total).map(|_| Flow::new()).collect(),
@@ -318,7 +326,7 @@ impl<P: QueuedPacket> MacFq<P> {
             ti.stats.overlimit_bytes += l;
             self.totals.packets -= 1;
             self.totals.bytes -= l;
-            self.totals.shrank(fat, rank, *backlog);
+            self.totals.shrank(fat, rank, q.is_empty());
             self.stats.dropped += 1;
             self.stats.dropped_bytes += l;
             self.overlimit += 1;
@@ -385,7 +393,7 @@ impl<P: QueuedPacket> MacFq<P> {
                 *tb -= l;
                 totals.packets -= 1;
                 totals.bytes -= l;
-                totals.shrank(fid, rank, *backlog);
+                totals.shrank(fid, rank, q.is_empty());
                 Some((s, *backlog))
             };
             let (mut nd, mut ndb) = (0u64, 0u64);
@@ -439,7 +447,7 @@ impl<P: QueuedPacket> MacFq<P> {
             if b != f.backlog {
                 return Err("flow backlog out of sync");
             }
-            if (self.totals.pos[id] != ABSENT) != (b > 0) {
+            if (self.totals.pos[id] == ABSENT) != f.q.is_empty() {
                 return Err("backlogged set out of sync");
             }
             np += f.q.len();

@@ -320,7 +320,9 @@ impl Bbr {
         if self.rtprop == Duration::MAX {
             return self.initial_cwnd;
         }
-        (gain * self.bdp() as f64) as u64 + self.cfg.quantization_segments as u64 * self.mss as u64
+        // Saturating: a (bogus) rate sample near u64::MAX must not overflow the sum.
+        ((gain * self.bdp() as f64) as u64)
+            .saturating_add(self.cfg.quantization_segments as u64 * self.mss as u64)
     }
 
     /// The ACK-aggregation allowance added to the target cwnd.
@@ -551,7 +553,7 @@ impl Bbr {
     /// §4.2.3.6 BBRSetCwnd, with §4.2.3.4 recovery modulation and §4.2.3.5 ProbeRTT cap.
     fn set_cwnd(&mut self, acked: u64, lost: u64, bytes_in_flight: u64) {
         let mss = self.mss as u64;
-        self.target_cwnd = self.inflight(self.cwnd_gain) + self.aggregation_cwnd();
+        self.target_cwnd = self.inflight(self.cwnd_gain).saturating_add(self.aggregation_cwnd());
         if lost > 0 {
             self.cwnd = self.cwnd.saturating_sub(lost).max(mss);
         }

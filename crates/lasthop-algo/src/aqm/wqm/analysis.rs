@@ -176,7 +176,8 @@ pub fn t_drain(bl: Bytes, r: BitRate, f: FreeFraction) -> Duration {
         return Duration::MAX;
     }
     // BL·8 / R seconds, divided by free/total: BL·8·1e9·total / (R·free) ns.
-    let num = bl.bits() as u128 * 1_000_000_000 * f.total.as_nanos() as u128;
+    // In u128 from the start: `Bytes::bits` would overflow for backlogs above 2^61 octets.
+    let num = (bl.0 as u128 * 8 * 1_000_000_000).saturating_mul(f.total.as_nanos() as u128);
     let den = r.bps() as u128 * f.free.as_nanos() as u128;
     Duration(num.div_ceil(den).min(u64::MAX as u128) as u64)
 }

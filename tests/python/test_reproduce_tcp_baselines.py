@@ -1,0 +1,30 @@
+"""`lasthop reproduce tcp-baselines` end to end (quick)."""
+from __future__ import annotations
+
+import json
+import re
+
+from helpers import run_cli
+
+
+def test_tcp_baselines_quick_reports_every_claim(tmp_path):
+    out = tmp_path / "tcp"
+    r = run_cli("reproduce", "tcp-baselines", "--quick", "-o", str(out), "-q", timeout=600)
+    assert r.returncode == 0, r.stderr
+    claims = {c["claim"]: c for c in json.loads((out / "claims.json").read_text())["claims"]}
+    assert set(claims) == {"T1", "T2", "W6", "V4", "T3", "T4", "T5"}
+    # The behaviours the transport model must have, decided over the quick mode's three seeds.
+    for cid in ("T2", "W6", "T4", "T5"):
+        assert claims[cid]["verdict"] == "holds", claims[cid]
+    # A miss always has a class and a sentence of evidence; the verdict comes from the checks.
+    for c in claims.values():
+        assert c["ours"] and c["checks"] and c["verdict"] in ("holds", "misses", "inconclusive"), c
+        if c["verdict"] == "misses":
+            assert c["miss_class"] and c["explanation"], c
+            assert any(k["status"] == "out" for k in c["checks"]), c
+    # T1 and V4 compare on the paper's own terms: the same octets, and B·r/R.
+    assert claims["T1"]["checks"][0]["label"].startswith("IP octets")
+    assert claims["V4"]["checks"][0]["label"] == "goodput / (B·r/R)"
+    tally = json.loads((out / "claims.json").read_text())["tally"]["total"]
+    assert tally["falsifiable"] == 7 and tally["reported"] == 0
+    assert len(re.findall(r"<img ", (out / "report.html").read_text())) == 3
