@@ -52,6 +52,10 @@ fn run(py: Python<'_>, spec_json: String, seed: u64, progress: Option<PyObject>)
     result.map_err(PyRuntimeError::new_err)
 }
 
+/// What [`run_capture`] returns: data JSON, pcap bytes, frame records JSON, (records kept,
+/// truncated at the limit).
+type CaptureOut = (String, PyObject, Option<String>, (usize, bool));
+
 /// Run one simulation like [`run`] and capture the frames of node `pcap` ("ap" or a station
 /// index as a string).
 ///
@@ -70,7 +74,7 @@ fn run_capture(
     progress: Option<PyObject>,
     limit: usize,
     records: bool,
-) -> PyResult<(String, PyObject, Option<String>, (usize, bool))> {
+) -> PyResult<CaptureOut> {
     let node = match lasthop_sim::Node::parse(&pcap) {
         Some(n) => n,
         None => return Err(PyValueError::new_err(format!("pcap node = {pcap:?}: \"ap\" or a station index"))),
