@@ -19,21 +19,10 @@ use lasthop_algo::aqm::{
 use lasthop_core::{BitRate, Bytes, Controller, Duration, Instant};
 use proptest::prelude::*;
 
-/// `n` cases, unless `PROPTEST_CASES` asks for another number (longer local campaigns).
-fn cases(n: u32) -> ProptestConfig {
-    let mut c = ProptestConfig::default();
-    if std::env::var_os("PROPTEST_CASES").is_none() {
-        c.cases = n;
-    }
-    // Filtered strategies (valid configurations) reject some draws: allow for as many as a long
-    // campaign needs, not the fixed default of 65,536 (which 50,000 cases exceed).
-    c.max_local_rejects = c.max_local_rejects.max(c.cases.saturating_mul(8));
-    c
-}
 use std::collections::BTreeMap;
 
 mod common;
-use common::TP;
+use common::{cases, TP};
 
 /// One host action on a single-queue discipline.
 #[derive(Clone, Copy, Debug)]
