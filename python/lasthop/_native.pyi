@@ -6,7 +6,8 @@ Only the `lasthop` package calls it. All specs are normalized spec JSON (docs/sp
 from typing import Callable, Optional
 
 def run(spec_json: str, seed: int, progress: Optional[Callable[[float], object]] = None) -> str:
-    """Run one simulation; return the `data` JSON of docs/results.md.
+    """Run one simulation; return the `data` JSON of docs/results.md, in its canonical text
+    (what `lasthop.results` stores: sorted keys, compact, ASCII, floats as `repr`).
 
     `progress` is called with the fraction of simulated time done (0.0..=1.0), at most ~200
     times, with the GIL held. If it raises, it is not called again and the exception is raised
@@ -29,6 +30,12 @@ def validate(spec_json: str) -> list[tuple[str, str, str]]:
 
     Paths use normalized station/flow indices (e.g. `stations[3].mcs`); empty if valid.
     """
+
+def canonical_json(obj: object) -> str:
+    """The canonical text of a document (None, bool, int, float, str, list, dict with str
+    keys), byte for byte what `json.dumps(obj, sort_keys=True, separators=(",", ":"),
+    ensure_ascii=True, allow_nan=False)` writes: the writer of the simulator's results.
+    Anything else raises ValueError."""
 
 def version() -> str:
     """Crate version + '+' + short git hash ('-dirty' if the tree had changes, or 'unknown')."""

@@ -46,7 +46,12 @@ class _Parser(argparse.ArgumentParser):
         raise UserError(message)
 
 
-def _parser() -> argparse.ArgumentParser:
+# Commands defined in this module: when one of them is asked for, the other modules' parsers
+# (and what they import) are not loaded.
+_CORE = ("run", "validate", "bench", "version")
+
+
+def _parser(core_only: bool = False) -> argparse.ArgumentParser:
     p = _Parser(prog=PROG, description="Fast, deterministic 802.11 last-hop simulator.")
     p.add_argument("-V", "--version", action="store_true", help="print the version and exit")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -92,6 +97,8 @@ def _parser() -> argparse.ArgumentParser:
                         "(default results/bench)")
 
     sub.add_parser("version", help="print the code version")
+    if core_only:
+        return p
 
     from .sweep import add_parser as _add_sweep
     _add_sweep(sub)
@@ -200,11 +207,18 @@ def _interruptible(fn: Any, what: str) -> Any:
     return box["value"]
 
 
-def simulate(spec_json: str, seed: int, progress: Any = None) -> dict[str, Any]:
-    """Run the native simulator; return the parsed `data` document."""
+def simulate_text(spec_json: str, seed: int, progress: Any = None) -> str:
+    """Run the native simulator; return the canonical text of the `data` document."""
     native = _native()
     data_json = _interruptible(lambda: native.run(spec_json, seed, progress), "simulating")
-    data = json.loads(data_json)
+    if not data_json.startswith("{"):
+        raise RuntimeError("simulator returned something other than a JSON object")
+    return data_json
+
+
+def simulate(spec_json: str, seed: int, progress: Any = None) -> dict[str, Any]:
+    """Run the native simulator; return the parsed `data` document."""
+    data = json.loads(simulate_text(spec_json, seed, progress))
     if not isinstance(data, dict):
         raise RuntimeError("simulator returned something other than a JSON object")
     return data
@@ -212,8 +226,7 @@ def simulate(spec_json: str, seed: int, progress: Any = None) -> dict[str, Any]:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from .progress import Progress
-    from .results import envelope, result_path, write_result
-    from .summary import summarize
+    from .results import result_path, write_result_text
 
     spec = load_spec(args.spec)
     seed = spec.seed if args.seed is None else args.seed
@@ -226,11 +239,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     version = code_version()
 
     bar = Progress(spec.duration_ns, label=spec.name, quiet=args.quiet)
+    spec_text = spec.to_json()
     try:
         if pcap is None:
-            data = simulate(spec.to_json(), seed, bar)
+            data_text = simulate_text(spec_text, seed, bar)
         else:
-            data, pcap_bytes, (kept, truncated) = _simulate_capture(spec.to_json(), seed, bar, pcap[1], pcap[2])
+            data_text, pcap_bytes, (kept, truncated) = _simulate_capture(spec_text, seed, bar, pcap[1], pcap[2])
             if truncated:
                 print(f"{PROG}: warning: the pcap stopped at --pcap-limit = {pcap[2]} records ({kept} kept); "
                       "the run went on without capture: raise --pcap-limit to capture it all", file=sys.stderr)
@@ -241,11 +255,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     bar.finish()
     wall = bar.elapsed()
 
-    doc = envelope(spec.normalized, seed, data, version)
+    # The simulator's canonical text is stored as it is (one serialization); it is parsed only
+    # to print the summary.
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     try:
-        write_result(path, doc)
+        write_result_text(path, spec_text, seed, data_text, version)
         written.append(path)
         if pcap is not None:
             from .capture import write_pcap
@@ -257,6 +272,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         what = e.filename or path
         raise UserError(f"cannot write {str(what)!r}: {e.strerror or e}; nothing was kept") from None
     if not args.quiet:
+        from .results import envelope
+        from .summary import summarize
+
+        doc = envelope(spec.normalized, seed, json.loads(data_text), version)
         print(summarize(doc, wall_s=wall))
         print(f"result: {path}")
         if pcap is not None:
@@ -287,18 +306,17 @@ def _pcap_request(args: argparse.Namespace, spec: Any, out: Path, seed: int
 
 
 def _simulate_capture(spec_json: str, seed: int, progress: Any, node: str, limit: int
-                      ) -> tuple[dict[str, Any], bytes, tuple[int, bool]]:
-    """`simulate` with a capture of `node`: the parsed `data` document, the pcap bytes and
-    (records kept, truncated at the limit)."""
+                      ) -> tuple[str, bytes, tuple[int, bool]]:
+    """`simulate_text` with a capture of `node`: the canonical text of the `data` document,
+    the pcap bytes and (records kept, truncated at the limit)."""
     from .capture import simulate_capture
 
     _native()  # a clear error if the module is not built
     data_json, pcap_bytes, _, kept = _interruptible(
         lambda: simulate_capture(spec_json, seed, node, progress, limit), "simulating")
-    data = json.loads(data_json)
-    if not isinstance(data, dict):
+    if not data_json.startswith("{"):
         raise RuntimeError("simulator returned something other than a JSON object")
-    return data, pcap_bytes, kept
+    return data_json, pcap_bytes, kept
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -409,13 +427,16 @@ COMMANDS["soak"] = _cmd_soak
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
-        from .emu_cli import split_command
-        from .live_cli import TOOLS, run as run_live
         argv = list(sys.argv[1:] if argv is None else argv)
-        if argv and argv[0] in TOOLS:
-            return run_live(argv)
-        argv, command = split_command(argv)
-        args = _parser().parse_args(argv)
+        core_only = bool(argv) and argv[0] in _CORE
+        command = None
+        if not core_only:
+            from .emu_cli import split_command
+            from .live_cli import TOOLS, run as run_live
+            if argv and argv[0] in TOOLS:
+                return run_live(argv)
+            argv, command = split_command(argv)
+        args = _parser(core_only).parse_args(argv)
         args.cmd = command
         if args.version and not args.command:
             return cmd_version(args)

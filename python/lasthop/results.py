@@ -14,13 +14,13 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 FORMAT = "lasthop.result"
 FORMAT_VERSION = 1
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "ResultError", "envelope", "dumps", "result_path",
-           "write_result", "load_result"]
+__all__ = ["FORMAT", "FORMAT_VERSION", "ResultError", "envelope", "dumps", "result_text",
+           "result_path", "write_result", "write_result_text", "load_result"]
 
 
 class ResultError(Exception):
@@ -50,11 +50,50 @@ def content_checksum(doc: dict[str, Any]) -> str:
     return "sha256:" + hashlib.sha256(_canonical(body).encode("ascii")).hexdigest()
 
 
+def _seal(body_text: str) -> str:
+    """The canonical text of a document whose other keys all sort after "checksum", given the
+    canonical text of those keys (`body_text`, an object): the checksum is inserted first,
+    where `sort_keys` puts it, so the document is serialized once, not twice."""
+    ck = "sha256:" + hashlib.sha256(body_text.encode("ascii")).hexdigest()
+    return '{"checksum":"' + ck + '"' + ("," + body_text[1:] if body_text != "{}" else "}") + "\n"
+
+
 def dumps(doc: dict[str, Any]) -> str:
     """Canonical text of a result document (ends with a newline), sealed with the checksum of
     its content (`checksum`), which readers verify."""
     body = {k: v for k, v in doc.items() if k != "checksum"}
+    if all(k > "checksum" for k in body):
+        return _seal(_canonical(body))
     return _canonical({**body, "checksum": content_checksum(body)}) + "\n"
+
+
+def _result_parts(spec_text: str, seed: int, data_text: str, code_version: str) -> list[str]:
+    """The canonical text of an envelope's content (no checksum), in pieces."""
+    return ['{"code_version":' + json.dumps(code_version) + ',"data":', data_text,
+            ',"format":' + json.dumps(FORMAT) + ',"format_version":' + str(int(FORMAT_VERSION))
+            + ',"seed":' + str(int(seed)) + ',"spec":', spec_text, "}"]
+
+
+def _sealed_parts(parts: list[str]) -> list[str]:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(p.encode("ascii"))
+    return ['{"checksum":"sha256:' + h.hexdigest() + '",' + parts[0][1:], *parts[1:], "\n"]
+
+
+def result_text(spec_text: str, seed: int, data_text: str, code_version: str) -> str:
+    """`dumps(envelope(spec, seed, data, code_version))` from the canonical texts of the spec
+    (`Spec.to_json()`) and of the data (what the simulator returns), without parsing either:
+    byte for byte the same file (tests/python/test_results_text.py)."""
+    return "".join(_sealed_parts(_result_parts(spec_text, seed, data_text, code_version)))
+
+
+def write_result_text(path: str | Path, spec_text: str, seed: int, data_text: str,
+                      code_version: str) -> Path:
+    """Write `result_text(...)` to `path` atomically, piece by piece (a large result is not
+    joined into one more copy of itself in memory)."""
+    parts = _sealed_parts(_result_parts(spec_text, seed, data_text, code_version))
+    return write_atomic(path, (p.encode("ascii") for p in parts))
 
 
 def file_sha256(path: str | Path) -> str:
@@ -70,14 +109,16 @@ def result_path(out_dir: str | Path, name: str, seed: int) -> Path:
     return Path(out_dir) / f"{name}-s{seed}.json"
 
 
-def write_atomic(path: str | Path, data: bytes) -> Path:
-    """Write `data` to `path` so that the file is either complete or absent: a temporary file
-    in the same directory, flushed to disk, then renamed over `path`. The parent must exist."""
+def write_atomic(path: str | Path, data: bytes | Iterable[bytes]) -> Path:
+    """Write `data` (bytes, or pieces of it) to `path` so that the file is either complete or
+    absent: a temporary file in the same directory, flushed to disk, then renamed over `path`.
+    The parent must exist."""
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            for chunk in ([data] if isinstance(data, (bytes, bytearray, memoryview)) else data):
+                f.write(chunk)
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, 0o644)

@@ -53,7 +53,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from .results import FORMAT as RESULT_FORMAT
-from .results import ResultError, dumps, envelope, file_sha256, load_result
+from .results import ResultError, dumps, envelope, file_sha256, load_result, result_text
 from .spec import (
     SECTIONS,
     Spec,
@@ -608,10 +608,11 @@ def _execute(spec_json: str, seed: int, code_version: str, native_version: str) 
     here = str(_native.version())
     if here != native_version:
         raise RuntimeError(f"worker runs lasthop {here}, the driver {native_version}")
-    data = json.loads(_native.run(spec_json, seed, None))
-    if not isinstance(data, dict):
+    data_text = _native.run(spec_json, seed, None)
+    if not data_text.startswith("{"):
         raise RuntimeError("simulator returned something other than a JSON object")
-    return dumps(envelope(json.loads(spec_json), seed, data, code_version))
+    # Both texts are canonical (`Spec.to_json`, the simulator's): stored as they are.
+    return result_text(spec_json, seed, data_text, code_version)
 
 
 def _worker_init(driver_pid: int | None = None) -> None:

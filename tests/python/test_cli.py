@@ -161,6 +161,15 @@ def test_bench_quick(simulator):
     for name in ("vht80-mcs9-nss2-1sta", "vht80-mcs7-20sta", "ofdm54-10sta-up"):
         row = next(line for line in lines if line.startswith(name))
         assert "failed" not in row
+    # The scale series: every point, with ns per event and (beyond the smallest) bytes per station.
+    from lasthop.bench.scale import COUNTS, KINDS
+
+    for kind in KINDS:
+        for n in COUNTS:
+            row = next(line.split() for line in lines if line.split()[:2] == [str(n), kind])
+            assert float(row[4]) > 0, row  # ns/event
+            assert row[-1] == "-" if n == COUNTS[0] else row[-1].replace(",", "").lstrip("-").isdigit()
+    assert any(line.startswith("idle:") for line in lines) and any(line.startswith("loaded:") for line in lines)
 
 
 def test_simulator_failure_is_exit_1_and_writes_nothing(tmp_path: Path, monkeypatch, capsys):

@@ -100,6 +100,48 @@ fn validate(py: Python<'_>, spec_json: String) -> Vec<(String, String, String)> 
     py.allow_threads(|| lasthop_sim::validate_json(&spec_json))
 }
 
+/// The canonical text (Python's `json.dumps(sort_keys=True, separators=(",", ":"),
+/// ensure_ascii=True)`) of a document of None, bool, int, float, str, list and dict with str
+/// keys, as the simulator writes its results (`lasthop_sim::canonical`). Floats are taken as
+/// the exact doubles Python holds. Anything else (a NaN or infinity too) raises ValueError.
+#[pyfunction]
+fn canonical_json(obj: &Bound<'_, PyAny>) -> PyResult<String> {
+    Ok(lasthop_sim::canonical::to_string(&to_value(obj)?))
+}
+
+fn to_value(o: &Bound<'_, PyAny>) -> PyResult<serde_json::Value> {
+    use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString};
+    use serde_json::Value;
+    if o.is_none() {
+        Ok(Value::Null)
+    } else if let Ok(b) = o.downcast::<PyBool>() {
+        Ok(Value::Bool(b.is_true()))
+    } else if o.is_instance_of::<PyInt>() {
+        if let Ok(u) = o.extract::<u64>() {
+            Ok(Value::from(u))
+        } else {
+            o.extract::<i64>().map(Value::from).map_err(|_| PyValueError::new_err("an integer outside i64/u64"))
+        }
+    } else if let Ok(f) = o.downcast::<PyFloat>() {
+        serde_json::Number::from_f64(f.value())
+            .map(Value::Number)
+            .ok_or_else(|| PyValueError::new_err("a float that is not finite"))
+    } else if let Ok(s) = o.downcast::<PyString>() {
+        Ok(Value::String(s.to_str()?.to_owned()))
+    } else if let Ok(l) = o.downcast::<PyList>() {
+        l.iter().map(|x| to_value(&x)).collect::<PyResult<Vec<_>>>().map(Value::Array)
+    } else if let Ok(d) = o.downcast::<PyDict>() {
+        let mut m = serde_json::Map::new();
+        for (k, v) in d.iter() {
+            let k = k.downcast::<PyString>().map_err(|_| PyValueError::new_err("a dict key that is not a str"))?;
+            m.insert(k.to_str()?.to_owned(), to_value(&v)?);
+        }
+        Ok(Value::Object(m))
+    } else {
+        Err(PyValueError::new_err(format!("a {} (not JSON)", o.get_type().name()?)))
+    }
+}
+
 /// The code version: crate version `+` short git hash (`-dirty` if the tree had changes), or
 /// `+unknown` when built without git.
 #[pyfunction]
@@ -180,6 +222,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_capture, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(canonical_json, m)?)?;
     m.add_function(wrap_pyfunction!(emu_up, m)?)?;
     m.add_function(wrap_pyfunction!(emu_down, m)?)?;
     m.add_function(wrap_pyfunction!(emu_netns, m)?)?;

@@ -8,14 +8,23 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 struct Entry<E> {
-    time: Instant,
-    seq: u64,
+    /// `(time, seq)` packed for one comparison: time in the high 64 bits.
+    key: u128,
     ev: E,
 }
 
+impl<E> Entry<E> {
+    #[inline]
+    fn time(&self) -> Instant {
+        Instant((self.key >> 64) as u64)
+    }
+}
+
+// Reversed: BinaryHeap is a max-heap and we want the earliest first. (A 4-ary heap was tried
+// for dense cells: no faster with thousands of events pending, 10 % slower for a TCP cell.)
 impl<E> PartialEq for Entry<E> {
     fn eq(&self, o: &Self) -> bool {
-        self.time == o.time && self.seq == o.seq
+        self.key == o.key
     }
 }
 impl<E> Eq for Entry<E> {}
@@ -25,9 +34,8 @@ impl<E> PartialOrd for Entry<E> {
     }
 }
 impl<E> Ord for Entry<E> {
-    // Reversed: BinaryHeap is a max-heap and we want the earliest first.
     fn cmp(&self, o: &Self) -> Ordering {
-        o.time.cmp(&self.time).then(o.seq.cmp(&self.seq))
+        o.key.cmp(&self.key)
     }
 }
 
@@ -59,18 +67,18 @@ impl<E> EventQueue<E> {
     pub fn schedule(&mut self, time: Instant, ev: E) {
         debug_assert!(time >= self.now, "event scheduled in the past");
         let time = if time < self.now { self.now } else { time };
-        self.heap.push(Entry { time, seq: self.seq, ev });
+        self.heap.push(Entry { key: ((time.as_nanos() as u128) << 64) | self.seq as u128, ev });
         self.seq += 1;
     }
 
     /// The next event at or before `until`, advancing `now` to its time.
     #[inline]
     pub fn pop_until(&mut self, until: Instant) -> Option<E> {
-        if self.heap.peek()?.time > until {
+        if self.heap.peek()?.time() > until {
             return None;
         }
         let e = self.heap.pop()?;
-        self.now = e.time;
+        self.now = e.time();
         self.processed += 1;
         Some(e.ev)
     }
@@ -91,7 +99,7 @@ impl<E> EventQueue<E> {
         self.heap.len()
     }
     pub fn peek_time(&self) -> Option<Instant> {
-        self.heap.peek().map(|e| e.time)
+        self.heap.peek().map(|e| e.time())
     }
 }
 
@@ -111,5 +119,31 @@ mod tests {
         }
         assert_eq!(out, vec!['b', 'd', 'a', 'c']);
         assert_eq!(q.now(), Instant(5));
+    }
+
+    /// Interleaved scheduling and popping (many events at one instant, far-future ones,
+    /// thousands pending) against a sorted reference: the same order, always.
+    #[test]
+    fn heap_order_matches_a_sorted_reference() {
+        let mut rng = lasthop_core::Rng::from_seed(3);
+        for _ in 0..50 {
+            let mut q = EventQueue::new();
+            let mut reference = std::collections::BTreeMap::new();
+            let mut seq = 0u64;
+            for _ in 0..4000 {
+                if rng.gen_range_inclusive(2) > 0 {
+                    let span = if rng.gen_range_inclusive(1) == 0 { 3 } else { 1_000_000 };
+                    let t = q.now().as_nanos() + rng.gen_range_inclusive(span);
+                    q.schedule(Instant(t), seq);
+                    reference.insert((t, seq), seq);
+                    seq += 1;
+                } else if let Some(e) = q.pop_until(Instant(u64::MAX)) {
+                    let (&k, &v) = reference.iter().next().expect("reference has it");
+                    reference.remove(&k);
+                    assert_eq!((e, q.now().as_nanos()), (v, k.0));
+                }
+            }
+            assert_eq!(q.pending(), reference.len());
+        }
     }
 }

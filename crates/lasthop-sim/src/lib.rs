@@ -10,6 +10,7 @@
 //! Entry points for hosts: [`validate_json`], [`run_json`] and [`run_json_with_capture`] (used
 //! by the Python module), or [`run`] with a parsed [`spec::Spec`].
 
+pub mod canonical;
 pub mod capture;
 pub mod engine;
 pub mod metrics;
@@ -41,7 +42,8 @@ pub fn run(spec: Spec, seed: u64, progress: &mut dyn FnMut(f64)) -> RunData {
     output::collect(&w)
 }
 
-/// Run one simulation of a normalized spec; returns the `data` JSON of docs/results.md.
+/// Run one simulation of a normalized spec; returns the `data` JSON of docs/results.md, in the
+/// canonical form result files store (`canonical.rs`).
 /// `progress` is called with the fraction of simulated time done, about 200 times.
 pub fn run_json(spec_json: &str, seed: u64, progress: &mut dyn FnMut(f64)) -> Result<String, String> {
     run_json_with_capture(spec_json, seed, progress, None).map(|(data, _)| data)
@@ -78,6 +80,7 @@ pub fn run_json_with_capture(
     w.run(progress);
     let data = output::collect(&w);
     let cap = w.take_capture();
-    let json = serde_json::to_string(&data).map_err(|e| e.to_string())?;
+    // The canonical text (`canonical.rs`): a host may store it as it is.
+    let json = canonical::to_canonical(&data)?;
     Ok((json, cap))
 }

@@ -5,12 +5,13 @@ use crate::world::World;
 use lasthop_core::Instant;
 use serde::Serialize;
 
+/// Fields in key order, as the result file has them (see `TimeSeries`).
 #[derive(Serialize, Debug, Clone)]
 pub struct RunData {
-    pub stats: Stats,
     pub channel: Channel,
     pub flows: Vec<FlowOut>,
     pub stations: Vec<StationOut>,
+    pub stats: Stats,
     pub timeseries: TimeSeries,
     /// The split proxy at the AP, when a flow is split (`world_vwire.rs`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -301,8 +302,8 @@ pub struct StationOut {
     /// Airtime of exchanges the station sent (uplink) and received (downlink), after warmup.
     pub airtime_tx_ns: u64,
     pub airtime_rx_ns: u64,
-    pub ampdu_hist_down: Vec<u64>,
-    pub ampdu_hist_up: Vec<u64>,
+    pub ampdu_hist_down: PaddedCounts,
+    pub ampdu_hist_up: PaddedCounts,
     pub mean_ampdu_down: f64,
     pub mean_ampdu_up: f64,
     /// "fixed", "ideal" or "minstrel"; with rate control, `mcs`/`nss` above are the configured
@@ -315,36 +316,59 @@ pub struct StationOut {
     pub parent: Option<u32>,
 }
 
+/// Fields in key order, as the result file has them: the canonical writer (`canonical.rs`)
+/// then writes them as they come, with no reordering copy.
 #[derive(Serialize, Debug, Clone)]
 pub struct TimeSeries {
     pub bin_ns: u64,
-    pub t_ns: Vec<u64>,
-    pub flow_goodput_bps: Vec<Vec<f64>>,
+    /// Per flow (empty lists for flows that are not aggctl): the receiver's last reported mean
+    /// aggregation (`est_ampdu`) and the allocator's send rate (`rate_bps`), held from bin to
+    /// bin (0 before the first value and after the flow's stop).
+    pub flow_aggctl_est_ampdu: Vec<Vec<f64>>,
+    pub flow_aggctl_rate_bps: Vec<Vec<f64>>,
+    /// Per flow (empty lists for flows that are neither TCP nor QUIC; for QUIC the server side): last value in each bin.
+    pub flow_cwnd_bytes: Vec<Vec<f64>>,
     pub flow_delay_mean_ns: Vec<Vec<f64>>,
-    pub station_mean_ampdu_down: Vec<Vec<f64>>,
+    pub flow_goodput_bps: Vec<Vec<f64>>,
+    pub flow_inflight_bytes: Vec<Vec<f64>>,
+    pub flow_pacing_rate_bps: Vec<Vec<f64>>,
+    /// Retransmitted segments in each bin.
+    pub flow_retransmits: Vec<Vec<f64>>,
+    /// Mean RTT sample in each bin (0 where none).
+    pub flow_rtt_ns: Vec<Vec<f64>>,
+    /// Per node (0 = the AP, 1 + s = station s; empty lists for nodes that do not forward):
+    /// the interface queue's backlog and packet limit (WQM moves it), mean of the samples
+    /// taken every `ap.wqm_interval` in each bin.
+    pub node_backlog_packets: Vec<Vec<f64>>,
+    pub node_queue_limit: Vec<Vec<f64>>,
     pub station_airtime_frac: Vec<Vec<f64>>,
+    pub station_mean_ampdu_down: Vec<Vec<f64>>,
     /// Mean downlink PHY rate of the PPDUs started in each bin (0 where none).
     pub station_phy_rate_down_bps: Vec<Vec<f64>>,
     /// SNR at the middle of each bin (empty unless `error_model = "snr"`).
     pub station_snr_db: Vec<Vec<f64>>,
-    /// Per flow (empty lists for flows that are neither TCP nor QUIC; for QUIC the server side): last value in each bin.
-    pub flow_cwnd_bytes: Vec<Vec<f64>>,
-    pub flow_inflight_bytes: Vec<Vec<f64>>,
-    pub flow_pacing_rate_bps: Vec<Vec<f64>>,
-    /// Mean RTT sample in each bin (0 where none).
-    pub flow_rtt_ns: Vec<Vec<f64>>,
-    /// Retransmitted segments in each bin.
-    pub flow_retransmits: Vec<Vec<f64>>,
-    /// Per node (0 = the AP, 1 + s = station s; empty lists for nodes that do not forward):
-    /// the interface queue's packet limit (WQM moves it) and backlog, mean of the samples
-    /// taken every `ap.wqm_interval` in each bin.
-    pub node_queue_limit: Vec<Vec<f64>>,
-    pub node_backlog_packets: Vec<Vec<f64>>,
-    /// Per flow (empty lists for flows that are not aggctl): the allocator's send rate and the
-    /// receiver's last reported mean aggregation, held from bin to bin (0 before the first
-    /// value and after the flow's stop).
-    pub flow_aggctl_rate_bps: Vec<Vec<f64>>,
-    pub flow_aggctl_est_ampdu: Vec<Vec<f64>>,
+    pub t_ns: Vec<u64>,
+}
+
+/// Counts indexed 0..`len`, of which only the first `counts.len()` are stored (the rest are
+/// zero): a station that never sent costs no list of zeros until it is written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PaddedCounts {
+    pub counts: Vec<u64>,
+    pub len: usize,
+}
+
+impl PaddedCounts {
+    /// All `len` counts.
+    pub fn iter(&self) -> impl Iterator<Item = u64> + '_ {
+        self.counts.iter().copied().chain(std::iter::repeat_n(0, self.len.saturating_sub(self.counts.len())))
+    }
+}
+
+impl Serialize for PaddedCounts {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.iter())
+    }
 }
 
 fn hist_mean(h: &[u64]) -> f64 {
@@ -401,8 +425,8 @@ pub fn collect(w: &World) -> RunData {
                 phy_rate_bps: tx.data_rate_bps(),
                 airtime_tx_ns: a[1].as_nanos(),
                 airtime_rx_ns: a[0].as_nanos(),
-                ampdu_hist_down: h[0].clone(),
-                ampdu_hist_up: h[1].clone(),
+                ampdu_hist_down: PaddedCounts { counts: h[0].clone(), len: w.ampdu_hist_len() },
+                ampdu_hist_up: PaddedCounts { counts: h[1].clone(), len: w.ampdu_hist_len() },
                 mean_ampdu_down: hist_mean(&h[0]),
                 mean_ampdu_up: hist_mean(&h[1]),
                 rate_control: spec.stations[i].rate_control.clone(),

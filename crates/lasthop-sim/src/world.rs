@@ -271,6 +271,8 @@ struct Station {
     /// index; a relay's: 1 + child position).
     entry: u32,
     // metrics
+    /// PPDUs sent per number of MPDUs (0..=`World::max_mpdus`), per direction; allocated at
+    /// the first PPDU (empty: none yet).
     ampdu_hist: [Vec<u64>; 2],
     airtime: [Duration; 2],
     /// Sum of PHY rates (bit/s) and count of data PPDUs sent, per direction (after warm-up).
@@ -582,7 +584,7 @@ impl World {
                 parent: st.parent,
                 relay: None,
                 entry: i as u32,
-                ampdu_hist: [vec![0; max_mpdus as usize + 1], vec![0; max_mpdus as usize + 1]],
+                ampdu_hist: [Vec::new(), Vec::new()],
                 airtime: [Duration::ZERO; 2],
                 rate_sum: [0.0; 2],
                 rate_n: [0; 2],
@@ -898,8 +900,14 @@ impl World {
     pub fn station_airtime(&self, i: usize) -> [Duration; 2] {
         self.stations[i].airtime
     }
+    /// PPDUs per number of MPDUs, per direction: empty before the station's first PPDU in
+    /// that direction, else [`World::ampdu_hist_len`] long.
     pub fn station_ampdu_hist(&self, i: usize) -> &[Vec<u64>; 2] {
         &self.stations[i].ampdu_hist
+    }
+    /// The length of an A-MPDU histogram: 0 ..= the most MPDUs an A-MPDU may hold.
+    pub fn ampdu_hist_len(&self) -> usize {
+        self.max_mpdus as usize + 1
     }
     /// Packets queued at the AP for station `i` (its first hop's queue), all ACs.
     pub fn ap_queue_len(&self, i: usize) -> usize {
@@ -1717,7 +1725,7 @@ impl World {
         // Internal collisions (§10.23.2.4): the losing EDCAF backs off as after an external
         // collision; its frames stay queued and no MPDU retry counter moves (`world_wmm.rs`).
         for &c in &outcome.internal_losers {
-            self.chans[ch as usize].medium.get_mut(c).edcaf.on_failure(self.retry_limit);
+            self.chans[ch as usize].medium.edcaf_mut(c).on_failure(self.retry_limit);
         }
         self.totals.internal_collisions += outcome.internal_losers.len() as u64;
         let mut txs = Vec::with_capacity(outcome.transmitters.len());
@@ -1895,8 +1903,13 @@ impl World {
         let d = phy::ppdu_duration(&txv, psdu, self.band);
         if now >= self.warmup {
             let n = mpdus.len();
+            let len = self.max_mpdus as usize + 1;
             let s = &mut self.stations[sta as usize];
-            s.ampdu_hist[dir as usize][n] += 1;
+            let h = &mut s.ampdu_hist[dir as usize];
+            if h.is_empty() {
+                h.resize(len, 0);
+            }
+            h[n] += 1;
             s.rate_sum[dir as usize] += txv.data_rate_f64();
             s.rate_n[dir as usize] += 1;
             if dir == Dir::Down {
@@ -1915,6 +1928,9 @@ impl World {
         let s = &mut self.stations[sta as usize];
         let (cap, a) = (s.psdu_cap, &mut s.ac[k]);
         let r = rate_key(txv) as usize;
+        if a.psdu_by_rate.is_empty() {
+            a.psdu_by_rate.resize(8 * 12, 0);
+        }
         if a.psdu_by_rate[r] == 0 {
             a.psdu_by_rate[r] = frame::max_psdu_for_time(txv, self.band, self.max_ppdu[k], cap).max(1);
         }
@@ -2066,20 +2082,16 @@ impl World {
         let medium = &mut self.chans[ch as usize].medium;
         medium.set_idle(busy_end);
         if undecodable {
-            for i in 0..medium.len() {
-                let id = ContenderId(i as u32);
-                // A station receives none of its own PPDUs: its other ACs' EDCAFs do not defer
-                // EIFS after it (`wmm::own_data_ppdu`; with one AC there are none).
-                if !ex.txs.iter().any(|t| t.contender == id) && !wmm::own_data_ppdu(medium, &ex.txs, id) {
-                    medium.set_ref(id, busy_end + self.eifs_extra);
-                }
-            }
+            // A station receives none of its own PPDUs: its other ACs' EDCAFs do not defer
+            // EIFS after it (`wmm::own_data_ppdu`; with one AC there are none).
+            let exempt = wmm::eifs_exempt(medium, &ex.txs);
+            medium.defer_bystanders(busy_end + self.eifs_extra, &exempt);
         }
         for mut tx in ex.txs {
             match tx.kind {
                 TxKind::Beacon => {
                     let medium = &mut self.chans[ch as usize].medium;
-                    medium.get_mut(tx.contender).edcaf.on_unacked();
+                    medium.edcaf_mut(tx.contender).on_unacked();
                     medium.set_not_ready(tx.contender);
                 }
                 TxKind::Data { sta, dir, ac, txv, .. } => {
@@ -2109,7 +2121,7 @@ impl World {
                         s.link[dir as usize].on_ppdu(attempted, acked, acked_bytes, airtime);
                     }
                     {
-                        let e = &mut self.chans[ch as usize].medium.get_mut(tx.contender).edcaf;
+                        let e = self.chans[ch as usize].medium.edcaf_mut(tx.contender);
                         if success {
                             e.on_success();
                         } else {

@@ -184,7 +184,7 @@ pub(super) struct LinkAc {
     pub up_orig: Originator<PktRef>,
     pub up_rcpt: Recipient<PktRef>,
     /// Largest PSDU within the A-MPDU cap and this AC's PPDU time limit, per (nss, mcs); 0 =
-    /// not computed.
+    /// not computed; empty until the link first sends.
     pub psdu_by_rate: Vec<u32>,
 }
 
@@ -198,7 +198,7 @@ impl LinkAc {
             down_rcpt: Recipient::new(win),
             up_orig: Originator::new(win),
             up_rcpt: Recipient::new(win),
-            psdu_by_rate: vec![0; 8 * 12],
+            psdu_by_rate: Vec::new(),
         }
     }
 
@@ -241,6 +241,21 @@ impl LinkAc {
 pub(super) fn own_data_ppdu(medium: &Medium, txs: &[Tx], id: ContenderId) -> bool {
     let c = medium.get(id);
     c.priority < BEACON_PRIORITY && txs.iter().any(|t| medium.get(t.contender).owner == c.owner)
+}
+
+/// The contenders that do not defer EIFS after `txs`: the transmitters and their stations'
+/// other data EDCAFs (`own_data_ppdu`). Looked up by owner, so the cost is that of the
+/// transmitting stations, not of the cell.
+pub(super) fn eifs_exempt(medium: &Medium, txs: &[Tx]) -> Vec<ContenderId> {
+    let mut out: Vec<ContenderId> = txs.iter().map(|t| t.contender).collect();
+    for t in txs {
+        for &id in medium.owned_by(medium.get(t.contender).owner) {
+            if !out.contains(&id) && own_data_ppdu(medium, txs, id) {
+                out.push(id);
+            }
+        }
+    }
+    out
 }
 
 /// The EDCA parameters of an EDCAF of `ac` at the AP (`ap`) or a station: Table 9-155 (DCF
@@ -342,6 +357,6 @@ impl World {
     pub fn edcaf_cw(&self, n: usize, ac: AccessCategory) -> Option<u32> {
         let k = self.ac_plan.acs.iter().position(|&a| a == ac)?;
         let c = if n == 0 { Some(self.ap_data[k]) } else { self.stations[n - 1].ac[k].ctd }?;
-        Some(self.chans[c.ch as usize].medium.get(c.id).edcaf.cw())
+        Some(self.chans[c.ch as usize].medium.get(c.id).cw())
     }
 }

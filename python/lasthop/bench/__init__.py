@@ -4,7 +4,9 @@ The scenarios are the TOML files in this package directory (package data). Each 
 through `_native.run` with `time.perf_counter()` around the call (Python owns the wall clock
 here), and we print simulated seconds, wall seconds, delivered MPDUs per wall second, events per
 wall second and the peak RSS of the process so far. Timings are reported, never asserted.
-`--quick` shortens every scenario's simulated duration to QUICK_DURATION.
+`--quick` shortens every scenario's simulated duration to QUICK_DURATION. Then the scale series
+(`scale.py`): one cell at 10 … 2,007 stations, idle and loaded, with ns per event and bytes per
+station, so that growth with the station count shows in every run.
 """
 
 from __future__ import annotations
@@ -59,7 +61,7 @@ def _default_sigint() -> Iterator[None]:
             signal.signal(signal.SIGINT, old)
 
 
-def run_bench(quick: bool = False, out: Any = None) -> int:
+def run_bench(quick: bool = False, out: Any = None, scale: bool = True) -> int:
     from .. import _native
 
     out = out or sys.stdout
@@ -95,4 +97,13 @@ def run_bench(quick: bool = False, out: Any = None) -> int:
         print(f"{name:<24} {sim_s:>7.2f} {wall:>8.3f} {rate(mpdus):>13} {rate(events):>12} "
               f"{_peak_rss_mib():>13.1f}", file=out)
         out.flush()
+    if scale:
+        from .scale import run_scale
+
+        print(file=out)
+        try:
+            run_scale(quick=quick, out=out)
+        except RuntimeError as e:
+            print(f"scale series failed: {e}", file=out)
+            failed += 1
     return 1 if failed else 0

@@ -32,7 +32,7 @@
 
 use super::codel::{CodelConfig, CodelVars, Stamped};
 use super::{QdiscStats, QueuedPacket};
-use alloc::collections::VecDeque;
+use alloc::collections::{BinaryHeap, VecDeque};
 use alloc::vec::Vec;
 use lasthop_core::{Duration, Instant};
 
@@ -141,7 +141,17 @@ struct Totals {
     backlogged: Vec<u32>,
     /// Position of each flow in `backlogged`, `ABSENT` when it holds no packet.
     pos: Vec<u32>,
+    /// While many flows hold packets (a dense cell), `(backlog, rank, flow)` of every change,
+    /// largest first: an entry is current while the flow still has that backlog and rank, and
+    /// stale entries are skipped when the fattest flow is asked for. With few flows the scan
+    /// of `backlogged` is cheaper and this is `None`. Either way the same flow is found.
+    heap: Option<BinaryHeap<(u64, i64, u32)>>,
 }
+
+/// Flows holding packets above which the fattest is found through `Totals::heap`, and below
+/// which it is dropped again (hysteresis: not rebuilt back and forth).
+const HEAP_ON: usize = 256;
+const HEAP_OFF: usize = 128;
 
 impl Totals {
     fn grew<P>(&mut self, id: u32, f: &mut Flow<P>) {
@@ -151,10 +161,22 @@ impl Totals {
             self.pos[id as usize] = self.backlogged.len() as u32;
             self.backlogged.push(id);
         }
+        if let Some(h) = &mut self.heap {
+            h.push((f.backlog, f.rank, id));
+            self.bound_heap();
+        }
     }
-    /// A packet left flow `id`; `empty` when it was the flow's last (zero-length packets
-    /// leave a flow with packets and no bytes, so the set follows packets, not bytes).
-    fn shrank(&mut self, id: u32, rank: &mut i64, empty: bool) {
+    /// Stale entries pile up while nothing overflows: past a bound the heap is let go, and
+    /// the next `fattest` builds it again from the flows as they are.
+    fn bound_heap(&mut self) {
+        if self.heap.as_ref().is_some_and(|h| h.len() > 8 * self.backlogged.len() + 4096) {
+            self.heap = None;
+        }
+    }
+    /// A packet left flow `id` (now holding `backlog` bytes); `empty` when it was the flow's
+    /// last (zero-length packets leave a flow with packets and no bytes, so the set follows
+    /// packets, not bytes).
+    fn shrank(&mut self, id: u32, backlog: u64, rank: &mut i64, empty: bool) {
         self.seq += 1;
         *rank = -self.seq;
         if empty {
@@ -164,6 +186,9 @@ impl Totals {
             if let Some(&moved) = self.backlogged.get(at) {
                 self.pos[moved as usize] = at as u32;
             }
+        } else if let Some(h) = &mut self.heap {
+            h.push((backlog, *rank, id));
+            self.bound_heap();
         }
     }
 }
@@ -182,6 +207,9 @@ pub struct MacFq<P> {
     overlimit: u64,
     overmemory: u64,
     collisions: u64,
+    /// `HEAP_ON` / `HEAP_OFF` (tests set others: `set_fattest_heap`).
+    heap_on: usize,
+    heap_off: usize,
 }
 
 impl<P: QueuedPacket> MacFq<P> {
@@ -207,6 +235,8 @@ impl<P: QueuedPacket> MacFq<P> {
             overlimit: 0,
             overmemory: 0,
             collisions: 0,
+            heap_on: HEAP_ON,
+            heap_off: HEAP_OFF,
         }
     }
 
@@ -326,7 +356,7 @@ impl<P: QueuedPacket> MacFq<P> {
             ti.stats.overlimit_bytes += l;
             self.totals.packets -= 1;
             self.totals.bytes -= l;
-            self.totals.shrank(fat, rank, q.is_empty());
+            self.totals.shrank(fat, *backlog, rank, q.is_empty());
             self.stats.dropped += 1;
             self.stats.dropped_bytes += l;
             self.overlimit += 1;
@@ -340,7 +370,29 @@ impl<P: QueuedPacket> MacFq<P> {
 
     /// The flow at the head of mac80211's sorted `fq->backlogs`: the largest byte backlog,
     /// ties to the highest rank.
-    fn fattest(&self) -> Option<u32> {
+    /// Ranks are unique, so the largest `(backlog, rank)` is one flow, found by a scan of the
+    /// flows holding packets or, with many, through the lazy heap (`Totals::heap`).
+    fn fattest(&mut self) -> Option<u32> {
+        let n = self.totals.backlogged.len();
+        match &self.totals.heap {
+            None if n > self.heap_on => self.rebuild_heap(),
+            Some(_) if n < self.heap_off => self.totals.heap = None,
+            _ => {}
+        }
+        let flows = &self.flows;
+        let current = |&(b, r, id): &(u64, i64, u32)| {
+            let f = &flows[id as usize];
+            self.totals.pos[id as usize] != ABSENT && f.backlog == b && f.rank == r
+        };
+        if let Some(h) = &mut self.totals.heap {
+            while let Some(top) = h.peek() {
+                if current(top) {
+                    return Some(top.2);
+                }
+                h.pop();
+            }
+            return None;
+        }
         let mut best: Option<(u64, i64, u32)> = None;
         for &id in &self.totals.backlogged {
             let f = &self.flows[id as usize];
@@ -350,6 +402,23 @@ impl<P: QueuedPacket> MacFq<P> {
             }
         }
         best.map(|b| b.2)
+    }
+
+    /// Find the fattest flow through the heap above `on` flows holding packets and by a scan
+    /// below `off` (defaults 256 and 128). The same flow is found either way; tests use this
+    /// to run one sequence both ways.
+    #[doc(hidden)]
+    pub fn set_fattest_heap(&mut self, on: usize, off: usize) {
+        (self.heap_on, self.heap_off) = (on, off.min(on));
+        self.totals.heap = None;
+    }
+
+    /// The heap of the flows holding packets, as they are now.
+    fn rebuild_heap(&mut self) {
+        let flows = &self.flows;
+        let h: BinaryHeap<(u64, i64, u32)> =
+            self.totals.backlogged.iter().map(|&id| (flows[id as usize].backlog, flows[id as usize].rank, id)).collect();
+        self.totals.heap = Some(h);
     }
 
     /// `fq_tin_dequeue` with per-flow CoDel: the next packet of `tin`. Packets CoDel drops go
@@ -393,7 +462,7 @@ impl<P: QueuedPacket> MacFq<P> {
                 *tb -= l;
                 totals.packets -= 1;
                 totals.bytes -= l;
-                totals.shrank(fid, rank, q.is_empty());
+                totals.shrank(fid, *backlog, rank, q.is_empty());
                 Some((s, *backlog))
             };
             let (mut nd, mut ndb) = (0u64, 0u64);
@@ -616,7 +685,34 @@ mod tests {
     /// `fq->backlogs`), and a flow that shrank goes behind flows of equal backlog.
     #[test]
     fn fattest_ties_follow_the_sorted_backlog_list() {
+        for heap in [false, true] {
+            ties_case(heap);
+        }
+    }
+
+    /// Ties resolved by rank, also through the lazy heap after a flow shrank and grew back to
+    /// an equal backlog (its older entry then has the same backlog and a stale rank).
+    #[test]
+    fn fattest_through_the_heap_ignores_stale_ranks() {
+        let mut q: MacFq<TP> = MacFq::new(MacFqConfig { limit_packets: 3, ..Default::default() }, 2);
+        q.set_fattest_heap(0, 0);
+        let now = Instant::ZERO;
+        q.enqueue(now, 0, p(1, 1000, 0), |_| unreachable!());
+        q.enqueue(now, 1, p(2, 1000, 1), |_| unreachable!());
+        // Flow 1 (tin 0) leaves and comes back to 1000: newest grower, so first to drop.
+        assert!(q.dequeue(now, 0, |_| unreachable!()).is_some());
+        q.enqueue(now, 0, p(1, 1000, 2), |_| unreachable!());
+        q.enqueue(now, 1, p(3, 500, 3), |_| unreachable!());
+        let mut d = alloc::vec::Vec::new();
+        q.enqueue(now, 1, p(4, 500, 4), |x| d.push(x.id));
+        assert_eq!(d, [2], "flow 1 grew last among the 1000-byte flows");
+    }
+
+    fn ties_case(heap: bool) {
         let mut q: MacFq<TP> = MacFq::new(MacFqConfig { limit_packets: 4, ..Default::default() }, 1);
+        if heap {
+            q.set_fattest_heap(0, 0);
+        }
         let now = Instant::ZERO;
         q.enqueue(now, 0, p(1, 1000, 0), |_| unreachable!());
         q.enqueue(now, 0, p(2, 1000, 1), |_| unreachable!());

@@ -207,6 +207,14 @@ impl Edcaf {
         }
     }
 
+    /// `slots` idle slots have passed since the counter was last brought up to date (the sum
+    /// of what [`Edcaf::freeze`] would have counted over several busy periods): the counter
+    /// drops by as many, to no lower than zero.
+    #[inline]
+    pub fn count_down(&mut self, slots: u64) {
+        self.backoff -= slots.min(self.backoff as u64) as u32;
+    }
+
     /// The medium is idle from `t` on (as this EDCAF sees it).
     #[inline]
     pub fn set_ref(&mut self, t: Instant) {

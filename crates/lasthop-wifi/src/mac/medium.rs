@@ -12,8 +12,17 @@
 //! (`Edcaf::on_failure`: CW doubles, a new counter is drawn). It stays ready, so its frame
 //! goes out at a later access: nothing is lost.
 //!
-//! Cost: finding the next access instant is one pass over the ready contenders; the simulator
-//! keeps a single pending event for it, not one per station.
+//! Cost: a transmission costs O(ready), not O(contenders). Contenders that have nothing to send
+//! and whose reference instant is the medium's own (the end of the last busy period, or that plus
+//! EIFS for every bystander) are *lazy*: their countdown is not touched per busy period.
+//! Instead the medium keeps, per AIFS value, the cumulative count of idle slots such a
+//! contender would have counted down (`Class::idle_slots`), and brings a lazy contender up to
+//! date when it is read, changed or becomes ready: `backoff − min(backoff, slots since)`, which
+//! equals the per-busy-period freezes applied one by one, since each of those subtracts
+//! `min(slots, remaining)`. The rest (*eager*: ready, or given a reference of their own such as
+//! an Ack timeout or the EIFS exemption of a transmitter's sibling ACs) are kept as before and
+//! return to lazy when the medium next turns idle. Results are the same as counting every
+//! contender at every busy period, bit for bit.
 
 use super::edca::{Edcaf, SlotTiming};
 use lasthop_core::{Duration, Instant};
@@ -24,19 +33,35 @@ pub struct ContenderId(pub u32);
 
 #[derive(Clone, Debug)]
 pub struct Contender {
-    pub edcaf: Edcaf,
+    edcaf: Edcaf,
     /// The station (AP or non-AP) this EDCAF belongs to.
     pub owner: u32,
     /// Priority among EDCAFs of the same owner (higher wins an internal collision).
     pub priority: u8,
     ready: bool,
     ready_since: Instant,
+    /// Lazy: `edcaf`'s backoff is as of `base` idle slots of its class and its reference is the
+    /// medium's `lazy_ref`. Eager: `edcaf` is exact.
+    lazy: bool,
+    class: u8,
+    base: u64,
 }
 
 impl Contender {
     pub fn is_ready(&self) -> bool {
         self.ready
     }
+    /// The contention window (not touched by the countdown, so exact for lazy contenders too).
+    pub fn cw(&self) -> u32 {
+        self.edcaf.cw()
+    }
+}
+
+/// Contenders sharing one AIFS: the idle slots counted so far by a lazy one.
+#[derive(Clone, Debug)]
+struct Class {
+    aifs: Duration,
+    idle_slots: u64,
 }
 
 /// Who takes the medium at an access instant.
@@ -54,25 +79,105 @@ pub struct Medium {
     pub cca_window: Duration,
     contenders: Vec<Contender>,
     busy: bool,
+    /// The reference instant of every lazy contender.
+    lazy_ref: Instant,
+    classes: Vec<Class>,
+    /// Every eager contender (unordered).
+    eager: Vec<ContenderId>,
+    /// Contenders by owner, in the order they were added.
+    by_owner: Vec<Vec<ContenderId>>,
 }
 
 impl Medium {
     pub fn new(timing: SlotTiming, cca_window: Duration) -> Self {
-        Medium { timing, cca_window, contenders: Vec::new(), busy: false }
+        Medium {
+            timing,
+            cca_window,
+            contenders: Vec::new(),
+            busy: false,
+            lazy_ref: Instant::ZERO,
+            classes: Vec::new(),
+            eager: Vec::new(),
+            by_owner: Vec::new(),
+        }
     }
 
     pub fn add(&mut self, edcaf: Edcaf, owner: u32, priority: u8) -> ContenderId {
-        self.contenders.push(Contender { edcaf, owner, priority, ready: false, ready_since: Instant::ZERO });
-        ContenderId(self.contenders.len() as u32 - 1)
+        let aifs = edcaf.aifs(&self.timing);
+        let class = match self.classes.iter().position(|c| c.aifs == aifs) {
+            Some(i) => i,
+            None => {
+                self.classes.push(Class { aifs, idle_slots: 0 });
+                self.classes.len() - 1
+            }
+        };
+        let id = ContenderId(self.contenders.len() as u32);
+        // Lazy from the start if it counts from the medium's own reference.
+        let lazy = !self.busy && edcaf.ref_time() == self.lazy_ref;
+        let base = self.classes[class].idle_slots;
+        self.contenders.push(Contender {
+            edcaf,
+            owner,
+            priority,
+            ready: false,
+            ready_since: Instant::ZERO,
+            lazy,
+            class: class as u8,
+            base,
+        });
+        if !lazy {
+            self.eager.push(id);
+        }
+        let o = owner as usize;
+        if self.by_owner.len() <= o {
+            self.by_owner.resize_with(o + 1, Vec::new);
+        }
+        self.by_owner[o].push(id);
+        id
+    }
+
+    /// Bring a lazy contender up to date and make it eager (until the medium next turns idle).
+    #[inline]
+    fn touch(&mut self, id: ContenderId) -> &mut Contender {
+        let c = &mut self.contenders[id.0 as usize];
+        if c.lazy {
+            let slots = self.classes[c.class as usize].idle_slots - c.base;
+            c.edcaf.count_down(slots);
+            c.edcaf.set_ref(self.lazy_ref);
+            c.lazy = false;
+            self.eager.push(id);
+        }
+        c
     }
 
     #[inline]
     pub fn get(&self, id: ContenderId) -> &Contender {
         &self.contenders[id.0 as usize]
     }
+    /// The contender's EDCAF, brought up to date, to change (CW, a new backoff).
     #[inline]
-    pub fn get_mut(&mut self, id: ContenderId) -> &mut Contender {
-        &mut self.contenders[id.0 as usize]
+    pub fn edcaf_mut(&mut self, id: ContenderId) -> &mut Edcaf {
+        &mut self.touch(id).edcaf
+    }
+    /// The contender's remaining backoff slots, as of the last time the medium turned busy.
+    pub fn backoff(&self, id: ContenderId) -> u32 {
+        let c = &self.contenders[id.0 as usize];
+        let b = c.edcaf.backoff();
+        if c.lazy {
+            let slots = self.classes[c.class as usize].idle_slots - c.base;
+            b - slots.min(b as u64) as u32
+        } else {
+            b
+        }
+    }
+    /// The instant from which the contender counts AIFS.
+    pub fn ref_time(&self, id: ContenderId) -> Instant {
+        let c = &self.contenders[id.0 as usize];
+        if c.lazy {
+            self.lazy_ref
+        } else {
+            c.edcaf.ref_time()
+        }
     }
     pub fn len(&self) -> usize {
         self.contenders.len()
@@ -83,14 +188,22 @@ impl Medium {
     pub fn is_busy(&self) -> bool {
         self.busy
     }
+    /// The contenders of one owner, in the order they were added.
+    pub fn owned_by(&self, owner: u32) -> &[ContenderId] {
+        self.by_owner.get(owner as usize).map_or(&[], |v| v.as_slice())
+    }
+    /// How many contenders are kept exactly now (ready or with a reference of their own).
+    pub fn eager_len(&self) -> usize {
+        self.eager.len()
+    }
 
     /// The contender has a frame to send from `now` on. Returns true if it was not ready before.
     #[inline]
     pub fn set_ready(&mut self, id: ContenderId, now: Instant) -> bool {
-        let c = &mut self.contenders[id.0 as usize];
-        if c.ready {
+        if self.contenders[id.0 as usize].ready {
             return false;
         }
+        let c = self.touch(id);
         c.ready = true;
         c.ready_since = now;
         true
@@ -113,8 +226,9 @@ impl Medium {
         if self.busy {
             return None;
         }
-        self.contenders
+        self.eager
             .iter()
+            .map(|&id| &self.contenders[id.0 as usize])
             .filter(|c| c.ready)
             .map(|c| c.edcaf.access_time(&self.timing, c.ready_since))
             .min()
@@ -126,11 +240,13 @@ impl Medium {
         debug_assert!(!self.busy);
         let horizon = now + self.cca_window;
         let mut out = AccessOutcome::default();
-        for (i, c) in self.contenders.iter().enumerate() {
+        for &id in &self.eager {
+            let c = &self.contenders[id.0 as usize];
             if c.ready && c.edcaf.access_time(&self.timing, c.ready_since) < horizon {
-                out.transmitters.push(ContenderId(i as u32));
+                out.transmitters.push(id);
             }
         }
+        out.transmitters.sort_unstable();
         // Internal collisions: per owner keep the highest priority.
         if out.transmitters.len() > 1 {
             let mut keep = Vec::with_capacity(out.transmitters.len());
@@ -148,10 +264,17 @@ impl Medium {
             }
             out.transmitters = keep;
         }
-        for (i, c) in self.contenders.iter_mut().enumerate() {
-            let id = ContenderId(i as u32);
+        for &id in &self.eager {
             if !out.transmitters.contains(&id) && !out.internal_losers.contains(&id) {
-                c.edcaf.freeze(&self.timing, now);
+                self.contenders[id.0 as usize].edcaf.freeze(&self.timing, now);
+            }
+        }
+        // Every lazy contender counted the idle slots of its class (`Edcaf::freeze`).
+        let slot = self.timing.slot.as_nanos().max(1);
+        for cl in &mut self.classes {
+            let start = self.lazy_ref + cl.aifs;
+            if now > start {
+                cl.idle_slots += (now - start).as_nanos() / slot;
             }
         }
         self.busy = true;
@@ -159,17 +282,43 @@ impl Medium {
     }
 
     /// The medium is idle again from `t` for every contender; callers then adjust the
-    /// reference of individual contenders (EIFS, Ack timeout) with [`Medium::set_ref`].
+    /// reference of individual contenders (EIFS, Ack timeout) with [`Medium::set_ref`] and
+    /// [`Medium::defer_bystanders`].
     pub fn set_idle(&mut self, t: Instant) {
         self.busy = false;
-        for c in &mut self.contenders {
+        self.lazy_ref = t;
+        let (contenders, classes) = (&mut self.contenders, &self.classes);
+        self.eager.retain(|&id| {
+            let c = &mut contenders[id.0 as usize];
             c.edcaf.set_ref(t);
-        }
+            if c.ready {
+                true
+            } else {
+                c.lazy = true;
+                c.base = classes[c.class as usize].idle_slots;
+                false
+            }
+        });
     }
 
     #[inline]
     pub fn set_ref(&mut self, id: ContenderId, t: Instant) {
-        self.contenders[id.0 as usize].edcaf.set_ref(t);
+        self.touch(id).edcaf.set_ref(t);
+    }
+
+    /// Every contender except those in `exempt` counts from `r` (EIFS after an undecodable
+    /// PPDU, §10.3.2.3.7). Called while the medium is idle, before other per-contender
+    /// references are set in this idle period.
+    pub fn defer_bystanders(&mut self, r: Instant, exempt: &[ContenderId]) {
+        for &id in exempt {
+            self.touch(id);
+        }
+        self.lazy_ref = r;
+        for &id in &self.eager {
+            if !exempt.contains(&id) {
+                self.contenders[id.0 as usize].edcaf.set_ref(r);
+            }
+        }
     }
 }
 
@@ -194,7 +343,7 @@ mod tests {
         m.set_idle(Instant::ZERO);
         m.set_ready(a, Instant::ZERO);
         m.set_ready(b, Instant::ZERO);
-        let (ba, bb) = (m.get(a).edcaf.backoff(), m.get(b).edcaf.backoff());
+        let (ba, bb) = (m.backoff(a), m.backoff(b));
         let t = m.next_access().unwrap();
         assert_eq!(t, Instant(34_000 + 9_000 * ba.min(bb) as u64));
         let out = m.start_access(t);
@@ -203,7 +352,7 @@ mod tests {
         } else {
             assert_eq!(out.transmitters.len(), 1);
             let loser = if ba < bb { b } else { a };
-            assert_eq!(m.get(loser).edcaf.backoff(), ba.max(bb) - ba.min(bb));
+            assert_eq!(m.backoff(loser), ba.max(bb) - ba.min(bb));
         }
         assert!(m.next_access().is_none());
     }
@@ -258,24 +407,24 @@ mod tests {
         assert_eq!(out.transmitters, vec![vo], "one transmitter: no collision on the air");
         assert_eq!(out.internal_losers, vec![be]);
         // The station's counter froze with one slot left (AIFS 3 + 1 of its 2 slots elapsed).
-        assert_eq!(m.get(sta).edcaf.backoff(), 1);
+        assert_eq!(m.backoff(sta), 1);
         // The caller's part: the loser backs off as after an external collision.
-        assert_eq!(m.get(be).edcaf.cw(), 15);
-        m.get_mut(be).edcaf.on_failure(7);
-        assert_eq!(m.get(be).edcaf.cw(), 31, "CW doubled");
-        assert_eq!(m.get(be).edcaf.failures(), 1);
-        m.get_mut(vo).edcaf.on_success();
+        assert_eq!(m.get(be).cw(), 15);
+        m.edcaf_mut(be).on_failure(7);
+        assert_eq!(m.get(be).cw(), 31, "CW doubled");
+        assert_eq!(m.edcaf_mut(be).failures(), 1);
+        m.edcaf_mut(vo).on_success();
         m.set_not_ready(vo);
         // The VO exchange ends; BE still holds its frame and contends again.
         let end = slot_end + Duration::from_micros(300);
         m.set_idle(end);
         assert!(m.get(be).is_ready(), "the losing AC keeps its frame");
-        m.get_mut(be).edcaf.set_backoff(0);
+        m.edcaf_mut(be).set_backoff(0);
         let next = m.next_access().unwrap();
         let out = m.start_access(next);
         assert_eq!(out.transmitters, vec![be]);
         assert!(out.internal_losers.is_empty());
-        m.get_mut(be).edcaf.on_success();
-        assert_eq!((m.get(be).edcaf.cw(), m.get(be).edcaf.failures()), (15, 0));
+        m.edcaf_mut(be).on_success();
+        assert_eq!((m.get(be).cw(), m.edcaf_mut(be).failures()), (15, 0));
     }
 }
