@@ -239,7 +239,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     version = code_version()
 
     bar = Progress(spec.duration_ns, label=spec.name, quiet=args.quiet)
-    spec_text = spec.to_json()
+    spec_text = spec.checked_json or spec.to_json()
     try:
         if pcap is None:
             data_text = simulate_text(spec_text, seed, bar)

@@ -380,6 +380,10 @@ class Spec:
     station_group: list[int] = field(default_factory=list)  # normalized station -> [[stations]]
     flow_table: list[int] = field(default_factory=list)  # normalized flow -> [[flows]]
     source: str = ""
+    # `to_json()` as `check_native` passed it (a large cell's spec is megabytes of JSON: it is
+    # written once for validation and run). Whoever changes `normalized` afterwards calls
+    # `to_json()` itself.
+    checked_json: str | None = field(default=None, repr=False, compare=False)
 
     @property
     def name(self) -> str:
@@ -1087,6 +1091,8 @@ def check_native(spec: Spec) -> None:
 
     text = spec.to_json()
     problems = _native.validate(text)
+    if not problems:
+        spec.checked_json = text
     if problems:
         path, value, allowed = problems[0]
         if path == "spec":
