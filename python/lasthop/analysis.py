@@ -13,8 +13,11 @@ Whatever the input, `Results.rows` is the per-flow table of `summary.parquet` (o
 run × flow, the documented columns, sorted by `point`, `seed`, `flow`). For result files it is
 built in memory the same way: runs whose normalized specs differ (ignoring `sim.seed` and
 `description`) are different grid points; every leaf of the normalized spec that differs between
-points becomes a varied key column (`flows[1].rate_bps`, `mac.max_ampdu_mpdus`, ...) with its
-`<KEY>#num` twin. Cross traffic (`direction` "cross", on the wired path only) has `station`,
+points becomes a varied key column (`flows[1].rate_bps`, `mac.max_ampdu_mpdus`, ...), typed by
+its values as in summary.parquet (`sweep.VariedType`: bool, int64, float64, durations in ns and
+rates in bit/s as int64 with the unit in `Results.units`, else string), with its `<KEY>#text`
+twin. A summary.parquet of the earlier layout (string `<KEY>` and a float `<KEY>#num`) is read
+into the same form. Cross traffic (`direction` "cross", on the wired path only) has `station`,
 `mean_ampdu` and `airtime_frac` None in these rows, whatever the file says, so it is never
 counted as a station's flow.
 `Results.load_run(point, seed)` returns one result document when the result
@@ -287,6 +290,23 @@ def _value_num(v: Any) -> float | None:
 
 
 _MISSING = object()
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _column_type(res: "Results", key: str) -> Any:
+    """The `sweep.VariedType` of a varied key's column in `res`, from its values."""
+    from .sweep import VariedType
+
+    vals = [r.get(key) for r in res.rows]
+    t = VariedType.of(vals)
+    if key in res.units and t.arrow == "int64":
+        t = VariedType("int64", res.units[key])
+    elif t.unit:  # strings that parse as units but are stored as text here
+        t = VariedType("string")
+    return t
 _IGNORED_SPEC_KEYS = {"sim.seed", "description"}
 
 
@@ -300,16 +320,17 @@ class Results:
     source: Path
     kind: str                          # "sweep" | "parquet" | "result" | "results-dir"
     rows: list[dict[str, Any]]
-    varied: list[str]                  # varied keys (string columns; `<KEY>#num` next to them)
+    varied: list[str]                  # varied keys (typed columns; `<KEY>#text` next to them)
     manifest: dict[str, Any] | None = None
     spec_names: list[str] = field(default_factory=list)
     code_versions: list[str] = field(default_factory=list)
     files: dict[tuple[int, int], Path] = field(default_factory=dict)  # (point, seed) -> file
     docs: dict[tuple[int, int], dict[str, Any]] = field(default_factory=dict)  # loaded files
+    units: dict[str, str] = field(default_factory=dict)  # varied key -> "ns" | "bit/s"
 
     @property
     def columns(self) -> list[str]:
-        return (["point", "seed", "run"] + list(self.varied) + [f"{k}#num" for k in self.varied]
+        return (["point", "seed", "run"] + list(self.varied) + [f"{k}#text" for k in self.varied]
                 + BASE_COLUMNS[3:])
 
     @property
@@ -325,9 +346,14 @@ class Results:
         return sorted({(int(r["point"]), int(r["seed"])) for r in self.rows})
 
     def numeric_keys(self) -> list[str]:
-        """Varied keys whose values are all numbers (`<KEY>#num` never null)."""
+        """Varied keys whose values are all numbers (none null)."""
         return [k for k in self.varied
-                if self.rows and all(r.get(f"{k}#num") is not None for r in self.rows)]
+                if self.rows and all(_is_number(r.get(k)) for r in self.rows)]
+
+    def text(self, row: dict[str, Any], key: str) -> str:
+        """A varied key's value in `row` as written (`<KEY>#text`)."""
+        t = row.get(f"{key}#text")
+        return str(row.get(key)) if t is None else str(t)
 
     def has_run_files(self) -> bool:
         return bool(self.docs) or any(p.is_file() for p in self.files.values())
@@ -358,25 +384,25 @@ class Results:
         keys = self.varied if keys is None else keys
         for r in self.rows:
             if r["point"] == point:
-                return ", ".join(f"{k}={r[k]}" for k in keys) or f"point {point}"
+                return ", ".join(f"{k}={self.text(r, k)}" for k in keys) or f"point {point}"
         return f"point {point}"
 
     def to_arrow(self) -> Any:
         """The table as a pyarrow.Table with the summary.parquet column types."""
         import pyarrow as pa
 
+        from .sweep import FLOW_COLUMNS
+
         types = {"point": pa.int64(), "seed": pa.int64(), "run": pa.string(),
-                 "flow": pa.int64(), "station": pa.int64(), "direction": pa.string(),
-                 "pattern": pa.string(), "collisions": pa.int64()}
+                 **{name: getattr(pa, t)() for name, t in FLOW_COLUMNS}}
         fields = []
         for c in self.columns:
-            if c in types:
-                t = types[c]
-            elif c in self.varied:
-                t = pa.string()
+            if c in self.varied:
+                fields.append(_column_type(self, c).field(c))
+            elif c in types:
+                fields.append(pa.field(c, types[c]))
             else:
-                t = pa.float64()
-            fields.append(pa.field(c, t))
+                fields.append(pa.field(c, pa.string() if c.endswith("#text") else pa.float64()))
         schema = pa.schema(fields)
         return pa.Table.from_pylist([{c: r.get(c) for c in self.columns} for r in self.rows],
                                     schema=schema)
@@ -406,8 +432,24 @@ def _load_parquet(path: Path) -> Results:
     missing = [c for c in ("point", "seed", "flow", "goodput_bps") if c not in names]
     if missing:
         raise UserError(f"{path}: not a lasthop summary.parquet (no column {missing[0]!r})")
-    varied = [c[:-4] for c in names if c.endswith("#num") and c[:-4] in names]
+    varied = [c[:-5] for c in names if c.endswith("#text") and c[:-5] in names]
+    units = {}
+    for k in varied:
+        meta = table.schema.field(k).metadata or {}
+        if b"unit" in meta:
+            units[k] = meta[b"unit"].decode("utf-8", "replace")
+    old = [c[:-4] for c in names if c.endswith("#num") and c[:-4] in names]
     rows = table.to_pylist()
+    if old and not varied:
+        # The earlier layout: `<KEY>` the text, `<KEY>#num` its number where it parsed as one.
+        varied = old
+        for k in old:
+            numeric = all(r.get(f"{k}#num") is not None for r in rows)
+            for r in rows:
+                text, num = r.get(k), r.pop(f"{k}#num", None)
+                r[f"{k}#text"] = text
+                if numeric:
+                    r[k] = int(num) if float(num).is_integer() and abs(num) < 2 ** 63 else num
     for r in rows:
         for c in BASE_COLUMNS:
             r.setdefault(c, None)
@@ -417,7 +459,7 @@ def _load_parquet(path: Path) -> Results:
             r["station"] = r["mean_ampdu"] = r["airtime_frac"] = None
     rows.sort(key=lambda r: (r["point"], r["seed"], r["flow"]))
 
-    res = Results(source=path, kind="parquet", rows=rows, varied=varied)
+    res = Results(source=path, kind="parquet", rows=rows, varied=varied, units=units)
     manifest_path = path.parent / "sweep.json"
     if manifest_path.is_file():
         manifest = _read_json(manifest_path)
@@ -491,7 +533,13 @@ def _load_result_files(paths: list[Path], source: Path, kind: str) -> Results:
 
     ordered = sorted(points.items(), key=sort_key)
     index = {k: i for i, (k, _) in enumerate(ordered)}
-    res = Results(source=source, kind=kind, rows=[], varied=varied)
+    from .sweep import VariedType
+
+    types = {k: VariedType.of(None if v is _MISSING else v
+                              for v in (lv.get(k, _MISSING) for lv in points.values()))
+             for k in varied}
+    res = Results(source=source, kind=kind, rows=[], varied=varied,
+                  units={k: t.unit for k, t in types.items() if t.unit})
     seen: dict[tuple[int, int], Path] = {}
     for p, doc in docs:
         leaves = {k: v for k, v in _leaves(doc["spec"]).items() if k not in _IGNORED_SPEC_KEYS}
@@ -513,8 +561,8 @@ def _load_result_files(paths: list[Path], source: Path, kind: str) -> Results:
         base = {"point": point, "seed": seed, "run": p.stem}
         for k in varied:
             v = leaves.get(k, _MISSING)
-            base[k] = _value_text(v)
-            base[f"{k}#num"] = _value_num(v) if v is not _MISSING else None
+            base[k] = types[k].value(None if v is _MISSING else v, _value_text)
+            base[f"{k}#text"] = _value_text(v)
         for r in rows_from_result(doc):
             res.rows.append({**base, **r})
     res.rows.sort(key=lambda r: (r["point"], r["seed"], r["flow"]))
@@ -553,8 +601,7 @@ def load(path: str | Path) -> Results:
 def _column_order_key(res: Results, key: str) -> Callable[[Any, dict[str, Any]], tuple]:
     def k(value: Any, row: dict[str, Any]) -> tuple:
         if key in res.varied:
-            n = row.get(f"{key}#num")
-            return (0, n, "") if n is not None else (1, 0.0, str(value))
+            return (0, float(value), "") if _is_number(value) else (1, 0.0, res.text(row, key))
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return (0, float(value), "")
         return (1, 0.0, "" if value is None else str(value))
@@ -606,6 +653,8 @@ def _fmt(x: float, digits: int) -> str:
 def _raw(x: Any) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return ""
+    if isinstance(x, bool):
+        return "true" if x else "false"
     return repr(float(x)) if isinstance(x, float) else str(x)
 
 
@@ -639,10 +688,12 @@ def format_table(res: Results, by: Sequence[str], metrics: Sequence[str], fmt: s
     for m in metrics:
         info = METRICS[m]
         head += [info.header(), "±95%", "sd"] if spread else [info.header()]
+    # Varied keys are shown as written ("40Mbps", not 40000000).
+    labels = {(k, r.get(k)): res.text(r, k) for r in res.rows for k in by if k in res.varied}
     rows = []
     for key, n, aggs in data:
-        row = [("cross traffic" if k == "station" else "-") if v is None else str(v)
-               for k, v in zip(by, key)] + [str(n)]
+        row = [("cross traffic" if k == "station" else "-") if v is None
+               else labels.get((k, v), str(v)) for k, v in zip(by, key)] + [str(n)]
         for m, a in zip(metrics, aggs):
             info = METRICS[m]
             row.append(_fmt(a.mean * info.scale, info.digits))

@@ -323,6 +323,16 @@ class SweepRun:
         return pq.read_table(self.out_dir / "summary.parquet").to_pandas()
 
     @property
+    def varied(self) -> list[str]:
+        """The varied keys: typed columns of `summary`, each with a `<KEY>#text` twin."""
+        return list(self._results.varied)
+
+    @property
+    def units(self) -> dict[str, str]:
+        """Varied keys stored in a unit: "ns" for durations, "bit/s" for rates."""
+        return dict(self._results.units)
+
+    @property
     def runs(self) -> list[dict[str, Any]]:
         """The manifest's run records: point, seed, overrides, file."""
         return list(self.manifest["runs"])

@@ -63,7 +63,7 @@ import matplotlib
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
-from .analysis import Results, aggregate, metric, rows_from_result
+from .analysis import Results, _is_number, aggregate, metric, rows_from_result
 from .cli import UserError
 from .results import write_atomic
 
@@ -456,7 +456,7 @@ def x_key(res: Results, x: str | None) -> str:
                             "is none" + (f" (varied: {', '.join(res.varied)})" if res.varied
                                          else ""))
         return numeric[0]
-    key = x[:-4] if x.endswith("#num") else x
+    key = x[:-4] if x.endswith("#num") else x[:-5] if x.endswith("#text") else x
     if key not in res.varied:
         raise UserError(f"--x {x}: not a varied key; "
                         + (f"one of {', '.join(res.varied)}" if res.varied
@@ -582,13 +582,19 @@ def _seeds_note(res: Results) -> str:
 def _point_values(res: Results, point: int) -> str:
     for r in res.rows:
         if r["point"] == point:
-            return ", ".join(str(r[k]) for k in res.varied)
+            return ", ".join(res.text(r, k) for k in res.varied)
     return str(point)
 
 
 def _key_axis(res: Results, key: str) -> tuple[str, float]:
-    """Axis label and scale for a numeric varied key (guessing bit/s and ns units)."""
-    texts = [str(r.get(key, "")) for r in res.rows]
+    """Axis label and scale for a numeric varied key (its unit, or bit/s and ns guessed from
+    the key's name)."""
+    unit = res.units.get(key)
+    if unit == "bit/s":
+        return f"{key} (Mb/s)", 1e-6
+    if unit == "ns":
+        return f"{key} (ms)", 1e-6
+    texts = [res.text(r, key) for r in res.rows]
     low = key.lower()
     if any(t.endswith("bps") for t in texts) or low.endswith("_bps"):
         return f"{key} (Mb/s)", 1e-6
@@ -1029,13 +1035,13 @@ def plot_xy(res: Results | dict[str, Any], metric_name: str = "goodput_bps",
             continue
         per_x: dict[Any, set] = {}
         for r in res.rows:
-            per_x.setdefault(r[f"{key}#num"], set()).add(r[k])
+            per_x.setdefault(r[key], set()).add(r[k])
         if any(len(v) > 1 for v in per_x.values()):
             others.append(k)
     combo_order: dict[tuple, tuple] = {}
     for r in res.rows:
         combo_order.setdefault(tuple(r[k] for k in others), tuple(
-            (0, r[f"{k}#num"], "") if r.get(f"{k}#num") is not None else (1, 0.0, str(r[k]))
+            (0, float(r[k]), "") if _is_number(r[k]) else (1, 0.0, res.text(r, k))
             for k in others))
     combos = sorted(combo_order, key=lambda c: combo_order[c])
     flows: list[Any] = sorted({r["flow"] for r in res.rows})
@@ -1052,7 +1058,7 @@ def plot_xy(res: Results | dict[str, Any], metric_name: str = "goodput_bps",
                     and (flow is None or r["flow"] == flow)]
             by_x: dict[float, list[dict[str, Any]]] = {}
             for r in rows:
-                by_x.setdefault(float(r[f"{key}#num"]), []).append(r)
+                by_x.setdefault(float(r[key]), []).append(r)
             xs, mean, lo, hi = [], [], [], []
             for xv in sorted(by_x):
                 per_seed = _per_run_values(by_x[xv], m.name, by_flow=flow is not None)
@@ -1065,7 +1071,7 @@ def plot_xy(res: Results | dict[str, Any], metric_name: str = "goodput_bps",
                 lo.append((a.mean - ci) * m.scale)
                 hi.append((a.mean + ci) * m.scale)
             all_x += xs
-            parts = [f"{k}={v}" for k, v in zip(others, combo)]
+            parts = [f"{k}={res.text(rows[0], k) if rows else v}" for k, v in zip(others, combo)]
             if flow is not None:
                 parts.append(_flow_label_row(rows[0]) if rows else f"flow {flow}")
             elif m.name not in PER_RUN:

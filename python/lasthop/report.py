@@ -275,7 +275,7 @@ def build_report(res: Results, title: str | None = None) -> tuple[str, int]:
     for key, grp in group_rows(res, by):
         first = grp[0]
         sta = "cross traffic" if first["direction"] == "cross" else first["station"]
-        row: list[Any] = [*(str(v) for v in key[:-1]), first["flow"], sta,
+        row: list[Any] = [*(res.text(first, k) for k in res.varied), first["flow"], sta,
                           first["direction"], first["pattern"], len(grp)]
         for m in FLOW_METRICS:
             info = METRICS[m]
@@ -292,7 +292,7 @@ def build_report(res: Results, title: str | None = None) -> tuple[str, int]:
         for r in grp:
             per_run.setdefault(r["seed"], r)
         runs = list(per_run.values())
-        row = [*(str(v) for v in key[:-1]), key[-1], len(runs)]
+        row = [*(res.text(grp[0], k) for k in res.varied), key[-1], len(runs)]
         total = {}
         for r in grp:
             total[r["seed"]] = total.get(r["seed"], 0.0) + (r.get("goodput_bps") or 0.0)

@@ -88,6 +88,7 @@ __all__ = [
     "run_sweep",
     "summary_columns",
     "value_label",
+    "VariedType",
 ]
 
 MANIFEST_FORMAT = "lasthop.sweep"
@@ -264,7 +265,8 @@ def value_label(v: Any) -> str:
 
 
 def value_number(v: Any) -> float | None:
-    """The `<KEY>#num` column: numbers as float, durations in ns, rates in bit/s, else None."""
+    """A varied value as a number: numbers as float, durations in ns, rates in bit/s, else
+    None."""
     if isinstance(v, bool):
         return None
     if isinstance(v, (int, float)):
@@ -277,6 +279,72 @@ def value_number(v: Any) -> float | None:
             except UnitError:
                 pass
     return None
+
+
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+
+
+def _all_int64(xs: Iterable[Any]) -> bool:
+    return all(isinstance(x, int) and not isinstance(x, bool) and _INT64[0] <= x <= _INT64[1]
+               for x in xs)
+
+
+@dataclass(frozen=True)
+class VariedType:
+    """The type of a varied key's `<KEY>` column, from all the values it takes: `bool`,
+    `int64`, `float64` (numbers, some not integral), `int64` with `unit` "ns" (durations such
+    as "1.5ms") or "bit/s" (rates such as "40Mbps"), else `string` (the text of `<KEY>#text`).
+    Missing values are null."""
+
+    arrow: str                 # "bool" | "int64" | "float64" | "string"
+    unit: str | None = None    # "ns" | "bit/s" for parsed unit strings
+
+    @classmethod
+    def of(cls, values: Iterable[Any]) -> "VariedType":
+        present = [v for v in values if v is not None]
+        if not present:
+            return cls("string")
+        if all(isinstance(v, bool) for v in present):
+            return cls("bool")
+        if _all_int64(present):
+            return cls("int64")
+        if all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+               for v in present):
+            return cls("float64")
+        if all(isinstance(v, str) for v in present):
+            for unit, parse in (("ns", parse_duration), ("bit/s", parse_rate)):
+                try:
+                    parsed = [parse(v) for v in present]
+                except UnitError:
+                    continue
+                if _all_int64(parsed):
+                    return cls("int64", unit)
+        return cls("string")
+
+    def value(self, v: Any, text: Callable[[Any], str] | None = None) -> Any:
+        """`v` as this column holds it (None stays None)."""
+        if v is None:
+            return None
+        if self.unit == "ns":
+            return parse_duration(v)
+        if self.unit == "bit/s":
+            return parse_rate(v)
+        if self.arrow == "float64":
+            return float(v)
+        if self.arrow == "string":
+            return (text or value_label)(v)
+        return v
+
+    def pa_type(self) -> Any:
+        import pyarrow as pa
+        return {"bool": pa.bool_(), "int64": pa.int64(), "float64": pa.float64(),
+                "string": pa.string()}[self.arrow]
+
+    def field(self, name: str) -> Any:
+        """The pyarrow field of the `<KEY>` column; a unit is kept in its metadata."""
+        import pyarrow as pa
+        meta = {b"unit": self.unit.encode()} if self.unit else None
+        return pa.field(name, self.pa_type(), metadata=meta)
 
 
 def _canonical(obj: Any) -> str:
@@ -476,10 +544,14 @@ FLOW_COLUMNS: tuple[tuple[str, str], ...] = (
 )
 
 
-def summary_columns(keys: Sequence[str]) -> list[tuple[str, str]]:
-    """Column names and arrow types of summary.parquet for the varied `keys`."""
+def summary_columns(keys: Sequence[str] | dict[str, VariedType]) -> list[tuple[str, str]]:
+    """Column names and arrow types of summary.parquet for the varied `keys` (a mapping to
+    their `VariedType`, or names only, typed `string`): each key's typed column, then its
+    `<KEY>#text` twin."""
+    types = keys if isinstance(keys, dict) else {k: VariedType("string") for k in keys}
     return ([("point", "int64"), ("seed", "int64"), ("run", "string")]
-            + [(k, "string") for k in keys] + [(f"{k}#num", "float64") for k in keys]
+            + [(k, t.arrow) for k, t in types.items()]
+            + [(f"{k}#text", "string") for k in types]
             + list(FLOW_COLUMNS))
 
 
@@ -572,18 +644,21 @@ def build_summary(plan: SweepPlan, runs: list[dict[str, Any]],
     import pyarrow as pa
 
     keys = [k for k, _ in plan.vary]
-    columns = summary_columns(keys)
+    types = {k: VariedType.of(vs) for k, vs in plan.vary}
+    columns = summary_columns(types)
     cols: dict[str, list[Any]] = {name: [] for name, _ in columns}
     for rec in sorted(runs, key=lambda r: (r["point"], r["seed"])):
-        labels = {k: value_label(rec["overrides"][k]) for k in keys}
-        nums = {f"{k}#num": value_number(rec["overrides"][k]) for k in keys}
+        typed = {k: types[k].value(rec["overrides"][k]) for k in keys}
+        texts = {f"{k}#text": value_label(rec["overrides"][k]) for k in keys}
         for row in sorted(rows_by_key[rec["key"]], key=lambda r: (r["flow"] is None, r["flow"])):
-            full = {"point": rec["point"], "seed": rec["seed"], "run": rec["key"], **labels,
-                    **nums, **row}
+            full = {"point": rec["point"], "seed": rec["seed"], "run": rec["key"], **typed,
+                    **texts, **row}
             for name, _ in columns:
                 cols[name].append(full[name])
-    schema = pa.schema([(name, getattr(pa, t)()) for name, t in columns])
-    return pa.Table.from_pydict(cols, schema=schema)
+    fields = [types[name].field(name) if name in types
+              else pa.field(name, {"bool": pa.bool_()}.get(t) or getattr(pa, t)())
+              for name, t in columns]
+    return pa.Table.from_pydict(cols, schema=pa.schema(fields))
 
 
 def _parquet_bytes(table: Any) -> bytes:
@@ -1029,7 +1104,7 @@ def point_table(table: Any, keys: Sequence[str], limit: int = 40) -> list[str]:
     cols = table.to_pydict()
     per: dict[int, dict[str, Any]] = {}
     for i, point in enumerate(cols["point"]):
-        p = per.setdefault(point, {"labels": [cols[k][i] for k in keys], "runs": {},
+        p = per.setdefault(point, {"labels": [cols[f"{k}#text"][i] for k in keys], "runs": {},
                                    "p95": []})
         run = cols["run"][i], cols["seed"][i]
         p["runs"][run] = p["runs"].get(run, 0.0) + (cols["goodput_bps"][i] or 0.0)

@@ -88,8 +88,9 @@ AMPDUS = [4, 16, 64]
 SEEDS = [1, 2, 3]
 
 
-def write_sweep(d: Path) -> Path:
-    """A sweep directory as `lasthop sweep` writes it (docs/experiments.md)."""
+def write_sweep(d: Path, old_layout: bool = False) -> Path:
+    """A sweep directory as `lasthop sweep` writes it (docs/experiments.md); with
+    `old_layout`, its summary as earlier versions wrote it (text `<KEY>`, `<KEY>#num`)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -104,16 +105,23 @@ def write_sweep(d: Path) -> Path:
             runs.append({"point": point, "seed": seed, "overrides": {key: amp}, "key": run,
                          "file": f"runs/{run}.json"})
             for r in analysis.rows_from_result(doc):
-                rows.append({"point": point, "seed": seed, "run": run, key: str(amp),
-                             f"{key}#num": float(amp), **r})
+                if old_layout:
+                    rows.append({"point": point, "seed": seed, "run": run, key: str(amp),
+                                 f"{key}#num": float(amp), **r})
+                else:
+                    rows.append({"point": point, "seed": seed, "run": run, key: amp,
+                                 f"{key}#text": str(amp), **r})
     manifest = {"format": "lasthop.sweep", "format_version": 1, "code_version": "0.1.0+test",
                 "name": "fx", "spec": {"name": "fx"}, "vary": [[key, AMPDUS]], "seeds": SEEDS,
                 "runs": runs}
     (d / "sweep.json").write_text(json.dumps(manifest))
-    types = {"point": pa.int64(), "seed": pa.int64(), "run": pa.string(), key: pa.string(),
-             "flow": pa.int64(), "station": pa.int64(), "direction": pa.string(),
-             "pattern": pa.string(), "collisions": pa.int64()}
-    cols = ["point", "seed", "run", key, f"{key}#num"] + analysis.BASE_COLUMNS[3:]
+    from lasthop.sweep import FLOW_COLUMNS
+
+    types = {"point": pa.int64(), "seed": pa.int64(), "run": pa.string(),
+             key: pa.string() if old_layout else pa.int64(), f"{key}#text": pa.string(),
+             **{n: getattr(pa, t)() for n, t in FLOW_COLUMNS}}
+    twin = f"{key}#num" if old_layout else f"{key}#text"
+    cols = ["point", "seed", "run", key, twin] + analysis.BASE_COLUMNS[3:]
     schema = pa.schema([(c, types.get(c, pa.float64())) for c in cols])
     pq.write_table(pa.Table.from_pylist(rows, schema=schema), d / "summary.parquet")
     return d
@@ -205,15 +213,25 @@ def test_load_every_input_kind(sweep_dir: Path, result_file: Path, results_dir: 
     many = analysis.load(results_dir)
     assert many.kind == "results-dir" and len(many.runs) == 4
     assert "mac.max_ampdu_mpdus" in many.varied and many.numeric_keys()[0] == "mac.max_ampdu_mpdus"
-    assert [r["mac.max_ampdu_mpdus"] for r in many.rows[::8]] == ["8", "32"]
+    assert [r["mac.max_ampdu_mpdus"] for r in many.rows[::8]] == [8, 32]
+    assert [r["mac.max_ampdu_mpdus#text"] for r in many.rows[::8]] == ["8", "32"]
     # The in-memory table from result files equals the parquet rows built from the same docs.
     runs_only = analysis.load(sweep_dir / "runs")
     key = "mac.max_ampdu_mpdus"
     for a, b in zip(runs_only.rows, sw.rows):
         assert {k: a[k] for k in analysis.BASE_COLUMNS if k != "run"} == \
             {k: b[k] for k in analysis.BASE_COLUMNS if k != "run"}
-        assert a[key] == b[key] and a[f"{key}#num"] == b[f"{key}#num"]
+        assert a[key] == b[key] and a[f"{key}#text"] == b[f"{key}#text"]
     assert runs_only.to_arrow().num_rows == len(sw.rows)
+    assert runs_only.to_arrow().schema.field(key).type == __import__("pyarrow").int64()
+
+
+def test_load_summary_of_the_earlier_layout(sweep_dir: Path, tmp_path: Path):
+    """A summary.parquet written before varied keys were typed reads as the typed layout."""
+    old = analysis.load(write_sweep(tmp_path / "old", old_layout=True))
+    new = analysis.load(sweep_dir)
+    assert old.varied == new.varied == ["mac.max_ampdu_mpdus"]
+    assert old.rows == new.rows and old.numeric_keys() == ["mac.max_ampdu_mpdus"]
 
 
 @pytest.mark.parametrize("content,expect", [

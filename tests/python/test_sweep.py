@@ -24,6 +24,7 @@ from lasthop.sweep import (
     run_key,
     run_sweep,
     summary_columns,
+    VariedType,
     value_label,
     value_number,
 )
@@ -171,6 +172,28 @@ def test_value_label_and_number():
     assert value_number([0, 1]) is None
 
 
+def test_varied_types():
+    """Each varied key's column type follows all its values; anything mixed stays text."""
+    of = VariedType.of
+    assert of([True, False]) == VariedType("bool")
+    assert of([1, 64]) == VariedType("int64")
+    assert of([1, 0.5]) == VariedType("float64")
+    assert of(["1ms", "1.5ms", "2s"]) == VariedType("int64", "ns")
+    assert of(["10Mbps", "1.5Gbps"]) == VariedType("int64", "bit/s")
+    assert of(["fifo", "fq_codel"]) == VariedType("string")
+    assert of(["1ms", "10Mbps"]) == VariedType("string")      # a duration and a rate
+    assert of([1, "1ms"]) == VariedType("string")
+    assert of([True, 1]) == VariedType("string")
+    assert of([[0, 1], [2]]) == VariedType("string")
+    assert of([2 ** 63, 1]) == VariedType("float64")           # beyond int64: float
+    assert of([float("nan"), 1.0]) == VariedType("string")
+    assert of([None, 3]) == VariedType("int64")                # missing is null
+    t = of(["1.5ms", "2s"])
+    assert [t.value(v) for v in ("1.5ms", "2s", None)] == [1_500_000, 2_000_000_000, None]
+    assert of([1, 0.5]).value(1) == 1.0 and isinstance(of([1, 0.5]).value(1), float)
+    assert of([[0, 1], [2]]).value([0, 1]) == "[0, 1]"
+
+
 def test_plan_grid_order_seeds_and_keys(simulator):
     doc = {"sim": {"duration": "100ms", "seed": 10}, "stations": [{"mcs": 3}],
            "flows": [{"rate": "1Mbps"}]}
@@ -231,18 +254,28 @@ def test_pool_sweep_layout(pool_sweep):
     t = pq.read_table(out / "summary.parquet")
     assert t.equals(result.summary)
     keys = [k for k, _ in GRID]
-    assert t.column_names == [n for n, _ in summary_columns(keys)]
+    types = {k: VariedType.of(vs) for k, vs in GRID}
+    assert t.column_names == [n for n, _ in summary_columns(types)]
     assert t.schema.field("point").type == pa.int64()
-    assert t.schema.field("flows[0].rate#num").type == pa.float64()
+    # Varied keys are typed columns: an integer key as int64, a rate as int64 bit/s with its
+    # unit in the field's metadata; the text as written is the `#text` twin.
+    assert t.schema.field("mac.max_ampdu_mpdus").type == pa.int64()
+    assert t.schema.field("flows[0].rate").type == pa.int64()
+    assert t.schema.field("flows[0].rate").metadata == {b"unit": b"bit/s"}
+    assert t.schema.field("flows[0].rate#text").type == pa.string()
     assert t.schema.field("collisions").type == pa.int64()
     assert t.num_rows == 50 * 3  # three normalized flows per run
     rows = t.to_pylist()
     assert [(r["point"], r["seed"], r["flow"]) for r in rows] == sorted(
         (r["point"], r["seed"], r["flow"]) for r in rows)
     r = next(x for x in rows if x["point"] == 13 and x["seed"] == 6 and x["flow"] == 2)
-    assert r["mac.max_ampdu_mpdus"] == "4" and r["mac.max_ampdu_mpdus#num"] == 4.0
-    assert r["flows[0].rate"] == "40Mbps" and r["flows[0].rate#num"] == 40e6
+    assert r["mac.max_ampdu_mpdus"] == 4 and r["mac.max_ampdu_mpdus#text"] == "4"
+    assert r["flows[0].rate"] == 40_000_000 and r["flows[0].rate#text"] == "40Mbps"
     assert (r["station"], r["direction"], r["pattern"]) == (1, "up", "cbr")
+    from lasthop import analysis
+    loaded = analysis.load(out)
+    assert loaded.units == {"flows[0].rate": "bit/s"} and loaded.rows == rows
+    assert loaded.point_label(13) == "mac.max_ampdu_mpdus=4, flows[0].rate=40Mbps"
 
     doc = result.load(13, 6)
     assert doc["seed"] == 6 and doc["spec"]["mac"]["max_ampdu_mpdus"] == 4

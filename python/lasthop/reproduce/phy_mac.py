@@ -123,16 +123,16 @@ def _check_bianchi(eifs: bool):
 
 def _load_curves(run: SuiteRun):
     """Mean over seeds of the A-MPDU size and the median delay per offered load."""
-    agg = run.by_point("offered-load", "mean_ampdu", ["flows[0].rate#num"], flows="first")
-    p50 = run.by_point("offered-load", "delay_p50_ms", ["flows[0].rate#num"], flows="first")
+    agg = run.by_point("offered-load", "mean_ampdu", ["flows[0].rate"], flows="first")
+    p50 = run.by_point("offered-load", "delay_p50_ms", ["flows[0].rate"], flows="first")
     rates = sorted(k[0] for k in agg)
     return rates, [agg[(r,)][0] for r in rates], [p50[(r,)][0] for r in rates]
 
 
 def _seed_curves(run: SuiteRun) -> tuple[list[float], dict[int, list[float]], dict[int, list[float]]]:
     """Per seed: the mean A-MPDU size and the median delay at each offered load (sorted)."""
-    agg = run.point_values("offered-load", "mean_ampdu", ["flows[0].rate#num"], flows="first")
-    p50 = run.point_values("offered-load", "delay_p50_ms", ["flows[0].rate#num"], flows="first")
+    agg = run.point_values("offered-load", "mean_ampdu", ["flows[0].rate"], flows="first")
+    p50 = run.point_values("offered-load", "delay_p50_ms", ["flows[0].rate"], flows="first")
     rates = sorted(k[0] for k in agg)
     seeds = sorted(set.intersection(*(set(agg[(r,)]) for r in rates)))
     return (rates, {s: [agg[(r,)][s] for r in rates] for s in seeds},
@@ -229,7 +229,7 @@ def figures(run: SuiteRun) -> list[Figure]:
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
     fine = list(range(1, 65))
     ax.plot(fine, [_closed_form_expected(n) / 1e6 for n in fine], color="#555555", lw=1.2, label="closed form")
-    ax.errorbar(ns, [pts[(str(n),)][0] / 1e6 for n in ns], yerr=[pts[(str(n),)][1] / 1e6 for n in ns],
+    ax.errorbar(ns, [pts[(n,)][0] / 1e6 for n in ns], yerr=[pts[(n,)][1] / 1e6 for n in ns],
                 fmt="o", color="#0072B2", capsize=3, label="lasthop (mean, 95% CI)")
     ax.set_xlabel("MPDUs per A-MPDU")
     ax.set_ylabel("goodput (Mb/s)")
@@ -247,7 +247,7 @@ def figures(run: SuiteRun) -> list[Figure]:
     for eifs, color, label in [(False, "#0072B2", "DIFS after collision"), (True, "#D55E00", "EIFS after collision")]:
         ax.plot(nfine, [analytic.bianchi(n, 1500, eifs=eifs)[0] / 1e6 for n in nfine], color=color, lw=1.2,
                 label=f"Bianchi, {label}")
-        keys = sorted((k for k in pts if (k[1].lower() == "true") == eifs), key=lambda k: int(k[0]))
+        keys = sorted((k for k in pts if (str(k[1]).lower() == "true") == eifs), key=lambda k: int(k[0]))
         ax.errorbar([int(k[0]) for k in keys], [pts[k][0] / 1e6 for k in keys], yerr=[pts[k][1] / 1e6 for k in keys],
                     fmt="o", color=color, capsize=3, label=f"lasthop, {label}")
     ax.set_xlabel("saturated stations n")
@@ -261,7 +261,7 @@ def figures(run: SuiteRun) -> list[Figure]:
 
     # 3. offered load (Fig. 3 shape)
     rates, agg, p50 = _load_curves(run)
-    p95 = run.by_point("offered-load", "delay_p95_ms", ["flows[0].rate#num"], flows="first")
+    p95 = run.by_point("offered-load", "delay_p95_ms", ["flows[0].rate"], flows="first")
     fig, ax1 = plt.subplots(figsize=(6.4, 4.0))
     x = [r / 1e6 for r in rates]
     ax1.plot(x, agg, "o-", color="#0072B2", label="mean A-MPDU size")
