@@ -428,6 +428,7 @@ pub struct World {
     free: Vec<u32>,
     tx_pool: Vec<Vec<(u32, PktRef, bool)>>,
     scratch_dup: Vec<PktRef>,
+    scratch_emptied: Vec<(usize, u32)>,
     /// `mac.rx_delivery = "subframe"`: MPDUs go up at their subframe's end, else at the PPDU's.
     rx_per_subframe: bool,
     /// Reorder-buffer releases with their receive times (`complete_mpdus`).
@@ -791,10 +792,18 @@ impl World {
         let ack_lowest = phy::legacy_duration(6_000_000, frame::ACK, band);
         let end = Instant(spec.sim.duration_ns);
         let aggctl_host = aggctl::new_host(&spec, seed, bins, bin);
+        // Under FQ-CoDel the ACs share the radio's one flow queue (mac80211's `local->fq`: one
+        // table, one limit, the fattest flow of any station and AC dropped); the qdiscs are one
+        // per hardware queue (the mq root), each with its own limit.
+        let shared_fq = matches!(spec.aqm_config(), lasthop_algo::aqm::AqmConfig::FqCodel(_))
+            .then(|| TxqSet::shared_fq(n_sta, n_ac, spec.ap.queue_limit as usize, Rng::stream(seed, StreamKind::Other, 1 << 32).next_u64(), fq_cfg));
         let mut txqs: Vec<TxqSet<PktRef>> = (0..n_ac)
             .map(|k| {
                 let id = if k == 0 { 1 << 32 } else { (4 << 32) + k as u64 };
-                let t = TxqSet::with_fq(n_sta, spec.ap.queue_limit as usize, spec.aqm_config(), Rng::stream(seed, StreamKind::Other, id).next_u64(), schedule, fq_cfg);
+                let t = match &shared_fq {
+                    Some(fq) => TxqSet::on_shared_fq(n_sta, k, fq, schedule),
+                    None => TxqSet::with_fq(n_sta, spec.ap.queue_limit as usize, spec.aqm_config(), Rng::stream(seed, StreamKind::Other, id).next_u64(), schedule, fq_cfg),
+                };
                 if ath9k_stage {
                     t.with_ath9k_stage()
                 } else {
@@ -856,6 +865,7 @@ impl World {
             free: Vec::new(),
             tx_pool: Vec::new(),
             scratch_dup: Vec::new(),
+            scratch_emptied: Vec::new(),
             scratch_rx: Vec::new(),
             scratch_times: Vec::new(),
             tcp,
@@ -1335,10 +1345,14 @@ impl World {
         let k = self.slot_of(p);
         let mut drops = std::mem::take(&mut self.scratch_dup);
         let kept = self.txqs[k].enqueue(now, sta, p, |d| drops.push(d));
+        let emptied = !drops.is_empty() && self.fw.is_none() && self.txqs[k].emptied().next().is_some();
         for d in drops.drain(..) {
             self.drop_pkt(d, DropWhy::Queue);
         }
         self.scratch_dup = drops;
+        if emptied {
+            self.unschedule_emptied(k);
+        }
         if kept {
             if self.fw.is_some() {
                 self.fw_fill(now);
@@ -1346,6 +1360,26 @@ impl World {
                 self.make_ready(self.ap_data[k], now);
             }
         }
+    }
+
+    /// Stations (of any AC) whose queue the last enqueue into slot `k` emptied by dropping
+    /// from the fattest flows of the shared flow queue leave the service list when nothing
+    /// else waits for them (no retransmission), and an AC left with no station stops
+    /// contending: mac80211's next turn would find nothing there, and the driver would have
+    /// handed the hardware nothing to send.
+    fn unschedule_emptied(&mut self, k: usize) {
+        let mut gone = std::mem::take(&mut self.scratch_emptied);
+        gone.clear();
+        gone.extend(self.txqs[k].emptied());
+        for &(j, s) in &gone {
+            if self.txqs[j].len(s) == 0 && !self.stations[s as usize].ac[j].orig(Dir::Down).has_retx() {
+                self.txqs[j].return_txq(s, false);
+                if !self.txqs[j].has_active() {
+                    self.set_not_ready(self.ap_data[j]);
+                }
+            }
+        }
+        self.scratch_emptied = gone;
     }
 
     /// The driver's push loop (firmware mode): stations in mac80211's scheduling order, each

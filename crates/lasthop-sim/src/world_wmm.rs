@@ -17,7 +17,8 @@
 //! - the AP keeps one `TxqSet` (per-station queues, mac80211's pull interface; mac80211
 //!   schedules the txqs of each AC separately, `ieee80211_next_txq(hw, ac)`, with airtime
 //!   deficits per station and AC) behind its own total packet limit `ap.queue_limit` (Linux's
-//!   mq root has one child qdisc per hardware queue);
+//!   mq root has one child qdisc per hardware queue); under FQ-CoDel the sets share the radio's
+//!   one flow queue instead (mac80211's `local->fq`: one table and one limit for every TID);
 //! - a station keeps one own transmit queue (`stations[].queue_limit`, `stations[].qdisc`);
 //! - every link has one Block Ack agreement per direction (a TID per AC: BE 0, BK 1, VI 5,
 //!   VO 6), so sequence numbers, windows and reordering are per AC.

@@ -329,3 +329,60 @@ fn cross_traffic_has_no_access_category() {
     assert_eq!(p[0].0, "flows[0].ac");
     assert!(p[0].2.contains("cross"), "{p:?}");
 }
+
+/// mac80211 keeps one flow queue per radio (`local->fq`) for the txqs of every TID: under
+/// FQ-CoDel the AP's access categories share one table and one packet limit, and overflow is
+/// dropped from the fattest flow of any station and AC (`fq_tin_enqueue`). Two ACs overloaded
+/// (BE and VI, 60 Mb/s each into a 65 Mb/s cell) hold the limit between them, not twice over,
+/// and a VO flow far below its share loses nothing. With a limit per AC (one table each), the
+/// AP held ~2 × 300 packets.
+#[test]
+fn access_categories_share_the_radios_flow_queue() {
+    let secs = 3;
+    let mut s = ht20(secs);
+    s["ap"]["qdisc"] = json!("fq_codel");
+    s["ap"]["queue_limit"] = json!(300);
+    s["stations"] = json!([station(7, 1), station(7, 1), station(7, 1)]);
+    s["flows"] = json!([
+        flow(0, "down", "cbr", 60_000_000, 1500, secs * SEC),
+        with_ac(flow(1, "down", "cbr", 60_000_000, 1500, secs * SEC), "VI"),
+        with_ac(flow(2, "down", "cbr", 500_000, 200, secs * SEC), "VO"),
+    ]);
+    let w = world(&s, 2);
+    let d = serde_json::to_value(lasthop_sim::output::collect(&w)).unwrap();
+    let held: usize = (0..3).map(|i| w.ap_queue_len(i)).sum();
+    eprintln!("AP holds {held} packets at the end; per station {:?}", (0..3).map(|i| w.ap_queue_len(i)).collect::<Vec<_>>());
+    // The limit, plus at most one frame per station put back after it did not fit an aggregate.
+    assert!(held <= 300 + 3, "the ACs share one 300-packet limit: {held}");
+    assert!(held >= 250, "both overloaded ACs keep the limit full: {held}");
+    assert!(w.ap_queue_len(0) > 50 && w.ap_queue_len(1) > 50, "both heavy flows hold packets");
+    for f in [0, 1] {
+        assert!(d["flows"][f]["dropped_queue"].as_u64().unwrap() > 100, "flow {f} overflows: {}", d["flows"][f]);
+    }
+    assert_eq!(d["flows"][2]["dropped_queue"], 0, "the VO flow is below its share: {}", d["flows"][2]);
+    assert!(d["flows"][2]["delivered_packets"].as_u64().unwrap() > 800);
+}
+
+/// A queue emptied by a drop from another AC's arrival leaves the service list: when VI's one
+/// 1500-byte frame is the fattest flow of the radio (40 BE flows hold ~100 bytes each), it is
+/// dropped, and VI stops contending until its next frame — no empty PPDU is ever sent.
+#[test]
+fn a_queue_emptied_by_another_acs_overflow_stops_contending() {
+    let secs = 2;
+    let mut s = ht20(secs);
+    s["ap"]["qdisc"] = json!("fq_codel");
+    s["ap"]["queue_limit"] = json!(40);
+    s["stations"] = json!([station(7, 1), station(7, 1)]);
+    let mut flows: Vec<Value> = (0..40).map(|_| flow(0, "down", "cbr", 2_000_000, 100, secs * SEC)).collect();
+    flows.push(with_ac(flow(1, "down", "cbr", 3_000_000, 1500, secs * SEC), "VI"));
+    s["flows"] = json!(flows);
+    let w = world(&s, 4);
+    let d = serde_json::to_value(lasthop_sim::output::collect(&w)).unwrap();
+    let vi = &d["flows"][40];
+    eprintln!("VI: {} delivered, {} dropped at the queue", vi["delivered_packets"], vi["dropped_queue"]);
+    assert!(vi["dropped_queue"].as_u64().unwrap() > 0, "VI's frame is the fattest flow at times: {vi}");
+    assert!(vi["delivered_packets"].as_u64().unwrap() > 0);
+    for sta in 0..2 {
+        assert_eq!(w.station_ampdu_hist(sta)[0].first().copied().unwrap_or(0), 0, "station {sta}: a PPDU without MPDUs");
+    }
+}

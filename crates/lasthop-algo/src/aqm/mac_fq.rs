@@ -313,6 +313,11 @@ impl<P: QueuedPacket> MacFq<P> {
     /// limit. Every dropped packet (which may be `pkt` itself, or another station's) goes to
     /// `on_drop`.
     pub fn enqueue<F: FnMut(P)>(&mut self, now: Instant, tin: u32, pkt: P, mut on_drop: F) {
+        self.enqueue_tins(now, tin, pkt, |_, p| on_drop(p));
+    }
+
+    /// As [`MacFq::enqueue`], each dropped packet given with the tin it was queued in.
+    pub fn enqueue_tins<F: FnMut(u32, P)>(&mut self, now: Instant, tin: u32, pkt: P, mut on_drop: F) {
         let len = pkt.len_bytes() as u64;
         self.stats.arrived += 1;
         self.stats.arrived_bytes += len;
@@ -349,6 +354,7 @@ impl<P: QueuedPacket> MacFq<P> {
             let Some(s) = q.pop_front() else { break };
             let l = s.pkt.len_bytes() as u64;
             *backlog -= l;
+            let dropped_tin = *ft;
             let ti = &mut self.tins[*ft as usize];
             ti.packets -= 1;
             ti.bytes -= l;
@@ -364,7 +370,7 @@ impl<P: QueuedPacket> MacFq<P> {
                 self.overmemory += 1;
                 oom = self.totals.bytes > self.params.memory_limit;
             }
-            on_drop(s.pkt);
+            on_drop(dropped_tin, s.pkt);
         }
     }
 

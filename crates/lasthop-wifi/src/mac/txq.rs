@@ -9,7 +9,10 @@
 //! * **FQ-CoDel** is mac80211's own: [`MacFq`], one flow table shared by every station, DRR++
 //!   and CoDel within each station, and the radio-wide limit enforced by dropping from the
 //!   fattest flow of any station (`fq_tin_enqueue`), so a station below its fair share loses
-//!   nothing to another's overload.
+//!   nothing to another's overload. mac80211 keeps one such table per radio (`local->fq`) for
+//!   the txqs of every TID: the sets of several access categories share one [`SharedFq`]
+//!   (`TxqSet::on_shared_fq`), each owning a range of its tins, so the limit, the table and
+//!   the fattest-flow drop span all ACs.
 //! * **FIFO, CoDel, PIE** are qdiscs: each station's queue is the discipline, and the total
 //!   limit models the interface's `txqueuelen` shared by all stations (an arrival beyond it is
 //!   refused, whatever its station).
@@ -20,7 +23,13 @@
 
 use lasthop_algo::aqm::{AnyQdisc, AqmConfig, MacFq, MacFqConfig, Qdisc, QueuedPacket};
 use lasthop_core::{Duration, Instant};
+use std::cell::RefCell;
 use std::collections::VecDeque;
+use std::rc::Rc;
+
+/// One radio's flow queue shared by the queue sets of its access categories (mac80211's
+/// `local->fq`): each set serves its stations through a range of the table's tins.
+pub type SharedFq<P> = Rc<RefCell<MacFq<P>>>;
 
 /// Scheduler choice for the AP's station queues.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,8 +55,9 @@ impl TxqSchedule {
 enum Queues<P> {
     /// One qdisc per station behind a shared `txqueuelen` (FIFO, CoDel, PIE).
     PerStation(Vec<AnyQdisc<P>>),
-    /// mac80211's flow queue (FQ-CoDel): one tin per station over one flow table.
-    Fq(Box<MacFq<P>>),
+    /// mac80211's flow queue (FQ-CoDel): one tin per station over one flow table, possibly
+    /// shared with other access categories' sets (this set's tins start at `base`).
+    Fq { fq: SharedFq<P>, base: u32 },
 }
 
 #[derive(Clone, Debug)]
@@ -57,13 +67,15 @@ pub struct TxqSet<P> {
     deficit: Vec<i64>,
     queues: Queues<P>,
     stash: Vec<Option<P>>,
+    stashed: usize,
     total_limit: usize,
     /// The limit the disciplines were built with: `set_total_limit` never goes above it.
     built_limit: usize,
     /// Packets above `total_limit` left queued when the limit was lowered (they drain; no new
     /// arrival is accepted until the count is below the limit).
     excess: usize,
-    total_len: usize,
+    /// Packets in the per-station disciplines (not used with the flow queue, which counts).
+    qlen: usize,
     /// Stations with something to send, in service order.
     active: VecDeque<u32>,
     in_active: Vec<bool>,
@@ -72,6 +84,8 @@ pub struct TxqSet<P> {
     dropped_total_limit: u64,
     /// The driver's own buffering below the queues (pre-4.10 ath9k), if modelled.
     stage: Option<Stage<P>>,
+    /// Tins of the flow queue that the last enqueue's overlimit drops emptied (any set's).
+    emptied: Vec<u32>,
 }
 
 /// The pre-4.10 ath9k driver's buffering below the qdisc (drivers/net/wireless/ath/ath9k,
@@ -109,26 +123,48 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
     /// `fq.seed` are replaced by `total_limit` and `seed`), used when `aqm` is FQ-CoDel.
     pub fn with_fq(stations: usize, total_limit: usize, aqm: AqmConfig, seed: u64, schedule: TxqSchedule, fq: MacFqConfig) -> Self {
         let queues = match aqm {
-            AqmConfig::FqCodel(_) => Queues::Fq(Box::new(MacFq::new(MacFqConfig { limit_packets: total_limit, seed, ..fq }, stations))),
+            AqmConfig::FqCodel(_) => Queues::Fq { fq: Rc::new(RefCell::new(MacFq::new(MacFqConfig { limit_packets: total_limit, seed, ..fq }, stations))), base: 0 },
             _ => {
                 let aqm = with_limit(aqm, total_limit);
                 Queues::PerStation((0..stations).map(|i| aqm.build(seed.wrapping_add(i as u64))).collect())
             }
         };
+        Self::with_queues(stations, total_limit, schedule, queues)
+    }
+
+    /// mac80211's flow queue for `ac_sets` access categories of `stations` stations each: one
+    /// table of `ac_sets × stations` tins, `total_limit` packets (`fq->limit`) over all of them.
+    /// Give it to [`TxqSet::on_shared_fq`] once per AC.
+    pub fn shared_fq(stations: usize, ac_sets: usize, total_limit: usize, seed: u64, fq: MacFqConfig) -> SharedFq<P> {
+        Rc::new(RefCell::new(MacFq::new(MacFqConfig { limit_packets: total_limit, seed, ..fq }, stations * ac_sets)))
+    }
+
+    /// The queue set of access category number `ac_set` over the radio's shared flow queue
+    /// (tins `ac_set × stations ..`): its own scheduler (mac80211 schedules each AC's txqs
+    /// separately, `ieee80211_next_txq(hw, ac)`), the table and the limit shared.
+    pub fn on_shared_fq(stations: usize, ac_set: usize, fq: &SharedFq<P>, schedule: TxqSchedule) -> Self {
+        let limit = fq.borrow().limit();
+        assert!((ac_set + 1) * stations <= fq.borrow().tins(), "tins for this access category");
+        Self::with_queues(stations, limit, schedule, Queues::Fq { fq: Rc::clone(fq), base: (ac_set * stations) as u32 })
+    }
+
+    fn with_queues(stations: usize, total_limit: usize, schedule: TxqSchedule, queues: Queues<P>) -> Self {
         TxqSet {
             schedule,
             deficit: vec![0; stations],
             queues,
             stash: (0..stations).map(|_| None).collect(),
+            stashed: 0,
             total_limit,
             built_limit: total_limit,
             excess: 0,
-            total_len: 0,
+            qlen: 0,
             active: VecDeque::with_capacity(stations),
             in_active: vec![false; stations],
             airtime: vec![Duration::ZERO; stations],
             dropped_total_limit: 0,
             stage: None,
+            emptied: Vec::new(),
         }
     }
 
@@ -154,8 +190,29 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
     pub fn entries(&self) -> usize {
         self.deficit.len()
     }
+    /// Packets queued for this set's stations (stashed frames included; not the driver stage).
     pub fn total_len(&self) -> usize {
-        self.total_len
+        self.stashed
+            + match &self.queues {
+                Queues::PerStation(_) => self.qlen,
+                Queues::Fq { fq, base } => {
+                    let f = fq.borrow();
+                    let n = self.deficit.len();
+                    if f.tins() == n {
+                        f.len_packets()
+                    } else {
+                        (0..n as u32).map(|s| f.tin_packets(base + s)).sum()
+                    }
+                }
+            }
+    }
+    /// Packets counted against the limit: this set's, or under a shared flow queue the
+    /// radio's.
+    fn limit_len(&self) -> usize {
+        match &self.queues {
+            Queues::PerStation(_) => self.qlen + self.stashed,
+            Queues::Fq { fq, .. } => fq.borrow().len_packets() + self.stashed,
+        }
     }
     pub fn total_limit(&self) -> usize {
         self.total_limit
@@ -175,15 +232,15 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
     fn queued(&self, sta: u32) -> usize {
         match &self.queues {
             Queues::PerStation(q) => q[sta as usize].len_packets(),
-            Queues::Fq(f) => f.tin_packets(sta),
+            Queues::Fq { fq, base } => fq.borrow().tin_packets(base + sta),
         }
     }
     pub fn room(&self) -> usize {
-        self.total_limit.saturating_sub(self.total_len)
+        self.total_limit.saturating_sub(self.limit_len())
     }
     /// Whether the stations share mac80211's flow queue (FQ-CoDel).
     pub fn is_fq(&self) -> bool {
-        matches!(self.queues, Queues::Fq(_))
+        matches!(self.queues, Queues::Fq { .. })
     }
 
     /// Change the shared packet limit, clamped to `1..=` the limit the set was built with. For
@@ -194,16 +251,24 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
     pub fn set_total_limit(&mut self, limit: usize) {
         self.total_limit = limit.clamp(1, self.built_limit);
         match &mut self.queues {
-            Queues::PerStation(_) => self.excess = self.total_len.saturating_sub(self.total_limit),
-            Queues::Fq(f) => f.set_limit(self.total_limit),
+            Queues::PerStation(_) => self.excess = self.limit_len().saturating_sub(self.total_limit),
+            Queues::Fq { fq, .. } => fq.borrow_mut().set_limit(self.total_limit),
         }
     }
 
-    /// Octets queued for all stations (stashed frames included).
+    /// Octets queued for this set's stations (stashed frames included).
     pub fn backlog_bytes(&self) -> u64 {
         let q: u64 = match &self.queues {
             Queues::PerStation(q) => q.iter().map(|q| q.len_bytes()).sum(),
-            Queues::Fq(f) => f.len_bytes(),
+            Queues::Fq { fq, base } => {
+                let f = fq.borrow();
+                let n = self.deficit.len();
+                if f.tins() == n {
+                    f.len_bytes()
+                } else {
+                    (0..n as u32).map(|s| f.tin_bytes(base + s)).sum()
+                }
+            }
         };
         q + self.stash.iter().flatten().map(|p| p.len_bytes() as u64).sum::<u64>()
     }
@@ -211,7 +276,7 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
     pub fn sta_backlog_bytes(&self, sta: u32) -> u64 {
         match &self.queues {
             Queues::PerStation(q) => q[sta as usize].len_bytes(),
-            Queues::Fq(f) => f.tin_bytes(sta),
+            Queues::Fq { fq, base } => fq.borrow().tin_bytes(base + sta),
         }
     }
     /// Packets of `sta` dropped by the queues: by its discipline (AQM or its own overflow
@@ -219,8 +284,8 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
     pub fn sta_drops(&self, sta: u32) -> u64 {
         match &self.queues {
             Queues::PerStation(q) => q[sta as usize].stats().dropped,
-            Queues::Fq(f) => {
-                let t = f.tin_stats(sta);
+            Queues::Fq { fq, base } => {
+                let t = fq.borrow().tin_stats(base + sta);
                 t.overlimit + t.codel_drops
             }
         }
@@ -232,13 +297,13 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
                 AnyQdisc::FqCodel(f) => f.new_flow_count(),
                 _ => 0,
             },
-            Queues::Fq(f) => f.tin_stats(sta).flows,
+            Queues::Fq { fq, base } => fq.borrow().tin_stats(base + sta).flows,
         }
     }
-    /// mac80211's flow queue, when the stations share one.
-    pub fn fq(&self) -> Option<&MacFq<P>> {
+    /// mac80211's flow queue, when the stations share one, and the first tin of this set.
+    pub fn fq(&self) -> Option<(std::cell::Ref<'_, MacFq<P>>, u32)> {
         match &self.queues {
-            Queues::Fq(f) => Some(f),
+            Queues::Fq { fq, base } => Some((fq.borrow(), *base)),
             Queues::PerStation(_) => None,
         }
     }
@@ -246,11 +311,19 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
         self.airtime[sta as usize]
     }
     /// Packets dropped because of the shared limit: arrivals refused at `txqueuelen`, or
-    /// mac80211's overlimit drops from the fattest flows.
+    /// mac80211's overlimit drops from the fattest flows (of this set's stations).
     pub fn dropped_total_limit(&self) -> u64 {
         match &self.queues {
             Queues::PerStation(_) => self.dropped_total_limit,
-            Queues::Fq(f) => f.overlimit(),
+            Queues::Fq { fq, base } => {
+                let f = fq.borrow();
+                let n = self.deficit.len();
+                if f.tins() == n {
+                    f.overlimit()
+                } else {
+                    (0..n as u32).map(|s| f.tin_stats(base + s).overlimit).sum()
+                }
+            }
         }
     }
 
@@ -258,6 +331,7 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
     /// arrival itself (refused at the total limit, or dropped by its discipline), a queued
     /// packet of the same station (FQ-CoDel's overflow rule), or under mac80211's flow queue
     /// the heads of the fattest flows of any station. Returns whether the arrival was queued.
+    #[inline]
     pub fn enqueue<F: FnMut(P)>(&mut self, now: Instant, sta: u32, p: P, mut on_drop: F) -> bool {
         let kept = self.enqueue_qdisc(now, sta, p, &mut on_drop);
         if self.stage.is_some() {
@@ -273,24 +347,32 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
         }
     }
 
+    #[inline]
     fn enqueue_qdisc<F: FnMut(P)>(&mut self, now: Instant, sta: u32, p: P, mut on_drop: F) -> bool {
         match &mut self.queues {
-            Queues::Fq(f) => {
+            Queues::Fq { fq, base } => {
+                // The drops may be any station's, of any access category sharing the table.
                 let mut kept = true;
-                let mut dropped = 0;
-                f.enqueue(now, sta, p, |d| {
+                let mut f = fq.borrow_mut();
+                let emptied = &mut self.emptied;
+                emptied.clear();
+                f.enqueue_tins(now, *base + sta, p, |tin, d| {
                     kept &= d != p;
-                    dropped += 1;
+                    emptied.push(tin);
                     on_drop(d);
                 });
-                self.total_len = self.total_len + 1 - dropped;
+                if !emptied.is_empty() {
+                    emptied.retain(|&t| f.tin_packets(t) == 0);
+                    emptied.dedup();
+                }
+                drop(f);
                 if kept {
                     self.queued_for(sta);
                 }
                 kept
             }
             Queues::PerStation(q) => {
-                if self.total_len >= self.total_limit {
+                if self.qlen + self.stashed >= self.total_limit {
                     self.dropped_total_limit += 1;
                     on_drop(p);
                     return false;
@@ -298,7 +380,7 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
                 self.excess = 0;
                 match q[sta as usize].enqueue(now, p) {
                     Ok(()) => {
-                        self.total_len += 1;
+                        self.qlen += 1;
                         self.queued_for(sta);
                         true
                     }
@@ -317,6 +399,15 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
                 }
             }
         }
+    }
+
+    /// The queues the last [`TxqSet::enqueue`] emptied by dropping from the fattest flows of a
+    /// shared flow queue, as (access-category set, station) in the numbering of
+    /// [`TxqSet::on_shared_fq`]: mac80211 would find nothing there at its next turn, so the
+    /// caller takes them off the service lists they are on (with nothing else to send).
+    pub fn emptied(&self) -> impl Iterator<Item = (usize, u32)> + '_ {
+        let n = self.deficit.len().max(1) as u32;
+        self.emptied.iter().map(move |&t| ((t / n) as usize, t % n))
     }
 
     /// Put a station on the service list (it has frames waiting for retransmission, say).
@@ -373,6 +464,7 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
 
     /// `ieee80211_tx_dequeue`: the next frame for `sta`. Packets the discipline drops on the
     /// way out go to `on_drop` first.
+    #[inline]
     pub fn tx_dequeue<F: FnMut(P)>(&mut self, now: Instant, sta: u32, mut on_drop: F) -> Option<P> {
         if let Some(st) = self.stage.as_mut() {
             // The driver builds aggregates from what it holds; the room a frame frees is
@@ -383,25 +475,28 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
             return Some(p);
         }
         if let Some(p) = self.stash[sta as usize].take() {
-            self.total_len -= 1;
+            self.stashed -= 1;
             return Some(p);
         }
         self.qdisc_dequeue(now, sta, on_drop)
     }
 
     /// The next frame of `sta`'s queue (drops of its discipline to `on_drop`).
+    #[inline]
     fn qdisc_dequeue<F: FnMut(P)>(&mut self, now: Instant, sta: u32, mut on_drop: F) -> Option<P> {
         let mut dropped = 0;
         let count = |d| {
             dropped += 1;
             on_drop(d)
         };
-        let p = match &mut self.queues {
-            Queues::PerStation(q) => q[sta as usize].dequeue(now, count),
-            Queues::Fq(f) => f.dequeue(now, sta, count),
-        };
-        self.total_len -= dropped + p.is_some() as usize;
-        p
+        match &mut self.queues {
+            Queues::PerStation(q) => {
+                let p = q[sta as usize].dequeue(now, count);
+                self.qlen -= dropped + p.is_some() as usize;
+                p
+            }
+            Queues::Fq { fq, base } => fq.borrow_mut().dequeue(now, *base + sta, count),
+        }
     }
 
     /// Take frames from the queues into the driver stage while it has room, stations in turn.
@@ -433,7 +528,7 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
         }
         debug_assert!(self.stash[sta as usize].is_none(), "one stashed frame per station");
         self.stash[sta as usize] = Some(p);
-        self.total_len += 1;
+        self.stashed += 1;
     }
 
     /// `ieee80211_return_txq`: done with `sta` for this round. `more` says whether it still has
@@ -473,21 +568,21 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
         let stashed = self.stash.iter().filter(|s| s.is_some()).count();
         match &self.queues {
             Queues::PerStation(q) => {
-                if q.iter().map(|q| q.len_packets()).sum::<usize>() + stashed != self.total_len {
+                if q.iter().map(|q| q.len_packets()).sum::<usize>() != self.qlen || stashed != self.stashed {
                     return Err("total length out of sync");
                 }
-                if self.total_len > self.total_limit + self.excess {
+                if self.qlen + self.stashed > self.total_limit + self.excess {
                     return Err("total limit exceeded");
                 }
                 for q in q {
                     q.invariants()?;
                 }
             }
-            Queues::Fq(f) => {
-                if f.len_packets() + stashed != self.total_len {
-                    return Err("total length out of sync");
+            Queues::Fq { fq, .. } => {
+                if stashed != self.stashed {
+                    return Err("stash count out of sync");
                 }
-                f.invariants()?;
+                fq.borrow().invariants()?;
             }
         }
         Ok(())
@@ -619,6 +714,46 @@ mod tests {
         fn flow_hash(&self) -> u32 {
             self.flow
         }
+    }
+
+    /// Access categories over one radio's flow queue (mac80211's `local->fq`): one limit for
+    /// all of them, the fattest flow of any AC dropped, and a queue emptied that way reported
+    /// so the caller can take its station off the other AC's service list.
+    #[test]
+    fn access_categories_share_one_flow_queue() {
+        let now = Instant::ZERO;
+        let fq = TxqSet::<Q>::shared_fq(2, 2, 10, 7, MacFqConfig::default());
+        let mut be = TxqSet::on_shared_fq(2, 0, &fq, TxqSchedule::RoundRobin);
+        let mut vi = TxqSet::on_shared_fq(2, 1, &fq, TxqSchedule::RoundRobin);
+        // VI: one 1500-byte frame for station 1; BE: small frames of many flows for station 0.
+        assert!(vi.enqueue(now, 1, Q { id: 0, len: 1500, flow: 99 }, |d| panic!("{d:?}")));
+        assert!(vi.has_active() && vi.len(1) == 1 && vi.total_len() == 1);
+        let mut drops = Vec::new();
+        for i in 1..=10 {
+            assert!(be.enqueue(now, 0, Q { id: i, len: 100, flow: 1000 + i as u32 * 7919 }, |d| drops.push(d.id)));
+            if i < 10 {
+                assert!(be.emptied().next().is_none());
+            }
+        }
+        // The eleventh packet is over the shared limit of 10: the fattest flow is VI's.
+        assert_eq!(drops, [0], "the fattest flow of any AC is dropped");
+        assert_eq!(be.emptied().collect::<Vec<_>>(), [(1, 1)], "VI's station 1 is now empty");
+        assert_eq!((be.total_len(), vi.total_len(), vi.len(1)), (10, 0, 0));
+        assert_eq!((be.room(), vi.room()), (0, 0), "one limit for both");
+        assert_eq!((be.dropped_total_limit(), vi.dropped_total_limit()), (0, 1), "counted in the dropped flow's set");
+        assert_eq!(vi.sta_drops(1), 1);
+        be.invariants().unwrap();
+        vi.invariants().unwrap();
+        // mac80211 finds nothing at VI's next turn and unschedules the txq.
+        vi.return_txq(1, false);
+        assert!(!vi.has_active());
+        // One set alone over a table of its own is the same as before.
+        let mut own = TxqSet::<Q>::new(2, 10, AqmConfig::FqCodel(Default::default()), 7, TxqSchedule::RoundRobin);
+        for i in 0..12 {
+            own.enqueue(now, 0, Q { id: i, len: 100, flow: i as u32 }, |_| {});
+        }
+        assert_eq!(own.total_len(), 10);
+        own.invariants().unwrap();
     }
 
     /// Under mac80211's FQ-CoDel, a station sending below its fair share loses nothing to the
