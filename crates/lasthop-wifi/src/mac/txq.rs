@@ -195,16 +195,20 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
         self.stashed
             + match &self.queues {
                 Queues::PerStation(_) => self.qlen,
-                Queues::Fq { fq, base } => {
-                    let f = fq.borrow();
-                    let n = self.deficit.len();
-                    if f.tins() == n {
-                        f.len_packets()
-                    } else {
-                        (0..n as u32).map(|s| f.tin_packets(base + s)).sum()
-                    }
-                }
+                Queues::Fq { .. } => self.over_tins(|f| f.len_packets(), |f, t| f.tin_packets(t)),
             }
+    }
+    /// A flow-queue figure of this set's tins: `whole` of the queue when the set has it to
+    /// itself, else the sum of `per_tin` over its tins.
+    fn over_tins<T: std::iter::Sum>(&self, whole: impl Fn(&MacFq<P>) -> T, per_tin: impl Fn(&MacFq<P>, u32) -> T) -> T {
+        let Queues::Fq { fq, base } = &self.queues else { unreachable!("a flow-queue figure") };
+        let f = fq.borrow();
+        let n = self.deficit.len();
+        if f.tins() == n {
+            whole(&f)
+        } else {
+            (0..n as u32).map(|s| per_tin(&f, base + s)).sum()
+        }
     }
     /// Packets counted against the limit: this set's, or under a shared flow queue the
     /// radio's.
@@ -260,15 +264,7 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
     pub fn backlog_bytes(&self) -> u64 {
         let q: u64 = match &self.queues {
             Queues::PerStation(q) => q.iter().map(|q| q.len_bytes()).sum(),
-            Queues::Fq { fq, base } => {
-                let f = fq.borrow();
-                let n = self.deficit.len();
-                if f.tins() == n {
-                    f.len_bytes()
-                } else {
-                    (0..n as u32).map(|s| f.tin_bytes(base + s)).sum()
-                }
-            }
+            Queues::Fq { .. } => self.over_tins(|f| f.len_bytes(), |f, t| f.tin_bytes(t)),
         };
         q + self.stash.iter().flatten().map(|p| p.len_bytes() as u64).sum::<u64>()
     }
@@ -315,15 +311,7 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
     pub fn dropped_total_limit(&self) -> u64 {
         match &self.queues {
             Queues::PerStation(_) => self.dropped_total_limit,
-            Queues::Fq { fq, base } => {
-                let f = fq.borrow();
-                let n = self.deficit.len();
-                if f.tins() == n {
-                    f.overlimit()
-                } else {
-                    (0..n as u32).map(|s| f.tin_stats(base + s).overlimit).sum()
-                }
-            }
+            Queues::Fq { .. } => self.over_tins(|f| f.overlimit(), |f, t| f.tin_stats(t).overlimit),
         }
     }
 
