@@ -1399,6 +1399,8 @@ impl World {
             // One AC with the firmware model (spec rules): its queue set.
             let main = self.ac_plan.main as usize;
             let Some(sta) = self.txqs[main].next_txq_where(|s| fw.aql_ok(s)) else { break };
+            // The station's current rate, for this turn's airtime estimates.
+            let rate = self.stations[sta as usize].rc[0].current().data_rate_bps().max(1);
             loop {
                 let fw = self.fw.as_deref().expect("firmware");
                 if !fw.has_room() || !fw.aql_ok(sta) {
@@ -1407,7 +1409,6 @@ impl World {
                 let Some(p) = self.ap_pull(sta, main, now) else { break };
                 // Airtime estimate at the station's current rate (payload bits over the PHY rate;
                 // per-aggregate overheads are not charged).
-                let rate = self.stations[sta as usize].rc[0].current().data_rate_bps().max(1);
                 let bits = (frame::mpdu_len(p.len, self.qos) as u64 + 4) * 8;
                 let est = (bits * 1_000_000_000 / rate).min(u32::MAX as u64) as u32;
                 self.pkts[p.id as usize].aql = est;
