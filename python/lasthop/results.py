@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -114,7 +113,7 @@ def write_atomic(path: str | Path, data: bytes | Iterable[bytes]) -> Path:
     absent: a temporary file in the same directory, flushed to disk, then renamed over `path`.
     The parent must exist."""
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = _temp_beside(path)
     try:
         with os.fdopen(fd, "wb") as f:
             for chunk in ([data] if isinstance(data, (bytes, bytearray, memoryview)) else data):
@@ -130,6 +129,19 @@ def write_atomic(path: str | Path, data: bytes | Iterable[bytes]) -> Path:
             pass
         raise
     return path
+
+
+def _temp_beside(path: Path) -> tuple[int, str]:
+    """A new file `.<name>.<random>.tmp` next to `path`, opened for writing, owner-only (as
+    `tempfile.mkstemp`, without importing `tempfile` and `random` on every run)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    for _ in range(100):
+        tmp = os.path.join(path.parent, f".{path.name}.{os.urandom(6).hex()}.tmp")
+        try:
+            return os.open(tmp, flags, 0o600), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"{path.parent}: no free temporary name")
 
 
 def unwritable_dir(d: str | Path, what: str = "output directory") -> str | None:
@@ -164,7 +176,7 @@ def _probe_dir(d: Path, what: str) -> str | None:
         for m in reversed(missing):
             m.mkdir()
             created.append(m)
-        fd, tmp = tempfile.mkstemp(dir=d, prefix=".lasthop-probe-")
+        fd, tmp = _temp_beside(d / ".lasthop-probe")
         os.close(fd)
         os.unlink(tmp)
         return None

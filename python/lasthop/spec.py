@@ -14,14 +14,12 @@ message naming the TOML key. The simulator checks them again, so the two cannot 
 
 from __future__ import annotations
 
-import difflib
 import json
 import math
 import re
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -95,8 +93,7 @@ def show_value(v: Any) -> str:
 # --- per-standard facts (docs/spec.md "Sections") ------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Std:
+class _Std(NamedTuple):
     widths: tuple[int, ...]
     guard_intervals: tuple[int, ...]
     mcs_max: int
@@ -361,6 +358,8 @@ def _range_text(what: str, lo: int | None, hi: int | None) -> str:
 
 
 def _unknown_key(key: str, allowed: tuple[str, ...]) -> str:
+    import difflib
+
     close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
     if not close:
         close = [a for a in allowed if a.lower() == key.lower()]
@@ -372,18 +371,40 @@ def _unknown_key(key: str, allowed: tuple[str, ...]) -> str:
 # --- the normalized spec ----------------------------------------------------------------------
 
 
-@dataclass
 class Spec:
-    """A validated, normalized spec and how its lists map back to the TOML tables."""
+    """A validated, normalized spec and how its lists map back to the TOML tables.
 
-    normalized: dict[str, Any]
-    station_group: list[int] = field(default_factory=list)  # normalized station -> [[stations]]
-    flow_table: list[int] = field(default_factory=list)  # normalized flow -> [[flows]]
-    source: str = ""
-    # `to_json()` as `check_native` passed it (a large cell's spec is megabytes of JSON: it is
-    # written once for validation and run). Whoever changes `normalized` afterwards calls
-    # `to_json()` itself.
-    checked_json: str | None = field(default=None, repr=False, compare=False)
+    `normalized`; `station_group` (normalized station -> its [[stations]] table) and
+    `flow_table` (normalized flow -> its [[flows]] table); `source`. `checked_json` is
+    `to_json()` as `check_native` passed it (a large cell's spec is megabytes of JSON: it is
+    written once for validation and run); whoever changes `normalized` afterwards calls
+    `to_json()` itself. Equality ignores `checked_json`. (A plain class, not a dataclass, so
+    that `lasthop run` does not import `dataclasses` and `inspect`.)"""
+
+    __slots__ = ("normalized", "station_group", "flow_table", "source", "checked_json")
+
+    def __init__(self, normalized: dict[str, Any], station_group: list[int] | None = None,
+                 flow_table: list[int] | None = None, source: str = "",
+                 checked_json: str | None = None) -> None:
+        self.normalized = normalized
+        self.station_group = [] if station_group is None else station_group
+        self.flow_table = [] if flow_table is None else flow_table
+        self.source = source
+        self.checked_json = checked_json
+
+    def _key(self) -> tuple:
+        return (self.normalized, self.station_group, self.flow_table, self.source)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._key() == other._key()  # type: ignore[attr-defined]
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (f"Spec(normalized={self.normalized!r}, station_group={self.station_group!r}, "
+                f"flow_table={self.flow_table!r}, source={self.source!r})")
 
     @property
     def name(self) -> str:
