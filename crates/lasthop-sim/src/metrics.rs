@@ -124,19 +124,26 @@ impl LogHistogram {
     /// Several quantiles (`qs` in increasing order) in one pass over the buckets.
     pub fn quantiles(&self, qs: &[f64], out: &mut [u64]) {
         debug_assert!(qs.windows(2).all(|w| w[0] <= w[1]), "quantiles in increasing order");
-        if self.n == 0 {
+        if self.n == 0 || qs.is_empty() {
             out.iter_mut().for_each(|o| *o = 0);
             return;
         }
         let rank = |q: f64| ((q * self.n as f64).ceil() as u64).clamp(1, self.n);
         let mut k = 0;
         let mut acc = 0;
+        let mut next = rank(qs[0]);
         for (j, &c) in self.counts.iter().enumerate() {
             acc += c;
-            while k < qs.len() && acc >= rank(qs[k]) {
+            if acc < next {
+                continue;
+            }
+            while k < qs.len() && acc >= next {
                 let (lo, w) = Self::bucket(self.first + j);
                 out[k] = (lo + w / 2).min(self.max);
                 k += 1;
+                if k < qs.len() {
+                    next = rank(qs[k]);
+                }
             }
             if k == qs.len() {
                 return;
