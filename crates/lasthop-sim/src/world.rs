@@ -1343,15 +1343,17 @@ impl World {
     fn ap_enqueue(&mut self, dest: u32, p: PktRef, now: Instant) {
         let sta = self.next_hop(0, dest);
         let k = self.slot_of(p);
-        let mut drops = std::mem::take(&mut self.scratch_dup);
-        let kept = self.txqs[k].enqueue(now, sta, p, |d| drops.push(d));
-        let emptied = !drops.is_empty() && self.fw.is_none() && self.txqs[k].emptied().next().is_some();
-        for d in drops.drain(..) {
-            self.drop_pkt(d, DropWhy::Queue);
-        }
-        self.scratch_dup = drops;
-        if emptied {
-            self.unschedule_emptied(k);
+        // `scratch_dup` is empty here (whoever takes it drains what nested calls add).
+        let kept = {
+            let World { txqs, scratch_dup, .. } = self;
+            txqs[k].enqueue(now, sta, p, |d| scratch_dup.push(d))
+        };
+        if !self.scratch_dup.is_empty() {
+            let emptied = self.fw.is_none() && self.txqs[k].emptied().next().is_some();
+            self.drop_scratch();
+            if emptied {
+                self.unschedule_emptied(k);
+            }
         }
         if kept {
             if self.fw.is_some() {
@@ -1437,13 +1439,24 @@ impl World {
     /// The next frame of `sta`'s AP queue in slot `k`; packets its discipline drops on the way
     /// are accounted as queue drops.
     fn ap_pull(&mut self, sta: u32, k: usize, now: Instant) -> Option<PktRef> {
+        let p = {
+            let World { txqs, scratch_dup, .. } = self;
+            txqs[k].tx_dequeue(now, sta, |d| scratch_dup.push(d))
+        };
+        if !self.scratch_dup.is_empty() {
+            self.drop_scratch();
+        }
+        p
+    }
+
+    /// The packets an AP queue just dropped (in `scratch_dup`), accounted as queue drops.
+    #[cold]
+    fn drop_scratch(&mut self) {
         let mut drops = std::mem::take(&mut self.scratch_dup);
-        let p = self.txqs[k].tx_dequeue(now, sta, |d| drops.push(d));
         for d in drops.drain(..) {
             self.drop_pkt(d, DropWhy::Queue);
         }
         self.scratch_dup = drops;
-        p
     }
 
     /// The next frame of leaf station `sta`'s own queue of slot `k` (a stashed one first);

@@ -130,6 +130,7 @@ impl PrefixClock {
     }
 
     /// Time from the PPDU's start until its first `prefix_bytes` PSDU octets are received.
+    #[inline]
     pub fn at(&self, prefix_bytes: u32) -> Duration {
         if self.tx.standard == Standard::Ofdm {
             return ppdu_duration(&self.tx, prefix_bytes, self.band);
