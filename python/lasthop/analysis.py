@@ -23,7 +23,7 @@ counted as a station's flow.
 `Results.load_run(point, seed)` returns one result document when the result
 files are at hand (needed for time series and A-MPDU histograms).
 
-Unreadable or invalid input raises `lasthop.cli.UserError` with one line naming the file.
+Unreadable or invalid input raises `lasthop.errors.UserError` with one line naming the file.
 
 Statistics: `aggregate(values) -> Agg(mean, std, n, ci95)` with the sample standard deviation
 and the half-width of the two-sided 95 % Student-t confidence interval of the mean
@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from .cli import UserError
+from .errors import UserError
 from .results import ResultError, load_result
 
 __all__ = [

@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable
 
-from .cli import EXIT_OK, UserError
+from .errors import EXIT_OK, UserError
 
 __all__ = ["add_parsers", "COMMANDS"]
 

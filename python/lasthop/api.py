@@ -47,7 +47,7 @@ def _pd() -> Any:
 
 def _user_errors(fn: Any) -> Any:
     """Run `fn()`, turning the package's user errors into LasthopError."""
-    from .cli import UserError
+    from .errors import UserError
     from .results import ResultError
     from .spec import SpecError, SpecFileError
 

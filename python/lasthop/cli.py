@@ -13,6 +13,10 @@
     lasthop wqm ...                                  live tools on a real or emulated AP
                                                      (live_cli.py, docs/live.md)
 
+This module only parses the arguments and dispatches: the simulator's own commands are in
+`commands.py`, the others in their modules (imported only when asked for); user errors and
+exit codes are in `errors.py`.
+
 Exit codes: 0 success; 2 user error (bad spec, missing file, bad arguments), reported as ONE
 line on stderr and before anything is written; 1 internal or simulator error.
 Set LASTHOP_DEBUG=1 to get a traceback for internal errors.
@@ -21,33 +25,20 @@ Set LASTHOP_DEBUG=1 to get a traceback for internal errors.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import signal
 import sys
-from pathlib import Path
-from typing import Any, NoReturn, Sequence
+from typing import NoReturn, Sequence
 
-from .spec import SpecError, SpecFileError, load_spec
-
-EXIT_OK = 0
-EXIT_INTERNAL = 1
-EXIT_USAGE = 2
-
-PROG = "lasthop"
-
-
-class UserError(Exception):
-    """A problem the user can fix (exit code 2); the message is printed as is."""
-
+from .errors import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, PROG, UserError
+from .spec import SpecError, SpecFileError
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise UserError(message)
 
 
-# Commands defined in this module: when one of them is asked for, the other modules' parsers
-# (and what they import) are not loaded.
+# The simulator's own commands (commands.py): when one of them is asked for, the other modules'
+# parsers (and what they import) are not loaded.
 _CORE = ("run", "validate", "bench", "version")
 
 
@@ -136,237 +127,17 @@ def _seed(text: str) -> int:
     return value
 
 
-def _native() -> Any:
-    try:
-        from . import _native as native
-    except ImportError as e:
-        raise RuntimeError(f"the native module is not built ({e}); run `make` first") from None
-    return native
+def _cmd_core(args: argparse.Namespace) -> int:
+    from . import commands
+    return getattr(commands, f"cmd_{args.command}")(args)
 
 
-def code_version() -> str:
-    _native()  # a clear message when the module is not built
-    from .version import code_version as _cv
-
-    return _cv()
+def _cmd_version(args: argparse.Namespace) -> int:
+    from .commands import cmd_version
+    return cmd_version(args)
 
 
-def out_dir_arg(value: str) -> Path:
-    """`-o DIR` as a path; an empty one is refused (it would silently mean ".")."""
-    if not str(value).strip():
-        raise UserError("-o: the output directory is empty: name a directory (\".\" for this one)")
-    return Path(value)
-
-
-def _check_out_dir(out: Path) -> None:
-    """Fail (as a user error) before simulating if results could not be written to `out`."""
-    from .results import unwritable_dir
-
-    problem = unwritable_dir(out)
-    if problem:
-        raise UserError(problem)
-
-
-def _interruptible(fn: Any, what: str) -> Any:
-    """Call `fn()` (native code that writes nothing) so that SIGINT or SIGTERM ends the process
-    at once with one line saying what was interrupted and that nothing was written. The call
-    runs in a worker thread so that the main thread, waiting in Python, handles the signal at
-    once whatever the native code is doing."""
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        return fn()
-
-    def stop(signum: int, _frame: Any) -> None:
-        name = signal.Signals(signum).name
-        try:
-            sys.stderr.write(f"\n{PROG}: {name} while {what}: stopped, nothing was written\n")
-            sys.stderr.flush()
-        finally:
-            os._exit(128 + signum)
-
-    box: dict[str, Any] = {}
-
-    def work() -> None:
-        try:
-            box["value"] = fn()
-        except BaseException as e:  # handed to the caller below
-            box["error"] = e
-
-    old = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        t = threading.Thread(target=work, name="lasthop-native", daemon=True)
-        t.start()
-        while t.is_alive():
-            t.join(0.2)
-    finally:
-        for s, h in old.items():
-            signal.signal(s, h)
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
-
-
-def simulate_text(spec_json: str, seed: int, progress: Any = None) -> str:
-    """Run the native simulator; return the canonical text of the `data` document."""
-    native = _native()
-    data_json = _interruptible(lambda: native.run(spec_json, seed, progress), "simulating")
-    if not data_json.startswith("{"):
-        raise RuntimeError("simulator returned something other than a JSON object")
-    return data_json
-
-
-def simulate(spec_json: str, seed: int, progress: Any = None) -> dict[str, Any]:
-    """Run the native simulator; return the parsed `data` document."""
-    data = json.loads(simulate_text(spec_json, seed, progress))
-    if not isinstance(data, dict):
-        raise RuntimeError("simulator returned something other than a JSON object")
-    return data
-
-
-def cmd_run(args: argparse.Namespace) -> int:
-    from .progress import Progress
-    from .results import result_path, write_result_text
-
-    spec = load_spec(args.spec)
-    seed = spec.seed if args.seed is None else args.seed
-    out = out_dir_arg(args.out)
-    _check_out_dir(out)
-    path = result_path(out, spec.name, seed)
-    if path.is_dir():
-        raise UserError(f"result path {str(path)!r} is a directory")
-    pcap = _pcap_request(args, spec, out, seed)
-    version = code_version()
-
-    bar = Progress(spec.duration_ns, label=spec.name, quiet=args.quiet)
-    spec_text = spec.checked_json or spec.to_json()
-    try:
-        if pcap is None:
-            data_text = simulate_text(spec_text, seed, bar)
-        else:
-            data_text, pcap_bytes, (kept, truncated) = _simulate_capture(spec_text, seed, bar, pcap[1], pcap[2])
-            if truncated:
-                print(f"{PROG}: warning: the pcap stopped at --pcap-limit = {pcap[2]} records ({kept} kept); "
-                      "the run went on without capture: raise --pcap-limit to capture it all", file=sys.stderr)
-    except RuntimeError as e:
-        bar.finish(ok=False)
-        print(f"{PROG}: simulation failed: {e}", file=sys.stderr)
-        return EXIT_INTERNAL
-    bar.finish()
-    wall = bar.elapsed()
-
-    # The simulator's canonical text is stored as it is (one serialization); it is parsed only
-    # to print the summary.
-    out.mkdir(parents=True, exist_ok=True)
-    written: list[Path] = []
-    try:
-        write_result_text(path, spec_text, seed, data_text, version)
-        written.append(path)
-        if pcap is not None:
-            from .capture import write_pcap
-            write_pcap(pcap[0], pcap_bytes)
-    except OSError as e:
-        # All or nothing: a result without the capture asked for is not what was asked.
-        for f in written:
-            f.unlink(missing_ok=True)
-        what = e.filename or path
-        raise UserError(f"cannot write {str(what)!r}: {e.strerror or e}; nothing was kept") from None
-    if not args.quiet:
-        from .results import envelope
-        from .summary import summarize
-
-        doc = envelope(spec.normalized, seed, json.loads(data_text), version)
-        print(summarize(doc, wall_s=wall))
-        print(f"result: {path}")
-        if pcap is not None:
-            print(f"pcap: {pcap[0]}")
-    else:
-        print(path)
-    return EXIT_OK
-
-
-def _pcap_request(args: argparse.Namespace, spec: Any, out: Path, seed: int
-                  ) -> tuple[Path, str, int] | None:
-    """(pcap path, node, record limit) of `run --pcap`, checked before simulating."""
-    from .capture import DEFAULT_LIMIT, CaptureError, parse_limit, parse_node, pcap_path
-
-    if args.pcap is None:
-        if args.pcap_limit is not None:
-            raise UserError("--pcap-limit needs --pcap NODE")
-        return None
-    try:
-        node = parse_node(args.pcap, len(spec.normalized["stations"]))
-        limit = DEFAULT_LIMIT if args.pcap_limit is None else parse_limit(args.pcap_limit)
-    except CaptureError as e:
-        raise UserError(str(e)) from None
-    path = pcap_path(out, spec.name, seed, node)
-    if path.is_dir():
-        raise UserError(f"pcap path {str(path)!r} is a directory")
-    return path, node, limit
-
-
-def _simulate_capture(spec_json: str, seed: int, progress: Any, node: str, limit: int
-                      ) -> tuple[str, bytes, tuple[int, bool]]:
-    """`simulate_text` with a capture of `node`: the canonical text of the `data` document,
-    the pcap bytes and (records kept, truncated at the limit)."""
-    from .capture import simulate_capture
-
-    _native()  # a clear error if the module is not built
-    data_json, pcap_bytes, _, kept = _interruptible(
-        lambda: simulate_capture(spec_json, seed, node, progress, limit), "simulating")
-    if not data_json.startswith("{"):
-        raise RuntimeError("simulator returned something other than a JSON object")
-    return data_json, pcap_bytes, kept
-
-
-def cmd_validate(args: argparse.Namespace) -> int:
-    spec = load_spec(args.spec)
-    if args.json:
-        print(json.dumps(spec.normalized, sort_keys=True, indent=2))
-        return EXIT_OK
-    n = spec.normalized
-    print(f"ok: {spec.name}: {n['phy']['standard']} {n['phy']['channel_width']} MHz, "
-          f"{len(n['stations'])} station(s), {len(n['flows'])} flow(s), "
-          f"{n['sim']['duration_ns'] / 1e9:g} s")
-    return EXIT_OK
-
-
-def cmd_bench(args: argparse.Namespace) -> int:
-    from .bench import run_bench
-
-    if getattr(args, "live", None) == "proxy":
-        from .live_bench_proxy import run_live_proxy
-        return run_live_proxy(args.out)
-    if getattr(args, "live", None) == "quic":
-        from .live_bench_quic import run_live_quic
-        return run_live_quic(args.out, runs=3 if args.quick else 10)
-    if getattr(args, "live", None) == "aggctl":
-        from .live_bench_aggctl import run_live_aggctl
-        return run_live_aggctl(args.out, seconds=16 if args.quick else 30)
-    if getattr(args, "live", None) == "vwire":
-        from .live_bench_vwire import run_live_vwire
-        return run_live_vwire(args.out, seconds=12 if args.quick else 20)
-    if getattr(args, "live", None) == "wqm":
-        from .live_bench import run_live_bench
-        if not 1 <= args.runs <= 100:
-            raise UserError(f"--runs = {args.runs}: 1..100")
-        return run_live_bench(args.out, runs=args.runs, seconds=10 if args.quick else 20)
-    if getattr(args, "emu", False):
-        from .emu_bench import run_emu_bench
-        return run_emu_bench(args.out, seconds=5 if args.quick else 10)
-    if getattr(args, "sweep", False):
-        from .sweep import bench_sweep
-        return bench_sweep()
-    return run_bench(quick=args.quick)
-
-
-def cmd_version(_args: argparse.Namespace) -> int:
-    print(f"{PROG} {code_version()}")
-    return EXIT_OK
-
-
-COMMANDS = {"run": cmd_run, "validate": cmd_validate, "bench": cmd_bench,
-            "version": cmd_version}
+COMMANDS = {name: _cmd_core for name in _CORE}
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
@@ -439,7 +210,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = _parser(core_only).parse_args(argv)
         args.cmd = command
         if args.version and not args.command:
-            return cmd_version(args)
+            return _cmd_version(args)
         if not args.command:
             _parser().print_help(sys.stderr)
             return EXIT_USAGE

@@ -92,7 +92,8 @@ class _RootError(Exception):
 
 
 def cmd_emu(args: argparse.Namespace) -> int:
-    from .cli import EXIT_OK, EXIT_USAGE, PROG, UserError, _native
+    from .errors import EXIT_OK, EXIT_USAGE, PROG, UserError
+    from .native import native as _native
 
     try:
         if args.emu_command is None:
@@ -122,7 +123,9 @@ def cmd_emu(args: argparse.Namespace) -> int:
 
 
 def _up(args: argparse.Namespace, native: Any) -> int:
-    from .cli import EXIT_INTERNAL, EXIT_OK, PROG, UserError, _check_out_dir, code_version
+    from .commands import check_out_dir as _check_out_dir
+    from .errors import EXIT_INTERNAL, EXIT_OK, PROG, UserError
+    from .native import code_version
     from .results import envelope, write_result
     from .spec import load_spec
 
@@ -148,7 +151,7 @@ def _up(args: argparse.Namespace, native: Any) -> int:
         if node is not None and node not in nodes:
             allowed = f"server, sta0..sta{n - 1}" + (" or ap" if ap_host else "")
             raise UserError(f"--node = {node!r}: {allowed}")
-    from .cli import out_dir_arg
+    from .commands import out_dir_arg
     out = out_dir_arg(args.out)
     _check_out_dir(out)
     base = f"{spec.name}-emu-s{seed}"

@@ -541,7 +541,7 @@ def add_parser(sub: Any) -> None:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from .cli import EXIT_OK, UserError
+    from .errors import EXIT_OK, UserError
 
     if not args.flent:
         raise UserError("export: name the format: --flent")

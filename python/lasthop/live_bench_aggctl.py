@@ -241,7 +241,7 @@ def jain(xs: list[float]) -> float:
 
 
 def simulate(n: int, seconds: float, warm: float, seed: int = 1) -> dict:
-    from .cli import _native
+    from .native import native as _native
     from .spec import normalize
     spec = cell(n, seconds)
     spec["sim"]["warmup"] = f"{warm}s"

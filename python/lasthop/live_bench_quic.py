@@ -189,7 +189,7 @@ def emulate(kind: str, runs: int, tmp: Path, seed: int = 1, pages: list[str] | N
 
 
 def simulate(runs: int) -> dict:
-    from .cli import _native
+    from .native import native as _native
     from .reproduce.bquic import _share_below, _throughput
     from .spec import normalize
     out: dict[str, Any] = {}
@@ -250,7 +250,7 @@ PAGES = ["google", "wikipedia", "amazon"]
 
 
 def simulate_pages(runs: int) -> dict:
-    from .cli import _native
+    from .native import native as _native
     from .reproduce.bquic import _pages
     from .spec import normalize
     out: dict[str, Any] = {}

@@ -92,7 +92,7 @@ def _live_cell(spec: dict, out: Path) -> Path:
 
 
 def _simulate(doc: dict, seed: int) -> dict:
-    from .cli import _native
+    from .native import native as _native
     from .spec import normalize
     s = normalize(doc)
     return {"spec": s.normalized, "data": json.loads(_native().run(s.to_json(), seed, None))}

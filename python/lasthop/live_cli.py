@@ -45,7 +45,7 @@ def quic_binary() -> str | None:
 
 
 def run(argv: list[str]) -> int:
-    from .cli import _native
+    from .native import native as _native
     sys.stdout.flush()
     sys.stderr.flush()
     if argv[0] == "quic":

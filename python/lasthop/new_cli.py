@@ -40,7 +40,7 @@ def add_parsers(sub: Any) -> None:
 
 
 def cmd_new(args: argparse.Namespace) -> int:
-    from .cli import UserError
+    from .errors import UserError
     from .results import write_atomic
 
     templates = _templates()

@@ -64,7 +64,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from .analysis import Results, _is_number, aggregate, metric, rows_from_result
-from .cli import UserError
+from .errors import UserError
 from .results import write_atomic
 
 __all__ = ["KINDS", "SERIES", "SERIES_ALIASES", "FORMATS", "PALETTE", "DPI", "STYLE", "Series",

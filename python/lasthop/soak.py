@@ -105,7 +105,7 @@ def add_parser(sub: Any) -> None:
 
 
 def cmd_soak(args: argparse.Namespace) -> int:
-    from .cli import UserError
+    from .errors import UserError
 
     if os.geteuid() != 0:
         raise UserError("lasthop soak runs the emulator: it needs root (CAP_NET_ADMIN)")

@@ -1128,7 +1128,7 @@ def point_table(table: Any, keys: Sequence[str], limit: int = 40) -> list[str]:
 
 
 def cmd_sweep(args: Any) -> int:
-    from .cli import UserError
+    from .errors import UserError
 
     try:
         vary = [parse_vary(text) for text in args.vary]

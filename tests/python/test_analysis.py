@@ -19,7 +19,7 @@ import pytest
 from helpers import run_cli
 
 from lasthop import analysis, plots, report
-from lasthop.cli import UserError
+from lasthop.errors import UserError
 from lasthop.results import envelope, write_result
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

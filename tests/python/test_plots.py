@@ -22,7 +22,7 @@ from helpers import lasthop_cmd, run_cli
 from matplotlib.figure import Figure
 
 from lasthop import analysis, plots, report
-from lasthop.cli import UserError
+from lasthop.errors import UserError
 from lasthop.results import envelope, write_result
 
 ALL_SPEC = """\

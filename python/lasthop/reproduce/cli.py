@@ -24,7 +24,8 @@ def add_parser(sub) -> None:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
-    from ..cli import UserError, code_version
+    from ..errors import UserError
+    from ..native import code_version
 
     if args.list:
         for n in names():
