@@ -29,7 +29,7 @@ HYPOTHESIS_REQ := hypothesis>=6.100,<7
 RUST_SOURCES := Cargo.toml Cargo.lock \
 	$(shell find crates -type f \( -name '*.rs' -o -name 'Cargo.toml' \) 2>/dev/null)
 
-.PHONY: all build demo test test-rust test-nostd clippy test-python bench bench-sweep clean fuzz fuzz-build fuzz-smoke
+.PHONY: all build demo test test-rust test-nostd clippy test-python bench bench-sweep clean fuzz fuzz-build fuzz-smoke fuzz-py
 
 all: build
 
@@ -123,6 +123,20 @@ fuzz: fuzz-build
 	  echo "== $$t ($(FUZZ_TIME) s)"; \
 	  ($(FUZZ_CARGO) run $(FUZZ_FLAGS) $$t work/$$t corpus/$$t -- -max_total_time=$(FUZZ_TIME) \
 	    -timeout=20 -rss_limit_mb=2048 -print_final_stats=1) || exit 1; \
+	done
+
+# The Python readers' targets (atheris: libFuzzer for Python, from PyPI): fuzz/python/<target>.py,
+# corpora in fuzz/corpus/<target>; `make test` replays them (tests/python/test_fuzz_corpus.py).
+PY_FUZZ_TARGETS := result_readers
+ATHERIS_REQ := atheris>=2.3,<4
+
+fuzz-py: $(VENV)/.native-stamp
+	$(BIN)/pip install -q "$(ATHERIS_REQ)"
+	@for t in $(PY_FUZZ_TARGETS); do \
+	  mkdir -p fuzz/work/$$t fuzz/artifacts/$$t; \
+	  echo "== $$t ($(FUZZ_TIME) s)"; \
+	  $(BIN)/python fuzz/python/$$t.py fuzz/work/$$t fuzz/corpus/$$t -max_total_time=$(FUZZ_TIME) \
+	    -max_len=16384 -print_final_stats=1 -artifact_prefix=fuzz/artifacts/$$t/ || exit 1; \
 	done
 
 # A short run of each target: its seed corpus, then FUZZ_SMOKE_RUNS mutated inputs (new

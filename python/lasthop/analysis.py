@@ -42,6 +42,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from .errors import UserError
 from .results import ResultError, load_result
+from .results import number as _num
 
 __all__ = [
     "METRICS", "BASE_COLUMNS", "Metric", "Results", "Agg", "load", "rows_from_result",
@@ -201,10 +202,8 @@ class Agg:
 def _finite(values: Iterable[Any]) -> list[float]:
     out = []
     for v in values:
-        if v is None or isinstance(v, bool):
-            continue
-        x = float(v)
-        if not math.isnan(x):
+        x = _num(v)
+        if x is not None:
             out.append(x)
     return out
 
@@ -214,10 +213,16 @@ def aggregate(values: Iterable[Any], confidence: float = 0.95) -> Agg:
     n = len(xs)
     if n == 0:
         return Agg(math.nan, math.nan, 0, math.nan)
-    mean = math.fsum(xs) / n
+    try:
+        mean = math.fsum(xs) / n
+    except OverflowError:  # values near the float limit: their sum is not a float
+        mean = math.fsum(x / n for x in xs)
     if n < 2:
         return Agg(mean, math.nan, 1, math.nan)
-    var = math.fsum((x - mean) ** 2 for x in xs) / (n - 1)
+    try:
+        var = math.fsum((x - mean) ** 2 for x in xs) / (n - 1)
+    except OverflowError:  # a spread beyond the float range
+        var = math.inf
     std = math.sqrt(var)
     half = t_quantile(0.5 + confidence / 2.0, n - 1) * std / math.sqrt(n)
     return Agg(mean, std, n, half)
@@ -233,10 +238,6 @@ def mean_ci(values: Iterable[Any], confidence: float = 0.95) -> tuple[float, flo
 # Per-flow rows from result documents
 
 
-def _num(v: Any) -> float | None:
-    if v is None or isinstance(v, bool) or not isinstance(v, (int, float)):
-        return None
-    return float(v)
 
 
 def rows_from_result(doc: dict[str, Any]) -> list[dict[str, Any]]:

@@ -10,6 +10,7 @@ name, so a result file is either complete or absent.
 from __future__ import annotations
 
 import hashlib
+import math
 import json
 import os
 from pathlib import Path
@@ -216,4 +217,74 @@ def load_result(path: str | Path) -> dict[str, Any]:
     if "checksum" in doc and doc["checksum"] != content_checksum(doc):
         raise ResultError(f"{path}: changed after it was written (its content does not match "
                           "its checksum)")
+    problem = shape_problem(doc)
+    if problem:
+        raise ResultError(f"{path}: not a lasthop result file: {problem}")
     return doc
+
+
+# The containers the readers (summary, tables, plots, exports) walk, as docs/results.md lays
+# them out: a dict stands for an object whose listed members, where present, have the shapes
+# given; `[X]` for an array of elements shaped X; `list`, `str`, `int` for any array, text,
+# integer. Members not listed are not checked (readers take numbers with a check of their own).
+_SHAPE: dict[str, Any] = {
+    "code_version": str,
+    "seed": int,
+    "spec": {"name": str,
+             "sim": {"duration_ns": int, "warmup_ns": int, "bin_ns": int, "seed": int},
+             "phy": {}, "mac": {}, "ap": {}, "wired": {},
+             "stations": [{}], "flows": [{"pattern": str, "direction": str, "cc": str,
+                                          "ac": str}]},
+    "data": {"stats": {}, "channel": {}, "warnings": list, "timeseries": {},
+             "stations": [{"id": int, "ampdu_hist_down": list, "ampdu_hist_up": list}],
+             "flows": [{"id": int, "station": int, "delivered_packets": int,
+                        "direction": str, "pattern": str,
+                        "delay_ns": {"samples": int, "cdf_ns": list},
+                        "tcp": {"cc": str, "state": str, "bytes": int, "completion_ns": int,
+                                "app_bytes_delivered": int, "requests_completed": int,
+                                "response_time_ns": {}},
+                        "quic": {}, "series": {}}],
+             "nodes": [{}]},
+}
+
+
+def number(v: Any) -> float | None:
+    """`v` as a finite float if it is a JSON number (not a boolean), else None: how readers
+    take a result's numbers (a hand-made file may hold anything there)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    try:
+        f = float(v)
+    except OverflowError:  # an integer beyond any float
+        return None
+    return f if math.isfinite(f) else None
+
+
+def shape_problem(doc: Any, shape: Any = None, where: str = "") -> str | None:
+    """The first member of `doc` not shaped as the readers expect (`_SHAPE`), as
+    "KEY: expected …", or None."""
+    shape = _SHAPE if shape is None else shape
+    if isinstance(shape, dict):
+        if not isinstance(doc, dict):
+            return f"{where or 'the document'}: expected an object"
+        for k, sub in shape.items():
+            if k in doc and doc[k] is not None:
+                p = shape_problem(doc[k], sub, f"{where}.{k}" if where else k)
+                if p:
+                    return p
+        return None
+    if isinstance(shape, list):
+        if not isinstance(doc, list):
+            return f"{where}: expected an array"
+        for i, item in enumerate(doc):
+            p = shape_problem(item, shape[0], f"{where}[{i}]")
+            if p:
+                return p
+        return None
+    if shape is int:
+        # The simulator's integers are 64-bit (counters and times are u64).
+        ok = isinstance(doc, int) and not isinstance(doc, bool) and -(1 << 63) <= doc < (1 << 64)
+    else:
+        ok = isinstance(doc, shape)
+    names = {str: "text", int: "a 64-bit integer", list: "an array"}
+    return None if ok else f"{where}: expected {names[shape]}"

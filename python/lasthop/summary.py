@@ -10,15 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from .results import number as _num
 from .units import format_duration, format_rate
 
 __all__ = ["summarize"]
 
-
-def _num(v: Any) -> float | None:
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        return None
-    return float(v)
 
 
 def _fmt(v: Any, scale: float = 1.0, digits: int = 2) -> str:

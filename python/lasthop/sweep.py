@@ -53,7 +53,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from .results import FORMAT as RESULT_FORMAT
-from .results import ResultError, dumps, envelope, file_sha256, load_result, result_text
+from .results import ResultError, dumps, envelope, file_sha256, load_result, number, result_text
 from .spec import (
     SECTIONS,
     Spec,
@@ -555,11 +555,7 @@ def summary_columns(keys: Sequence[str] | dict[str, VariedType]) -> list[tuple[s
             + list(FLOW_COLUMNS))
 
 
-def _num(v: Any) -> float | None:
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        return None
-    f = float(v)
-    return f if math.isfinite(f) else None
+_num = number
 
 
 def _int(v: Any) -> int | None:
@@ -593,7 +589,8 @@ def flow_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
         cross = direction == "cross"
         # Cross traffic runs on the wired path only: no station, no access category.
         sta = {} if cross else (stations.get(f.get("station")) or {})
-        fid = f.get("id", i)
+        # A flow's index in the spec (its position, where the file gives no integer id).
+        fid = f.get("id") if _int(f.get("id")) is not None else i
         sf = spec_flows[fid] if isinstance(fid, int) and 0 <= fid < len(spec_flows) else {}
         tcp, quic = f.get("tcp") or {}, f.get("quic") or {}
         transport = tcp or quic
@@ -605,7 +602,7 @@ def flow_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
         offered = _num(f.get("offered_bytes"))
         delivered = (d.get("samples") or f.get("delivered_packets") or 0) > 0
         rows.append({
-            "flow": _int(f.get("id", i)),
+            "flow": fid,
             "station": None if cross else _int(f.get("station")),
             "direction": direction,
             "pattern": f.get("pattern"),

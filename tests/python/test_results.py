@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 
@@ -82,3 +83,63 @@ def test_load_result_errors(tmp_path: Path):
     (tmp_path / "c.json").write_text(json.dumps(d))
     with pytest.raises(ResultError, match="incomplete"):
         load_result(tmp_path / "c.json")
+
+
+# Defects the result-reader fuzz target (fuzz/python/result_readers.py) found: a file that
+# passed the reader but whose members had other types than the format's made the summary,
+# the tables and the per-flow rows fail with a Python exception (an internal error) instead
+# of one line naming the file and the member.
+@pytest.mark.parametrize("edit,where", [
+    (lambda d: d["data"].__setitem__("stats", "x"), "data.stats: expected an object"),
+    (lambda d: d["data"]["flows"][0].__setitem__("station", [1]), "data.flows[0].station"),
+    (lambda d: d["data"]["flows"][0].__setitem__("id", 10 ** 400), "data.flows[0].id"),
+    (lambda d: d["spec"]["sim"].__setitem__("duration_ns", 2 ** 70), "spec.sim.duration_ns"),
+    (lambda d: d["data"]["flows"][0]["delay_ns"].__setitem__("samples", "3"),
+     "data.flows[0].delay_ns.samples"),
+    (lambda d: d["data"].__setitem__("flows", {"0": {}}), "data.flows: expected an array"),
+    (lambda d: d["data"]["flows"][0].__setitem__("tcp", {"cc": ["cubic"]}),
+     "data.flows[0].tcp.cc: expected text"),
+    (lambda d: d.__setitem__("seed", True), "seed: expected a 64-bit integer"),
+])
+def test_members_of_another_type_are_refused_naming_them(tmp_path: Path, edit, where):
+    d = envelope({"name": "x", "sim": {"duration_ns": 10 ** 9, "warmup_ns": 0}}, 3,
+                 {"stats": {}, "flows": [{"id": 0, "station": 0, "delay_ns": {"samples": 1}}],
+                  "stations": [{"id": 0}]}, "0.1.0+abc")
+    edit(d)
+    p = tmp_path / "r.json"
+    p.write_text(json.dumps(d))  # no checksum: a hand-made file
+    with pytest.raises(ResultError) as e:
+        load_result(p)
+    assert where in str(e.value) and "\n" not in str(e.value)
+
+
+def test_numbers_are_taken_only_when_finite():
+    assert [results.number(v) for v in (1, 2.5, True, "3", None, 10 ** 400, float("inf"))] == \
+        [1.0, 2.5, None, None, None, None, None]
+
+
+def test_readers_take_odd_numbers_and_null_ids():
+    """Numbers beyond a float and flows without an id reach the rows and the summary as
+    missing values, not exceptions."""
+    from lasthop import analysis
+    from lasthop.summary import summarize
+
+    d = envelope({"name": "x", "sim": {"duration_ns": 10 ** 9}, "flows": [{}, {}]}, 3,
+                 {"flows": [{"id": None, "goodput_bps": 10 ** 400, "delay_ns": {"mean": "1"}},
+                            {"goodput_bps": 5.0}],
+                  "stations": [{"id": 0, "airtime_tx_ns": 10 ** 400}]}, "0.1.0+abc")
+    rows = analysis.rows_from_result(d)
+    assert [r["flow"] for r in rows] == [0, 1] and rows[0]["goodput_bps"] is None
+    assert "total goodput 0.00 Mb/s" in summarize(d)
+
+
+def test_aggregates_of_values_near_the_float_limit():
+    """A file's numbers may be anywhere up to the float limit: the mean and spread of such
+    values are a number and infinity, not an OverflowError (found by the result-reader fuzz
+    target, in the tables)."""
+    from lasthop.analysis import aggregate
+
+    a = aggregate([1e308, 1e308, -1e308])
+    assert math.isclose(a.mean, 1e308 / 3) and a.std == math.inf and a.n == 3
+    assert aggregate([1.0, 2.0, 3.0]) == aggregate([1.0, 2.0, 3.0])
+    assert aggregate([1.0, 2.0, 3.0]).mean == 2.0 and aggregate([1.0, 2.0, 3.0]).std == 1.0
