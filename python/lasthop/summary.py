@@ -82,10 +82,10 @@ def summarize(doc: dict[str, Any], wall_s: float | None = None) -> str:
                 elif t.get("bytes"):
                     done = t.get("completion_ns")
                     app = (f"{t['bytes'] / 1e6:g} MB in {done / 1e9:.3f} s" if done is not None
-                           else f"{t['bytes'] / 1e6:g} MB, {t.get('app_bytes_delivered', 0) / 1e6:.2f} MB delivered")
+                           else f"{t['bytes'] / 1e6:g} MB, {(t.get('app_bytes_delivered') or 0) / 1e6:.2f} MB delivered")
                 else:
                     app = "bulk"
-                trows.append([str(f.get("id")), t.get("cc", "?"), t.get("state", "?"), _fmt(t.get("srtt_ns"), 1e-6, 1),
+                trows.append([str(f.get("id")), str(t.get("cc") or "?"), str(t.get("state") or "?"), _fmt(t.get("srtt_ns"), 1e-6, 1),
                               _fmt(t.get("min_rtt_ns"), 1e-6, 1), str(t.get("retransmits", 0)), str(t.get("rto_count", 0)), app])
             lines += _table(["flow", "cc", "state", "srtt ms", "min rtt ms", "retx", "RTOs", "application"], trows)
 

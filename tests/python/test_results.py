@@ -143,3 +143,15 @@ def test_aggregates_of_values_near_the_float_limit():
     assert math.isclose(a.mean, 1e308 / 3) and a.std == math.inf and a.n == 3
     assert aggregate([1.0, 2.0, 3.0]) == aggregate([1.0, 2.0, 3.0])
     assert aggregate([1.0, 2.0, 3.0]).mean == 2.0 and aggregate([1.0, 2.0, 3.0]).std == 1.0
+
+
+def test_summary_of_tcp_members_left_null():
+    """A TCP flow whose congestion control, state and delivered bytes are null prints "?"
+    and 0 (found by the result-reader fuzz target)."""
+    from lasthop.summary import summarize
+
+    d = envelope({"name": "x", "sim": {"duration_ns": 10 ** 9}}, 3,
+                 {"flows": [{"id": 0, "tcp": {"cc": None, "state": None, "bytes": 1000,
+                                              "app_bytes_delivered": None}}]}, "0.1.0+abc")
+    text = summarize(d)
+    assert "0.00 MB delivered" in text and " ? " in text
