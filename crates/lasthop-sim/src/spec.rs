@@ -553,10 +553,24 @@ impl Spec {
         }
     }
 
-    /// Every 802.11 rule the spec breaks.
+    /// Every 802.11 rule the spec breaks, in the order of its sections.
     pub fn problems(&self) -> Vec<Problem> {
         let mut p: Vec<Problem> = Vec::new();
         let mut bad = |path: &str, value: String, allowed: String| p.push((path.to_string(), value, allowed));
+        let Some(std) = self.sim_phy_problems(&mut bad) else { return p };
+        self.mac_problems(std, &mut bad);
+        self.ap_wired_problems(&mut bad);
+        self.station_problems(&mut bad);
+        self.flow_problems(&mut bad);
+        for (path, value, allowed) in vwire_problems(self) {
+            bad(&path, value, allowed);
+        }
+        p.extend(self.aggctl_problems());
+        p
+    }
+
+    /// `sim` and `phy`; the standard, if it is one.
+    fn sim_phy_problems(&self, bad: &mut dyn FnMut(&str, String, String)) -> Option<Standard> {
 
         if self.sim.duration_ns == 0 {
             bad("sim.duration", "0s".into(), "a duration > 0".into());
@@ -569,7 +583,7 @@ impl Spec {
         }
         let Some(std) = parse_standard(&self.phy.standard) else {
             bad("phy.standard", format!("{:?}", self.phy.standard), "one of \"ofdm\", \"ht\", \"vht\", \"he\"".into());
-            return p;
+            return None;
         };
         match parse_band(&self.phy.band) {
             None => bad("phy.band", format!("{:?}", self.phy.band), "one of \"2.4GHz\", \"5GHz\", \"6GHz\"".into()),
@@ -591,6 +605,11 @@ impl Spec {
             bad("phy.control_rate", format!("{}bps", self.phy.control_rate_bps), "one of 6, 9, 12, 18, 24, 36, 48, 54 Mbps".into());
         }
 
+        Some(std)
+    }
+
+    /// `mac`: aggregation, A-MSDU, PPDU time, retries, beacons, EDCA overrides.
+    fn mac_problems(&self, std: Standard, bad: &mut dyn FnMut(&str, String, String)) {
         let m = &self.mac;
         let win = phy::ba_window(std) as u32;
         if std == Standard::Ofdm && m.aggregation {
@@ -646,6 +665,10 @@ impl Spec {
                 bad("mac.aifsn", v.to_string(), "1..=15".into());
             }
         }
+    }
+
+    /// `ap` and `wired`.
+    fn ap_wired_problems(&self, bad: &mut dyn FnMut(&str, String, String)) {
         if self.ap.queue_limit == 0 {
             bad("ap.queue_limit", "0".into(), "at least 1 packet".into());
         }
@@ -703,6 +726,10 @@ impl Spec {
             bad("wired.qdisc", format!("{:?}", self.wired.qdisc), QDISCS_ALLOWED.into());
         }
 
+    }
+
+    /// `stations`: rates, placement, mobility.
+    fn station_problems(&self, bad: &mut dyn FnMut(&str, String, String)) {
         if self.stations.is_empty() {
             bad("stations", "[]".into(), "at least one station".into());
         }
@@ -790,6 +817,10 @@ impl Spec {
                 bad(&format!("stations[{i}].repeat"), "true".into(), "a schedule whose last waypoint is later than its first".into());
             }
         }
+    }
+
+    /// `channel` and `flows`.
+    fn flow_problems(&self, bad: &mut dyn FnMut(&str, String, String)) {
         let c = &self.channel;
         if !["log_distance", "tgn_a", "tgn_b", "tgn_c", "tgn_d", "tgn_e", "tgn_f"].contains(&c.path_loss.as_str()) {
             bad("channel.path_loss", format!("{:?}", c.path_loss), "one of \"log_distance\", \"tgn_a\" … \"tgn_f\"".into());
@@ -906,12 +937,8 @@ impl Spec {
                 bad(&format!("flows[{i}].{path}"), value, allowed);
             }
         }
-        for (path, value, allowed) in vwire_problems(self) {
-            bad(&path, value, allowed);
-        }
-        p.extend(self.aggctl_problems());
-        p
     }
+
 }
 
 /// The WMM rule of one flow's `ac`: (value, allowed). Nodes that keep one queue (a non-QoS

@@ -212,20 +212,12 @@ impl LinkAc {
         }
     }
 
+    /// The Block Ack agreement of `dir`: its originator and recipient.
     #[inline]
-    pub fn orig_ref(&self, dir: Dir) -> &Originator<PktRef> {
+    pub fn agreement(&mut self, dir: Dir) -> (&mut Originator<PktRef>, &mut Recipient<PktRef>) {
         match dir {
-            Dir::Down => &self.down_orig,
-            Dir::Up => &self.up_orig,
-        }
-    }
-
-    /// The recipient of `dir`.
-    #[inline]
-    pub fn rcpt(&mut self, dir: Dir) -> &mut Recipient<PktRef> {
-        match dir {
-            Dir::Down => &mut self.down_rcpt,
-            Dir::Up => &mut self.up_rcpt,
+            Dir::Down => (&mut self.down_orig, &mut self.down_rcpt),
+            Dir::Up => (&mut self.up_orig, &mut self.up_rcpt),
         }
     }
 

@@ -8,12 +8,21 @@
 //! * [`frame`]: frame and A-MPDU subframe sizes (§9.2, §9.7).
 //! * [`blockack`]: the originator's transmit window and the recipient's reorder buffer for
 //!   HT-immediate Block Ack (§10.25).
+//! * [`ampdu`]: what one PPDU carries, built from a pull source (retransmissions, new MPDUs
+//!   within the Block Ack window, A-MSDU packing, length limits), and when its subframes end.
+//! * [`scoreboard`]: completion of a PPDU under Block Ack: reorder buffer, retries, the retry
+//!   limit.
+//! * [`exchange`]: the timing of a PPDU and its response (response end, EIFS, backoff
+//!   reference after a failure).
 //! * [`txq`]: per-station transmit queues at the AP behind a total limit, served through
 //!   mac80211's pull interface (`next_txq`, `tx_dequeue`, `return_txq`, `register_airtime`).
 
+pub mod ampdu;
 pub mod blockack;
 pub mod edca;
+pub mod exchange;
 pub mod frame;
 pub mod medium;
 pub mod rate;
+pub mod scoreboard;
 pub mod txq;

@@ -1,0 +1,500 @@
+//! Building a cell from its spec: the channels and their contenders, the stations with their
+//! rate control and per-AC queues, mesh relays, the AP's queues, the WQM sizers, the flows and
+//! the wired link. Contenders are added to their medium in a fixed order (the AP's first data
+//! EDCAF, the beacon, each station's first, relay radios, then every other AC's) and every
+//! random stream is keyed by what it serves, so a cell built from the same spec and seed is the
+//! same cell.
+
+use super::*;
+
+/// The cell-wide A-MPDU and response parameters.
+struct MacParams {
+    aggregation: bool,
+    /// Block Ack window.
+    win: u32,
+    max_mpdus: u32,
+    /// A-MPDU length cap (octets).
+    ampdu_bytes: u32,
+    response_len: u32,
+    control_rate: u64,
+    /// PPDU time limit per access category slot.
+    max_ppdu: Vec<Duration>,
+}
+
+impl MacParams {
+    fn new(spec: &Spec, plan: &AcPlan, timing: SlotTiming) -> MacParams {
+        let (standard, band, m) = (spec.standard(), spec.band(), &spec.mac);
+        let qos = standard != Standard::Ofdm;
+        let aggregation = m.aggregation;
+        let win = if aggregation { m.max_ampdu_mpdus.min(phy::ba_window(standard) as u32) } else { 1 };
+        let max_mpdus = if aggregation { m.max_ampdu_mpdus } else { 1 };
+        let std_max_bytes = phy::max_ampdu_bytes(standard);
+        let ampdu_bytes = if m.max_ampdu_bytes == 0 { std_max_bytes } else { m.max_ampdu_bytes };
+        let response_len = if !aggregation {
+            frame::ACK
+        } else if win > 64 {
+            frame::BLOCK_ACK_256
+        } else {
+            frame::BLOCK_ACK_64
+        };
+        let control_rate = spec.phy.control_rate_bps;
+        let response = phy::legacy_duration(control_rate, response_len, band);
+        let max_ppdu = plan.acs.iter().map(|&ac| wmm::ppdu_limit(ac, qos, Duration(m.max_ppdu_time_ns), timing.sifs, response)).collect();
+        MacParams { aggregation, win, max_mpdus, ampdu_bytes, response_len, control_rate, max_ppdu }
+    }
+}
+
+/// Makes the EDCA functions of the cell, each with its backoff stream.
+struct Edcafs<'a> {
+    spec: &'a Spec,
+    plan: &'a AcPlan,
+    seed: u64,
+}
+
+impl Edcafs<'_> {
+    fn rng(&self, id: u64) -> Rng {
+        Rng::stream(self.seed, StreamKind::Backoff, id)
+    }
+
+    /// Data EDCAF of node `n` (0 = the AP) in slot `k`, with its owner and priority. A node's
+    /// first one is created in the order contenders always had (AP, beacon, stations, relay
+    /// radios) and draws from the stream it always did; further ones (other ACs) come after
+    /// all of those.
+    fn data(&self, n: usize, k: usize, first: bool) -> (Edcaf, u32, u8) {
+        let ac = self.plan.acs[k];
+        let rng = match (first, n) {
+            (true, 0) => self.rng(0),
+            (true, n) => self.rng(1 + n as u64),
+            (false, n) => self.rng((2 << 32) + ((n as u64) << 2) + k as u64),
+        };
+        (Edcaf::new(wmm::edca_params(self.spec, ac, n == 0), rng), n as u32, ac.rank())
+    }
+}
+
+/// The flows and their endpoints, and the saturated sources per (slot, station).
+struct Flows {
+    flows: Vec<Flow>,
+    tcp: Vec<Option<tcp::TcpConn>>,
+    quic: Vec<Option<Box<quic::QuicFlow>>>,
+    sat_down: Vec<Option<u32>>,
+    sat_up: Vec<Option<u32>>,
+}
+
+impl World {
+    pub fn new(spec: Spec, seed: u64) -> World {
+        let standard = spec.standard();
+        let band = spec.band();
+        let mt = phy::mac_timing(standard, band);
+        let timing = SlotTiming { slot: mt.slot, sifs: mt.sifs };
+        // One medium per hop channel.
+        let n_ch = spec.stations.iter().map(|st| st.hop_channel as usize + 1).max().unwrap_or(1);
+        let mut media: Vec<Medium> = (0..n_ch).map(|_| Medium::new(timing, CCA_WINDOW)).collect();
+        let m = &spec.mac;
+        let qos = standard != Standard::Ofdm;
+        let plan = AcPlan::new(&spec);
+        let n_ac = plan.len();
+        let ed = Edcafs { spec: &spec, plan: &plan, seed };
+        let mut ap_data = vec![None; n_ac];
+        let k0 = plan.node_slots[0][0] as usize;
+        let (e, o, pr) = ed.data(0, k0, true);
+        ap_data[k0] = Some(Ctd { ch: 0, id: media[0].add(e, o, pr) });
+        let ap_beacon = Ctd { ch: 0, id: media[0].add(Edcaf::new(EdcaParams::beacon(), ed.rng(1)), 0, wmm::BEACON_PRIORITY) };
+        let mac = MacParams::new(&spec, &plan, timing);
+        let mut stations: Vec<Station> = Vec::with_capacity(spec.stations.len());
+        for i in 0..spec.stations.len() {
+            stations.push(new_station(&spec, seed, i, &ed, &mut media, &mac));
+        }
+        let n_sta = stations.len();
+        let schedule = if spec.ap.scheduler == "airtime" {
+            TxqSchedule::Airtime { quantum: TxqSchedule::AIRTIME_QUANTUM }
+        } else {
+            TxqSchedule::RoundRobin
+        };
+        // mac80211's flow queue (FQ-CoDel at the AP and relays): its defaults, with the smaller
+        // memory limit mac80211 sets on hardware without VHT (`ieee80211_txq_setup_flows`).
+        let fq_cfg = MacFqConfig {
+            memory_limit: if matches!(standard, Standard::Vht | Standard::He) { MacFqConfig::default().memory_limit } else { MacFqConfig::MEMORY_LIMIT_NO_VHT },
+            ..MacFqConfig::default()
+        };
+        let mut relays = new_relays(&spec, seed, &mut stations, &ed, &mut media, schedule, fq_cfg);
+        // The other ACs' EDCAFs (none when every flow uses one AC).
+        for (n, slots) in plan.node_slots.iter().enumerate() {
+            for &k in &slots[1..] {
+                let k = k as usize;
+                let (e, o, pr) = ed.data(n, k, false);
+                if n == 0 {
+                    ap_data[k] = Some(Ctd { ch: 0, id: media[0].add(e, o, pr) });
+                } else {
+                    let ch = stations[n - 1].ch;
+                    stations[n - 1].ac[k].ctd = Some(Ctd { ch, id: media[ch as usize].add(e, o, pr) });
+                }
+            }
+        }
+        let ap_data = PerAc::from_vec(ap_data.into_iter().map(|c| c.expect("the AP carries every AC in use")).collect());
+        let wqm_cfg = wqm_config(&spec, timing, &mac);
+        let (wqm, ap_limit) = wqm_hosts(wqm_cfg, &stations, &mut relays, n_ch);
+        let fl = new_flows(&spec, seed, &plan, n_sta);
+        let bins = spec.sim.duration_ns.div_ceil(spec.sim.bin_ns) as usize;
+        let bin = spec.sim.bin_ns;
+        let n_flows = fl.flows.len();
+        let ack_lowest = phy::legacy_duration(6_000_000, frame::ACK, band);
+        let mut txqs = ap_txqs(&spec, seed, n_sta, n_ac, schedule, fq_cfg);
+        if let Some(l) = ap_limit {
+            // WQM runs with one AC (spec rules): its queue set is the interface queue.
+            txqs[plan.main as usize].set_total_limit(l);
+        }
+        let (wired_down, wired_up) = (wired_link(&spec, seed, 0), wired_link(&spec, seed, 1));
+        World {
+            seed,
+            q: EventQueue::new(),
+            end: Instant(spec.sim.duration_ns),
+            warmup: Instant(spec.sim.warmup_ns),
+            standard,
+            band,
+            timing,
+            chans: media
+                .into_iter()
+                .map(|medium| Chan { medium, access_gen: 0, pending_access: None, exchange: None, busy_ns: 0 })
+                .collect(),
+            aggregation: mac.aggregation,
+            max_mpdus: mac.max_mpdus,
+            max_ppdu: mac.max_ppdu,
+            retry_limit: m.retry_limit,
+            qos,
+            control_rate: mac.control_rate,
+            response_len: mac.response_len,
+            ack_timeout: timing.sifs + timing.slot + RX_PHY_START_DELAY,
+            eifs_extra: timing.sifs + ack_lowest,
+            beacon_interval: Duration(m.beacon_interval_ns),
+            eifs_after_collision: m.eifs_after_collision,
+            beacon_pending: false,
+            ac_plan: plan,
+            ap_data,
+            ap_beacon,
+            txqs: PerAc::from_vec(txqs),
+            fw: (spec.ap.driver == "firmware").then(|| {
+                let aql = spec.ap.aql.then_some((spec.ap.aql_limit_low_ns, spec.ap.aql_limit_high_ns, spec.ap.aql_threshold_ns));
+                Box::new(Firmware::new(n_sta, spec.ap.hw_queue_limit, aql))
+            }),
+            stations,
+            relays,
+            wqm,
+            node_tx_ns: vec![0; (n_sta + 1) * n_ch],
+            node_tick: Duration(spec.ap.wqm_interval_ns),
+            aggregation_min_rate: m.aggregation_min_rate_bps,
+            rx_per_subframe: m.rx_delivery != "ppdu",
+            max_amsdu: if qos { m.max_amsdu_bytes } else { 0 },
+            chain_buf: Vec::new(),
+            flows: fl.flows,
+            sat_down: fl.sat_down,
+            sat_up: fl.sat_up,
+            wired_down,
+            wired_up,
+            pkts: Vec::with_capacity(4096),
+            free: Vec::new(),
+            tx_pool: Vec::new(),
+            scratch_dup: Vec::new(),
+            scratch_emptied: Vec::new(),
+            scratch_rx: Vec::new(),
+            scratch_times: Vec::new(),
+            tcp: fl.tcp,
+            tcp_dirty: Vec::new(),
+            quic: fl.quic,
+            quic_dgrams: Vec::new(),
+            quic_free: Vec::new(),
+            aggctl: aggctl::new_host(&spec, seed, bins, bin),
+            wired_delay: Duration(spec.wired.delay_ns),
+            progress_step: Duration((spec.sim.duration_ns / 200).max(1)),
+            capture: None,
+            vwire: vwire::new_host(&spec, seed),
+            ext: None,
+            counters: vec![FlowCounters::default(); n_flows],
+            totals: Totals::default(),
+            ts_goodput: Series::new(n_flows, bins, bin),
+            ts_delay_sum: Series::new(n_flows, bins, bin),
+            ts_delay_n: Series::new(n_flows, bins, bin),
+            ts_ampdu_mpdus: Series::new(n_sta, bins, bin),
+            ts_ampdu_n: Series::new(n_sta, bins, bin),
+            ts_airtime: Series::new(n_sta, bins, bin),
+            ts_phy_rate: Series::new(n_sta, bins, bin),
+            ts_cwnd: Series::new(n_flows, bins, bin),
+            ts_inflight: Series::new(n_flows, bins, bin),
+            ts_pacing: Series::new(n_flows, bins, bin),
+            ts_rtt_sum: Series::new(n_flows, bins, bin),
+            ts_rtt_n: Series::new(n_flows, bins, bin),
+            ts_retx: Series::new(n_flows, bins, bin),
+            ts_node_limit: Series::new(n_sta + 1, bins, bin),
+            ts_node_backlog: Series::new(n_sta + 1, bins, bin),
+            ts_node_n: Series::new(n_sta + 1, bins, bin),
+            spec,
+        }
+    }
+}
+
+/// Station `i` of the spec: its rate control, error model, per-AC queues and Block Ack
+/// agreements, and its first data EDCAF on its hop's medium.
+fn new_station(spec: &Spec, seed: u64, i: usize, ed: &Edcafs<'_>, media: &mut [Medium], mac: &MacParams) -> Station {
+    let st = &spec.stations[i];
+    let standard = spec.standard();
+    let tx = spec.tx_vector(st);
+    let ch = st.hop_channel as u16;
+    let mut ac: Vec<LinkAc> = (0..ed.plan.len())
+        .map(|k| {
+            let id = if k == 0 { (2 << 32) + i as u64 } else { (5 << 32) + ((i as u64) << 2) + k as u64 };
+            LinkAc::new(Spec::station_aqm_config(st).build(Rng::stream(seed, StreamKind::Other, id).next_u64()), mac.win)
+        })
+        .collect();
+    let k0 = ed.plan.node_slots[1 + i][0] as usize;
+    let (e, o, pr) = ed.data(1 + i, k0, true);
+    ac[k0].ctd = Some(Ctd { ch, id: media[ch as usize].add(e, o, pr) });
+    let psdu_cap = if mac.aggregation { mac.ampdu_bytes } else { u32::MAX };
+    let snr = if st.waypoints.is_empty() {
+        SnrSource::Fixed(st.snr_db)
+    } else {
+        let w: Vec<(Instant, f64)> = st.waypoints.iter().map(|&(t, d)| (Instant(t), d)).collect();
+        SnrSource::Distance(if st.repeat { Mobility::repeating(w) } else { Mobility::new(w) }, spec.link_budget())
+    };
+    let snr0 = snr.at(Instant::ZERO);
+    let rc = |dir: u64| {
+        let table = || rate_table(standard, spec.phy.channel_width, spec.phy.guard_interval, st.nss);
+        match st.rate_control.as_str() {
+            "ideal" => RateControl::Ideal(IdealRate::new(table(), snr0)),
+            "minstrel" => {
+                let rng = Rng::stream(seed, StreamKind::RateControl, 2 * i as u64 + dir);
+                RateControl::MinstrelHt(Box::new(MinstrelHt::new(table(), MinstrelParams::default(), rng, Instant::ZERO)))
+            }
+            _ => RateControl::Fixed(tx),
+        }
+    };
+    Station {
+        tx,
+        psdu_cap,
+        err: station_err(st),
+        snr,
+        succ_cache: (0, 0, 0, 1.0),
+        ba_cache: (u64::MAX, 1.0),
+        err_rng: Rng::stream(seed, StreamKind::Channel, i as u64),
+        rc: [rc(0), rc(1)],
+        ac: PerAc::from_vec(ac),
+        ch,
+        parent: st.parent,
+        relay: None,
+        entry: i as u32,
+        ampdu_hist: [Vec::new(), Vec::new()],
+        airtime: [Duration::ZERO; 2],
+        rate_sum: [0.0; 2],
+        rate_n: [0; 2],
+        link: Default::default(),
+    }
+}
+
+/// Mesh relays: the stations others are associated with, each with its interface queue over
+/// its next hops and, when its children are on another channel than its own link, a second
+/// radio for them.
+fn new_relays(spec: &Spec, seed: u64, stations: &mut [Station], ed: &Edcafs<'_>, media: &mut [Medium], schedule: TxqSchedule, fq_cfg: MacFqConfig) -> Vec<Relay> {
+    let mut relays: Vec<Relay> = Vec::new();
+    for i in 0..stations.len() {
+        let Some(par) = stations[i].parent else { continue };
+        let par = par as usize;
+        let r = match stations[par].relay {
+            Some(r) => r as usize,
+            None => {
+                stations[par].relay = Some(relays.len() as u32);
+                relays.push(Relay { sta: par as u32, txqs: TxqSet::new(0, 1, spec.aqm_config(), 0, schedule), children: Vec::new(), down: None });
+                relays.len() - 1
+            }
+        };
+        relays[r].children.push(i as u32);
+        stations[i].entry = relays[r].children.len() as u32;
+    }
+    // The pre-4.10 ath9k keeps frames below the queues, at the AP and every relay.
+    let ath9k_stage = spec.ap.driver == "ath9k";
+    let main_ac = spec.main_ac();
+    for (r, rl) in relays.iter_mut().enumerate() {
+        let up_ch = spec.stations[rl.sta as usize].hop_channel;
+        let down_ch = spec.stations[rl.children[0] as usize].hop_channel;
+        if down_ch != up_ch {
+            let e = Edcaf::new(wmm::edca_params(spec, main_ac, false), ed.rng((1 << 32) + rl.sta as u64));
+            rl.down = Some(Ctd { ch: down_ch as u16, id: media[down_ch as usize].add(e, 1 + rl.sta, main_ac.rank()) });
+        }
+        let seed_r = Rng::stream(seed, StreamKind::Other, (1 << 32) + 1 + r as u64).next_u64();
+        rl.txqs = TxqSet::with_fq(1 + rl.children.len(), spec.ap.queue_limit as usize, spec.aqm_config(), seed_r, schedule, fq_cfg);
+        if ath9k_stage {
+            rl.txqs.add_ath9k_stage();
+        }
+    }
+    relays
+}
+
+/// The WQM buffer sizer's configuration for this cell (`ap.buffer_sizer = "wqm"`).
+fn wqm_config(spec: &Spec, timing: SlotTiming, mac: &MacParams) -> Option<WqmConfig> {
+    let standard = spec.standard();
+    (spec.ap.buffer_sizer == "wqm").then(|| {
+        let p = wmm::edca_params(spec, spec.main_ac(), false);
+        let top_rate = spec
+            .stations
+            .iter()
+            .map(|st| match st.rate_control.as_str() {
+                "fixed" => spec.tx_vector(st).data_rate_bps(),
+                _ => rate_table(standard, spec.phy.channel_width, spec.phy.guard_interval, st.nss)
+                    .iter()
+                    .map(|t| t.data_rate_bps())
+                    .max()
+                    .unwrap_or(1),
+            })
+            .max()
+            .unwrap_or(1);
+        WqmConfig {
+            interval: Duration(spec.ap.wqm_interval_ns),
+            limit: Duration(spec.ap.wqm_limit_ns),
+            variant: match spec.ap.wqm_variant.as_str() {
+                "aiad" => WqmVariant::Aiad,
+                "miad" => WqmVariant::Miad,
+                "mimd" => WqmVariant::Mimd,
+                _ => WqmVariant::Aimd,
+            },
+            // Equations (6)–(7) with this cell's slot, SIFS, AIFS and CWmin.
+            artt: ArttParams {
+                t_slot: timing.slot,
+                cw_min: p.cw_min + 1,
+                t_difs: timing.sifs + timing.slot * p.aifsn as u64,
+                t_sifs: timing.sifs,
+                ..ArttParams::default()
+            },
+            top_rate: BitRate(top_rate),
+            k_max: mac.max_mpdus.min(mac.win),
+            ..WqmConfig::default()
+        }
+    })
+}
+
+/// A WQM sizer at every forwarding node (the AP and each relay), each starting at the largest
+/// buffer it would choose; the relays' queue limits are set to it, the AP's is returned.
+fn wqm_hosts(cfg: Option<WqmConfig>, stations: &[Station], relays: &mut [Relay], n_ch: usize) -> (Vec<Option<Box<WqmHost>>>, Option<usize>) {
+    let mut wqm: Vec<Option<Box<WqmHost>>> = (0..=stations.len()).map(|_| None).collect();
+    let mut ap_limit = None;
+    let Some(cfg) = cfg else { return (wqm, ap_limit) };
+    let nodes: Vec<usize> = std::iter::once(0).chain(relays.iter().map(|r| r.sta as usize + 1)).collect();
+    for n in nodes {
+        let ctl = Wqm::new(cfg, Instant::ZERO).expect("WQM parameters validated with the spec");
+        // Until its initial stage has a rate to work with, the buffer is the largest the
+        // sizer would choose.
+        let start = ctl.b_max() as usize;
+        if n == 0 {
+            ap_limit = Some(start);
+        } else {
+            let r = stations[n - 1].relay.expect("a relay") as usize;
+            relays[r].txqs.set_total_limit(start);
+        }
+        wqm[n] = Some(Box::new(WqmHost { ctl, last_busy_ns: vec![0; n_ch], last_tx_ns: vec![0; n_ch] }));
+    }
+    (wqm, ap_limit)
+}
+
+/// The spec's flows with their TCP/QUIC endpoints, and which saturated source feeds each
+/// (slot, station) queue.
+fn new_flows(spec: &Spec, seed: u64, plan: &AcPlan, n_sta: usize) -> Flows {
+    let n_ac = plan.len();
+    let n = spec.flows.len();
+    let mut out = Flows {
+        flows: Vec::with_capacity(n),
+        tcp: Vec::with_capacity(n),
+        quic: Vec::with_capacity(n),
+        sat_down: vec![None; n_sta * n_ac],
+        sat_up: vec![None; n_sta * n_ac],
+    };
+    // Saturated downlink sources share their AC's queue set (its limit) equally.
+    let mut n_sat_down = vec![0usize; n_ac];
+    for (i, f) in spec.flows.iter().enumerate() {
+        if f.pattern == "saturated" && f.direction == "down" {
+            n_sat_down[plan.flow_slot[i] as usize] += 1;
+        }
+    }
+    for (i, f) in spec.flows.iter().enumerate() {
+        let k = plan.flow_slot[i] as usize;
+        let pattern = match f.pattern.as_str() {
+            "cbr" => Pattern::Cbr,
+            "poisson" => Pattern::Poisson,
+            "tcp" => Pattern::Tcp,
+            "quic" => Pattern::Quic,
+            "ping" => Pattern::Ping,
+            "aggctl" => Pattern::Aggctl,
+            _ => Pattern::Saturated,
+        };
+        let cross = f.direction == "cross";
+        let dir = if f.direction == "up" { Dir::Up } else { Dir::Down };
+        let sta = f.station as usize;
+        let sat_target = match dir {
+            _ if pattern != Pattern::Saturated => 0,
+            Dir::Down => {
+                // Keyed by the AP's queue the flow's packets enter (its first hop).
+                let mut hop = sta;
+                while let Some(par) = spec.stations[hop].parent {
+                    hop = par as usize;
+                }
+                out.sat_down[k * n_sta + hop] = Some(i as u32);
+                (spec.ap.queue_limit as usize / n_sat_down[k].max(1)).max(1)
+            }
+            Dir::Up => {
+                out.sat_up[k * n_sta + sta] = Some(i as u32);
+                spec.stations[sta].queue_limit as usize
+            }
+        };
+        out.quic.push((pattern == Pattern::Quic).then(|| Box::new(quic::new_flow(f))));
+        out.tcp.push((pattern == Pattern::Tcp).then(|| {
+            tcp::new_conn(&vwire::server_side(f), dir == Dir::Down, Rng::stream(seed, StreamKind::Other, i as u64).next_u64())
+        }));
+        out.flows.push(Flow {
+            station: f.station,
+            cross,
+            dir,
+            pattern,
+            size: f.packet_size,
+            rate_bps: f.rate_bps,
+            start: Instant(f.start_ns),
+            stop: Instant(f.stop_ns),
+            k: 0,
+            rng: Rng::stream(seed, StreamKind::Traffic, i as u64),
+            sat_target,
+            ac: k as u8,
+        });
+    }
+    out
+}
+
+/// The wired link in direction `d` (0 = down, 1 = up).
+fn wired_link(spec: &Spec, seed: u64, d: u64) -> WiredLink<PktRef> {
+    let w = &spec.wired;
+    let rng = Rng::stream(seed, StreamKind::Wired, d);
+    let loss = if d == 1 { w.loss_up.unwrap_or(w.loss) } else { w.loss };
+    if w.qdisc == "fifo" {
+        WiredLink::new(w.rate_bps, w.delay_ns, w.queue_limit as usize, loss, rng)
+    } else {
+        let q = spec.wired_aqm_config().build(Rng::stream(seed, StreamKind::Other, (3 << 32) + d).next_u64());
+        WiredLink::with_qdisc(w.rate_bps, w.delay_ns, q, loss, rng)
+    }
+}
+
+/// The AP's per-station queues, one set per access category slot. Under FQ-CoDel the ACs
+/// share the radio's one flow queue (mac80211's `local->fq`: one table, one limit, the fattest
+/// flow of any station and AC dropped); the other qdiscs are one per hardware queue (the mq
+/// root), each with its own limit.
+fn ap_txqs(spec: &Spec, seed: u64, n_sta: usize, n_ac: usize, schedule: TxqSchedule, fq_cfg: MacFqConfig) -> Vec<TxqSet<PktRef>> {
+    let ath9k_stage = spec.ap.driver == "ath9k";
+    let shared_fq = matches!(spec.aqm_config(), lasthop_algo::aqm::AqmConfig::FqCodel(_))
+        .then(|| TxqSet::shared_fq(n_sta, n_ac, spec.ap.queue_limit as usize, Rng::stream(seed, StreamKind::Other, 1 << 32).next_u64(), fq_cfg));
+    (0..n_ac)
+        .map(|k| {
+            let id = if k == 0 { 1 << 32 } else { (4 << 32) + k as u64 };
+            let t = match &shared_fq {
+                Some(fq) => TxqSet::on_shared_fq(n_sta, k, fq, schedule),
+                None => TxqSet::with_fq(n_sta, spec.ap.queue_limit as usize, spec.aqm_config(), Rng::stream(seed, StreamKind::Other, id).next_u64(), schedule, fq_cfg),
+            };
+            if ath9k_stage {
+                t.with_ath9k_stage()
+            } else {
+                t
+            }
+        })
+        .collect()
+}

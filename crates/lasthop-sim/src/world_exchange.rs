@@ -1,0 +1,422 @@
+//! The frame exchange, driven on the event loop: a contender wins the medium (`on_access`),
+//! builds its PPDU from its link's queues through `lasthop_wifi::mac::ampdu`, the response
+//! follows or not per the error model, and at the exchange's end (`on_exchange_end`) each
+//! transmitter's outcome goes to rate control, its EDCA function, the Block Ack scoreboard
+//! (`lasthop_wifi::mac::scoreboard`) and its queue scheduler. The timing rules of the exchange
+//! are `lasthop_wifi::mac::exchange`'s.
+
+use super::*;
+
+impl World {
+    pub(super) fn on_access(&mut self, ch: u16) {
+        let now = self.q.now();
+        let outcome = self.chans[ch as usize].medium.start_access(now);
+        if outcome.transmitters.is_empty() {
+            // Cannot happen (the event was scheduled for a ready contender); stay safe.
+            self.schedule_next_access(ch);
+            return;
+        }
+        // Internal collisions (§10.23.2.4): the losing EDCAF backs off as after an external
+        // collision; its frames stay queued and no MPDU retry counter moves (`world_wmm.rs`).
+        for &c in &outcome.internal_losers {
+            self.chans[ch as usize].medium.edcaf_mut(c).on_failure(self.retry_limit);
+        }
+        self.totals.internal_collisions += outcome.internal_losers.len() as u64;
+        let mut txs = Vec::with_capacity(outcome.transmitters.len());
+        let mut busy_end = now;
+        for &c in &outcome.transmitters {
+            let tx = self.build_ppdu(Ctd { ch, id: c }, now);
+            if tx.ppdu_end > busy_end {
+                busy_end = tx.ppdu_end;
+            }
+            txs.push(tx);
+        }
+        let collision = txs.len() > 1;
+        self.totals.ppdus += txs.len() as u64;
+        if collision {
+            self.totals.collisions += 1;
+        }
+        let mut acked = false;
+        let mut response_sent = false;
+        let mut end = busy_end;
+        if !collision {
+            let tx = &mut txs[0];
+            if let TxKind::Data { sta, txv, snr, .. } = tx.kind {
+                let s = &mut self.stations[sta as usize];
+                let mut any = false;
+                for m in tx.mpdus.iter_mut() {
+                    let ok = mpdu_ok(s, mpdu_bytes(&self.pkts, self.qos, m.1), &txv, snr);
+                    m.2 = ok;
+                    any |= ok;
+                }
+                if any {
+                    response_sent = true;
+                    end = exchange::response_end(tx.ppdu_end, self.timing.sifs, self.control_rate, self.response_len, self.band);
+                    let p = match s.err {
+                        ErrModel::Snr => {
+                            let bits = snr.to_bits();
+                            if s.ba_cache.0 != bits {
+                                s.ba_cache = (bits, phy::legacy_success_prob(self.control_rate, snr, self.response_len));
+                            }
+                            s.ba_cache.1
+                        }
+                        _ => 1.0,
+                    };
+                    acked = p >= 1.0 || s.err_rng.bernoulli(p);
+                }
+            }
+        }
+        if self.capture.is_some() {
+            self.record_exchange(now, &txs, collision, response_sent, acked);
+        }
+        self.totals.busy_ns += (end - now).as_nanos();
+        let chan = &mut self.chans[ch as usize];
+        chan.busy_ns += (end - now).as_nanos();
+        chan.exchange = Some(Exchange { txs, start: now, end, acked, response_sent });
+        self.q.schedule(end, Ev::ExchangeEnd(ch));
+    }
+
+
+    /// What contender `c` sends now.
+    fn build_ppdu(&mut self, ctd: Ctd, now: Instant) -> Tx {
+        let c = ctd.id;
+        if ctd == self.ap_beacon {
+            self.beacon_pending = false;
+            self.totals.beacons += 1;
+            let d = phy::legacy_duration(BEACON_RATE, frame::BEACON, self.band);
+            return Tx { contender: c, kind: TxKind::Beacon, mpdus: Vec::new(), ppdu_end: now + d };
+        }
+        let mut mpdus = self.tx_pool.pop().unwrap_or_default();
+        let k = self.ctd_slot(ctd);
+        let (sta, dir) = if self.chans[ctd.ch as usize].medium.get(c).owner == 0 {
+            let sta = match self.fw.as_deref() {
+                Some(fw) => fw.rr.front().copied(),
+                None => self.txqs[k].next_txq(),
+            };
+            (sta.expect("AP ready with no active station"), Dir::Down)
+        } else {
+            let j = self.chans[ctd.ch as usize].medium.get(c).owner - 1;
+            match self.stations[j as usize].relay {
+                // A relay serves its next hops in turn (with two radios, each its own side).
+                Some(r) => {
+                    let rl = &mut self.relays[r as usize];
+                    let e = match rl.down {
+                        None => rl.txqs.next_txq(),
+                        Some(d) if d == ctd => rl.txqs.next_txq_where(|e| e != 0),
+                        Some(_) => rl.txqs.next_txq_where(|e| e == 0),
+                    };
+                    self.node_entry_link(j + 1, e.expect("relay ready with nothing to send"))
+                }
+                None => (j, Dir::Up),
+            }
+        };
+        // Rate control picks the rate of this PPDU from the SNR it would see (ideal) or from its
+        // own statistics (Minstrel-HT; one rate per A-MPDU, samples included — see
+        // `wifi/mac/rate.rs` for what that simplifies).
+        let (txv, snr, max_n) = {
+            let s = &mut self.stations[sta as usize];
+            let snr = s.snr.at(now);
+            let rc = &mut s.rc[dir as usize];
+            rc.set_snr_db(snr);
+            let txv = rc.select(now);
+            // A probe goes as one MPDU, outside any aggregate (as drivers send rate-control
+            // probe frames), so a failed probe costs one frame, not an A-MPDU.
+            let n = if rc.last_was_sample() { 1 } else { self.max_mpdus as usize };
+            (txv, snr, n)
+        };
+        // ath9k-like: no aggregation at or below the configured rate (6.5 Mb/s).
+        let single = self.aggregation_min_rate > 0 && txv.data_rate_bps() <= self.aggregation_min_rate;
+        let max_n = if single { 1 } else { max_n };
+        let max_psdu = self.max_psdu(sta, k, &txv);
+        let mut psdu = self.build_ampdu(sta, dir, k, now, max_n, max_psdu, &mut mpdus);
+        if single && self.standard == Standard::Ht {
+            // A plain MPDU (HT has no single-MPDU A-MPDU format requirement).
+            psdu = mpdu_bytes(&self.pkts, self.qos, mpdus[0].1);
+        }
+        let d = phy::ppdu_duration(&txv, psdu, self.band);
+        if now >= self.warmup {
+            let n = mpdus.len();
+            let len = self.max_mpdus as usize + 1;
+            let s = &mut self.stations[sta as usize];
+            let h = &mut s.ampdu_hist[dir as usize];
+            if h.is_empty() {
+                h.resize(len, 0);
+            }
+            h[n] += 1;
+            s.rate_sum[dir as usize] += txv.data_rate_f64();
+            s.rate_n[dir as usize] += 1;
+            if dir == Dir::Down {
+                self.ts_ampdu_mpdus.add(sta as usize, now.as_nanos(), n as f64);
+                self.ts_ampdu_n.add(sta as usize, now.as_nanos(), 1.0);
+                self.ts_phy_rate.add(sta as usize, now.as_nanos(), txv.data_rate_f64());
+            }
+        }
+        self.totals.mpdu_attempts += mpdus.len() as u64;
+        Tx { contender: c, kind: TxKind::Data { sta, dir, ac: k as u8, txv, snr }, mpdus, ppdu_end: now + d }
+    }
+
+    /// The largest PSDU of station `sta` in slot `k` at rate `txv`: the A-MPDU length cap, and
+    /// the AC's PPDU time limit at that rate (computed once per rate).
+    pub(super) fn max_psdu(&mut self, sta: u32, k: usize, txv: &TxVector) -> u32 {
+        let s = &mut self.stations[sta as usize];
+        let (cap, a) = (s.psdu_cap, &mut s.ac[k]);
+        let r = rate_key(txv) as usize;
+        if a.psdu_by_rate.is_empty() {
+            a.psdu_by_rate.resize(8 * 12, 0);
+        }
+        if a.psdu_by_rate[r] == 0 {
+            a.psdu_by_rate[r] = frame::max_psdu_for_time(txv, self.band, self.max_ppdu[k], cap).max(1);
+        }
+        a.psdu_by_rate[r]
+    }
+
+    /// The next new frame for `sta` in `dir` and slot `k` from its source (a relay's queue
+    /// entry, the firmware queue, the AP's station queue, or the station's own queue) if
+    /// `fits(ip_len)`; a frame that does not fit stays first in line.
+    pub(super) fn take_new(&mut self, sta: u32, dir: Dir, k: usize, port: Option<(u32, u32)>, now: Instant, fits: &dyn Fn(u32) -> bool) -> Take<PktRef> {
+        let p = match dir {
+            _ if port.is_some() => {
+                let (r, e) = port.expect("relay port");
+                let Some(p) = self.relay_pull(r, e, now) else { return Take::Empty };
+                if !fits(p.len) {
+                    self.relays[r as usize].txqs.stash(e, p);
+                    return Take::NoFit;
+                }
+                p
+            }
+            Dir::Down if self.fw.is_some() => {
+                let q = &mut self.fw.as_deref_mut().expect("firmware").queue[sta as usize];
+                let Some(&p) = q.front() else { return Take::Empty };
+                if !fits(p.len) {
+                    return Take::NoFit;
+                }
+                q.pop_front();
+                p
+            }
+            Dir::Down => {
+                // Pull (the AQM decides here what it drops), then check the fit; a frame that
+                // does not fit waits at the head of the station's queue.
+                let Some(p) = self.ap_pull(sta, k, now) else { return Take::Empty };
+                if !fits(p.len) {
+                    self.txqs[k].stash(sta, p);
+                    return Take::NoFit;
+                }
+                p
+            }
+            Dir::Up if matches!(self.stations[sta as usize].ac[k].queue, AnyQdisc::Fifo(_)) => {
+                let a = &mut self.stations[sta as usize].ac[k];
+                let Some(p) = a.queue.peek() else { return Take::Empty };
+                if !fits(p.len) {
+                    return Take::NoFit;
+                }
+                a.queue.dequeue(now, |_| {}).expect("peeked")
+            }
+            Dir::Up => {
+                // As at the AP: pull (the AQM decides what it drops), then check the fit.
+                let Some(p) = self.station_pull(sta, k, now) else { return Take::Empty };
+                if !fits(p.len) {
+                    self.stations[sta as usize].ac[k].stash = Some(p);
+                    return Take::NoFit;
+                }
+                p
+            }
+        };
+        // A saturated source puts a fresh packet behind the one that left.
+        let sat = match dir {
+            // A relay's own saturated uplink flow refills when one of its packets leaves.
+            Dir::Up if port.is_some() => self.sat_up[self.sat_idx(k, sta)].filter(|&f| f == p.flow),
+            // Relays forward; only the AP's queues are fed by saturated sources.
+            Dir::Down if port.is_some() => None,
+            // In firmware mode the source refills when the driver pulls (`fw_fill`).
+            Dir::Down if self.fw.is_some() => None,
+            Dir::Down => self.sat_down[self.sat_idx(k, sta)],
+            Dir::Up => self.sat_up[self.sat_idx(k, sta)],
+        };
+        self.refill(sat, now);
+        Take::Got(p)
+    }
+
+    /// Fill `out` with the MPDUs of one A-MPDU (or a single MPDU) for `sta` in `dir` and access
+    /// category slot `k` (its Block Ack agreement and queues): retransmissions first, then new
+    /// MPDUs, within the Block Ack window, the MPDU count, the A-MPDU length and the PPDU time
+    /// limits. With `mac.max_amsdu_bytes` a new MPDU carries as many queued packets for the
+    /// same next hop as fit in one A-MSDU (and in the A-MPDU). Returns the PSDU length.
+    /// Fill `out` with the MPDUs of one A-MPDU (or a single MPDU) for `sta` in `dir` and access
+    /// category slot `k` (its Block Ack agreement and queues) within `max_n` MPDUs and
+    /// `max_psdu` octets (`lasthop_wifi::mac::ampdu::build`). Returns the PSDU length.
+    #[allow(clippy::too_many_arguments)]
+    fn build_ampdu(&mut self, sta: u32, dir: Dir, k: usize, now: Instant, max_n: usize, max_psdu: u32, out: &mut Vec<(u32, PktRef, bool)>) -> u32 {
+        let lim = AmpduLimits {
+            max_mpdus: max_n,
+            max_psdu,
+            max_amsdu: self.max_amsdu,
+            qos: self.qos,
+            ampdu_format: self.aggregation || matches!(self.standard, Standard::Vht | Standard::He),
+        };
+        let port = self.relay_port(sta, dir);
+        let psdu = ampdu::build(&mut LinkIo { w: self, sta, dir, k, port, now }, &lim, out);
+        debug_assert!(!out.is_empty());
+        psdu
+    }
+
+    pub(super) fn on_exchange_end(&mut self, ch: u16) {
+        let ex = self.chans[ch as usize].exchange.take().expect("exchange in progress");
+        let single = ex.txs.len() == 1;
+        let busy_end = ex.end;
+        // Bystanders defer EIFS after a frame they received in error (§10.3.2.3.7): a data PPDU
+        // whose payload failed (no response followed), and — only if configured — a collision
+        // (see `MacSpec::eifs_after_collision`).
+        let data = matches!(ex.txs[0].kind, TxKind::Data { .. });
+        let undecodable = exchange::bystanders_defer_eifs(ex.txs.len(), data, ex.response_sent, self.eifs_after_collision);
+        let medium = &mut self.chans[ch as usize].medium;
+        medium.set_idle(busy_end);
+        if undecodable {
+            // A station receives none of its own PPDUs: its other ACs' EDCAFs do not defer
+            // EIFS after it (`wmm::own_data_ppdu`; with one AC there are none).
+            let exempt = wmm::eifs_exempt(medium, &ex.txs);
+            medium.defer_bystanders(busy_end + self.eifs_extra, &exempt);
+        }
+        for mut tx in ex.txs {
+            match tx.kind {
+                TxKind::Beacon => {
+                    let medium = &mut self.chans[ch as usize].medium;
+                    medium.edcaf_mut(tx.contender).on_unacked();
+                    medium.set_not_ready(tx.contender);
+                }
+                TxKind::Data { sta, dir, ac, txv, .. } => {
+                    let k = ac as usize;
+                    let airtime = if single { ex.end - ex.start } else { tx.ppdu_end - ex.start };
+                    if ex.start >= self.warmup {
+                        self.stations[sta as usize].airtime[dir as usize] += airtime;
+                        self.ts_airtime.add(sta as usize, ex.start.as_nanos(), airtime.as_nanos() as f64);
+                    }
+                    let node = self.tx_node(sta, dir);
+                    let n_ch = self.chans.len();
+                    self.node_tx_ns[node as usize * n_ch + ch as usize] += airtime.as_nanos();
+                    // mac80211 charges a station for airtime in both directions, per AC.
+                    if self.stations[sta as usize].parent.is_none() {
+                        self.txqs[k].register_airtime(sta, airtime);
+                    }
+                    let success = single && ex.acked;
+                    {
+                        let attempted = tx.mpdus.len() as u32;
+                        let (acked, acked_bytes) = if success {
+                            tx.mpdus.iter().filter(|m| m.2).fold((0u32, 0u64), |(n, b), m| (n + 1, b + m.1.len as u64))
+                        } else {
+                            (0, 0)
+                        };
+                        let s = &mut self.stations[sta as usize];
+                        s.rc[dir as usize].report(busy_end, txv, attempted, acked);
+                        s.link[dir as usize].on_ppdu(attempted, acked, acked_bytes, airtime);
+                    }
+                    {
+                        let e = self.chans[ch as usize].medium.edcaf_mut(tx.contender);
+                        if success {
+                            e.on_success();
+                        } else {
+                            e.on_failure(self.retry_limit);
+                        }
+                    }
+                    self.aggctl_on_ppdu(sta, dir, txv, &tx.mpdus, tx.ppdu_end);
+                    self.complete_mpdus(sta, dir, k, &mut tx.mpdus, success, &txv, tx.ppdu_end);
+                    tx.mpdus.clear();
+                    self.tx_pool.push(std::mem::take(&mut tx.mpdus));
+                    let port = self.relay_port(sta, dir);
+                    let a = &mut self.stations[sta as usize].ac[k];
+                    let more = a.orig(dir).has_retx();
+                    match dir {
+                        _ if port.is_some() => {
+                            let (r, e) = port.expect("relay port");
+                            let rl = &mut self.relays[r as usize];
+                            rl.txqs.register_airtime(e, airtime);
+                            rl.txqs.return_txq(e, more);
+                            let up = self.stations[rl.sta as usize].ac[k].ctd.expect("a relay's EDCAF");
+                            let down = rl.down;
+                            match down {
+                                None if !rl.txqs.has_active() => self.set_not_ready(up),
+                                Some(d) if e != 0 && !self.relay_has_work(r, true) => self.set_not_ready(d),
+                                Some(_) if e == 0 && !self.relay_has_work(r, false) => self.set_not_ready(up),
+                                _ => {}
+                            }
+                        }
+                        Dir::Down if self.fw.is_some() => {
+                            if !self.fw.as_deref_mut().expect("firmware").end_turn(sta, more) {
+                                self.set_not_ready(self.ap_data[k]);
+                            }
+                        }
+                        Dir::Down => {
+                            self.txqs[k].return_txq(sta, more);
+                            if !self.txqs[k].has_active() {
+                                self.set_not_ready(self.ap_data[k]);
+                            }
+                        }
+                        Dir::Up => {
+                            if a.up_idle() {
+                                let c = a.ctd.expect("the EDCAF that sent");
+                                self.set_not_ready(c);
+                            }
+                        }
+                    }
+                    // A failed transmitter invokes backoff when its Ack timeout expires and counts
+                    // AIFS from there (§10.3.2.3.7 / §10.23.2.4); if the medium was still busy
+                    // then (a longer colliding PPDU), it counts from the end of that busy period,
+                    // and if a response came that it could not decode, it defers EIFS.
+                    if !success {
+                        let r = exchange::failure_reference(tx.ppdu_end, self.ack_timeout, busy_end, ex.response_sent, self.eifs_extra);
+                        self.chans[ch as usize].medium.set_ref(tx.contender, r);
+                    }
+                }
+            }
+        }
+        let now = self.q.now();
+        // Completions freed firmware room and airtime budget.
+        self.fw_fill(now);
+        self.tcp_pump_dirty(now);
+        self.schedule_next_access(ch);
+    }
+
+    /// Block Ack accounting for the MPDUs of one PPDU (`lasthop_wifi::mac::scoreboard`):
+    /// what the recipient releases in order goes up at the time its subframe was received
+    /// (`ampdu::subframe_ends`); unacknowledged MPDUs are queued for retransmission or dropped
+    /// at the retry limit.
+    #[allow(clippy::too_many_arguments)]
+    fn complete_mpdus(&mut self, sta: u32, dir: Dir, k: usize, mpdus: &mut [(u32, PktRef, bool)], acked: bool, txv: &TxVector, ppdu_end: Instant) {
+        let mut times = std::mem::take(&mut self.scratch_times);
+        let (pkts, qos) = (&self.pkts, self.qos);
+        ampdu::subframe_ends(txv, self.band, mpdus.iter().map(|m| mpdu_bytes(pkts, qos, m.1)), ppdu_end, self.rx_per_subframe, &mut times);
+        let mut released = std::mem::take(&mut self.scratch_rx);
+        let mut dups = std::mem::take(&mut self.scratch_dup);
+        let retry_limit = self.retry_limit;
+        let mut link = LinkIo { w: self, sta, dir, k, port: None, now: ppdu_end };
+        scoreboard::complete(&mut link, mpdus, acked, &times, ppdu_end, retry_limit, &mut released, &mut dups);
+        self.scratch_times = times;
+        self.totals.mpdus_delivered += released.len() as u64;
+        let mut chain = std::mem::take(&mut self.chain_buf);
+        for (p, rx_time) in released.drain(..) {
+            // Each MSDU of the MPDU goes on alone (a relay may aggregate it differently).
+            self.msdus_into(p);
+            chain.clear();
+            chain.append(&mut self.chain_buf);
+            for &q in &chain {
+                let pk = &mut self.pkts[q.id as usize];
+                (pk.next, pk.mpdu) = (NO_NEXT, 0);
+                match dir {
+                    Dir::Down => self.down_arrive(sta, q, rx_time),
+                    Dir::Up => self.up_arrive(sta, q, rx_time),
+                }
+            }
+        }
+        for p in dups.drain(..) {
+            self.msdus_into(p);
+            chain.clear();
+            chain.append(&mut self.chain_buf);
+            for &q in &chain {
+                self.release(q);
+            }
+        }
+        chain.clear();
+        self.chain_buf = chain;
+        self.scratch_rx = released;
+        self.scratch_dup = dups;
+    }
+}
