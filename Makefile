@@ -25,6 +25,8 @@ FLENT_REQ := flent>=2.3,<3
 NOTEBOOK_REQS := "nbclient>=0.10,<1" "nbformat>=5.9,<6" "ipykernel>=6.29,<8"
 # Generative tests of the spec layer (tests/python/test_spec_hypothesis.py).
 HYPOTHESIS_REQ := hypothesis>=6.100,<7
+# Checks docs/spec.schema.json against the validator (tests/python/test_spec_schema.py).
+JSONSCHEMA_REQ := jsonschema>=4.18,<5
 
 RUST_SOURCES := Cargo.toml Cargo.lock \
 	$(shell find crates -type f \( -name '*.rs' -o -name 'Cargo.toml' \) 2>/dev/null)
@@ -36,7 +38,7 @@ all: build
 # The virtualenv and the tools in it.
 $(VENV)/.deps-stamp: Makefile
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check "$(MATURIN_REQ)" "$(PYTEST_REQ)" "$(AIOQUIC_REQ)" "$(FLENT_REQ)" $(NOTEBOOK_REQS) "$(HYPOTHESIS_REQ)"
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check "$(MATURIN_REQ)" "$(PYTEST_REQ)" "$(AIOQUIC_REQ)" "$(FLENT_REQ)" $(NOTEBOOK_REQS) "$(HYPOTHESIS_REQ)" "$(JSONSCHEMA_REQ)"
 	touch $@
 
 # The QUIC tool links quiche, which builds BoringSSL: cmake, g++ and libclang (bindgen).

@@ -181,11 +181,11 @@ COMMANDS["emu"] = _cmd_emu
 
 
 def _cmd_new(args: argparse.Namespace) -> int:
-    from .new_cli import cmd_completion, cmd_new
-    return (cmd_new if args.command == "new" else cmd_completion)(args)
+    from . import new_cli
+    return {"new": new_cli.cmd_new, "schema": new_cli.cmd_schema}.get(args.command, new_cli.cmd_completion)(args)
 
 
-COMMANDS.update({"new": _cmd_new, "completion": _cmd_new})
+COMMANDS.update({"new": _cmd_new, "schema": _cmd_new, "completion": _cmd_new})
 
 
 def _cmd_soak(args: argparse.Namespace) -> int:

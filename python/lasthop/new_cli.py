@@ -1,5 +1,6 @@
-"""`lasthop new [TEMPLATE]` (a commented starting spec) and `lasthop completion bash|zsh` (shell
-completion generated from the command line's own parser)."""
+"""`lasthop new [TEMPLATE]` (a commented starting spec), `lasthop schema` (a JSON Schema of the
+spec for editors) and `lasthop completion bash|zsh` (shell completion generated from the command
+line's own parser)."""
 from __future__ import annotations
 
 import argparse
@@ -8,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["TEMPLATES", "add_parsers", "cmd_new", "cmd_completion", "completion_script"]
+__all__ = ["TEMPLATES", "add_parsers", "cmd_new", "cmd_schema", "cmd_completion", "completion_script"]
 
 _TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
 
@@ -35,8 +36,30 @@ def add_parsers(sub: Any) -> None:
                    help="where to write it (default: TEMPLATE.toml here); '-' prints it")
     n.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
     n.add_argument("--list", action="store_true", help="list the templates")
+    sc = sub.add_parser("schema", help="print a JSON Schema of the spec (for editors; see docs/spec.md)")
+    sc.add_argument("-o", "--out", default=None, metavar="FILE", help="write it to FILE instead")
     c = sub.add_parser("completion", help="print a shell completion script (bash or zsh)")
     c.add_argument("shell", choices=["bash", "zsh"], metavar="SHELL", help="bash | zsh")
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from .errors import UserError
+    from .results import write_atomic
+    from .spec_schema import schema_text
+
+    text = schema_text()
+    if args.out is None or args.out == "-":
+        sys.stdout.write(text)
+        return 0
+    out = Path(args.out)
+    if out.is_dir():
+        raise UserError(f"schema: {str(out)!r} is a directory; name a file")
+    try:
+        write_atomic(out, text.encode("utf-8"))
+    except OSError as e:
+        raise UserError(f"schema: cannot write {str(out)!r}: {e.strerror or e}") from None
+    print(f"wrote {out}", file=sys.stderr)
+    return 0
 
 
 def cmd_new(args: argparse.Namespace) -> int:

@@ -26,7 +26,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
-from .units import UnitError, parse_duration, parse_rate
+from .units import DURATION_UNITS, RATE_UNITS, UnitError, parse_duration, parse_rate
 from .webpages import TABLE_II, page_objects
 
 __all__ = [
@@ -220,6 +220,11 @@ def parse_utility(v: Any) -> dict[str, Any]:
 class _Table:
     """A TOML table at `path` whose keys are checked against `allowed` on construction."""
 
+    # Set by `spec_schema` while it watches the validator read keys: called with the key path,
+    # the default (MISSING: required), a JSON Schema fragment of the accepted TOML values (None
+    # when the reader checks the value itself) and the one-line description of what is allowed.
+    recorder: Callable[[str, Any, dict[str, Any] | None, str], None] | None = None
+
     def __init__(self, data: Any, path: str, allowed: tuple[str, ...], what: str) -> None:
         if not isinstance(data, dict):
             raise SpecError(path or "(top level)", show_value(data), what)
@@ -236,13 +241,18 @@ class _Table:
         return name in self.data
 
     def raw(self, name: str) -> Any:
+        if _Table.recorder is not None:
+            _Table.recorder(self.key(name), MISSING, None, "")
         return self.data.get(name, MISSING)
 
     def fail(self, name: str, allowed: str) -> SpecError:
         return SpecError(self.key(name), show_value(self.raw(name)), allowed)
 
-    def _get(self, name: str, default: Any, check: Callable[[Any], Any], allowed: str) -> Any:
-        v = self.raw(name)
+    def _get(self, name: str, default: Any, check: Callable[[Any], Any], allowed: str,
+             schema: dict[str, Any] | None = None) -> Any:
+        if _Table.recorder is not None:
+            _Table.recorder(self.key(name), default, schema, allowed)
+        v = self.data.get(name, MISSING)
         if v is MISSING:
             if default is MISSING:
                 raise SpecError(self.key(name), "(missing)", f"required: {allowed}")
@@ -263,7 +273,7 @@ class _Table:
                 raise _Bad(text)
             return v
 
-        return self._get(name, default, check, text)
+        return self._get(name, default, check, text, _int_schema(lo, hi))
 
     def choice_int(self, name: str, default: Any, choices: tuple[int, ...], why: str = "") -> int:
         text = "one of " + "|".join(str(c) for c in choices) + why
@@ -273,7 +283,7 @@ class _Table:
                 raise _Bad(text)
             return v
 
-        return self._get(name, default, check, text)
+        return self._get(name, default, check, text, {"enum": list(choices)})
 
     def get_float(self, name: str, default: Any, lo: float, hi: float,
                   closed: bool = False) -> float:
@@ -288,7 +298,8 @@ class _Table:
                 raise _Bad(text)
             return f
 
-        return self._get(name, default, check, text)
+        top = "maximum" if closed else "exclusiveMaximum"
+        return self._get(name, default, check, text, {"type": "number", "minimum": lo, top: hi})
 
     def get_bool(self, name: str, default: Any) -> bool:
         def check(v: Any) -> bool:
@@ -296,7 +307,7 @@ class _Table:
                 raise _Bad("true or false")
             return v
 
-        return self._get(name, default, check, "true or false")
+        return self._get(name, default, check, "true or false", {"type": "boolean"})
 
     def get_str(self, name: str, default: Any, allowed: str = "a string") -> str:
         def check(v: Any) -> str:
@@ -304,7 +315,7 @@ class _Table:
                 raise _Bad(allowed)
             return v
 
-        return self._get(name, default, check, allowed)
+        return self._get(name, default, check, allowed, {"type": "string"})
 
     def choice(self, name: str, default: Any, choices: tuple[str, ...], why: str = "") -> str:
         text = "one of " + "|".join(f'"{c}"' for c in choices) + why
@@ -314,7 +325,7 @@ class _Table:
                 raise _Bad(text)
             return v
 
-        return self._get(name, default, check, text)
+        return self._get(name, default, check, text, {"enum": list(choices)})
 
     def duration(self, name: str, default: Any, positive: bool = False) -> int:
         def check(v: Any) -> int:
@@ -326,7 +337,8 @@ class _Table:
                 raise _Bad('must be > 0, e.g. "10s"')
             return ns
 
-        return self._get(name, default, check, 'a duration such as "10s" or "102.4ms"')
+        return self._get(name, default, check, 'a duration such as "10s" or "102.4ms"',
+                         _DURATION_SCHEMA)
 
     def rate(self, name: str, default: Any) -> int:
         def check(v: Any) -> int:
@@ -338,7 +350,26 @@ class _Table:
                 raise _Bad('must be > 0, e.g. "100Mbps"')
             return bps
 
-        return self._get(name, default, check, 'a rate such as "100Mbps" or "1.5Gbps"')
+        return self._get(name, default, check, 'a rate such as "100Mbps" or "1.5Gbps"',
+                         _RATE_SCHEMA)
+
+
+def _int_schema(lo: int | None, hi: int | None) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": "integer"}
+    if lo is not None:
+        out["minimum"] = lo
+    if hi is not None:
+        out["maximum"] = hi
+    return out
+
+
+def _quantity_schema(units: dict[str, int]) -> dict[str, Any]:
+    # units._QUANTITY with the unit words spelled out (the value range is checked on load).
+    return {"type": "string", "pattern": r"^\s*(\d+(\.\d*)?|\.\d+)\s*(" + "|".join(units) + r")\s*$"}
+
+
+_DURATION_SCHEMA = _quantity_schema(DURATION_UNITS)
+_RATE_SCHEMA = _quantity_schema(RATE_UNITS)
 
 
 class _Bad(Exception):

@@ -1,0 +1,200 @@
+"""A JSON Schema (draft 2020-12) of the scenario spec as written in TOML, for editors.
+
+It is read off the validator itself rather than written a second time: every key of every
+table comes from `spec.SECTIONS` (so an unknown key — a typo — is flagged), and the type,
+choices, range and default of a key are what `spec.normalize` asked for while it read the
+specimens below (the templates of `lasthop new` and a few documents for the keys they leave
+alone), through `_Table.recorder`. Where the validator reads a key in several contexts
+(an MCS range per standard, a band per standard), the schema takes the union; a key whose value
+the validator checks by hand (a list of MCS, a utility curve) is documented but not typed.
+The validator stays the authority: a document the schema accepts may still be refused with a
+one-line error (a rule across keys), never the other way round for the typed keys.
+
+`lasthop schema` prints it; `docs/spec.schema.json` is a copy a test keeps current. Editors that
+read JSON Schema for TOML (Taplo / "Even Better TOML") take it from a first line
+`#:schema ./spec.schema.json` in the spec.
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from . import spec as _spec
+from .units import format_duration, format_rate
+
+__all__ = ["schema", "schema_text"]
+
+_ROOT = Path(__file__).resolve().parent
+_ARRAYS = ("stations", "flows")
+_TITLES = {
+    "": "lasthop scenario spec",
+    "sim": "[sim]: duration, warm-up, seed, time-series bin",
+    "phy": "[phy]: standard, band, channel width, guard interval, control rate",
+    "mac": "[mac]: aggregation, A-MSDU, PPDU time, retries, beacons, EDCA",
+    "ap": "[ap]: queues, scheduler, qdisc, driver, AQL, buffer sizer",
+    "wired": "[wired]: the server's link",
+    "channel": "[channel]: path loss and link budget",
+    "stations": "[[stations]]: a group of stations",
+    "flows": "[[flows]]: traffic",
+    "aggctl": "[aggctl]: the aggregation-level rate controller",
+    "vwire": "[vwire]: the split proxy and Virtual Wires",
+    "emu": "[emu]: the emulator",
+}
+
+
+# Keys the templates leave alone, each read in the context that reads it.
+_EXTRA = (
+    ("mobility-and-requests", """
+[sim]
+duration = "1s"
+[mac]
+aggregation_min_rate = "6.5Mbps"
+[[stations]]
+rate_control = "ideal"
+walk_m = [1, 23]
+speed_mps = 1.0
+[[stations]]
+rate_control = "ideal"
+waypoints = [["0s", 1.0], ["1s", 23.0]]
+repeat = true
+[[flows]]
+pattern = "tcp"
+app = "request_response"
+request_bytes = 300
+response_bytes = 10000
+think_time = "10ms"
+requests = 5
+[emu]
+ap_host = false
+"""),
+    ("aggctl-feedback", """
+[sim]
+duration = "1s"
+[[stations]]
+mcs = 7
+[[flows]]
+pattern = "aggctl"
+[aggctl]
+report_blackout = ["0s", "1s"]
+"""),
+)
+
+
+def _specimens() -> list[tuple[str, str]]:
+    """The templates of `lasthop new` (shipped with the package) and the documents above: the
+    same for an installed package as in a checkout."""
+    paths = sorted((_ROOT / "templates").glob("*.toml"))
+    out = [(p.name, p.read_text(encoding="utf-8")) for p in paths] + list(_EXTRA)
+    # Every standard in every band it allows, so per-standard choices and ranges (MCS, widths,
+    # guard intervals, Block Ack window) are the union over all of them.
+    for standard, std in _spec.STANDARDS.items():
+        for band in std.bands:
+            out.append((f"{standard}-{band}", f"""
+[sim]
+duration = "1s"
+[phy]
+standard = "{standard}"
+band = "{band}"
+[mac]
+aggregation = {"false" if standard == "ofdm" else "true"}
+[[stations]]
+mcs = 0
+[[flows]]
+pattern = "cbr"
+rate = "1Mbps"
+"""))
+    return out
+
+
+def _merge(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The union of two fragments the validator asked for at the same key."""
+    if a is None or a == b:
+        return b if a is None else a
+    if b is None:
+        return a
+    if "enum" in a and "enum" in b:
+        return {"enum": a["enum"] + [v for v in b["enum"] if v not in a["enum"]]}
+    if a.get("type") == b.get("type") == "integer":
+        out: dict[str, Any] = {"type": "integer"}
+        for k, pick in (("minimum", min), ("maximum", max)):
+            if k in a and k in b:
+                out[k] = pick(a[k], b[k])
+        return out
+    alts = a["anyOf"] if "anyOf" in a else [a]
+    return {"anyOf": alts + ([b] if b not in alts else [])}
+
+
+def _record(specimens: list[tuple[str, str]]) -> dict[str, dict[str, Any]]:
+    seen: dict[str, dict[str, Any]] = {}
+
+    def rec(path: str, default: Any, frag: dict[str, Any] | None, allowed: str) -> None:
+        key = re.sub(r"\[\d+\]", "", path)
+        e = seen.setdefault(key, {"frag": None, "defaults": [], "allowed": []})
+        e["frag"] = _merge(e["frag"], frag)
+        if frag is not None:
+            e["defaults"].append(default)
+            if allowed and allowed not in e["allowed"]:
+                e["allowed"].append(allowed)
+
+    _spec._Table.recorder = rec
+    try:
+        for name, text in specimens:
+            try:
+                _spec.load_spec_text(text, name, native=False)
+            except (_spec.SpecError, _spec.SpecFileError):
+                pass
+    finally:
+        _spec._Table.recorder = None
+    return seen
+
+
+def _property(key: str, e: dict[str, Any] | None) -> dict[str, Any]:
+    if e is None or e["frag"] is None:
+        return {"description": f"{key}: see docs/spec.md (checked by `lasthop validate`)"}
+    out = dict(e["frag"])
+    text = "; ".join(e["allowed"])
+    defaults = e["defaults"]
+    required = all(d is _spec.MISSING for d in defaults)
+    if required:
+        text += " (required)"
+    elif len({json.dumps(d, default=str) for d in defaults}) == 1 and defaults[0] is not _spec.MISSING:
+        d = defaults[0]
+        # Durations and rates are held in base units; the TOML form is the unit string.
+        if out.get("type") == "string" and "pattern" in out and isinstance(d, int):
+            d = format_duration(d) if "(ns|" in out["pattern"] else format_rate(d)
+        if d is None or isinstance(d, (bool, int, float, str)):
+            out["default"] = d
+    out["description"] = f"{key}: {text}" if text else key
+    return out
+
+
+def _table(section: str, seen: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    props = {k: _property(f"{section}.{k}", seen.get(f"{section}.{k}")) for k in _spec.SECTIONS[section]}
+    return {"type": "object", "title": _TITLES.get(section, section), "properties": props,
+            "additionalProperties": False}
+
+
+def _section(name: str, seen: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    t = _table(name, seen)
+    if name in _ARRAYS:
+        return {"type": "array", "items": t, "description": t["title"]}
+    return t
+
+
+def schema() -> dict[str, Any]:
+    """The JSON Schema of a spec document."""
+    seen = _record(_specimens())
+    top = {"type": "object", "properties": {}, "additionalProperties": False, "required": ["sim", "stations"]}
+    for k in _spec.SECTIONS[""]:
+        top["properties"][k] = _section(k, seen) if k in _spec.SECTIONS else _property(k, seen.get(k))
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema",
+            "title": _TITLES[""],
+            "description": "A lasthop scenario (TOML). Units are mandatory for durations and rates. "
+                           "`lasthop validate SPEC` is the authority; see docs/spec.md.",
+            **top}
+
+
+def schema_text() -> str:
+    return json.dumps(schema(), indent=1, sort_keys=True, ensure_ascii=False) + "\n"
