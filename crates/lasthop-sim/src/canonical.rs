@@ -554,7 +554,6 @@ fn write_str(s: &str, out: &mut String) {
             '\t' => out.push_str("\\t"),
             '\u{8}' => out.push_str("\\b"),
             '\u{c}' => out.push_str("\\f"),
-            ' '..='~' => out.push(ch),
             _ => {
                 let mut units = [0u16; 2];
                 for u in ch.encode_utf16(&mut units) {
