@@ -118,3 +118,34 @@ def test_lasthop_schema_prints_and_writes_it(tmp_path: Path) -> None:
     assert r.returncode == 0 and out.read_text(encoding="utf-8") == schema_text()
     r = run_cli("schema", "-o", str(tmp_path))
     assert r.returncode == 2 and "is a directory" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_docs_spec_md_documents_every_key_of_the_schema() -> None:
+    """Each key appears as `key = …` under its table in docs/spec.md's annotated TOML."""
+    import re
+
+    text = (ROOT / "docs" / "spec.md").read_text(encoding="utf-8")
+    documented: dict[str, set[str]] = {}
+    for block in re.findall(r"```toml\n(.*?)```", text, flags=re.S):
+        section = ""
+        for line in block.splitlines():
+            m = re.match(r"^\[\[?([a-z_]+)\]\]?", line)
+            if m:
+                section = m.group(1)
+                continue
+            m = re.match(r"^([a-z_0-9]+)\s*=", line)
+            if m:
+                documented.setdefault(section, set()).add(m.group(1))
+            elif re.match(r"^# [a-z_0-9]+ = ", line):
+                # optional keys shown commented out: "# cw_min = 15, cw_max = 1023, aifsn = 3"
+                documented.setdefault(section, set()).update(re.findall(r"([a-z_0-9]+) = ", line))
+    s = schema()
+    missing = []
+    for section, node in s["properties"].items():
+        if "properties" not in node and "items" not in node:
+            if section not in documented.get("", set()):
+                missing.append(section)
+            continue
+        keys = node.get("items", node)["properties"]
+        missing += [f"{section}.{k}" for k in keys if k not in documented.get(section, set())]
+    assert not missing, f"keys of the schema missing from docs/spec.md: {missing}"
