@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """Coverage-guided fuzzing of the result readers (atheris, libFuzzer for Python).
 
 Bytes are written as a result file and read the way `lasthop table|plot|report|export` read
