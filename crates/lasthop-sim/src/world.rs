@@ -19,8 +19,8 @@
 //! a wired queue discipline: the departure and the arrival), one timer event per TCP/QUIC
 //! flow, and one tick per forwarding node every `ap.wqm_interval`.
 //!
-//! Layout: this file keeps the event loop, the packet arena, the topology and the endpoints'
-//! hooks; `world_build.rs` builds the cell from its spec, `world_exchange.rs` drives the frame
+//! Layout: this file keeps the event loop, the topology and the endpoints' hooks;
+//! `world_arena.rs` holds the packets; `world_build.rs` builds the cell from its spec, `world_exchange.rs` drives the frame
 //! exchange, whose 802.11 rules are the sans-IO components of `lasthop_wifi::mac` (`ampdu`,
 //! `scoreboard`, `exchange`), reached through the link adapter of `world_link.rs`.
 
@@ -70,8 +70,11 @@ mod link;
 mod build;
 #[path = "world_exchange.rs"]
 mod frame_exchange;
+#[path = "world_arena.rs"]
+mod arena;
 pub use ext::{ExtEvent, ExtFate, ExtLeg};
 use fw::Firmware;
+use arena::Arena;
 use link::LinkIo;
 use wmm::{AcPlan, LinkAc, PerAc};
 
@@ -371,8 +374,6 @@ pub struct Totals {
     pub collisions: u64,
     pub beacons: u64,
     pub busy_ns: u64,
-    /// Retransmission copies alive (see `World::ghost_copy`).
-    pub live_ghosts: u64,
     /// EDCAFs that lost an internal collision to a higher-priority AC of their station.
     pub internal_collisions: u64,
 }
@@ -431,8 +432,7 @@ pub struct World {
     sat_up: Vec<Option<u32>>,
     wired_down: WiredLink<PktRef>,
     wired_up: WiredLink<PktRef>,
-    pkts: Vec<Pkt>,
-    free: Vec<u32>,
+    pkts: Arena,
     tx_pool: Vec<Vec<(u32, PktRef, bool)>>,
     scratch_dup: Vec<PktRef>,
     scratch_emptied: Vec<(usize, u32)>,
@@ -645,7 +645,7 @@ impl World {
     /// A packet that does not count as offered load (TCP ACKs).
     #[inline]
     fn alloc_control(&mut self, flow: u32, len: u32, now: Instant) -> PktRef {
-        let id = self.arena_put(Pkt {
+        let id = self.pkts.put(Pkt {
             flow,
             created: now,
             retries: 0,
@@ -660,32 +660,14 @@ impl World {
         PktRef { id, len, flow }
     }
 
-    /// Store a packet in a free arena slot (or a new one); returns its index.
-    #[inline]
-    fn arena_put(&mut self, p: Pkt) -> u32 {
-        match self.free.pop() {
-            Some(id) => {
-                self.pkts[id as usize] = p;
-                id
-            }
-            None => {
-                self.pkts.push(p);
-                self.pkts.len() as u32 - 1
-            }
-        }
-    }
-
     #[inline]
     fn release(&mut self, p: PktRef) {
-        if self.pkts[p.id as usize].ghost {
-            self.totals.live_ghosts -= 1;
-        }
-        self.free.push(p.id);
+        self.pkts.release(p);
     }
 
     /// Packets created and not yet delivered or dropped (queued, in flight, held for reordering).
     pub fn packets_in_system(&self) -> u64 {
-        (self.pkts.len() - self.free.len()) as u64 - self.totals.live_ghosts
+        self.pkts.in_system()
     }
 
     /// Drops and deliveries count when they happen inside the measurement window
@@ -1356,34 +1338,14 @@ impl World {
     }
 
     /// The MSDUs of the MPDU whose first MSDU is `p`, in order, into `chain_buf`.
+    #[inline]
     fn msdus_into(&mut self, p: PktRef) {
-        self.chain_buf.clear();
-        let mut cur = p;
-        loop {
-            self.chain_buf.push(cur);
-            let pk = &self.pkts[cur.id as usize];
-            if pk.next == NO_NEXT {
-                break;
-            }
-            cur = PktRef { id: pk.next, len: pk.next_len, flow: self.pkts[pk.next as usize].flow };
-        }
+        self.pkts.msdus_into(p, &mut self.chain_buf);
     }
 
-    /// A second handle to the same MPDU contents (every MSDU of it), for a retransmission of
-    /// an MPDU the recipient already has. It never counts in the flow's statistics.
+    /// A ghost copy of the MPDU headed by `p` for its retransmission (`Arena::ghost_copy`).
     fn ghost_copy(&mut self, p: PktRef) -> PktRef {
-        self.msdus_into(p);
-        let chain = std::mem::take(&mut self.chain_buf);
-        let mut next: Option<PktRef> = None;
-        for &q in chain.iter().rev() {
-            let mut pk = self.pkts[q.id as usize];
-            pk.ghost = true;
-            (pk.next, pk.next_len) = next.map_or((NO_NEXT, 0), |n| (n.id, n.len));
-            self.totals.live_ghosts += 1;
-            next = Some(PktRef { id: self.arena_put(pk), len: q.len, flow: q.flow });
-        }
-        self.chain_buf = chain;
-        next.expect("an MPDU has an MSDU")
+        self.pkts.ghost_copy(p, &mut self.chain_buf)
     }
 }
 
