@@ -5,7 +5,9 @@ table comes from `spec.SECTIONS` (so an unknown key — a typo — is flagged), 
 choices, range and default of a key are what `spec.normalize` asked for while it read the
 specimens below (the templates of `lasthop new` and a few documents for the keys they leave
 alone), through `_Table.recorder`. Where the validator reads a key in several contexts
-(an MCS range per standard, a band per standard), the schema takes the union; a key whose value
+(a band per standard), the schema takes the union of the choices, and keeps only the numeric
+bounds all contexts share (an MCS range per standard, a parent index per station: a context the
+specimens did not reach could widen them); a key whose value
 the validator checks by hand (a list of MCS, a utility curve) is documented but not typed.
 The validator stays the authority: a document the schema accepts may still be refused with a
 one-line error (a rule across keys), never the other way round for the typed keys.
@@ -116,12 +118,11 @@ def _merge(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, Any]
         return a
     if "enum" in a and "enum" in b:
         return {"enum": a["enum"] + [v for v in b["enum"] if v not in a["enum"]]}
-    if a.get("type") == b.get("type") == "integer":
-        out: dict[str, Any] = {"type": "integer"}
-        for k, pick in (("minimum", min), ("maximum", max)):
-            if k in a and k in b:
-                out[k] = pick(a[k], b[k])
-        return out
+    if a.get("type") == b.get("type") and a.get("type") in ("integer", "number"):
+        # A bound that differs between contexts depends on the document (an MCS range per
+        # standard, a parent index per station), and contexts the specimens did not reach may
+        # widen it: only bounds every context shares are kept.
+        return {k: v for k, v in a.items() if k == "type" or b.get(k) == v}
     alts = a["anyOf"] if "anyOf" in a else [a]
     return {"anyOf": alts + ([b] if b not in alts else [])}
 
@@ -164,7 +165,7 @@ def _property(key: str, e: dict[str, Any] | None) -> dict[str, Any]:
         # Durations and rates are held in base units; the TOML form is the unit string.
         if out.get("type") == "string" and "pattern" in out and isinstance(d, int):
             d = format_duration(d) if "(ns|" in out["pattern"] else format_rate(d)
-        if d is None or isinstance(d, (bool, int, float, str)):
+        if isinstance(d, (bool, int, float, str)):
             out["default"] = d
     out["description"] = f"{key}: {text}" if text else key
     return out

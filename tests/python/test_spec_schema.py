@@ -75,7 +75,8 @@ def test_a_spec_the_validator_accepts_the_schema_accepts(path: Path, validator: 
     ({"sim": {"duraton": "1s"}}, "sim"),                      # a typo
     ({"sim": {"duration": 10}}, "sim.duration"),               # units are mandatory
     ({"phy": {"standard": "wifi7"}}, "phy.standard"),
-    ({"stations": [{"mcs": 12}]}, "stations.0.mcs"),
+    ({"stations": [{"mcs": -1}]}, "stations.0.mcs"),
+    ({"stations": [{"mcs": 7, "count": 3000}]}, "stations.0.count"),
     ({"flows": [{"pattern": "cbr", "rate": "1 Mbit/s"}]}, "flows.0.rate"),
     ({"ap": {"qdisc": "cake"}}, "ap.qdisc"),
     ({"turbo": True}, ""),
