@@ -212,11 +212,20 @@ def test_history_and_rtt_guard_across_the_emulator(tmp_path):
     if reason:
         pytest.skip(reason)
     from lasthop import live_bench_quic as Q
-    r = Q.emulate("history", 2, tmp_path / "h")
+    want = [("quiet", "default"), ("quiet", "history"), ("after restart", "history"), ("with bulk", "reverted"),
+            ("after bulk", "history")]
+    # Handshake RTTs are measured on the wall clock: a host stall of a few ms during a quiet
+    # handshake makes the guard revert (its margin is 2 ms). One more run is allowed when the
+    # first one's verdicts differ; the second must give every one.
+    tried = []
+    for attempt in range(2):
+        r = Q.emulate("history", 2, tmp_path / f"h{attempt}")
+        got = [(run["phase"], c["window_from"]) for run, c in zip(r["runs"], r["conns"])]
+        tried.append((got, [c.get("handshake_rtt_us") for c in r["conns"]]))
+        if got == want:
+            break
     assert all(x["ok"] for x in r["runs"]), r["runs"]
-    got = [(run["phase"], c["window_from"]) for run, c in zip(r["runs"], r["conns"])]
-    assert got == [("quiet", "default"), ("quiet", "history"), ("after restart", "history"), ("with bulk", "reverted"),
-                   ("after bulk", "history")], got
+    assert got == want, tried
     c = r["conns"]
     assert c[1]["initial_window_packets"] > 10 and c[3]["initial_window_packets"] == 10, c
     assert c[3]["handshake_rtt_us"] > 1.25 * min(x["handshake_rtt_us"] for x in c[:3]), c
