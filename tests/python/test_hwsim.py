@@ -37,7 +37,7 @@ echo "LIMIT0 $(limit)"
 $B wqm --phy phy0 --show > out/show.json; echo "SHOW $?"
 # Sizing: the daemon runs, the kernel's limit moves; SIGTERM puts it back.
 $B wqm --phy phy0 --interval 20ms -q --record out/rec.jsonl 2> out/run1.err &
-P=$!; sleep 1.5; echo "LIMIT1 $(limit)"
+P=$!; sleep 3; echo "LIMIT1 $(limit)"
 kill -TERM $P; wait $P; echo "TERM $?"; echo "LIMIT2 $(limit)"
 # SIGKILL leaves it; the next start restores it first.
 $B wqm --iface wlan0 --interval 20ms -q 2> out/run2.err &
