@@ -109,7 +109,7 @@ test-python: $(VENV)/.native-stamp $(BIN)/lasthop-live
 # debug assertions and overflow checks (-O -a). `make test` replays fuzz/corpus/<target> and
 # fuzz/regressions/<target> through the same target bodies (lasthop_live::fuzzing) on the stable
 # toolchain: crates/lasthop-live/tests/fuzz_corpus.rs.
-FUZZ_TARGETS := spec_run aggctl_wire netlink vwire_text emu_inject
+FUZZ_TARGETS := spec_run aggctl_wire netlink vwire_text emu_inject spec_toml
 FUZZ_TIME ?= 600
 FUZZ_SMOKE_RUNS ?= 2000
 FUZZ_CARGO := cd fuzz && $(CARGO) +nightly fuzz

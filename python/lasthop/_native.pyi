@@ -37,6 +37,41 @@ def canonical_json(obj: object) -> str:
     ensure_ascii=True, allow_nan=False)` writes: the writer of the simulator's results.
     Anything else raises ValueError."""
 
+def normalize(doc: dict[str, object], default_name: str = "scenario") -> tuple[
+        Optional[tuple[str, list[int], list[int]]], list[tuple[str, str, str]]]:
+    """Validate and normalize a spec document (as `tomllib` returns it, after overrides):
+    ((canonical normalized JSON, station_group, flow_table), []), or (None, [(key path, value,
+    what is allowed), ...]) listing every problem, the first as the validator meets it
+    (crates/lasthop-sim/src/spec_in)."""
+
+def spec_reads(doc: dict[str, object]) -> list[tuple[str, Optional[str], Optional[str], str]]:
+    """Every key read `normalize` makes on `doc`: (key path, default as JSON or None when
+    required, JSON Schema fragment as JSON or None, what is allowed)."""
+
+def spec_sections() -> list[tuple[str, list[str]]]:
+    """The keys each spec table allows (section "" is the top level)."""
+
+def spec_standards() -> list[tuple[str, list[str]]]:
+    """The standards and the bands each allows."""
+
+def show_value(v: object) -> str:
+    """A value as spec errors show it (TOML-like, clipped to one short line)."""
+
+def unknown_key(key: str, allowed: list[str]) -> str:
+    """What a spec error says of an unknown key."""
+
+def parse_duration(v: object) -> int:
+    """A duration string in integer ns; ValueError says what is allowed."""
+
+def parse_rate(v: object) -> int:
+    """A rate string in integer bit/s; ValueError says what is allowed."""
+
+def format_duration(ns: int) -> str:
+    """Nanoseconds as the shortest exact duration string."""
+
+def format_rate(bps: int) -> str:
+    """Bit/s as the shortest exact rate string."""
+
 def version() -> str:
     """Crate version + '+' + short git hash ('-dirty' if the tree had changes, or 'unknown')."""
 

@@ -216,7 +216,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_USAGE
         return COMMANDS[args.command](args)
     except SpecError as e:
-        print(f"{PROG}: spec error: {e}", file=sys.stderr)
+        for one in e.all():
+            print(f"{PROG}: spec error: {one}", file=sys.stderr)
         return EXIT_USAGE
     except (SpecFileError, UserError) as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)

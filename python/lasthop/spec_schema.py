@@ -2,9 +2,9 @@
 
 It is read off the validator itself rather than written a second time: every key of every
 table comes from `spec.SECTIONS` (so an unknown key — a typo — is flagged), and the type,
-choices, range and default of a key are what `spec.normalize` asked for while it read the
+choices, range and default of a key are what the native validator asked for while it read the
 specimens below (the templates of `lasthop new` and a few documents for the keys they leave
-alone), through `_Table.recorder`. Where the validator reads a key in several contexts
+alone), as `_native.spec_reads` reports each read. Where the validator reads a key in several contexts
 (a band per standard), the schema takes the union of the choices, and keeps only the numeric
 bounds all contexts share (an MCS range per standard, a parent index per station: a context the
 specimens did not reach could widen them); a key whose value
@@ -23,6 +23,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from . import _native
 from . import spec as _spec
 from .units import format_duration, format_rate
 
@@ -91,8 +92,8 @@ def _specimens() -> list[tuple[str, str]]:
     out = [(p.name, p.read_text(encoding="utf-8")) for p in paths] + list(_EXTRA)
     # Every standard in every band it allows, so per-standard choices and ranges (MCS, widths,
     # guard intervals, Block Ack window) are the union over all of them.
-    for standard, std in _spec.STANDARDS.items():
-        for band in std.bands:
+    for standard, bands in _native.spec_standards():
+        for band in bands:
             out.append((f"{standard}-{band}", f"""
 [sim]
 duration = "1s"
@@ -139,15 +140,14 @@ def _record(specimens: list[tuple[str, str]]) -> dict[str, dict[str, Any]]:
             if allowed and allowed not in e["allowed"]:
                 e["allowed"].append(allowed)
 
-    _spec._Table.recorder = rec
-    try:
-        for name, text in specimens:
-            try:
-                _spec.load_spec_text(text, name, native=False)
-            except (_spec.SpecError, _spec.SpecFileError):
-                pass
-    finally:
-        _spec._Table.recorder = None
+    for name, text in specimens:
+        try:
+            doc = _spec.parse_toml(text, name)
+        except _spec.SpecFileError:
+            continue
+        for path, default, frag, allowed in _native.spec_reads(doc):
+            rec(path, _spec.MISSING if default is None else json.loads(default),
+                None if frag is None else json.loads(frag), allowed)
     return seen
 
 

@@ -30,6 +30,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("netlink", netlink),
     ("vwire_text", vwire_text),
     ("emu_inject", emu_inject),
+    ("spec_toml", spec_toml),
 ];
 
 /// The longest simulated time one `spec_run` input may run.
@@ -73,6 +74,37 @@ pub fn spec_run(data: &[u8]) {
     let (a, b) = (serde_json::to_string(&a), serde_json::to_string(&b));
     assert!(a.is_ok(), "results do not serialize: {a:?}");
     assert!(a.ok() == b.ok(), "same spec and seed, different results");
+}
+
+/// A spec file as users and the live tools' `--spec` hand it over: TOML text → `parse_toml` →
+/// `normalize_all` (every problem listed) → the simulator's types and rules. Every problem is
+/// one line naming a key; `normalize_all`'s first problem is `normalize`'s; reading is
+/// deterministic; what the validator accepts, the simulator reads (`Spec::from_json`) — a
+/// normalized spec it cannot read is the validator's bug.
+pub fn spec_toml(data: &[u8]) {
+    use lasthop_sim::spec_in;
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    let Ok(doc) = spec_in::parse_toml(text) else { return };
+    let all = spec_in::normalize_all(&doc, "fuzz");
+    assert_eq!(all, spec_in::normalize_all(&doc, "fuzz"), "same document, different reading");
+    match (&all, spec_in::normalize(&doc, "fuzz")) {
+        (Ok(a), Ok(b)) => assert_eq!(a, &b),
+        (Err(es), Err(e)) => {
+            assert_eq!(es[0], e, "the listing's first problem is not normalize's");
+            assert!(es.len() <= spec_in::MAX_ERRORS);
+            for e in es {
+                let line = e.to_string();
+                assert!(!line.contains('\n') && !e.path.is_empty() && !e.allowed.is_empty(), "{line:?}");
+            }
+        }
+        (a, b) => panic!("normalize_all {a:?} but normalize {b:?}"),
+    }
+    if let Ok(n) = all {
+        let spec = Spec::from_json(&n.json).unwrap_or_else(|e| panic!("the simulator cannot read a normalized spec: {e}"));
+        let _ = spec.problems();
+        assert_eq!(n.station_group.len(), spec.stations.len());
+        assert_eq!(n.flow_table.len(), spec.flows.len());
+    }
 }
 
 const AGGCTL_KEY: &[u8] = b"lasthop-fuzz-key-0123456789abcdef";

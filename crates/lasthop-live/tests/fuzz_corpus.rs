@@ -40,7 +40,7 @@ fn replay(target: &str) {
 #[test]
 fn every_target_has_a_test() {
     let names: Vec<&str> = lasthop_live::fuzzing::TARGETS.iter().map(|(n, _)| *n).collect();
-    assert_eq!(names, ["spec_run", "aggctl_wire", "netlink", "vwire_text", "emu_inject"]);
+    assert_eq!(names, ["spec_run", "aggctl_wire", "netlink", "vwire_text", "emu_inject", "spec_toml"]);
     for n in names {
         let src = fuzz_dir().join("fuzz_targets").join(format!("{n}.rs"));
         let text = std::fs::read_to_string(&src).unwrap_or_else(|e| panic!("{}: {e}", src.display()));
@@ -71,4 +71,9 @@ fn vwire_text_corpus() {
 #[test]
 fn emu_inject_corpus() {
     replay("emu_inject");
+}
+
+#[test]
+fn spec_toml_corpus() {
+    replay("spec_toml");
 }

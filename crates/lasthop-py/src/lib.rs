@@ -142,6 +142,135 @@ fn to_value(o: &Bound<'_, PyAny>) -> PyResult<serde_json::Value> {
     }
 }
 
+/// Validate and normalize a spec document (docs/spec.md): `doc` is the document as Python's
+/// `tomllib` returns it (dicts, lists, str, int, float, bool; anything else is kept as its
+/// `repr` for error messages).
+///
+/// Returns `(normalized, [])` with `normalized = (canonical JSON, station_group, flow_table)`,
+/// or `(None, [(key path, value, what is allowed), ...])`: every problem found, the first as
+/// the validator meets it (`spec_in::normalize_all`).
+#[pyfunction]
+#[pyo3(signature = (doc, default_name="scenario"))]
+fn normalize(doc: &Bound<'_, PyAny>, default_name: &str) -> PyResult<NormalizeOut> {
+    let raw = to_raw(doc)?;
+    Ok(match lasthop_sim::spec_in::normalize_all(&raw, default_name) {
+        Ok(n) => (Some((n.json, n.station_group, n.flow_table)), Vec::new()),
+        Err(es) => (None, es.into_iter().map(|e| (e.path, e.value, e.allowed)).collect()),
+    })
+}
+
+/// One key read: (key path, default JSON, schema JSON, allowed).
+type SpecRead = (String, Option<String>, Option<String>, String);
+
+type NormalizeOut = (Option<(String, Vec<usize>, Vec<usize>)>, Vec<(String, String, String)>);
+
+/// Every key read [`normalize`] makes on `doc`: `(key path, default, schema, allowed)` with the
+/// default as JSON (None: required) and the JSON Schema fragment of the accepted TOML values
+/// as JSON (None: the reader checks the value by hand). `lasthop schema` builds on these.
+#[pyfunction]
+fn spec_reads(doc: &Bound<'_, PyAny>) -> PyResult<Vec<SpecRead>> {
+    use lasthop_sim::spec_in::{record, Default};
+    let raw = to_raw(doc)?;
+    let (_, recs) = record(|| lasthop_sim::spec_in::normalize(&raw, "scenario"));
+    Ok(recs
+        .into_iter()
+        .map(|r| {
+            let d = match r.default {
+                Default::Required => None,
+                Default::Null => Some("null".to_owned()),
+                Default::Is(v) => Some(v.to_string()),
+            };
+            (r.path, d, r.schema.map(|s| s.to_string()), r.allowed)
+        })
+        .collect())
+}
+
+/// The keys each spec table allows: `[(section, [key, ...])]`, section "" the top level.
+#[pyfunction]
+fn spec_sections() -> Vec<(&'static str, Vec<&'static str>)> {
+    lasthop_sim::spec_in::SECTIONS.iter().map(|(s, keys)| (*s, keys.to_vec())).collect()
+}
+
+/// The standards and the bands each allows: `[(standard, [band, ...])]`.
+#[pyfunction]
+fn spec_standards() -> Vec<(&'static str, Vec<&'static str>)> {
+    lasthop_sim::spec_in::normalize::standards()
+}
+
+/// A value as spec errors show it (TOML-like, clipped to one short line).
+#[pyfunction]
+fn show_value(v: &Bound<'_, PyAny>) -> PyResult<String> {
+    Ok(lasthop_sim::spec_in::raw::show_value(&to_raw(v)?))
+}
+
+/// What a spec error says of an unknown key: the closest allowed key, or the allowed keys.
+#[pyfunction]
+fn unknown_key(key: &str, allowed: Vec<String>) -> String {
+    let a: Vec<&str> = allowed.iter().map(String::as_str).collect();
+    lasthop_sim::spec_in::raw::unknown_key(key, &a)
+}
+
+/// A duration string (`"102.4ms"`) in integer nanoseconds; ValueError says what is allowed.
+#[pyfunction]
+fn parse_duration(v: &Bound<'_, PyAny>) -> PyResult<u64> {
+    lasthop_sim::spec_in::raw::parse_duration(&to_raw(v)?).map_err(PyValueError::new_err)
+}
+
+/// A rate string (`"1.5Gbps"`) in integer bit/s; ValueError says what is allowed.
+#[pyfunction]
+fn parse_rate(v: &Bound<'_, PyAny>) -> PyResult<u64> {
+    lasthop_sim::spec_in::raw::parse_rate(&to_raw(v)?).map_err(PyValueError::new_err)
+}
+
+/// Nanoseconds as the shortest exact duration string (5_484_000 -> `"5.484ms"`).
+#[pyfunction]
+fn format_duration(ns: u64) -> String {
+    lasthop_sim::spec_in::raw::format_duration(ns)
+}
+
+/// Bit/s as the shortest exact rate string (1_500_000_000 -> `"1.5Gbps"`).
+#[pyfunction]
+fn format_rate(bps: u64) -> String {
+    lasthop_sim::spec_in::raw::format_rate(bps)
+}
+
+fn to_raw(o: &Bound<'_, PyAny>) -> PyResult<lasthop_sim::spec_in::Raw> {
+    use lasthop_sim::spec_in::Raw;
+    use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString};
+    Ok(if let Ok(b) = o.downcast::<PyBool>() {
+        Raw::Bool(b.is_true())
+    } else if o.is_instance_of::<PyInt>() {
+        match o.extract::<i128>() {
+            Ok(i) => Raw::Int(i),
+            Err(_) => {
+                let bits: u32 = o.call_method0("bit_length")?.extract()?;
+                // str() of an integer of more than 4300 digits raises; such a value is only
+                // shown by its size.
+                let text = o.str().map(|s| s.to_string()).unwrap_or_default();
+                Raw::BigInt { text, bits }
+            }
+        }
+    } else if let Ok(f) = o.downcast::<PyFloat>() {
+        Raw::Float(f.value())
+    } else if let Ok(s) = o.downcast::<PyString>() {
+        Raw::Str(s.to_str()?.to_owned())
+    } else if let Ok(l) = o.downcast::<PyList>() {
+        Raw::List(l.iter().map(|x| to_raw(&x)).collect::<PyResult<Vec<_>>>()?)
+    } else if let Ok(d) = o.downcast::<PyDict>() {
+        let mut t = Vec::with_capacity(d.len());
+        for (k, v) in d.iter() {
+            let k = match k.downcast::<PyString>() {
+                Ok(s) => s.to_str()?.to_owned(),
+                Err(_) => k.str()?.to_string(),
+            };
+            t.push((k, to_raw(&v)?));
+        }
+        Raw::Table(t)
+    } else {
+        Raw::Other(o.repr()?.to_string())
+    })
+}
+
 /// The code version: crate version `+` short git hash (`-dirty` if the tree had changes), or
 /// `+unknown` when built without git.
 #[pyfunction]
@@ -221,6 +350,16 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(run_capture, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(normalize, m)?)?;
+    m.add_function(wrap_pyfunction!(spec_reads, m)?)?;
+    m.add_function(wrap_pyfunction!(spec_sections, m)?)?;
+    m.add_function(wrap_pyfunction!(spec_standards, m)?)?;
+    m.add_function(wrap_pyfunction!(show_value, m)?)?;
+    m.add_function(wrap_pyfunction!(unknown_key, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_duration, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_rate, m)?)?;
+    m.add_function(wrap_pyfunction!(format_duration, m)?)?;
+    m.add_function(wrap_pyfunction!(format_rate, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(canonical_json, m)?)?;
     m.add_function(wrap_pyfunction!(emu_up, m)?)?;

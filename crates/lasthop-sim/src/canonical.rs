@@ -534,6 +534,21 @@ fn write_f64_general(x: f64, out: &mut String) {
     }
 }
 
+/// The escapes JSON has a short form for (`\"`, `\\`, `\n`, `\r`, `\t`, `\b`, `\f`), as
+/// Python's json writes them.
+pub fn short_escape(c: char) -> Option<&'static str> {
+    Some(match c {
+        '"' => "\\\"",
+        '\\' => "\\\\",
+        '\n' => "\\n",
+        '\r' => "\\r",
+        '\t' => "\\t",
+        '\u{8}' => "\\b",
+        '\u{c}' => "\\f",
+        _ => return None,
+    })
+}
+
 fn write_str(s: &str, out: &mut String) {
     out.push('"');
     // Runs of printable ASCII other than `"` and `\\` go out as they are (keys, names); the
@@ -546,15 +561,9 @@ fn write_str(s: &str, out: &mut String) {
         rest = &rest[n..];
         let Some(ch) = rest.chars().next() else { break };
         rest = &rest[ch.len_utf8()..];
-        match ch {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            _ => {
+        match short_escape(ch) {
+            Some(e) => out.push_str(e),
+            None => {
                 let mut units = [0u16; 2];
                 for u in ch.encode_utf16(&mut units) {
                     write!(out, "\\u{u:04x}").expect("write to String");

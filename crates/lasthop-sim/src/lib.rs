@@ -17,6 +17,7 @@ pub mod metrics;
 pub mod output;
 pub mod pcap;
 pub mod spec;
+pub mod spec_in;
 pub mod wired;
 pub mod world;
 

@@ -29,6 +29,9 @@ pub struct Args {
     opts: Vec<(String, Option<String>)>,
     pub positional: Vec<String>,
     used: Vec<bool>,
+    /// Values for options not given on the command line, each with where it came from (a
+    /// spec key: `--spec`); the command line wins.
+    fallback: Vec<(String, Option<String>, String)>,
 }
 
 impl Args {
@@ -81,14 +84,30 @@ impl Args {
             i += 1;
         }
         let used = vec![false; opts.len()];
-        Ok(Args { tool: tool.to_string(), opts, positional, used })
+        Ok(Args { tool: tool.to_string(), opts, positional, used, fallback: Vec::new() })
     }
 
     pub fn help(&self) -> bool {
         self.opts.iter().any(|(n, _)| n == "help")
     }
 
+    /// Take `--name` from `origin` (a value, or None for a flag) unless the command line gives it.
+    pub fn fallback(&mut self, name: &str, value: Option<String>, origin: &str) {
+        self.fallback.push((name.to_owned(), value, origin.to_owned()));
+    }
+
+    fn given(&self, name: &str) -> bool {
+        self.opts.iter().any(|(n, _)| n == name)
+    }
+
+    fn fallback_of(&self, name: &str) -> Option<&(String, Option<String>, String)> {
+        self.fallback.iter().rev().find(|f| f.0 == name)
+    }
+
     pub fn flag(&mut self, name: &str) -> bool {
+        if !self.given(name) && self.fallback_of(name).is_some() {
+            return true;
+        }
         let mut found = false;
         for (i, (n, _)) in self.opts.iter().enumerate() {
             if n == name {
@@ -101,6 +120,9 @@ impl Args {
 
     /// The last value given for `--name` (an option repeated: the last one wins).
     pub fn value(&mut self, name: &str) -> Option<String> {
+        if !self.given(name) {
+            return self.fallback_of(name).and_then(|f| f.1.clone());
+        }
         let mut v = None;
         for (i, (n, val)) in self.opts.iter().enumerate() {
             if n == name {
@@ -124,6 +146,9 @@ impl Args {
     }
 
     pub fn err(&self, name: &str, value: &str, allowed: &str) -> UsageError {
+        if let (false, Some(f)) = (self.given(name), self.fallback_of(name)) {
+            return UsageError(format!("{}: {} = {} (for --{name}): {allowed}", self.tool, f.2, show(value)));
+        }
         UsageError(format!("{}: --{name} = {}: {allowed}", self.tool, show(value)))
     }
 

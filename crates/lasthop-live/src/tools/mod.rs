@@ -18,6 +18,7 @@ pub mod host;
 pub mod metrics;
 #[cfg(feature = "quic")]
 pub mod quic;
+pub mod spec_opts;
 pub mod statefile;
 pub mod vwire;
 pub mod wqm;

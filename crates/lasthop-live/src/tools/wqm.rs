@@ -46,6 +46,9 @@ usage: lasthop wqm (--phy PHY | --iface IF) [options]
   --phy PHY            a mac80211 phy with TX queues (phy0, or its index): sets its TXQ limit
   --iface IF           an interface: its phy's TXQ limit if it has TX queues, else its root
                        qdisc's packet limit or txqueuelen (relays, wired egress)
+  --spec FILE          take --limit, --interval, --variant and --max-ampdu-time from a
+                       scenario spec's [ap] wqm_* and [mac] max_ppdu_time (options given
+                       here win)
   --limit DUR          acceptable drain time (default 2.5ms)
   --interval DUR       measurement interval (default 100ms)
   --variant V          aimd (default), aiad, miad, mimd
@@ -355,11 +358,14 @@ fn run(argv: &[String]) -> Result<i32, Fail> {
         "wqm",
         argv,
         &["dry-run", "quiet", "show"],
-        &["phy", "iface", "limit", "interval", "variant", "top-rate", "b-max", "packet-size", "rate", "max-ampdu-time", "nl80211", "metrics", "record", "duration"],
+        &["phy", "iface", "spec", "limit", "interval", "variant", "top-rate", "b-max", "packet-size", "rate", "max-ampdu-time", "nl80211", "metrics", "record", "duration"],
     )?;
     if a.help() {
         print!("{HELP}");
         return Ok(0);
+    }
+    if let Some(path) = a.value("spec") {
+        super::spec_opts::wqm(&mut a, &path)?;
     }
     let quiet = a.flag("quiet");
     let dry = a.flag("dry-run");

@@ -46,6 +46,10 @@ send:
   --relay-queue N       relay queue per receiver, packets (default 1000)
   --metrics ADDR:PORT   serve Prometheus metrics at http://ADDR:PORT/metrics
 both:
+  --spec FILE           take the settings from a scenario spec: [aggctl] (target_aggregation,
+                        k0, interval, initial_rate, max_rate, gap_threshold), N_max from
+                        [mac] max_ampdu_mpdus, --size from its aggctl flows (options given
+                        here win)
   --interval DUR        report interval Δ (default 500ms)
   --out FILE            write the result (JSON) there on exit
   --stats SECONDS       live view on stderr every SECONDS (default 1; 0 off)
@@ -101,8 +105,8 @@ fn addr(a: &mut Args, name: &str, v: &str) -> Result<SocketAddr, UsageError> {
 fn run(sub: &str, argv: &[String]) -> Result<i32, UsageError> {
     let tool = format!("aggctl {sub}");
     let (flags, valued): (&[&str], &[&str]) = match sub {
-        "recv" => (&["quiet"], &["listen", "key", "deliver", "gap", "interval", "out", "stats", "duration"]),
-        "send" => (&["quiet"], &["to", "bind", "key", "target", "k0", "ba-window", "size", "initial-rate", "max-rate", "rate", "drop-after", "spin", "cpu", "relay-port", "relay-queue", "metrics", "interval", "out", "stats", "duration"]),
+        "recv" => (&["quiet"], &["spec", "listen", "key", "deliver", "gap", "interval", "out", "stats", "duration"]),
+        "send" => (&["quiet"], &["spec", "to", "bind", "key", "target", "k0", "ba-window", "size", "initial-rate", "max-rate", "rate", "drop-after", "spin", "cpu", "relay-port", "relay-queue", "metrics", "interval", "out", "stats", "duration"]),
         _ => (&["new"], &["master", "for"]),
     };
     let mut a = Args::parse(&tool, argv, flags, valued)?;
@@ -131,6 +135,9 @@ fn run(sub: &str, argv: &[String]) -> Result<i32, UsageError> {
         addr(&mut a, "for", &t)?;
         println!("{}", wire::to_hex(&wire::receiver_key(&m, t.trim())));
         return Ok(0);
+    }
+    if let Some(path) = a.value("spec") {
+        crate::tools::spec_opts::aggctl(&mut a, sub, &path)?;
     }
     let interval = a.duration("interval", Duration::from_millis(500), Duration::from_millis(10), Duration::from_secs(60))?;
     let out = a.value("out").map(PathBuf::from);

@@ -34,6 +34,9 @@ usage: lasthop vwire [options]
 
   --wifi-iface IF       the AP's WiFi interface: connections stations open through it are
                         split (default wlan0)
+  --spec FILE           take --period, --efficiency, --relay-buffer, --sndbuf, --no-vwire
+                        from a scenario spec's [vwire] and --wired-cc from its split flows
+                        (options given here win)
   --wired-cc CC         congestion control towards the servers (default bbr)
   --wifi-cc CC          congestion control towards the stations (default cubic)
   --utilities FILE      per-flow classes, utilities and device types (TOML [[flow]] rules)
@@ -138,11 +141,14 @@ fn parse(argv: &[String]) -> Result<Option<Opts>, UsageError> {
         "vwire",
         argv,
         &["no-vwire", "quiet"],
-        &["wifi-iface", "wired-cc", "wifi-cc", "utilities", "period", "efficiency", "server-ports", "port", "relay-buffer", "sndbuf", "max-flows", "max-conns", "nl80211", "stats", "metrics", "record", "duration", "drain"],
+        &["spec", "wifi-iface", "wired-cc", "wifi-cc", "utilities", "period", "efficiency", "server-ports", "port", "relay-buffer", "sndbuf", "max-flows", "max-conns", "nl80211", "stats", "metrics", "record", "duration", "drain"],
     )?;
     if a.help() {
         print!("{HELP}");
         return Ok(None);
+    }
+    if let Some(path) = a.value("spec") {
+        crate::tools::spec_opts::vwire(&mut a, &path)?;
     }
     let quiet = a.flag("quiet");
     let enabled = !a.flag("no-vwire");

@@ -1,0 +1,1115 @@
+//! `normalize`: the checks and defaults of docs/spec.md, section by section, in the order the
+//! document lists them; each reader declares its key's type, default and range once.
+
+use super::raw::{format_duration, parse_duration, parse_rate, show_value, Raw};
+use super::{pages, Res, SpecError, Table};
+use serde_json::{json, Map, Value};
+
+/// A normalized spec: its canonical JSON (what the simulator reads), and for each normalized
+/// station and flow the index of the `[[stations]]` / `[[flows]]` table it came from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Normalized {
+    pub json: String,
+    pub station_group: Vec<usize>,
+    pub flow_table: Vec<usize>,
+}
+
+/// Per-standard facts (docs/spec.md "Sections").
+struct Std {
+    widths: &'static [i128],
+    guard_intervals: &'static [i128],
+    mcs_max: i128,
+    nss_max: i128,
+    bands: &'static [&'static str],
+    ba_window: i128,
+    max_ampdu_bytes: i128,
+    max_ppdu_time_ns: u64,
+    default_width: i128,
+}
+
+const STANDARDS: [(&str, Std); 4] = [
+    // Clause 17 OFDM (802.11a/g): MCS index 0..7 = 6, 9, 12, 18, 24, 36, 48, 54 Mb/s.
+    ("ofdm", Std { widths: &[20], guard_intervals: &[800], mcs_max: 7, nss_max: 1, bands: &["2.4GHz", "5GHz"], ba_window: 64, max_ampdu_bytes: 65535, max_ppdu_time_ns: 5_484_000, default_width: 20 }),
+    // Clause 19 HT: per-stream MCS 0..7 with nss 1..4 (equal modulation).
+    ("ht", Std { widths: &[20, 40], guard_intervals: &[800, 400], mcs_max: 7, nss_max: 4, bands: &["2.4GHz", "5GHz"], ba_window: 64, max_ampdu_bytes: 65535, max_ppdu_time_ns: 10_000_000, default_width: 20 }),
+    // Clause 21 VHT (5 GHz only).
+    ("vht", Std { widths: &[20, 40, 80, 160], guard_intervals: &[800, 400], mcs_max: 9, nss_max: 8, bands: &["5GHz"], ba_window: 64, max_ampdu_bytes: 1_048_575, max_ppdu_time_ns: 5_484_000, default_width: 80 }),
+    // Clause 27 HE (SU).
+    ("he", Std { widths: &[20, 40, 80, 160], guard_intervals: &[800, 1600, 3200], mcs_max: 11, nss_max: 8, bands: &["2.4GHz", "5GHz", "6GHz"], ba_window: 256, max_ampdu_bytes: 6_500_631, max_ppdu_time_ns: 5_484_000, default_width: 80 }),
+];
+
+/// [`super::normalize_all`] and the simulator's 802.11 rules ([`crate::Spec::problems`]) for a
+/// tool that reads a spec itself: the canonical normalized JSON, or every problem as a line
+/// `TOOL: FILE: spec error: path = value: allowed` (station and flow indices those of the
+/// TOML tables).
+pub fn normalize_all_or_lines(doc: &Raw, tool: &str, file: &str) -> Result<String, String> {
+    let lines = |es: Vec<SpecError>| {
+        es.iter().map(|e| format!("{tool}: {file}: spec error: {e}")).collect::<Vec<_>>().join("\n")
+    };
+    let n = super::normalize_all(doc, "scenario").map_err(lines)?;
+    let spec = crate::Spec::from_json(&n.json).map_err(|e| format!("{tool}: {file}: {e}"))?;
+    let mut problems: Vec<SpecError> = Vec::new();
+    for (path, value, allowed) in spec.problems() {
+        let e = SpecError::new(map_path(&path, &n), if value.is_empty() { "(default)".into() } else { value }, allowed);
+        if !problems.contains(&e) {
+            problems.push(e);
+        }
+    }
+    if problems.is_empty() {
+        Ok(n.json)
+    } else {
+        Err(lines(problems))
+    }
+}
+
+/// `stations[5].mcs` (normalized index) -> `stations[1].mcs` (TOML table index).
+fn map_path(path: &str, n: &Normalized) -> String {
+    for (name, table) in [("stations", &n.station_group), ("flows", &n.flow_table)] {
+        if let Some(rest) = path.strip_prefix(name).and_then(|r| r.strip_prefix('[')) {
+            if let Some((i, tail)) = rest.split_once(']') {
+                if let Some(t) = i.parse::<usize>().ok().and_then(|i| table.get(i)) {
+                    return format!("{name}[{t}]{tail}");
+                }
+            }
+        }
+    }
+    path.to_owned()
+}
+
+/// The standards and the bands each allows.
+pub fn standards() -> Vec<(&'static str, Vec<&'static str>)> {
+    STANDARDS.iter().map(|(n, s)| (*n, s.bands.to_vec())).collect()
+}
+
+/// IEEE 802.11-2020 Tables 21-30..21-61: VHT (width, mcs, nss) combinations that do not exist
+/// (the number of data bits per symbol would not be an integer per encoder).
+fn vht_invalid(width: i128, mcs: i128, nss: i128) -> bool {
+    (width == 20 && mcs == 9 && [1, 2, 4, 5, 7, 8].contains(&nss))
+        || [(80, 6, 3), (80, 6, 7), (80, 9, 6), (160, 9, 3)].contains(&(width, mcs, nss))
+}
+
+const CONTROL_RATES_MBPS: [u64; 8] = [6, 9, 12, 18, 24, 36, 48, 54];
+const ACCESS_CATEGORIES: &[&str] = &["BK", "BE", "VI", "VO"];
+const ERROR_MODELS: &[&str] = &["none", "fixed", "snr"];
+const RATE_CONTROLS: &[&str] = &["fixed", "ideal", "minstrel"];
+const PATH_LOSS_MODELS: &[&str] = &["log_distance", "tgn_a", "tgn_b", "tgn_c", "tgn_d", "tgn_e", "tgn_f"];
+const MAX_DISTANCE_M: f64 = 100_000.0;
+const DIRECTIONS: &[&str] = &["down", "up", "cross"];
+const PATTERNS: &[&str] = &["cbr", "poisson", "saturated", "tcp", "ping", "quic", "aggctl"];
+const ALLOCATIONS: &[&str] = &["equal_airtime", "per_station"];
+const QUIC_PROFILES: &[&str] = &["quic", "bquic"];
+const ACK_POLICIES: &[&str] = &["tcp_acking", "ack_decimation", "ack_frequency"];
+const RECONNECTS: &[&str] = &["1rtt", "0rtt"];
+const HISTORIES: &[&str] = &["none", "mean", "ewma"];
+const HISTORY_GUARDS: &[&str] = &["none", "rtt"];
+const DRIVERS: &[&str] = &["pull", "ath9k", "firmware"];
+const QDISCS: &[&str] = &["fifo", "codel", "pie", "fq_codel"];
+const CONGESTION_CONTROLS: &[&str] = &["newreno", "cubic", "bbr"];
+const SCHEDULERS: &[&str] = &["round_robin", "airtime"];
+const BUFFER_SIZERS: &[&str] = &["none", "wqm"];
+const WQM_VARIANTS: &[&str] = &["aimd", "aiad", "miad", "mimd"];
+const APP_CLASSES: &[&str] = &["video_sd", "video_hd", "video_4k", "bulk", "web", "voip"];
+const DEVICES: &[&str] = &["unknown", "phone", "laptop", "tv"];
+/// Association IDs 1..=2007.
+pub const MAX_STATIONS: i128 = 2007;
+const MAX_BINS: u64 = 1_000_000;
+const U64_MAX: i128 = u64::MAX as i128;
+/// Most packets any queue may hold: 2^20, far above deployed queues (txqueuelen 1000,
+/// mac80211's 8192) and still within memory when a saturated source fills it.
+const MAX_QUEUE: i128 = 1 << 20;
+/// One time unit (TU), IEEE 802.11-2020 §3.1.
+const TU_NS: u64 = 1_024_000;
+/// A result file is NAME-s<seed>.json (with -emu-, a pcap suffix): room for those in 255 bytes.
+const NAME_MAX: usize = 200;
+const UTILITY_TEXT: &str = "\"step:RATE:U[,RATE:U...]\" (rates increasing, utilities >= 0 non-decreasing), e.g. \"step:32Mbps:10\", or \"log:W\" with W > 0, e.g. \"log:0.1\"";
+
+fn ms(ns: u64) -> String {
+    format_duration(ns)
+}
+
+/// The context later sections read from earlier ones.
+struct Cell {
+    standard: String,
+    std: &'static Std,
+    width: i128,
+    duration: u64,
+    aggregation: bool,
+    max_mpdus: i128,
+    driver: String,
+}
+
+/// Validate a TOML document (`doc`) and return the normalized spec; `default_name` names the
+/// run when the document does not.
+pub fn normalize(doc: &Raw, default_name: &str) -> Res<Normalized> {
+    let top = Table::new(Some(doc), "", "", "a TOML document")?;
+    let name = top.str(
+        "name",
+        Some(default_name),
+        "a name of letters, digits, '.', '_', '-' (it names the result file)",
+    )?;
+    if name.chars().count() > NAME_MAX {
+        return Err(top.fail(
+            "name",
+            format!("at most {NAME_MAX} characters (it names the result file, whose name the file system limits to 255 bytes)"),
+        ));
+    }
+    if !name_ok(&name) {
+        return Err(top.fail(
+            "name",
+            "letters, digits, '.', '_', '-', starting with a letter or digit (it names the result file)",
+        ));
+    }
+    let description = top.str("description", Some(""), "a string")?;
+    let (sim, duration) = sim_section(&top)?;
+    let (phy, standard, width) = phy_section(&top)?;
+    let std = &STANDARDS.iter().find(|s| s.0 == standard).expect("a checked standard").1;
+    let mut cell = Cell { standard, std, width, duration, aggregation: false, max_mpdus: 0, driver: String::new() };
+    let mac = mac_section(&top, &mut cell)?;
+    let ap = ap_section(&top, &mut cell)?;
+    let wired = wired_section(&top)?;
+    let channel = channel_section(&top)?;
+    let (stations, station_group) = stations_section(&top, &cell)?;
+    let (flows, flow_table, overflow) = flows_section(&top, &cell, &stations)?;
+    let n_max = if cell.aggregation { cell.max_mpdus } else { 1 };
+    let (aggctl, agg_overflow) = aggctl_section(&top, &flows, &flow_table, n_max)?;
+    let vwire = vwire_section(&top)?;
+    let emu = if top.has("emu") {
+        let et = Table::new(top.raw("emu"), "emu", "emu", "a table [emu]")?;
+        Some(json!({"ap_host": et.bool("ap_host", false)?}))
+    } else {
+        None
+    };
+    // The first in the canonical JSON's order, where the simulator would stop reading.
+    if let Some((path, value)) = agg_overflow.or(overflow) {
+        // The simulator reads these counts as u64 (`spec.rs`); Python's integers are wider.
+        return Err(SpecError::new(path, value, format!("an integer in 0..={}", u64::MAX)));
+    }
+    let mut out = Map::new();
+    out.insert("name".into(), json!(name));
+    out.insert("description".into(), json!(description));
+    out.insert("sim".into(), sim);
+    out.insert("phy".into(), phy);
+    out.insert("mac".into(), mac);
+    out.insert("ap".into(), ap);
+    out.insert("wired".into(), wired);
+    out.insert("channel".into(), channel);
+    out.insert("stations".into(), Value::Array(stations));
+    out.insert("flows".into(), Value::Array(flows));
+    out.insert("aggctl".into(), aggctl);
+    if let Some(v) = vwire {
+        out.insert("vwire".into(), v);
+    }
+    if let Some(e) = emu {
+        out.insert("emu".into(), e);
+    }
+    Ok(Normalized { json: crate::canonical::to_string(&Value::Object(out)), station_group, flow_table })
+}
+
+/// `^[A-Za-z0-9][A-Za-z0-9._-]*$`
+fn name_ok(name: &str) -> bool {
+    let mut cs = name.chars();
+    cs.next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && cs.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+}
+
+fn sim_section(top: &Table) -> Res<(Value, u64)> {
+    if !top.has("sim") {
+        return Err(SpecError::new(
+            "sim.duration",
+            "(missing)",
+            "required: a [sim] table with duration, e.g. duration = \"10s\"",
+        ));
+    }
+    let sim = Table::new(top.raw("sim"), "sim", "sim", "a table [sim]")?;
+    let duration = sim.duration("duration", None, true)?;
+    let warmup = sim.duration("warmup", Some(0), false)?;
+    if warmup >= duration {
+        return Err(sim.fail("warmup", "must be < sim.duration"));
+    }
+    let seed = sim.int("seed", 1, Some(0), Some(U64_MAX))? as u64;
+    let bin_ns = sim.duration("bin", Some(100_000_000.min(duration)), true)?;
+    if bin_ns > duration {
+        return Err(sim.fail("bin", "must be <= sim.duration"));
+    }
+    if duration.div_ceil(bin_ns) > MAX_BINS {
+        return Err(sim.fail("bin", format!("too small: at most {MAX_BINS} bins per run (duration / bin)")));
+    }
+    Ok((json!({"duration_ns": duration, "warmup_ns": warmup, "seed": seed, "bin_ns": bin_ns}), duration))
+}
+
+fn phy_section(top: &Table) -> Res<(Value, String, i128)> {
+    let phy = Table::new(top.has("phy").then(|| top.raw("phy")).flatten(), "phy", "phy", "a table [phy]")?;
+    let names: Vec<&str> = STANDARDS.iter().map(|s| s.0).collect();
+    let standard = phy.choice("standard", "vht", &names, "")?;
+    let std = &STANDARDS.iter().find(|s| s.0 == standard).expect("a standard").1;
+    let band = phy.choice("band", "5GHz", std.bands, &format!(" for {standard}"))?;
+    let width = phy.choice_int("channel_width", std.default_width, std.widths, &format!(" MHz for {standard}"))?;
+    let gi = phy.choice_int("guard_interval", 800, std.guard_intervals, &format!(" ns for {standard}"))?;
+    let control_rate = phy.rate("control_rate", Some(24_000_000))?;
+    if !CONTROL_RATES_MBPS.iter().any(|r| r * 1_000_000 == control_rate) {
+        let list: Vec<String> = CONTROL_RATES_MBPS.iter().map(|r| format!("{r}Mbps")).collect();
+        return Err(phy.fail("control_rate", format!("a legacy OFDM rate: {}", list.join("|"))));
+    }
+    let v = json!({"standard": standard, "band": band, "channel_width": width as u64, "guard_interval": gi as u64,
+                   "control_rate_bps": control_rate});
+    Ok((v, standard, width))
+}
+
+fn mac_section(top: &Table, cell: &mut Cell) -> Res<Value> {
+    let (standard, std) = (cell.standard.as_str(), cell.std);
+    let mac = Table::new(top.has("mac").then(|| top.raw("mac")).flatten(), "mac", "mac", "a table [mac]")?;
+    let aggregation = mac.bool("aggregation", standard != "ofdm")?;
+    if standard == "ofdm" && aggregation {
+        return Err(mac.fail("aggregation", "must be false for ofdm (no A-MPDU in Clause 17)"));
+    }
+    let bw = std.ba_window;
+    let max_mpdus =
+        mac.int_text("max_ampdu_mpdus", Some(64), 1, bw, &format!("an integer in 1..={bw} (the {standard} Block Ack window)"))?;
+    let mb = std.max_ampdu_bytes;
+    let max_bytes = mac.int_text(
+        "max_ampdu_bytes",
+        Some(0),
+        0,
+        mb,
+        &format!("0 (the standard's maximum) or 1..={mb} for {standard}"),
+    )?;
+    let max_ppdu = mac.duration("max_ppdu_time", Some(5_484_000), true)?;
+    if max_ppdu > std.max_ppdu_time_ns {
+        return Err(mac.fail("max_ppdu_time", format!("0 < t <= {} for {standard}", ms(std.max_ppdu_time_ns))));
+    }
+    let retry_limit = mac.int("retry_limit", 7, Some(1), Some(64))?;
+    let beacon = mac.duration("beacon_interval", Some(102_400_000), false)?;
+    // The Beacon Interval field counts time units of 1024 µs in two octets, 0 reserved
+    // (IEEE 802.11-2020 §9.4.1.3): 1..=65535 TU; "0s" here turns beacons off.
+    if beacon != 0 && !(TU_NS..=65535 * TU_NS).contains(&beacon) {
+        return Err(mac.fail(
+            "beacon_interval",
+            "\"0s\" (off) or 1 TU (1.024ms) ..= 65535 TU (67.10784s), IEEE 802.11-2020 §9.4.1.3",
+        ));
+    }
+    let ac = mac.choice("access_category", "BE", ACCESS_CATEGORIES, "")?;
+    let cw_text = "2^k - 1 for k in 0..=15 (0, 1, 3, 7, ..., 32767)";
+    let cw_ok = |v: i128| (0..16).any(|k| (1i128 << k) - 1 == v);
+    let cw_min = mac.int_opt("cw_min", Some(None), None, None, Some(cw_text))?;
+    if cw_min.is_some_and(|v| !cw_ok(v)) {
+        return Err(mac.fail("cw_min", cw_text));
+    }
+    let cw_max = mac.int_opt("cw_max", Some(None), None, None, Some(cw_text))?;
+    if cw_max.is_some_and(|v| !cw_ok(v)) {
+        return Err(mac.fail("cw_max", cw_text));
+    }
+    if let (Some(lo), Some(hi)) = (cw_min, cw_max) {
+        if lo > hi {
+            return Err(mac.fail("cw_min", "must be <= mac.cw_max"));
+        }
+    }
+    let aifsn = mac.int_opt("aifsn", Some(None), Some(1), Some(15), None)?;
+    let eifs_after_collision = mac.bool("eifs_after_collision", false)?;
+    let agg_min_rate = if mac.has("aggregation_min_rate") { mac.rate("aggregation_min_rate", Some(0))? } else { 0 };
+    // A-MSDU: the largest Maximum A-MSDU Length of the amendment (HT 3839 or 7935, VHT/HE
+    // 11454, IEEE 802.11-2020 §9.4.2.55.2 / Table 9-34); any value from HT's smaller one up.
+    let amsdu_max: i128 = match standard {
+        "ofdm" => 0,
+        "ht" => 7935,
+        _ => 11454,
+    };
+    let amsdu_text = if amsdu_max == 0 {
+        "0 for ofdm (no A-MSDU here)".to_owned()
+    } else {
+        format!("0 (off) or 3839..={amsdu_max} for {standard}")
+    };
+    let max_amsdu = mac.int_text("max_amsdu_bytes", Some(0), 0, amsdu_max, &amsdu_text)?;
+    if 0 < max_amsdu && max_amsdu < 3839 {
+        return Err(mac.fail("max_amsdu_bytes", format!("0 (off) or 3839..={amsdu_max} for {standard}")));
+    }
+    if mac.has("aggregation_min_rate") && !aggregation {
+        return Err(mac.fail("aggregation_min_rate", "only with aggregation = true"));
+    }
+    let rx_delivery = mac.choice("rx_delivery", "subframe", &["subframe", "ppdu"], "")?;
+    cell.aggregation = aggregation;
+    cell.max_mpdus = max_mpdus;
+    let opt = |v: Option<i128>| v.map_or(Value::Null, |x| json!(x as u64));
+    Ok(json!({"aggregation": aggregation, "max_ampdu_mpdus": max_mpdus as u64, "max_ampdu_bytes": max_bytes as u64,
+              "max_ppdu_time_ns": max_ppdu, "retry_limit": retry_limit as u64, "beacon_interval_ns": beacon,
+              "access_category": ac, "cw_min": opt(cw_min), "cw_max": opt(cw_max), "aifsn": opt(aifsn),
+              "eifs_after_collision": eifs_after_collision, "aggregation_min_rate_bps": agg_min_rate,
+              "max_amsdu_bytes": max_amsdu as u64, "rx_delivery": rx_delivery}))
+}
+
+fn ap_section(top: &Table, cell: &mut Cell) -> Res<Value> {
+    let ap = Table::new(top.has("ap").then(|| top.raw("ap")).flatten(), "ap", "ap", "a table [ap]")?;
+    let scheduler = ap.choice("scheduler", "round_robin", SCHEDULERS, "")?;
+    let qdisc = ap.choice("qdisc", "fifo", QDISCS, "")?;
+    // txqueuelen (1000) in front of a qdisc; mac80211's own flow queue holds 8192 (`fq_init`).
+    let ap_queue = ap.int("queue_limit", if qdisc == "fq_codel" { 8192 } else { 1000 }, Some(1), Some(MAX_QUEUE))?;
+    let driver = ap.choice("driver", "pull", DRIVERS, "")?;
+    let fw_keys = ["hw_queue_limit", "aql", "aql_limit_low", "aql_limit_high", "aql_threshold"];
+    if driver != "firmware" {
+        if let Some(k) = fw_keys.iter().find(|k| ap.has(k)) {
+            return Err(ap.fail(
+                k,
+                "only with driver = \"firmware\" (the pull driver has no queue below the station queues)",
+            ));
+        }
+    }
+    let hw_queue_limit = ap.int("hw_queue_limit", 1024, Some(1), Some(MAX_QUEUE))?;
+    let aql = ap.bool("aql", true)?;
+    if !aql {
+        if let Some(k) = fw_keys[2..].iter().find(|k| ap.has(k)) {
+            return Err(ap.fail(k, "only with aql = true"));
+        }
+    }
+    let aql_low = ap.duration("aql_limit_low", Some(5_000_000), true)?;
+    let aql_high = ap.duration("aql_limit_high", Some(12_000_000), true)?;
+    let aql_threshold = ap.duration("aql_threshold", Some(24_000_000), true)?;
+    if aql_low > aql_high {
+        return Err(ap.fail("aql_limit_low", format!("must be <= ap.aql_limit_high ({})", ms(aql_high))));
+    }
+    let buffer_sizer = ap.choice("buffer_sizer", "none", BUFFER_SIZERS, "")?;
+    if buffer_sizer != "wqm" {
+        if let Some(k) = ["wqm_limit", "wqm_interval", "wqm_variant"].iter().find(|k| ap.has(k)) {
+            return Err(ap.fail(k, "only with buffer_sizer = \"wqm\""));
+        }
+    } else if qdisc != "fifo" {
+        return Err(ap.fail("buffer_sizer", "\"wqm\" only with qdisc = \"fifo\" (WQM sizes a tail-drop buffer)"));
+    } else if driver == "firmware" {
+        return Err(ap.fail(
+            "buffer_sizer",
+            "\"wqm\" only with driver = \"pull\" or \"ath9k\" (it sizes the queue the driver takes frames from)",
+        ));
+    }
+    let wqm_limit = ap.duration("wqm_limit", Some(2_500_000), true)?;
+    let wqm_interval = ap.duration("wqm_interval", Some(100_000_000), true)?;
+    let wqm_variant = ap.choice("wqm_variant", "aimd", WQM_VARIANTS, "")?;
+    cell.driver = driver.clone();
+    Ok(json!({"queue_limit": ap_queue as u64, "scheduler": scheduler, "qdisc": qdisc, "driver": driver,
+              "hw_queue_limit": hw_queue_limit as u64, "aql": aql, "aql_limit_low_ns": aql_low,
+              "aql_limit_high_ns": aql_high, "aql_threshold_ns": aql_threshold, "buffer_sizer": buffer_sizer,
+              "wqm_limit_ns": wqm_limit, "wqm_interval_ns": wqm_interval, "wqm_variant": wqm_variant}))
+}
+
+fn wired_section(top: &Table) -> Res<Value> {
+    let w = Table::new(top.has("wired").then(|| top.raw("wired")).flatten(), "wired", "wired", "a table [wired]")?;
+    let rate = w.rate("rate", Some(10_000_000_000))?;
+    let delay = w.duration("delay", Some(1_000_000), false)?;
+    let queue = w.int("queue_limit", 1000, Some(1), Some(MAX_QUEUE))?;
+    let loss = w.float("loss", 0.0, 0.0, 1.0, false)?;
+    let loss_up = w.float_opt("loss_up", None, 0.0, 1.0, false)?;
+    let qdisc = w.choice("qdisc", "fifo", QDISCS, "")?;
+    Ok(json!({"rate_bps": rate, "delay_ns": delay, "queue_limit": queue as u64, "loss": loss, "loss_up": loss_up,
+              "qdisc": qdisc}))
+}
+
+fn channel_section(top: &Table) -> Res<Value> {
+    let ch = Table::new(top.has("channel").then(|| top.raw("channel")).flatten(), "channel", "channel", "a table [channel]")?;
+    let path_loss = ch.choice("path_loss", "log_distance", PATH_LOSS_MODELS, "")?;
+    let exponent = ch.float("exponent", 3.5, 1.0, 8.0, true)?;
+    if ch.has("exponent") && path_loss != "log_distance" {
+        return Err(ch.fail("exponent", "only with path_loss = \"log_distance\" (TGn models fix theirs)"));
+    }
+    let tx_power = ch.float("tx_power_dbm", 20.0, -30.0, 40.0, true)?;
+    let noise_figure = ch.float("noise_figure_db", 7.0, 0.0, 30.0, true)?;
+    Ok(json!({"path_loss": path_loss, "exponent": exponent, "tx_power_dbm": tx_power, "noise_figure_db": noise_figure}))
+}
+
+/// The tables of an array of tables `key` (None when absent), or the error naming it.
+fn tables<'a>(top: &Table<'a>, key: &str, what: &str) -> Res<Option<&'a [Raw]>> {
+    match top.raw(key) {
+        None => Ok(None),
+        Some(Raw::List(items)) if items.iter().all(|g| matches!(g, Raw::Table(_))) => Ok(Some(items)),
+        Some(other) => Err(SpecError::new(key, show_value(other), what)),
+    }
+}
+
+fn stations_section(top: &Table, cell: &Cell) -> Res<(Vec<Value>, Vec<usize>)> {
+    let required = "at least one [[stations]] table is required";
+    let groups = match tables(top, "stations", "an array of tables [[stations]]")? {
+        None => return Err(SpecError::new("stations", "(missing)", required)),
+        Some([]) => return Err(SpecError::new("stations", "[]", required)),
+        Some(g) => g,
+    };
+    let mut stations: Vec<Value> = Vec::new();
+    let mut station_group = Vec::new();
+    for (gi, g) in groups.iter().enumerate() {
+        let t = Table::new(Some(g), &format!("stations[{gi}]"), "stations", "a table [[stations]]")?;
+        let mut st = station(&t, cell, &stations)?;
+        let count = st.0;
+        if stations.len() as i128 + count > MAX_STATIONS {
+            return Err(t.fail("count", format!("at most {MAX_STATIONS} stations in total")));
+        }
+        for k in 0..count {
+            stations.push(if k + 1 == count { std::mem::take(&mut st.1) } else { st.1.clone() });
+            station_group.push(gi);
+        }
+    }
+    for st in &stations {
+        if let Some(par) = st["parent"].as_u64() {
+            let q = &stations[par as usize]["qdisc"];
+            if q != "fifo" {
+                return Err(SpecError::new(
+                    format!("stations[{}].qdisc", station_group[par as usize]),
+                    show_value(&Raw::Str(q.as_str().unwrap_or_default().to_owned())),
+                    "\"fifo\" for a relay (its interface queue is configured by [ap])",
+                ));
+            }
+        }
+    }
+    Ok((stations, station_group))
+}
+
+/// One `[[stations]]` table: (count, the normalized station each of them is).
+fn station(t: &Table, cell: &Cell, earlier: &[Value]) -> Res<(i128, Value)> {
+    let (standard, std, width) = (cell.standard.as_str(), cell.std, cell.width);
+    let count = t.int("count", 1, Some(1), Some(MAX_STATIONS))?;
+    let rc = t.choice("rate_control", "fixed", RATE_CONTROLS, "")?;
+    let mcs = if rc == "fixed" {
+        let m = std.mcs_max;
+        let extra = if standard == "ofdm" { " (0..7 = 6, 9, 12, 18, 24, 36, 48, 54 Mb/s)" } else { "" };
+        t.int_text("mcs", None, 0, m, &format!("an integer in 0..={m} for {standard}{extra}"))?
+    } else if t.has("mcs") {
+        return Err(t.fail("mcs", format!("only with rate_control = \"fixed\" (rate control \"{rc}\" picks it)")));
+    } else {
+        0
+    };
+    if rc != "fixed" && standard == "ofdm" {
+        return Err(t.fail("rate_control", "\"fixed\" for ofdm (rate control covers HT/VHT/HE MCS)"));
+    }
+    let n = std.nss_max;
+    let extra = if rc == "fixed" { "" } else { " (the most streams rate control uses)" };
+    let nss = t.int_text("nss", Some(1), 1, n, &format!("an integer in 1..={n} for {standard}{extra}"))?;
+    if standard == "vht" && vht_invalid(width, mcs, nss) {
+        return Err(t.fail("mcs", format!("VHT MCS {mcs} does not exist at {width} MHz with nss = {nss}")));
+    }
+    let (waypoints, repeat, placed) = placement(t)?;
+    let model = t.choice("error_model", if placed { "snr" } else { "none" }, ERROR_MODELS, "")?;
+    if placed && model != "snr" {
+        return Err(t.fail("error_model", "\"snr\" for a station placed at a distance"));
+    }
+    let per = t.float("per", 0.0, 0.0, 1.0, false)?;
+    if t.has("per") && model != "fixed" {
+        return Err(t.fail("per", "only with error_model = \"fixed\""));
+    }
+    let snr = t.float("snr_db", 30.0, -20.0, 100.0, true)?;
+    if t.has("snr_db") && model != "snr" {
+        return Err(t.fail("snr_db", "only with error_model = \"snr\""));
+    }
+    if t.has("snr_db") && placed {
+        return Err(t.fail("snr_db", "not with a distance: the SNR follows from [channel]"));
+    }
+    if rc != "fixed" && model != "snr" {
+        return Err(t.fail(
+            "rate_control",
+            "needs an SNR: set distance_m, walk_m, waypoints or error_model = \"snr\" with snr_db",
+        ));
+    }
+    let queue = t.int("queue_limit", 1000, Some(1), Some(MAX_QUEUE))?;
+    let sta_qdisc = t.choice("qdisc", "fifo", QDISCS, "")?;
+    let first = earlier.len() as i128;
+    let none_text = "nothing: the first station has no earlier station to relay for it";
+    let parent_text = if first > 0 { format!("the index of an earlier station (0..={})", first - 1) } else { none_text.to_owned() };
+    let parent = t.int_opt("parent", Some(None), Some(0), (first > 0).then(|| first - 1), Some(&parent_text))?;
+    if t.has("parent") && first == 0 {
+        return Err(t.fail("parent", none_text));
+    }
+    if parent.is_some() && cell.driver == "firmware" {
+        return Err(t.fail("parent", "only with ap.driver = \"pull\" or \"ath9k\" (relays are ath9k nodes)"));
+    }
+    let hop_channel = t.int("hop_channel", 0, Some(0), Some(63))?;
+    let device = t.choice("device", "unknown", DEVICES, "")?;
+    if parent.is_none() && hop_channel != 0 {
+        return Err(t.fail(
+            "hop_channel",
+            "0 for a station associated with the AP (the AP has one radio, on channel 0)",
+        ));
+    }
+    if let Some(p) = parent {
+        let theirs = earlier[p as usize]["hop_channel"].as_u64().unwrap_or(0) as i128;
+        if cell.driver == "ath9k" && hop_channel != theirs {
+            return Err(t.fail(
+                "hop_channel",
+                format!("{theirs} (its parent's) with ap.driver = \"ath9k\": a relay has one driver stage, so one radio"),
+            ));
+        }
+        if let Some(sib) = earlier.iter().find(|s| s["parent"].as_u64() == Some(p as u64)) {
+            let theirs = sib["hop_channel"].as_u64().unwrap_or(0) as i128;
+            if theirs != hop_channel {
+                return Err(t.fail(
+                    "hop_channel",
+                    format!("{theirs} like the other stations behind station {p} (one radio per side of a relay)"),
+                ));
+            }
+        }
+    }
+    let nss_change = nss_change(t, nss, &rc, mcs, width, standard, cell.duration)?;
+    let wp: Vec<Value> = waypoints.iter().map(|(ns, m)| json!([ns, m])).collect();
+    let mut v = json!({"mcs": mcs as u64, "nss": nss as u64, "error_model": model, "per": per, "snr_db": snr,
+                       "queue_limit": queue as u64, "qdisc": sta_qdisc, "rate_control": rc, "waypoints": wp,
+                       "repeat": repeat, "parent": parent.map(|p| p as u64), "hop_channel": hop_channel as u64,
+                       "nss_change": nss_change.map(|(a, n)| json!([a, n]))});
+    if device != "unknown" {
+        // Only when given: the vwire classifier's device type (default "unknown").
+        v["device"] = json!(device);
+    }
+    Ok((count, v))
+}
+
+/// `nss_change = [time, n]`: from `time` on the station uses at most `n` streams.
+fn nss_change(t: &Table, nss: i128, rc: &str, mcs: i128, width: i128, standard: &str, duration: u64) -> Res<Option<(u64, u64)>> {
+    let Some(v) = t.raw("nss_change") else { return Ok(None) };
+    let allowed = format!("[time, streams] with streams in 1..={nss} (at most nss), e.g. [\"20s\", 1]");
+    let (at, n) = match v {
+        Raw::List(l) if l.len() == 2 => match l[1] {
+            Raw::Int(n) if (1..=nss).contains(&n) => (&l[0], n),
+            _ => return Err(t.fail("nss_change", allowed)),
+        },
+        _ => return Err(t.fail("nss_change", allowed)),
+    };
+    let Ok(at) = parse_duration(at) else { return Err(t.fail("nss_change", allowed)) };
+    if at > duration {
+        return Err(t.fail("nss_change", "a time <= sim.duration"));
+    }
+    if rc == "fixed" && standard == "vht" && vht_invalid(width, mcs, n) {
+        return Err(t.fail("nss_change", format!("VHT MCS {mcs} does not exist at {width} MHz with nss = {n}")));
+    }
+    Ok(Some((at, n as u64)))
+}
+
+/// A station's distance schedule from one of `distance_m` (fixed), `walk_m` + `speed_mps`
+/// (back and forth, forever) or `waypoints` (+ `repeat`): ([(ns, metres)], repeat, placed).
+#[allow(clippy::type_complexity)]
+fn placement(t: &Table) -> Res<(Vec<(u64, f64)>, bool, bool)> {
+    let given: Vec<&str> = ["distance_m", "walk_m", "waypoints"].into_iter().filter(|k| t.has(k)).collect();
+    if given.len() > 1 {
+        return Err(t.fail(given[1], format!("only one of distance_m, walk_m, waypoints (also got {})", given[0])));
+    }
+    if t.has("speed_mps") && !t.has("walk_m") {
+        return Err(t.fail("speed_mps", "only with walk_m"));
+    }
+    if t.has("repeat") && !t.has("waypoints") {
+        return Err(t.fail("repeat", "only with waypoints"));
+    }
+    let dist_text = format!("a distance in metres, 0 < d <= {}", super::raw::fmt_g(MAX_DISTANCE_M));
+    let metres = |v: &Raw, key: &str| -> Res<f64> {
+        let f = match v {
+            Raw::Int(i) => *i as f64,
+            Raw::Float(f) => *f,
+            _ => return Err(t.fail(key, dist_text.clone())),
+        };
+        if !(f.is_finite() && f > 0.0 && f <= MAX_DISTANCE_M) {
+            return Err(t.fail(key, dist_text.clone()));
+        }
+        Ok(f)
+    };
+    if t.has("distance_m") {
+        let d = metres(t.raw("distance_m").expect("present"), "distance_m")?;
+        return Ok((vec![(0, d)], false, true));
+    }
+    if t.has("walk_m") {
+        let allowed = "[near, far]: two distinct distances in metres, e.g. [1, 23]";
+        let Some(Raw::List(l)) = t.raw("walk_m") else { return Err(t.fail("walk_m", allowed)) };
+        if l.len() != 2 {
+            return Err(t.fail("walk_m", allowed));
+        }
+        let (d1, d2) = (metres(&l[0], "walk_m")?, metres(&l[1], "walk_m")?);
+        if d1 == d2 {
+            return Err(t.fail("walk_m", allowed));
+        }
+        let speed = t.float("speed_mps", 1.0, 0.01, 100.0, true)?;
+        let leg = py_round((d2 - d1).abs() / speed * 1e9);
+        return Ok((vec![(0, d1), (leg, d2), (2 * leg, d1)], true, true));
+    }
+    if t.has("waypoints") {
+        let allowed = "a list of [time, metres] pairs in time order, e.g. [[\"0s\", 1.0], [\"10s\", 23.0]]";
+        let l = match t.raw("waypoints") {
+            Some(Raw::List(l)) if !l.is_empty() => l,
+            _ => return Err(t.fail("waypoints", allowed)),
+        };
+        let mut out: Vec<(u64, f64)> = Vec::new();
+        for w in l {
+            let Raw::List(pair) = w else { return Err(t.fail("waypoints", allowed)) };
+            if pair.len() != 2 {
+                return Err(t.fail("waypoints", allowed));
+            }
+            let Ok(ns) = parse_duration(&pair[0]) else { return Err(t.fail("waypoints", allowed)) };
+            if out.last().is_some_and(|last| ns < last.0) {
+                return Err(t.fail("waypoints", allowed));
+            }
+            out.push((ns, metres(&pair[1], "waypoints")?));
+        }
+        let repeat = t.bool("repeat", false)?;
+        if repeat && out[out.len() - 1].0 == out[0].0 {
+            return Err(t.fail("repeat", "a repeating schedule needs its last time after its first"));
+        }
+        return Ok((out, repeat, true));
+    }
+    Ok((Vec::new(), false, false))
+}
+
+/// Python's `round(x)` to an integer (halves to even) of a non-negative finite float.
+fn py_round(x: f64) -> u64 {
+    let r = x.round_ties_even();
+    r as u64
+}
+
+fn stations_selector(t: &Table, n_sta: usize) -> Res<Vec<usize>> {
+    let allowed = format!("\"all\", a station index in 0..={}, or a list of distinct indices", n_sta as i128 - 1);
+    let v = match t.raw("stations") {
+        None => return Ok((0..n_sta).collect()),
+        Some(Raw::Str(s)) if s == "all" => return Ok((0..n_sta).collect()),
+        Some(v) => v,
+    };
+    let items: Vec<&Raw> = match v {
+        Raw::Int(_) | Raw::BigInt { .. } => vec![v],
+        Raw::List(l) if !l.is_empty() => l.iter().collect(),
+        _ => return Err(t.fail("stations", allowed)),
+    };
+    let mut out = Vec::with_capacity(items.len());
+    for x in items {
+        match x {
+            Raw::Int(i) if *i >= 0 && *i < n_sta as i128 => out.push(*i as usize),
+            _ => return Err(t.fail("stations", allowed)),
+        }
+    }
+    let mut seen = out.clone();
+    seen.sort_unstable();
+    seen.dedup();
+    if seen.len() != out.len() {
+        return Err(t.fail("stations", allowed));
+    }
+    Ok(out)
+}
+
+/// The normalized flows, their tables, and the first count beyond u64 (path, value) if any.
+type Flows = (Vec<Value>, Vec<usize>, Option<(String, String)>);
+
+fn flows_section(top: &Table, cell: &Cell, stations: &[Value]) -> Res<Flows> {
+    let list = tables(top, "flows", "an array of tables [[flows]]")?.unwrap_or(&[]);
+    let mut flows = Vec::new();
+    let mut flow_table = Vec::new();
+    let mut overflow: Option<(String, String)> = None;
+    for (fi, f) in list.iter().enumerate() {
+        let t = Table::new(Some(f), &format!("flows[{fi}]"), "flows", "a table [[flows]]")?;
+        let (sel, v, big) = flow(&t, cell, stations.len())?;
+        if overflow.is_none() && !sel.is_empty() {
+            overflow = big.map(|(k, text)| (format!("flows[{fi}].{k}"), text));
+        }
+        for s in sel {
+            let mut one = v.clone();
+            one["station"] = json!(s);
+            flows.push(one);
+            flow_table.push(fi);
+        }
+    }
+    Ok((flows, flow_table, overflow))
+}
+
+const TCP_KEYS: [&str; 10] = [
+    "cc", "bytes", "pacing", "hystart", "extra_acked", "app", "request_bytes", "response_bytes", "think_time", "requests",
+];
+const QUIC_KEYS: [&str; 11] = [
+    "profile", "ack_policy", "zero_rtt", "initial_cwnd", "page", "connections", "idle", "idle_timeout", "reconnect",
+    "history", "history_guard",
+];
+
+/// One `[[flows]]` table: the stations it goes to, the normalized flow (without its station)
+/// and its first count beyond u64 (key, value as written).
+#[allow(clippy::type_complexity)]
+fn flow(t: &Table, cell: &Cell, n_sta: usize) -> Res<(Vec<usize>, Value, Option<(&'static str, String)>)> {
+    let direction = t.choice("direction", "down", DIRECTIONS, "")?;
+    let sel = if direction == "cross" {
+        // Cross traffic on the wired path: consumed at the AP, no station involved.
+        if t.has("stations") {
+            return Err(t.fail("stations", "not used with direction = \"cross\""));
+        }
+        vec![0]
+    } else {
+        stations_selector(t, n_sta)?
+    };
+    let pattern = t.choice("pattern", "cbr", PATTERNS, "")?;
+    let p = pattern.as_str();
+    if direction == "cross" && !matches!(p, "cbr" | "poisson") {
+        return Err(t.fail("pattern", "\"cbr\" or \"poisson\" for direction = \"cross\""));
+    }
+    if t.has("interval") && p != "ping" {
+        return Err(t.fail("interval", "only for pattern = \"ping\""));
+    }
+    if p == "quic" && direction != "down" {
+        return Err(t.fail("direction", "\"down\" for pattern = \"quic\" (a download from the server)"));
+    }
+    if p == "aggctl" && direction != "down" {
+        return Err(t.fail("direction", "\"down\" for pattern = \"aggctl\" (a paced download from the server)"));
+    }
+    let mut rate = if matches!(p, "saturated" | "tcp" | "ping" | "quic" | "aggctl") {
+        if t.has("rate") {
+            let extra = if p == "ping" { " (a ping sets its interval)" } else { "" };
+            return Err(t.fail("rate", format!("only for pattern = \"cbr\" or \"poisson\"{extra}")));
+        }
+        0 // not used by saturated/TCP flows; the normalized spec keeps every key
+    } else {
+        t.rate("rate", None)?
+    };
+    if p != "tcp" {
+        for k in TCP_KEYS {
+            let both = matches!(k, "bytes" | "pacing");
+            if t.has(k) && !(p == "quic" && both) {
+                let extra = if both { " or \"quic\"" } else { "" };
+                return Err(t.fail(k, format!("only for pattern = \"tcp\"{extra}")));
+            }
+        }
+    }
+    if p != "quic" {
+        if let Some(k) = QUIC_KEYS.iter().find(|k| t.has(k)) {
+            return Err(t.fail(k, "only for pattern = \"quic\""));
+        }
+    }
+    let tcp = p == "tcp";
+    let mut v = json!({"direction": direction, "pattern": pattern});
+    let (app, big) = transport_keys(t, p, &mut v)?;
+    let size_default = match p {
+        "ping" => 84,
+        "quic" => 1378,
+        _ => 1500,
+    };
+    let size_min = match p {
+        "tcp" => 120,
+        "quic" => 1228,
+        _ => 20,
+    };
+    let size = t.int("packet_size", size_default, Some(size_min), Some(2304))?;
+    if p == "ping" {
+        // Echo requests every `interval` (a CBR schedule at size / interval).
+        let interval = t.duration("interval", Some(100_000_000), true)?;
+        rate = (py_round_u128(size as u128 * 8 * 1_000_000_000, interval as u128)).max(1);
+    }
+    split_keys(t, &mut v, tcp && direction == "down", &app)?;
+    // WMM access category of the flow's packets (both directions); default
+    // mac.access_category. Only in the normalized spec when given.
+    if direction == "cross" && t.has("ac") {
+        return Err(t.fail("ac", "not used with direction = \"cross\" (cross traffic never enters the cell)"));
+    }
+    let flow_ac = t.choice_opt("ac", Some(None), ACCESS_CATEGORIES, "")?;
+    let start = t.duration("start", Some(0), false)?;
+    let stop = t.duration("stop", Some(cell.duration), false)?;
+    if stop > cell.duration {
+        return Err(t.fail("stop", "must be <= sim.duration"));
+    }
+    if start >= stop {
+        return Err(t.fail("start", format!("must be < stop ({})", ms(stop))));
+    }
+    v["rate_bps"] = json!(rate);
+    v["packet_size"] = json!(size as u64);
+    v["start_ns"] = json!(start);
+    v["stop_ns"] = json!(stop);
+    if !tcp {
+        for k in ["split", "split_wired_cc", "app_rate_bps", "app_class", "utility"] {
+            v.as_object_mut().expect("an object").remove(k);
+        }
+    }
+    if let Some(ac) = flow_ac {
+        v["ac"] = json!(ac);
+    }
+    Ok((sel, v, big))
+}
+
+/// The TCP and QUIC keys of a flow of pattern `p` into `v`: (app, the first count beyond u64).
+fn transport_keys(t: &Table, p: &str, v: &mut Value) -> Res<(String, Option<(&'static str, String)>)> {
+    let quic = p == "quic";
+    let tcp = p == "tcp";
+    v["profile"] = json!(if quic { t.choice("profile", "quic", QUIC_PROFILES, "")? } else { "quic".into() });
+    v["ack_policy"] = json!(if quic { t.choice_opt("ack_policy", Some(None), ACK_POLICIES, "")? } else { None });
+    v["zero_rtt"] = json!(quic && t.bool("zero_rtt", false)?);
+    v["initial_cwnd"] = json!(if quic { t.int("initial_cwnd", 10, Some(1), Some(10_000))? as u64 } else { 10 });
+    let page_names: Vec<&str> = pages::TABLE_II.iter().map(|p| p.0).collect();
+    let page = if quic { t.choice_opt("page", Some(None), &page_names, "")? } else { None };
+    if page.is_some() && t.has("bytes") {
+        return Err(t.fail("bytes", "not with page (the page sets the object sizes)"));
+    }
+    let objects: Vec<u64> = page.as_deref().and_then(pages::objects).unwrap_or_default().into_iter().map(|o| o.1).collect();
+    let cc = if tcp { t.choice("cc", "cubic", CONGESTION_CONTROLS, "")? } else { "cubic".into() };
+    let mut big: Option<(&'static str, String)> = None;
+    let mut count = |t: &Table, key: &'static str, default: Option<i128>, lo: i128| -> Res<u64> {
+        let n = t.int_opt(key, default.map(Some), Some(lo), None, None)?.unwrap_or_default();
+        if n > U64_MAX && big.as_ref().is_none_or(|b| key < b.0) {
+            let text = match t.value(key) {
+                Some(Raw::BigInt { text, .. }) => text.clone(),
+                _ => n.to_string(),
+            };
+            big = Some((key, text));
+        }
+        Ok(n.min(U64_MAX) as u64)
+    };
+    let nbytes = if tcp || quic { count(t, "bytes", Some(0), 0)? } else { 0 };
+    // Connection lifecycles and the history-based initial window (world_quic.rs).
+    let connections = if quic { t.int("connections", 1, Some(1), Some(10_000))? } else { 1 };
+    if connections > 1 && nbytes == 0 && objects.is_empty() {
+        return Err(t.fail(
+            "connections",
+            "1 for an endless download (bytes = 0); later connections need a finite transfer (bytes or page)",
+        ));
+    }
+    v["idle_ns"] = json!(if quic { t.duration("idle", Some(0), false)? } else { 0 });
+    let idle_timeout = 30_000_000_000;
+    v["idle_timeout_ns"] = json!(if quic { t.duration("idle_timeout", Some(idle_timeout), true)? } else { idle_timeout });
+    v["reconnect"] = json!(if quic { t.choice("reconnect", "1rtt", RECONNECTS, "")? } else { "1rtt".into() });
+    let history = if quic { t.choice("history", "none", HISTORIES, "")? } else { "none".into() };
+    let guard = if quic { t.choice("history_guard", "none", HISTORY_GUARDS, "")? } else { "none".into() };
+    if guard != "none" && history == "none" {
+        return Err(t.fail("history_guard", "\"none\" unless history is \"mean\" or \"ewma\""));
+    }
+    v["pacing"] = json!(if tcp || quic { t.bool_opt("pacing", None)? } else { None });
+    v["hystart"] = json!(!tcp || t.bool("hystart", true)?);
+    v["extra_acked"] = json!(!tcp || t.bool("extra_acked", true)?);
+    let app = if tcp { t.choice("app", "bulk", &["bulk", "request_response"], "")? } else { "bulk".into() };
+    let rr = app == "request_response";
+    if !rr {
+        if let Some(k) = ["request_bytes", "response_bytes", "think_time", "requests"].iter().find(|k| t.has(k)) {
+            return Err(t.fail(k, "only with app = \"request_response\""));
+        }
+    } else if t.has("bytes") {
+        return Err(t.fail(
+            "bytes",
+            "only with app = \"bulk\" (request/response sizes are request_bytes and response_bytes)",
+        ));
+    }
+    v["request_bytes"] = json!(if rr { count(t, "request_bytes", Some(300), 1)? } else { 0 });
+    v["response_bytes"] = json!(if rr { count(t, "response_bytes", None, 1)? } else { 0 });
+    v["think_time_ns"] = json!(if rr { t.duration("think_time", Some(0), false)? } else { 0 });
+    v["requests"] = json!(if rr { count(t, "requests", Some(0), 0)? } else { 0 });
+    if tcp && cc != "cubic" && t.has("hystart") {
+        return Err(t.fail("hystart", "only with cc = \"cubic\""));
+    }
+    if tcp && cc != "bbr" && t.has("extra_acked") {
+        return Err(t.fail("extra_acked", "only with cc = \"bbr\""));
+    }
+    v["cc"] = json!(cc);
+    v["bytes"] = json!(nbytes);
+    v["app"] = json!(app);
+    v["objects"] = json!(objects);
+    v["connections"] = json!(connections as u64);
+    v["history"] = json!(history);
+    v["history_guard"] = json!(guard);
+    Ok((app, big))
+}
+
+/// round(a / b) as Python's `round(a * ... / b)` does it on the float quotient.
+fn py_round_u128(a: u128, b: u128) -> u64 {
+    py_round(a as f64 / b as f64)
+}
+
+/// The split proxy and Virtual Wires keys of a flow (world_vwire.rs).
+fn split_keys(t: &Table, v: &mut Value, tcp_down: bool, app: &str) -> Res<()> {
+    let split = t.bool("split", false)?;
+    if split && !tcp_down {
+        return Err(t.fail("split", "only for pattern = \"tcp\" with direction = \"down\""));
+    }
+    if split && app != "bulk" {
+        return Err(t.fail("split", "only with app = \"bulk\""));
+    }
+    if let Some(k) = ["split_wired_cc", "app_class", "utility"].iter().find(|k| t.has(k) && !split) {
+        return Err(t.fail(k, "only with split = true"));
+    }
+    let wired_cc = if split { t.choice("split_wired_cc", "bbr", CONGESTION_CONTROLS, "")? } else { "bbr".into() };
+    let app_class = if split { t.choice_opt("app_class", Some(None), APP_CLASSES, "")? } else { None };
+    let utility = if split { t.custom("utility", parse_utility, UTILITY_TEXT)? } else { None };
+    let pattern_tcp = v["pattern"] == "tcp";
+    if t.has("app_rate") && !(pattern_tcp && app == "bulk") {
+        return Err(t.fail("app_rate", "only for pattern = \"tcp\" with app = \"bulk\""));
+    }
+    if t.has("app_rate") && t.has("bytes") {
+        return Err(t.fail("app_rate", "not with bytes (a paced application writes until the flow stops)"));
+    }
+    let app_rate = if t.has("app_rate") { t.rate("app_rate", Some(0))? } else { 0 };
+    v["split"] = json!(split);
+    v["split_wired_cc"] = json!(wired_cc);
+    v["app_rate_bps"] = json!(app_rate);
+    v["app_class"] = json!(app_class);
+    v["utility"] = utility.unwrap_or(Value::Null);
+    Ok(())
+}
+
+/// A vwire utility from its text form: {"step": [[bps, u], ...]} or {"log": w}.
+fn parse_utility(v: &Raw) -> Result<Value, String> {
+    let bad = || UTILITY_TEXT.to_owned();
+    let Raw::Str(s) = v else { return Err(bad()) };
+    let Some((kind, rest)) = s.split_once(':') else { return Err(bad()) };
+    match kind {
+        "log" => {
+            let w = py_float(rest).ok_or_else(bad)?;
+            if w.is_finite() && w > 0.0 {
+                return Ok(json!({"log": w}));
+            }
+        }
+        "step" => {
+            let mut steps: Vec<(f64, f64)> = Vec::new();
+            for part in rest.split(',') {
+                let (r, u) = part.split_once(':').unwrap_or((part, ""));
+                let bps = parse_rate(&Raw::Str(py_strip(r).to_owned())).map_err(|_| bad())?;
+                let util = py_float(u).ok_or_else(bad)?;
+                if bps == 0 || !(util.is_finite() && util >= 0.0) {
+                    return Err(bad());
+                }
+                if let Some(&(pb, pu)) = steps.last() {
+                    if (bps as f64) <= pb || util < pu {
+                        return Err(bad());
+                    }
+                }
+                steps.push((bps as f64, util));
+            }
+            return Ok(json!({"step": steps.iter().map(|(b, u)| json!([b, u])).collect::<Vec<_>>()}));
+        }
+        _ => {}
+    }
+    Err(bad())
+}
+
+/// Python's str.strip() (Unicode whitespace).
+fn py_strip(s: &str) -> &str {
+    s.trim_matches(super::raw::py_space)
+}
+
+/// Python's `float(text)`: optional whitespace, sign, digits with `_` between them, a point,
+/// an exponent, or inf/infinity/nan in any case.
+fn py_float(text: &str) -> Option<f64> {
+    let s = py_strip(text);
+    let body = s.strip_prefix(['+', '-']).unwrap_or(s);
+    let lower = body.to_ascii_lowercase();
+    if matches!(lower.as_str(), "inf" | "infinity" | "nan") {
+        return s.to_ascii_lowercase().parse::<f64>().ok().or(Some(if s.starts_with('-') { f64::NEG_INFINITY } else { f64::INFINITY }));
+    }
+    // Underscores only between digits.
+    let b = body.as_bytes();
+    for (i, &c) in b.iter().enumerate() {
+        if c == b'_' && !(i > 0 && b[i - 1].is_ascii_digit() && b.get(i + 1).is_some_and(u8::is_ascii_digit)) {
+            return None;
+        }
+    }
+    if !body.bytes().all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'e' | b'E' | b'+' | b'-' | b'_')) {
+        return None;
+    }
+    s.replace('_', "").parse::<f64>().ok()
+}
+
+fn vwire_section(top: &Table) -> Res<Option<Value>> {
+    if !top.has("vwire") {
+        return Ok(None);
+    }
+    let vw = Table::new(top.raw("vwire"), "vwire", "vwire", "a table [vwire]")?;
+    let relay = vw.int("relay_buffer", 4 << 20, Some(65536), Some(1 << 34))?;
+    let enabled = vw.bool("enabled", true)?;
+    let period = vw.duration("period", Some(2_000_000_000), true)?;
+    let efficiency = vw.float("efficiency", 0.75, 0.0, 1.0, true)?;
+    let sndbuf = vw.int_text("sndbuf", Some((256 << 10).min(relay)), 4096, relay, &format!("bytes in 4096..={relay} (relay_buffer)"))?;
+    let tsq = vw.int("tsq", 1 << 20, Some(3000), Some(1 << 30))?;
+    let sample = vw.duration("sample", Some(10_000_000), true)?;
+    let work_conserving = vw.bool("work_conserving", true)?;
+    if efficiency <= 0.0 {
+        return Err(vw.fail("efficiency", "0 < efficiency <= 1"));
+    }
+    Ok(Some(json!({"enabled": enabled, "period_ns": period, "efficiency": efficiency, "relay_buffer_bytes": relay as u64,
+                   "sndbuf_bytes": sndbuf as u64, "tsq_bytes": tsq as u64, "sample_ns": sample,
+                   "work_conserving": work_conserving})))
+}
+
+/// [aggctl]: the allocator shared by the `pattern = "aggctl"` flows and their receivers'
+/// estimators (docs/spec.md). Defaults: the paper's N_e 32, Δ 500 ms, K0 1 (Mb/s per packet).
+fn aggctl_section(top: &Table, flows: &[Value], flow_table: &[usize], n_max: i128) -> Res<(Value, Option<(String, String)>)> {
+    let a = Table::new(top.has("aggctl").then(|| top.raw("aggctl")).flatten(), "aggctl", "aggctl", "a table [aggctl]")?;
+    let mut seen: Vec<(u64, usize)> = Vec::new();
+    let first = flows.iter().find(|f| f["pattern"] == "aggctl");
+    for (i, f) in flows.iter().enumerate() {
+        if f["pattern"] != "aggctl" {
+            continue;
+        }
+        let sta = f["station"].as_u64().unwrap_or(0);
+        if let Some(&(_, there)) = seen.iter().find(|s| s.0 == sta) {
+            return Err(SpecError::new(
+                format!("flows[{}].stations", flow_table[i]),
+                sta.to_string(),
+                format!("one aggctl flow per station (flows[{there}] already goes there)"),
+            ));
+        }
+        seen.push((sta, flow_table[i]));
+        let size = &f["packet_size"];
+        let want = &first.expect("this one at least")["packet_size"];
+        if size != want {
+            return Err(SpecError::new(
+                format!("flows[{}].packet_size", flow_table[i]),
+                size.to_string(),
+                format!("the same for every aggctl flow ({want})"),
+            ));
+        }
+    }
+    let target = a.int_text(
+        "target_aggregation",
+        Some(32),
+        1,
+        n_max,
+        &format!("an integer in 1..={n_max} (N_max: mac.max_ampdu_mpdus, or 1 without aggregation)"),
+    )?;
+    let interval = a.duration("interval", Some(500_000_000), true)?;
+    let k0 = a.float("k0", 1.0, 0.0, 1000.0, true)?;
+    if k0 == 0.0 {
+        return Err(a.fail("k0", "a number in (0, 1000] (Mb/s per packet of aggregation error)"));
+    }
+    let min_rate = a.rate("min_rate", Some(1_000_000))?;
+    let max_rate = a.rate("max_rate", Some(10_000_000_000))?;
+    let initial = a.rate("initial_rate", Some(min_rate.max(10_000_000.min(max_rate))))?;
+    if min_rate > max_rate {
+        return Err(a.fail("min_rate", "must be <= aggctl.max_rate"));
+    }
+    if !(min_rate..=max_rate).contains(&initial) {
+        return Err(a.fail("initial_rate", "must be within [aggctl.min_rate, aggctl.max_rate]"));
+    }
+    let allocation = a.choice("allocation", "equal_airtime", ALLOCATIONS, "")?;
+    // The defaults 2 × interval and 4 × interval can pass the u64 the simulator reads (Python's
+    // integers do not overflow; the simulator then refuses the value at its normalized key).
+    let hold = a.duration_wide("hold_time", 2 * interval as u128)?;
+    if hold < interval as u128 {
+        return Err(a.fail("hold_time", "must be >= aggctl.interval"));
+    }
+    let decay_after = a.duration_wide("decay_after", (4 * interval as u128).max(hold))?;
+    if decay_after < hold {
+        return Err(a.fail("decay_after", "must be >= aggctl.hold_time"));
+    }
+    let decay_factor = a.float("decay_factor", 0.5, 0.0, 1.0, false)?;
+    if decay_factor == 0.0 {
+        return Err(a.fail("decay_factor", "a number in (0, 1)"));
+    }
+    let gap = a.duration("gap_threshold", Some(50_000), true)?;
+    let resolution = a.duration("clock_resolution", Some(1_000), true)?;
+    let jitter = a.duration("clock_jitter", Some(0), false)?;
+    if resolution > 1_000_000_000 {
+        return Err(a.fail("clock_resolution", "at most 1s"));
+    }
+    if jitter > 1_000_000_000 {
+        return Err(a.fail("clock_jitter", "at most 1s"));
+    }
+    let report_rate = a.bool("report_rate", true)?;
+    let report_loss = a.float("report_loss", 0.0, 0.0, 1.0, false)?;
+    let mut blackout = Value::Null;
+    if a.has("report_blackout") {
+        let allowed = "[from, until]: two durations with from < until, e.g. [\"25s\", \"30s\"]";
+        let Some(Raw::List(l)) = a.raw("report_blackout") else { return Err(a.fail("report_blackout", allowed)) };
+        if l.len() != 2 {
+            return Err(a.fail("report_blackout", allowed));
+        }
+        let (Ok(from), Ok(until)) = (parse_duration(&l[0]), parse_duration(&l[1])) else {
+            return Err(a.fail("report_blackout", allowed));
+        };
+        if from >= until {
+            return Err(a.fail("report_blackout", allowed));
+        }
+        blackout = json!([from, until]);
+    }
+    let over = [("aggctl.decay_after", decay_after), ("aggctl.hold_time", hold)]
+        .into_iter()
+        .find(|v| v.1 > u64::MAX as u128)
+        .map(|(k, v)| (k.to_owned(), v.to_string()));
+    let (hold, decay_after) = (hold.min(u64::MAX as u128) as u64, decay_after.min(u64::MAX as u128) as u64);
+    let v = json!({"target_aggregation": target as u64, "interval_ns": interval, "k0": k0, "initial_rate_bps": initial,
+              "min_rate_bps": min_rate, "max_rate_bps": max_rate, "allocation": allocation, "hold_time_ns": hold,
+              "decay_after_ns": decay_after, "decay_factor": decay_factor, "gap_threshold_ns": gap,
+              "clock_resolution_ns": resolution, "clock_jitter_ns": jitter, "report_rate": report_rate,
+              "report_loss": report_loss, "report_blackout_ns": blackout});
+    Ok((v, over))
+}
