@@ -38,9 +38,9 @@ def canonical_json(obj: object) -> str:
     Anything else raises ValueError."""
 
 def normalize(doc: dict[str, object], default_name: str = "scenario") -> tuple[
-        Optional[tuple[str, list[int], list[int]]], list[tuple[str, str, str]]]:
+        Optional[tuple[str, list[int], list[int], tuple[str, int, int]]], list[tuple[str, str, str]]]:
     """Validate and normalize a spec document (as `tomllib` returns it, after overrides):
-    ((canonical normalized JSON, station_group, flow_table), []), or (None, [(key path, value,
+    ((canonical normalized JSON, station_group, flow_table, (name, seed, duration_ns)), []), or (None, [(key path, value,
     what is allowed), ...]) listing every problem, the first as the validator meets it
     (crates/lasthop-sim/src/spec_in)."""
 

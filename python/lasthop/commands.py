@@ -163,7 +163,7 @@ def _pcap_request(args: argparse.Namespace, spec: Any, out: Path, seed: int
             raise UserError("--pcap-limit needs --pcap NODE")
         return None
     try:
-        node = parse_node(args.pcap, len(spec.normalized["stations"]))
+        node = parse_node(args.pcap, len(spec.station_group))
         limit = DEFAULT_LIMIT if args.pcap_limit is None else parse_limit(args.pcap_limit)
     except CaptureError as e:
         raise UserError(str(e)) from None

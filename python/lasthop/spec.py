@@ -102,15 +102,19 @@ class Spec:
     ignores `checked_json`. (A plain class, not a dataclass, so that `lasthop run` does not
     import `dataclasses` and `inspect`.)"""
 
-    __slots__ = ("_normalized", "_text", "station_group", "flow_table", "source", "checked_json")
+    __slots__ = ("_normalized", "_text", "_head", "station_group", "flow_table", "source",
+                 "checked_json")
 
     def __init__(self, normalized: dict[str, Any] | None = None, station_group: list[int] | None = None,
                  flow_table: list[int] | None = None, source: str = "",
-                 checked_json: str | None = None, text: str | None = None) -> None:
-        if normalized is None and text is None:
-            raise ValueError("a Spec needs its normalized dict or its JSON text")
+                 checked_json: str | None = None, text: str | None = None,
+                 head: tuple[str, int, int] | None = None) -> None:
+        if normalized is None and (text is None or head is None):
+            raise ValueError("a Spec needs its normalized dict, or its JSON text and head")
         self._normalized = normalized
         self._text = text
+        # (name, seed, duration_ns) without decoding the text.
+        self._head = head
         self.station_group = [] if station_group is None else station_group
         self.flow_table = [] if flow_table is None else flow_table
         self.source = source
@@ -124,7 +128,7 @@ class Spec:
 
     @normalized.setter
     def normalized(self, value: dict[str, Any]) -> None:
-        self._normalized, self._text = value, None
+        self._normalized, self._text, self._head = value, None, None
 
     def _key(self) -> tuple:
         return (self.normalized, self.station_group, self.flow_table, self.source)
@@ -142,15 +146,15 @@ class Spec:
 
     @property
     def name(self) -> str:
-        return self.normalized["name"]
+        return self._head[0] if self._head else self.normalized["name"]
 
     @property
     def seed(self) -> int:
-        return self.normalized["sim"]["seed"]
+        return self._head[1] if self._head else self.normalized["sim"]["seed"]
 
     @property
     def duration_ns(self) -> int:
-        return self.normalized["sim"]["duration_ns"]
+        return self._head[2] if self._head else self.normalized["sim"]["duration_ns"]
 
     def to_json(self) -> str:
         """Canonical JSON handed to the native module (sorted keys, no whitespace, ASCII)."""
@@ -176,8 +180,8 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
     ok, errors = _native.normalize(doc, default_name)
     if ok is None:
         raise SpecError.listing(errors)
-    text, station_group, flow_table = ok
-    return Spec(None, station_group, flow_table, text=text)
+    text, station_group, flow_table, head = ok
+    return Spec(None, station_group, flow_table, text=text, head=head)
 
 
 # --- entry points -----------------------------------------------------------------------------

@@ -146,7 +146,8 @@ fn to_value(o: &Bound<'_, PyAny>) -> PyResult<serde_json::Value> {
 /// `tomllib` returns it (dicts, lists, str, int, float, bool; anything else is kept as its
 /// `repr` for error messages).
 ///
-/// Returns `(normalized, [])` with `normalized = (canonical JSON, station_group, flow_table)`,
+/// Returns `(normalized, [])` with `normalized = (canonical JSON, station_group, flow_table,
+/// (name, seed, duration_ns))`,
 /// or `(None, [(key path, value, what is allowed), ...])`: every problem found, the first as
 /// the validator meets it (`spec_in::normalize_all`).
 #[pyfunction]
@@ -154,7 +155,7 @@ fn to_value(o: &Bound<'_, PyAny>) -> PyResult<serde_json::Value> {
 fn normalize(doc: &Bound<'_, PyAny>, default_name: &str) -> PyResult<NormalizeOut> {
     let raw = to_raw(doc)?;
     Ok(match lasthop_sim::spec_in::normalize_all(&raw, default_name) {
-        Ok(n) => (Some((n.json, n.station_group, n.flow_table)), Vec::new()),
+        Ok(n) => (Some((n.json, n.station_group, n.flow_table, (n.name, n.seed, n.duration_ns))), Vec::new()),
         Err(es) => (None, es.into_iter().map(|e| (e.path, e.value, e.allowed)).collect()),
     })
 }
@@ -162,7 +163,7 @@ fn normalize(doc: &Bound<'_, PyAny>, default_name: &str) -> PyResult<NormalizeOu
 /// One key read: (key path, default JSON, schema JSON, allowed).
 type SpecRead = (String, Option<String>, Option<String>, String);
 
-type NormalizeOut = (Option<(String, Vec<usize>, Vec<usize>)>, Vec<(String, String, String)>);
+type NormalizeOut = (Option<(String, Vec<usize>, Vec<usize>, (String, u64, u64))>, Vec<(String, String, String)>);
 
 /// Every key read [`normalize`] makes on `doc`: `(key path, default, schema, allowed)` with the
 /// default as JSON (None: required) and the JSON Schema fragment of the accepted TOML values

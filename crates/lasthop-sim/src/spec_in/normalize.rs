@@ -3,7 +3,7 @@
 
 use super::raw::{format_duration, parse_duration, parse_rate, show_value, Raw};
 use super::{pages, Res, SpecError, Table};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 /// A normalized spec: its canonical JSON (what the simulator reads), and for each normalized
 /// station and flow the index of the `[[stations]]` / `[[flows]]` table it came from.
@@ -12,6 +12,32 @@ pub struct Normalized {
     pub json: String,
     pub station_group: Vec<usize>,
     pub flow_table: Vec<usize>,
+    /// The run's name, seed and simulated duration (what a caller needs before the rest).
+    pub name: String,
+    pub seed: u64,
+    pub duration_ns: u64,
+}
+
+/// The normalized stations: one value per `[[stations]]` table (its stations are alike) and
+/// each station's table.
+struct Stations {
+    groups: Vec<Value>,
+    of: Vec<usize>,
+}
+
+impl Stations {
+    fn len(&self) -> usize {
+        self.of.len()
+    }
+    fn get(&self, i: usize) -> &Value {
+        &self.groups[self.of[i]]
+    }
+}
+
+/// One `[[flows]]` table: its normalized flow (without `station`) and the stations it goes to.
+struct FlowTable {
+    v: Value,
+    sel: Vec<usize>,
 }
 
 /// Per-standard facts (docs/spec.md "Sections").
@@ -168,10 +194,10 @@ pub fn normalize(doc: &Raw, default_name: &str) -> Res<Normalized> {
     let ap = ap_section(&top, &mut cell)?;
     let wired = wired_section(&top)?;
     let channel = channel_section(&top)?;
-    let (stations, station_group) = stations_section(&top, &cell)?;
-    let (flows, flow_table, overflow) = flows_section(&top, &cell, &stations)?;
+    let stations = stations_section(&top, &cell)?;
+    let (flows, overflow) = flows_section(&top, &cell, &stations)?;
     let n_max = if cell.aggregation { cell.max_mpdus } else { 1 };
-    let (aggctl, agg_overflow) = aggctl_section(&top, &flows, &flow_table, n_max)?;
+    let (aggctl, agg_overflow) = aggctl_section(&top, &flows, n_max)?;
     let vwire = vwire_section(&top)?;
     let emu = if top.has("emu") {
         let et = Table::new(top.raw("emu"), "emu", "emu", "a table [emu]")?;
@@ -184,25 +210,82 @@ pub fn normalize(doc: &Raw, default_name: &str) -> Res<Normalized> {
         // The simulator reads these counts as u64 (`spec.rs`); Python's integers are wider.
         return Err(SpecError::new(path, value, format!("an integer in 0..={}", u64::MAX)));
     }
-    let mut out = Map::new();
-    out.insert("name".into(), json!(name));
-    out.insert("description".into(), json!(description));
-    out.insert("sim".into(), sim);
-    out.insert("phy".into(), phy);
-    out.insert("mac".into(), mac);
-    out.insert("ap".into(), ap);
-    out.insert("wired".into(), wired);
-    out.insert("channel".into(), channel);
-    out.insert("stations".into(), Value::Array(stations));
-    out.insert("flows".into(), Value::Array(flows));
-    out.insert("aggctl".into(), aggctl);
+    let seed = sim["seed"].as_u64().unwrap_or_default();
+    let station_group = stations.of.clone();
+    let flow_table: Vec<usize> = flows.iter().enumerate().flat_map(|(i, f)| std::iter::repeat_n(i, f.sel.len())).collect();
+    // Canonical JSON (`canonical.rs`), top-level keys in order. Stations and flows are written
+    // once per table and repeated: a cell of thousands of stations is one table or a few.
+    let to = crate::canonical::to_string;
+    let mut parts: Vec<(&str, String)> = vec![
+        ("name", to(&json!(name))),
+        ("description", to(&json!(description))),
+        ("sim", to(&sim)),
+        ("phy", to(&phy)),
+        ("mac", to(&mac)),
+        ("ap", to(&ap)),
+        ("wired", to(&wired)),
+        ("channel", to(&channel)),
+        ("stations", stations_text(&stations)),
+        ("flows", flows_text(&flows)),
+        ("aggctl", to(&aggctl)),
+    ];
     if let Some(v) = vwire {
-        out.insert("vwire".into(), v);
+        parts.push(("vwire", to(&v)));
     }
     if let Some(e) = emu {
-        out.insert("emu".into(), e);
+        parts.push(("emu", to(&e)));
     }
-    Ok(Normalized { json: crate::canonical::to_string(&Value::Object(out)), station_group, flow_table })
+    parts.sort_by(|a, b| a.0.cmp(b.0));
+    let mut out = String::with_capacity(parts.iter().map(|p| p.1.len() + p.0.len() + 4).sum::<usize>() + 2);
+    out.push('{');
+    for (i, (k, v)) in parts.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push('"');
+        out.push_str(k);
+        out.push_str("\":");
+        out.push_str(v);
+    }
+    out.push('}');
+    Ok(Normalized { json: out, station_group, flow_table, name, seed, duration_ns: duration })
+}
+
+fn stations_text(st: &Stations) -> String {
+    let texts: Vec<String> = st.groups.iter().map(crate::canonical::to_string).collect();
+    let mut out = String::with_capacity(st.of.iter().map(|&g| texts[g].len() + 1).sum::<usize>() + 2);
+    out.push('[');
+    for (i, &g) in st.of.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&texts[g]);
+    }
+    out.push(']');
+    out
+}
+
+fn flows_text(flows: &[FlowTable]) -> String {
+    // Each table's flow is written once with a station no spec has, then cut there.
+    const MARK: &str = "\"station\":18446744073709551615";
+    let mut out = String::from("[");
+    for f in flows {
+        let mut v = f.v.clone();
+        v["station"] = json!(u64::MAX);
+        let text = crate::canonical::to_string(&v);
+        let (head, tail) = text.split_once(MARK).expect("the station mark");
+        for s in &f.sel {
+            if out.len() > 1 {
+                out.push(',');
+            }
+            out.push_str(head);
+            out.push_str("\"station\":");
+            out.push_str(itoa::Buffer::new().format(*s));
+            out.push_str(tail);
+        }
+    }
+    out.push(']');
+    out
 }
 
 /// `^[A-Za-z0-9][A-Za-z0-9._-]*$`
@@ -421,44 +504,40 @@ fn tables<'a>(top: &Table<'a>, key: &str, what: &str) -> Res<Option<&'a [Raw]>> 
     }
 }
 
-fn stations_section(top: &Table, cell: &Cell) -> Res<(Vec<Value>, Vec<usize>)> {
+fn stations_section(top: &Table, cell: &Cell) -> Res<Stations> {
     let required = "at least one [[stations]] table is required";
     let groups = match tables(top, "stations", "an array of tables [[stations]]")? {
         None => return Err(SpecError::new("stations", "(missing)", required)),
         Some([]) => return Err(SpecError::new("stations", "[]", required)),
         Some(g) => g,
     };
-    let mut stations: Vec<Value> = Vec::new();
-    let mut station_group = Vec::new();
+    let mut stations = Stations { groups: Vec::new(), of: Vec::new() };
     for (gi, g) in groups.iter().enumerate() {
         let t = Table::new(Some(g), &format!("stations[{gi}]"), "stations", "a table [[stations]]")?;
-        let mut st = station(&t, cell, &stations)?;
-        let count = st.0;
+        let (count, v) = station(&t, cell, &stations)?;
         if stations.len() as i128 + count > MAX_STATIONS {
             return Err(t.fail("count", format!("at most {MAX_STATIONS} stations in total")));
         }
-        for k in 0..count {
-            stations.push(if k + 1 == count { std::mem::take(&mut st.1) } else { st.1.clone() });
-            station_group.push(gi);
-        }
+        stations.groups.push(v);
+        stations.of.extend(std::iter::repeat_n(gi, count as usize));
     }
-    for st in &stations {
-        if let Some(par) = st["parent"].as_u64() {
-            let q = &stations[par as usize]["qdisc"];
+    for g in &stations.groups {
+        if let Some(par) = g["parent"].as_u64() {
+            let q = &stations.get(par as usize)["qdisc"];
             if q != "fifo" {
                 return Err(SpecError::new(
-                    format!("stations[{}].qdisc", station_group[par as usize]),
+                    format!("stations[{}].qdisc", stations.of[par as usize]),
                     show_value(&Raw::Str(q.as_str().unwrap_or_default().to_owned())),
                     "\"fifo\" for a relay (its interface queue is configured by [ap])",
                 ));
             }
         }
     }
-    Ok((stations, station_group))
+    Ok(stations)
 }
 
 /// One `[[stations]]` table: (count, the normalized station each of them is).
-fn station(t: &Table, cell: &Cell, earlier: &[Value]) -> Res<(i128, Value)> {
+fn station(t: &Table, cell: &Cell, earlier: &Stations) -> Res<(i128, Value)> {
     let (standard, std, width) = (cell.standard.as_str(), cell.std, cell.width);
     let count = t.int("count", 1, Some(1), Some(MAX_STATIONS))?;
     let rc = t.choice("rate_control", "fixed", RATE_CONTROLS, "")?;
@@ -523,14 +602,14 @@ fn station(t: &Table, cell: &Cell, earlier: &[Value]) -> Res<(i128, Value)> {
         ));
     }
     if let Some(p) = parent {
-        let theirs = earlier[p as usize]["hop_channel"].as_u64().unwrap_or(0) as i128;
+        let theirs = earlier.get(p as usize)["hop_channel"].as_u64().unwrap_or(0) as i128;
         if cell.driver == "ath9k" && hop_channel != theirs {
             return Err(t.fail(
                 "hop_channel",
                 format!("{theirs} (its parent's) with ap.driver = \"ath9k\": a relay has one driver stage, so one radio"),
             ));
         }
-        if let Some(sib) = earlier.iter().find(|s| s["parent"].as_u64() == Some(p as u64)) {
+        if let Some(sib) = earlier.groups.iter().find(|s| s["parent"].as_u64() == Some(p as u64)) {
             let theirs = sib["hop_channel"].as_u64().unwrap_or(0) as i128;
             if theirs != hop_channel {
                 return Err(t.fail(
@@ -679,13 +758,12 @@ fn stations_selector(t: &Table, n_sta: usize) -> Res<Vec<usize>> {
     Ok(out)
 }
 
-/// The normalized flows, their tables, and the first count beyond u64 (path, value) if any.
-type Flows = (Vec<Value>, Vec<usize>, Option<(String, String)>);
+/// The normalized flow tables and the first count beyond u64 (path, value) if any.
+type Flows = (Vec<FlowTable>, Option<(String, String)>);
 
-fn flows_section(top: &Table, cell: &Cell, stations: &[Value]) -> Res<Flows> {
+fn flows_section(top: &Table, cell: &Cell, stations: &Stations) -> Res<Flows> {
     let list = tables(top, "flows", "an array of tables [[flows]]")?.unwrap_or(&[]);
     let mut flows = Vec::new();
-    let mut flow_table = Vec::new();
     let mut overflow: Option<(String, String)> = None;
     for (fi, f) in list.iter().enumerate() {
         let t = Table::new(Some(f), &format!("flows[{fi}]"), "flows", "a table [[flows]]")?;
@@ -693,14 +771,9 @@ fn flows_section(top: &Table, cell: &Cell, stations: &[Value]) -> Res<Flows> {
         if overflow.is_none() && !sel.is_empty() {
             overflow = big.map(|(k, text)| (format!("flows[{fi}].{k}"), text));
         }
-        for s in sel {
-            let mut one = v.clone();
-            one["station"] = json!(s);
-            flows.push(one);
-            flow_table.push(fi);
-        }
+        flows.push(FlowTable { v, sel });
     }
-    Ok((flows, flow_table, overflow))
+    Ok((flows, overflow))
 }
 
 const TCP_KEYS: [&str; 10] = [
@@ -1012,31 +1085,32 @@ fn vwire_section(top: &Table) -> Res<Option<Value>> {
 
 /// [aggctl]: the allocator shared by the `pattern = "aggctl"` flows and their receivers'
 /// estimators (docs/spec.md). Defaults: the paper's N_e 32, Δ 500 ms, K0 1 (Mb/s per packet).
-fn aggctl_section(top: &Table, flows: &[Value], flow_table: &[usize], n_max: i128) -> Res<(Value, Option<(String, String)>)> {
+fn aggctl_section(top: &Table, flows: &[FlowTable], n_max: i128) -> Res<(Value, Option<(String, String)>)> {
     let a = Table::new(top.has("aggctl").then(|| top.raw("aggctl")).flatten(), "aggctl", "aggctl", "a table [aggctl]")?;
-    let mut seen: Vec<(u64, usize)> = Vec::new();
-    let first = flows.iter().find(|f| f["pattern"] == "aggctl");
-    for (i, f) in flows.iter().enumerate() {
-        if f["pattern"] != "aggctl" {
-            continue;
-        }
-        let sta = f["station"].as_u64().unwrap_or(0);
-        if let Some(&(_, there)) = seen.iter().find(|s| s.0 == sta) {
-            return Err(SpecError::new(
-                format!("flows[{}].stations", flow_table[i]),
-                sta.to_string(),
-                format!("one aggctl flow per station (flows[{there}] already goes there)"),
-            ));
-        }
-        seen.push((sta, flow_table[i]));
-        let size = &f["packet_size"];
-        let want = &first.expect("this one at least")["packet_size"];
-        if size != want {
-            return Err(SpecError::new(
-                format!("flows[{}].packet_size", flow_table[i]),
-                size.to_string(),
-                format!("the same for every aggctl flow ({want})"),
-            ));
+    // Which table's aggctl flow goes to each station (none: usize::MAX).
+    let n_sta = flows.iter().flat_map(|f| f.sel.iter()).max().map_or(0, |m| m + 1);
+    let mut seen = vec![usize::MAX; n_sta];
+    let aggctl = |f: &&FlowTable| f.v["pattern"] == "aggctl" && !f.sel.is_empty();
+    let first = flows.iter().find(aggctl);
+    for (ti, f) in flows.iter().enumerate().filter(|(_, f)| aggctl(f)) {
+        for &sta in &f.sel {
+            if seen[sta] != usize::MAX {
+                return Err(SpecError::new(
+                    format!("flows[{ti}].stations"),
+                    sta.to_string(),
+                    format!("one aggctl flow per station (flows[{}] already goes there)", seen[sta]),
+                ));
+            }
+            seen[sta] = ti;
+            let size = &f.v["packet_size"];
+            let want = &first.expect("this one at least").v["packet_size"];
+            if size != want {
+                return Err(SpecError::new(
+                    format!("flows[{ti}].packet_size"),
+                    size.to_string(),
+                    format!("the same for every aggctl flow ({want})"),
+                ));
+            }
         }
     }
     let target = a.int_text(
