@@ -54,6 +54,10 @@ def spec_sections() -> list[tuple[str, list[str]]]:
 def spec_standards() -> list[tuple[str, list[str]]]:
     """The standards and the bands each allows."""
 
+def spec_pages() -> list[tuple[str, tuple[int, int, int, int, int, int], list[int]]]:
+    """The web pages of the QUIC page loads: (name, (html, css, js, image, other, total kB),
+    object sizes in bytes, HTML first)."""
+
 def show_value(v: object) -> str:
     """A value as spec errors show it (TOML-like, clipped to one short line)."""
 

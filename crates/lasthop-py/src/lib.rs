@@ -235,6 +235,23 @@ fn format_rate(bps: u64) -> String {
     lasthop_sim::spec_in::raw::format_rate(bps)
 }
 
+/// A web page: name, (html, css, js, image, other, total kB), object bytes.
+type Page = (&'static str, (u32, u32, u32, u32, u32, u64), Vec<u64>);
+
+/// The web pages of the QUIC page loads (`spec_in::pages`): `[(name, (html, css, js, image,
+/// other, total kB), [object bytes, ...])]`.
+#[pyfunction]
+fn spec_pages() -> Vec<Page> {
+    use lasthop_sim::spec_in::pages;
+    pages::TABLE_II
+        .iter()
+        .map(|(name, c, kb)| {
+            let objects = pages::objects(name).unwrap_or_default().into_iter().map(|o| o.1).collect();
+            (*name, (c[0], c[1], c[2], c[3], c[4], *kb), objects)
+        })
+        .collect()
+}
+
 fn to_raw(o: &Bound<'_, PyAny>) -> PyResult<lasthop_sim::spec_in::Raw> {
     use lasthop_sim::spec_in::Raw;
     use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString};
@@ -357,6 +374,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(spec_standards, m)?)?;
     m.add_function(wrap_pyfunction!(show_value, m)?)?;
     m.add_function(wrap_pyfunction!(unknown_key, m)?)?;
+    m.add_function(wrap_pyfunction!(spec_pages, m)?)?;
     m.add_function(wrap_pyfunction!(parse_duration, m)?)?;
     m.add_function(wrap_pyfunction!(parse_rate, m)?)?;
     m.add_function(wrap_pyfunction!(format_duration, m)?)?;

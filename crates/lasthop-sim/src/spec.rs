@@ -1,6 +1,7 @@
-//! The normalized scenario spec (docs/spec.md), as the simulator receives it from Python, and
-//! the 802.11 rules it must satisfy. Python checks structure, types and units first; this
-//! module re-checks everything that needs the PHY tables, so no invalid world is ever built.
+//! The normalized scenario spec (docs/spec.md), as the simulator receives it from the spec
+//! reader (`spec_in`, which checks structure, types, units and the rules between keys and
+//! fills defaults), and the 802.11 rules it must satisfy: this module checks everything that
+//! needs the PHY tables, so no invalid world is ever built.
 
 use lasthop_wifi::mac::edca::AccessCategory;
 use lasthop_wifi::phy::{self, Band, Standard, TxVector};

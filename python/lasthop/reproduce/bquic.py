@@ -579,7 +579,7 @@ def figures(run: SuiteRun) -> list[Figure]:
     ax.legend(fontsize=8)
     fig.tight_layout()
     out.append(Figure("Page-load time per site (Fig. 2)", "HTML first, then every other object at once over one "
-                      "connection (sizes split by type weights, `webpages.py`); a new connection with a full "
+                      "connection (sizes split by type weights, `spec_in/pages.rs`); a new connection with a full "
                       "handshake per load; mean over seeds.", fig))
     plt.close(fig)
 
