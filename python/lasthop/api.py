@@ -53,7 +53,10 @@ def _user_errors(fn: Any) -> Any:
 
     try:
         return fn()
-    except (SpecError, SpecFileError, UserError, ResultError) as e:
+    except SpecError as e:
+        # Every problem of the spec, one per line.
+        raise LasthopError("\n".join(str(x) for x in e.all())) from None
+    except (SpecFileError, UserError, ResultError) as e:
         raise LasthopError(str(e)) from None
 
 

@@ -964,7 +964,8 @@ fn transport_keys(t: &Table, p: &str, v: &mut Value) -> Res<(String, Option<(&'s
     Ok((app, big))
 }
 
-/// round(a / b) as Python's `round(a * ... / b)` does it on the float quotient.
+/// `a / b` rounded half to even, on the double quotient (how the normalized spec has always
+/// computed a ping's rate; `a` < 2^53 here, so only the division rounds).
 fn py_round_u128(a: u128, b: u128) -> u64 {
     py_round(a as f64 / b as f64)
 }
