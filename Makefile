@@ -27,29 +27,34 @@ NOTEBOOK_REQS := "nbclient>=0.10,<1" "nbformat>=5.9,<6" "ipykernel>=6.29,<8"
 HYPOTHESIS_REQ := hypothesis>=6.100,<7
 # Checks docs/spec.schema.json against the validator (tests/python/test_spec_schema.py).
 JSONSCHEMA_REQ := jsonschema>=4.18,<5
+# Runs the tests that need no quiet machine on every core (make test-python).
+XDIST_REQ := pytest-xdist>=3.5,<4
 
 RUST_SOURCES := Cargo.toml Cargo.lock \
 	$(shell find crates -type f \( -name '*.rs' -o -name 'Cargo.toml' \) 2>/dev/null)
 
-.PHONY: all build demo test test-rust test-nostd clippy test-python bench bench-sweep clean fuzz fuzz-build fuzz-smoke fuzz-py
+.PHONY: all build demo test test-rust test-nostd clippy test-python test-python-parallel test-python-serial bench bench-sweep clean fuzz fuzz-build fuzz-smoke fuzz-py
 
 all: build
 
 # The virtualenv and the tools in it.
 $(VENV)/.deps-stamp: Makefile
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check "$(MATURIN_REQ)" "$(PYTEST_REQ)" "$(AIOQUIC_REQ)" "$(FLENT_REQ)" $(NOTEBOOK_REQS) "$(HYPOTHESIS_REQ)" "$(JSONSCHEMA_REQ)"
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check "$(MATURIN_REQ)" "$(PYTEST_REQ)" "$(AIOQUIC_REQ)" "$(FLENT_REQ)" $(NOTEBOOK_REQS) "$(HYPOTHESIS_REQ)" "$(JSONSCHEMA_REQ)" "$(XDIST_REQ)"
 	touch $@
 
 # The QUIC tool links quiche, which builds BoringSSL: cmake, g++ and libclang (bindgen).
 # Installed with apt-get when this runs as root on Debian; otherwise one line says what to do.
+# (libclang itself, not libclang-cpp, which clang's other packages bring without it.)
 $(VENV)/.quic-deps-stamp: $(VENV)/.deps-stamp
 	@missing=""; command -v cmake >/dev/null || missing="$$missing cmake"; \
 	command -v g++ >/dev/null || missing="$$missing g++"; \
-	ls /usr/lib/llvm-*/lib/libclang*.so* /usr/lib/*/libclang*.so* >/dev/null 2>&1 || missing="$$missing libclang-dev"; \
+	ls /usr/lib/llvm-*/lib/libclang.so* /usr/lib/llvm-*/lib/libclang-[0-9]*.so* /usr/lib/*/libclang-[0-9]*.so* \
+	  /usr/lib/*/libclang.so* 2>/dev/null | grep -q . || missing="$$missing libclang-dev"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; \
+	    { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null 2>&1 \
+	      || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; }; } || exit 1; \
 	  else echo "make: the QUIC tool needs:$$missing (sudo apt-get install$$missing)" >&2; exit 1; fi; \
 	fi
 	touch $@
@@ -99,8 +104,21 @@ clippy:
 
 # (The VM test runs the live tools' binary that test-rust built, target/debug/lasthop-live;
 # the QUIC tests the release one with QUIC, .venv/bin/lasthop-live.)
-test-python: $(VENV)/.native-stamp $(BIN)/lasthop-live
-	$(BIN)/python -m pytest -q tests/python
+# Two passes: every test that neither measures on the wall clock nor holds machine-wide
+# resources runs on all cores (pytest-xdist) while the QUIC tool builds beside it; then those
+# tests (marked `serial` in tests/python/conftest.py) run alone, so the emulator and the live
+# tools have a quiet machine. Both passes run; either failing fails.
+test-python: $(VENV)/.native-stamp $(VENV)/.quic-deps-stamp
+	@rc=0; \
+	$(MAKE) --no-print-directory -j2 -k test-python-parallel $(BIN)/lasthop-live || rc=$$?; \
+	$(MAKE) --no-print-directory test-python-serial || rc=$$?; \
+	exit $$rc
+
+test-python-parallel: $(VENV)/.native-stamp
+	$(BIN)/python -m pytest -q -n auto -m "not serial" --durations=10 tests/python
+
+test-python-serial: $(VENV)/.native-stamp $(BIN)/lasthop-live
+	$(BIN)/python -m pytest -q -m serial --durations=10 tests/python
 
 # Coverage-guided fuzzing (cargo-fuzz, libFuzzer; needs the nightly toolchain and
 # `cargo install cargo-fuzz`). fuzz/ is its own workspace; targets in fuzz/fuzz_targets, seed

@@ -51,8 +51,9 @@ fn apply(a: &mut Args, n: &Value, path: &str, map: &[OptFromSpec]) {
 }
 
 /// The first normalized flow of `pattern` (with `split` if asked).
-fn first_flow<'a>(n: &'a Value, pattern: &str, split: bool) -> Option<&'a Value> {
-    n["flows"].as_array()?.iter().find(|f| f["pattern"] == pattern && (!split || f["split"] == true))
+/// The first flow of this pattern (and split, when asked), with its index in `flows`.
+fn first_flow<'a>(n: &'a Value, pattern: &str, split: bool) -> Option<(usize, &'a Value)> {
+    n["flows"].as_array()?.iter().enumerate().find(|(_, f)| f["pattern"] == pattern && (!split || f["split"] == true))
 }
 
 /// `lasthop wqm --spec`: the buffer sizer's limit, interval and variant ([ap]), the PPDU time
@@ -96,8 +97,7 @@ pub fn aggctl(a: &mut Args, sub: &str, path: &str) -> Result<(), UsageError> {
     if n["mac"]["aggregation"] == true {
         apply(a, &n, path, &[("ba-window", "mac.max_ampdu_mpdus", plain)]);
     }
-    if let Some(f) = first_flow(&n, "aggctl", false) {
-        let i = n["flows"].as_array().and_then(|fs| fs.iter().position(|g| std::ptr::eq(g, f))).unwrap_or(0);
+    if let Some((i, f)) = first_flow(&n, "aggctl", false) {
         a.fallback("size", plain(&f["packet_size"]), &format!("{path}: flows[{i}].packet_size"));
     }
     Ok(())
@@ -123,8 +123,8 @@ pub fn vwire(a: &mut Args, path: &str) -> Result<(), UsageError> {
             a.fallback("no-vwire", None, &format!("{path}: vwire.enabled"));
         }
     }
-    if let Some(f) = first_flow(&n, "tcp", true) {
-        a.fallback("wired-cc", plain(&f["split_wired_cc"]), &format!("{path}: split_wired_cc"));
+    if let Some((i, f)) = first_flow(&n, "tcp", true) {
+        a.fallback("wired-cc", plain(&f["split_wired_cc"]), &format!("{path}: flows[{i}].split_wired_cc"));
     }
     Ok(())
 }

@@ -1048,7 +1048,8 @@ fn py_float(text: &str) -> Option<f64> {
     let body = s.strip_prefix(['+', '-']).unwrap_or(s);
     let lower = body.to_ascii_lowercase();
     if matches!(lower.as_str(), "inf" | "infinity" | "nan") {
-        return s.to_ascii_lowercase().parse::<f64>().ok().or(Some(if s.starts_with('-') { f64::NEG_INFINITY } else { f64::INFINITY }));
+        // Rust reads these words as Python does: any case, an optional sign.
+        return s.parse::<f64>().ok();
     }
     // Underscores only between digits.
     let b = body.as_bytes();
