@@ -82,7 +82,7 @@ def version() -> str:
 def emu_up(spec_json: str, name: str, seed: int, stats_every_s: float,
            pcap: Optional[str] = None, duration_s: Optional[float] = None,
            command: Optional[list[str]] = None, node: Optional[str] = None,
-           spin_ns: float = 20_000.0) -> tuple[str, str, Optional[int]]:
+           spin_ns: float = 20_000.0, realtime: Optional[int] = None) -> tuple[str, str, Optional[int]]:
     """`lasthop emu up|run` (docs/emu.md): build the namespace topology of a normalized spec,
     run the cell in real time until SIGINT/SIGTERM, the end of `command` (run inside `node`'s
     namespace if given) or `duration_s`, then tear everything down.

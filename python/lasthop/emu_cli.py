@@ -49,6 +49,10 @@ def add_parser(sub: Any) -> None:
         p.add_argument("--spin-us", type=float, default=20.0, metavar="US",
                        help="busy-poll when the next model event is closer than US "
                             "microseconds (default 20)")
+        p.add_argument("--realtime", type=int, default=None, metavar="PRIO",
+                       help="run the model thread under SCHED_FIFO at priority PRIO (1-99), so "
+                            "that busy processes on its CPU cannot delay its writes (default: "
+                            "the normal scheduler)")
         p.add_argument("-q", "--quiet", action="store_true", help="no live statistics, no summary")
 
     up = es.add_parser("up", help="build the topology and run the cell until Ctrl-C, SIGTERM "
@@ -136,6 +140,8 @@ def _up(args: argparse.Namespace, native: Any) -> int:
     for key, v in (("--stats", args.stats), ("--spin-us", args.spin_us)):
         if v < 0:
             raise UserError(f"{key} = {v}: 0 or more")
+    if args.realtime is not None and not 1 <= args.realtime <= 99:
+        raise UserError(f"--realtime = {args.realtime}: a SCHED_FIFO priority, 1 to 99")
     if args.duration is not None and args.duration <= 0:
         raise UserError(f"--duration = {args.duration}: more than 0 seconds")
     cmd: list[str] | None = None
@@ -166,7 +172,7 @@ def _up(args: argparse.Namespace, native: Any) -> int:
     try:
         data_json, emu_json, code = native.emu_up(
             spec.to_json(), args.name, seed, stats, None if tmp_pcap is None else str(tmp_pcap),
-            args.duration, cmd, node, args.spin_us * 1e3)
+            args.duration, cmd, node, args.spin_us * 1e3, args.realtime)
     except ValueError as e:  # a user error found before anything was built
         raise UserError(str(e)) from None
     except RuntimeError as e:

@@ -169,8 +169,9 @@ def attack(me: str) -> int:
 # ---------------------------------------------------------------------- outside
 
 def emulate(n: int, seconds: float, tmp: Path, seed: int = 1, mode: str = "loop", rate_bps: float = 0.0,
-            faults: bool = False, initial_rate: str | None = None) -> dict:
-    """One emulator run; returns {"send", "recv": [...], "emu": the emulator's result, "scenario"}."""
+            faults: bool = False, initial_rate: str | None = None, realtime: int | None = None) -> dict:
+    """One emulator run; returns {"send", "recv": [...], "emu": the emulator's result, "scenario"}.
+    `realtime`: the emulator's model thread under SCHED_FIFO at this priority (`--realtime`)."""
     tmp.mkdir(parents=True, exist_ok=True)
     spec = cell(n, seconds)
     spec = {k: v for k, v in spec.items() if k not in ("flows", "aggctl")}
@@ -181,7 +182,8 @@ def emulate(n: int, seconds: float, tmp: Path, seed: int = 1, mode: str = "loop"
           "initial_rate": initial_rate}
     (tmp / "scenario.json").write_text(json.dumps(sc))
     r = subprocess.run([sys.executable, "-m", "lasthop", "emu", "run", str(cf), "--name", "lha", "--seed", str(seed),
-                        "-o", str(tmp), "--stats", "0", "-q", "--", sys.executable, "-m", "lasthop.live_bench_aggctl",
+                        "-o", str(tmp), "--stats", "0", "-q",
+                        *(["--realtime", str(realtime)] if realtime is not None else []), "--", sys.executable, "-m", "lasthop.live_bench_aggctl",
                         "scenario", str(tmp / "scenario.json")], capture_output=True, text=True, timeout=seconds + 180, cwd=ROOT)
     if r.returncode != 0:
         raise RuntimeError(f"emu run: exit {r.returncode}: {r.stderr[-1500:]}")

@@ -99,14 +99,19 @@ def test_loop_across_the_emulator_with_attacks_and_a_vanished_receiver(tmp_path)
         err = A.estimate_errors(run)
         return sum(abs(e["error"]) < 1.0 for e in err) / max(len(err), 1)
 
-    # The estimates are measured on the wall clock: a host that stalls the emulator for
-    # milliseconds (the other core busy, or the VM's own host) splits aggregates on their way
-    # to the receivers for the whole stall. Up to two more runs are allowed when a run's
-    # estimates are off; the last must pass every check.
+    def lossless(run: dict) -> bool:
+        return all(r is not None and r["lost"] == 0 for r in run["recv"][:2])
+
+    # The estimates are measured on the wall clock: a busy process that preempts the
+    # emulator's model thread between the writes of one A-MPDU splits it on its way to the
+    # receiver. The model thread runs under SCHED_FIFO (`--realtime`, docs/emu.md) so that the
+    # tools' own processes cannot; a stall of the VM itself still can, and a receiver starved
+    # of CPU overflows its socket buffer. Up to two more runs are allowed when a run's
+    # estimates are off or a receiver lost packets; the last must pass every check.
     runs = []
     for attempt in range(3):
-        runs.append(A.emulate(3, 14, tmp_path / f"run{attempt}", faults=True, initial_rate="150Mbps"))
-        if mean_error(runs[-1]) < 1.5 and within_one(runs[-1]) >= 0.7:
+        runs.append(A.emulate(3, 14, tmp_path / f"run{attempt}", faults=True, initial_rate="150Mbps", realtime=10))
+        if mean_error(runs[-1]) < 1.5 and within_one(runs[-1]) >= 0.7 and lossless(runs[-1]):
             break
     run = runs[-1]
     snd, rcv = run["send"], run["recv"]
@@ -136,6 +141,7 @@ def test_loop_across_the_emulator_with_attacks_and_a_vanished_receiver(tmp_path)
     for rr in rcv[:2]:
         assert rr["lost"] == 0 and rr["received"] > 10_000, rr
         assert rr["owd_ns"]["p50"] < 10e6, rr["owd_ns"]
+    assert all(x["emu"]["realtime"] == 10 for x in runs)
     assert shutil.which("ip")
 
 

@@ -138,6 +138,10 @@ def test_bad_arguments_fail_early(tmp_path, capsys):
     assert "emu name" in err and err.count("\n") == 1, err
     assert cli.main(["emu", "run", str(spec), "--node", "sta7", "--", "true"]) == 2
     assert "--node" in capsys.readouterr().err
+    for prio in ("0", "100"):
+        assert cli.main(["emu", "up", str(spec), "--realtime", prio, "-o", str(tmp_path)]) == 2
+        err = capsys.readouterr().err
+        assert err == f"lasthop: error: --realtime = {prio}: a SCHED_FIFO priority, 1 to 99\n", err
     assert not list(tmp_path.glob("*.json"))
 
 

@@ -2,7 +2,8 @@
 //! A-MPDU, Block Ack, queue-discipline and wired-link code as `lasthop run`) driven by the wall
 //! clock between the TUN devices of a namespace topology (`netns.rs`).
 //!
-//! One thread (pinned to a CPU, timer slack 1 ns) owns the world. Each round it
+//! One thread (pinned to a CPU, timer slack 1 ns, SCHED_FIFO with `Options::realtime`) owns
+//! the world. Each round it
 //! 1. steps the world to the wall-clock instant `now` (every event up to `now` happens at its
 //!    own virtual instant, so a late wake-up delays writes but never changes the model),
 //! 2. reads every waiting packet from every TUN (up to `BATCH` per device per round) into a
@@ -58,6 +59,11 @@ pub struct Options {
     pub spin: Duration,
     /// Pin the model thread to this CPU.
     pub cpu: Option<usize>,
+    /// Run the model thread under SCHED_FIFO at this priority (1–99; needs root or
+    /// CAP_SYS_NICE), so that busy processes on its CPU cannot preempt it between the writes of
+    /// one A-MPDU. The kernel's real-time throttling (`sched_rt_runtime_us`, 95 % by default)
+    /// still leaves the CPU's other tasks their share.
+    pub realtime: Option<i32>,
 }
 
 /// What the emulator measured about itself.
@@ -83,6 +89,8 @@ pub struct EmuStats {
     pub lateness_mean_ns: f64,
     pub pool_slots: u64,
     pub cpu: Option<usize>,
+    /// The SCHED_FIFO priority the model thread ran at (None: the normal scheduler).
+    pub realtime: Option<i32>,
     /// With an AP host: packets the AP's kernel forwarded between its interfaces (read back
     /// from them), and nl80211 requests its telemetry socket answered.
     pub ap_host: bool,
@@ -293,6 +301,45 @@ pub(crate) fn pin_and_tighten(cpu: Option<usize>) -> bool {
     }
 }
 
+/// Put the calling thread under SCHED_FIFO at `priority`; returns its previous policy and
+/// priority to restore, or the error's text.
+pub(crate) fn set_realtime(priority: i32) -> Result<(i32, i32), String> {
+    // SAFETY: sched_getscheduler/sched_getparam/sched_setscheduler(0, …) act on the calling
+    // thread and read or write a plain sched_param.
+    unsafe {
+        let old = libc::sched_getscheduler(0);
+        let mut p = libc::sched_param { sched_priority: 0 };
+        libc::sched_getparam(0, &mut p);
+        let new = libc::sched_param { sched_priority: priority };
+        if libc::sched_setscheduler(0, libc::SCHED_FIFO, &new) != 0 {
+            return Err(std::io::Error::last_os_error().to_string());
+        }
+        Ok((old, p.sched_priority))
+    }
+}
+
+/// What the model loop changed about its thread, put back when dropped.
+struct ThreadSched {
+    affinity: Option<libc::cpu_set_t>,
+    pinned: bool,
+    /// The policy and priority before SCHED_FIFO.
+    scheduler: Option<(i32, i32)>,
+}
+
+impl Drop for ThreadSched {
+    fn drop(&mut self) {
+        if let Some(set) = self.affinity.as_ref().filter(|_| self.pinned) {
+            set_affinity(set);
+        }
+        if let Some((policy, priority)) = self.scheduler {
+            // SAFETY: as in `set_realtime`.
+            unsafe {
+                libc::sched_setscheduler(0, policy, &libc::sched_param { sched_priority: priority });
+            }
+        }
+    }
+}
+
 /// Sleep until a TUN is readable or `timeout` passes (EINTR ends it early: a stop signal).
 fn wait(fds: &mut [libc::pollfd], timeout: Duration) {
     let ts = libc::timespec { tv_sec: timeout.as_secs() as libc::time_t, tv_nsec: timeout.subsec_nanos() as libc::c_long };
@@ -394,9 +441,13 @@ pub fn run(spec: Spec, built: &Built, opts: &Options, stop: &mut dyn FnMut() -> 
     let mut st = EmuStats { pool_slots: 0, ap_host: lay.ap.is_some(), ..EmuStats::default() };
     let mut fds: Vec<libc::pollfd> = built.tuns.iter().map(|t| libc::pollfd { fd: t.fd(), events: libc::POLLIN, revents: 0 }).collect();
     let n_tun_fds = fds.len();
-    let saved_affinity = affinity();
-    let pinned = pin_and_tighten(opts.cpu);
-    st.cpu = if pinned { opts.cpu } else { None };
+    // The model thread's CPU and scheduler, restored when the run ends (or fails).
+    let mut sched = ThreadSched { affinity: affinity(), pinned: pin_and_tighten(opts.cpu), scheduler: None };
+    st.cpu = if sched.pinned { opts.cpu } else { None };
+    if let Some(prio) = opts.realtime {
+        sched.scheduler = Some(set_realtime(prio).map_err(|e| format!("SCHED_FIFO priority {prio}: {e}"))?);
+    }
+    st.realtime = opts.realtime;
     let mut pcap_out = match &opts.pcap {
         Some(p) => {
             let f = std::fs::File::create(p).map_err(|e| format!("pcap {}: {e}", p.display()))?;
@@ -534,9 +585,7 @@ pub fn run(spec: Spec, built: &Built, opts: &Options, stop: &mut dyn FnMut() -> 
         }
     }
     let end = ns_since(t0);
-    if let Some(set) = saved_affinity.as_ref().filter(|_| pinned) {
-        set_affinity(set);
-    }
+    drop(sched);
     world.step_to(SimInstant(end));
     st.ampdu_samples.sample(&world, n_sta, end);
     world.finish_at(SimInstant(end));

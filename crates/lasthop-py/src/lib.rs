@@ -304,7 +304,7 @@ fn version() -> String {
 /// anything was built (spec, name, not root, already up) raises `ValueError`; a failure while
 /// running raises `RuntimeError` (the topology is removed either way).
 #[pyfunction]
-#[pyo3(signature = (spec_json, name, seed, stats_every_s, pcap=None, duration_s=None, command=None, node=None, spin_ns=20_000.0))]
+#[pyo3(signature = (spec_json, name, seed, stats_every_s, pcap=None, duration_s=None, command=None, node=None, spin_ns=20_000.0, realtime=None))]
 #[allow(clippy::too_many_arguments)]
 fn emu_up(
     py: Python<'_>,
@@ -317,6 +317,7 @@ fn emu_up(
     command: Option<Vec<String>>,
     node: Option<String>,
     spin_ns: f64,
+    realtime: Option<i32>,
 ) -> PyResult<(String, String, Option<i32>)> {
     use lasthop_live::emu::{up, Options, UpError, UpRequest};
     use std::time::Duration;
@@ -327,6 +328,7 @@ fn emu_up(
         run_for: duration_s.map(Duration::from_secs_f64),
         spin: Duration::from_nanos(spin_ns.max(0.0) as u64),
         cpu: lasthop_live::emu::model_cpu(),
+        realtime,
     };
     let req = UpRequest { spec_json: &spec_json, name: &name, opts, command: command.map(|c| (c, node)) };
     let out = py.allow_threads(|| up(req));
