@@ -49,19 +49,44 @@ pub fn normalize_all(doc: &Raw, default_name: &str) -> Result<Normalized, Vec<Sp
     }
 }
 
-/// Remove the key at `path` (`a.b[2].c`) from its table; false when there is none.
-fn remove_at(doc: &mut Raw, path: &str) -> bool {
-    let mut steps: Vec<(&str, Option<usize>)> = Vec::new();
-    for part in path.split('.') {
-        let (name, index) = match part.split_once('[') {
-            Some((n, rest)) => match rest.strip_suffix(']').and_then(|i| i.parse().ok()) {
-                Some(i) => (n, Some(i)),
-                None => return false,
-            },
-            None => (part, None),
+/// The steps of a key path (`a.b[2].c`, where a key may be quoted as [`shown_key`] writes
+/// it: `a."x.y"`); None when it cannot be read back (a clipped key).
+fn path_steps(path: &str) -> Option<Vec<(String, Option<usize>)>> {
+    let mut steps = Vec::new();
+    let mut rest = path;
+    loop {
+        let (name, after) = if rest.starts_with('"') {
+            // A JSON string: up to the first quote not escaped by a backslash.
+            let b = rest.as_bytes();
+            let mut i = 1;
+            while i < b.len() && b[i] != b'"' {
+                i += if b[i] == b'\\' { 2 } else { 1 };
+            }
+            let quoted = rest.get(..=i)?;
+            (serde_json::from_str::<String>(quoted).ok()?, &rest[quoted.len()..])
+        } else {
+            let end = rest.find(['.', '[']).unwrap_or(rest.len());
+            (rest[..end].to_owned(), &rest[end..])
+        };
+        let (index, after) = match after.strip_prefix('[') {
+            Some(r) => {
+                let (i, r) = r.split_once(']')?;
+                (Some(i.parse().ok()?), r)
+            }
+            None => (None, after),
         };
         steps.push((name, index));
+        match after.strip_prefix('.') {
+            Some(r) => rest = r,
+            None if after.is_empty() => return Some(steps),
+            None => return None,
+        }
     }
+}
+
+/// Remove the key at `path` (`a.b[2].c`) from its table; false when there is none.
+fn remove_at(doc: &mut Raw, path: &str) -> bool {
+    let Some(steps) = path_steps(path) else { return false };
     let Some(((last, last_index), head)) = steps.split_last() else { return false };
     if last_index.is_some() {
         return false;
@@ -83,7 +108,7 @@ fn remove_at(doc: &mut Raw, path: &str) -> bool {
 }
 pub use raw::Raw;
 
-use raw::{fmt_g, parse_duration, parse_rate, show_value, unknown_key};
+use raw::{fmt_g, parse_duration, parse_rate, show_value, unknown_key, SHOW_MAX};
 use serde_json::{json, Value};
 use std::cell::RefCell;
 
@@ -233,6 +258,18 @@ fn int_of(v: &Raw) -> Option<i128> {
     }
 }
 
+/// A key as its error's path shows it: as written when TOML allows it bare (ASCII letters,
+/// digits, `_` and `-`), otherwise quoted (an empty key, a dot or a space in it; clipped like
+/// any shown string), so that the path always names the key.
+fn shown_key(k: &str) -> String {
+    let bare = !k.is_empty() && k.len() <= SHOW_MAX && k.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-');
+    if bare {
+        k.to_owned()
+    } else {
+        show_value(&Raw::Str(k.to_owned()))
+    }
+}
+
 impl<'a> Table<'a> {
     /// `data` (None: an absent table, read as empty) as the table at `path` of section `sec`;
     /// `what` says what was expected when it is not a table.
@@ -248,7 +285,7 @@ impl<'a> Table<'a> {
         let allowed = section(sec);
         for (k, v) in data {
             if !allowed.contains(&k.as_str()) {
-                return Err(SpecError::new(t.key(k), show_value(v), unknown_key(k, allowed)));
+                return Err(SpecError::new(t.key(&shown_key(k)), show_value(v), unknown_key(k, allowed)));
             }
         }
         Ok(t)

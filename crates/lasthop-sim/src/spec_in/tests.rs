@@ -92,6 +92,22 @@ fn unknown_keys_are_reported_in_document_order() {
 }
 
 #[test]
+fn keys_that_are_not_bare_are_quoted_in_the_path_and_still_listed() {
+    // (An empty key gave the path "" — a line naming no key; found by the spec_toml fuzz target.)
+    let es = read("\"\" = \"\"\n\"a.b\" = 1\n\"x\\\"y\" = 2\n[sim]\nduration = \"1s\"\n\"\\n\" = 3\n[[stations]]\nmcs = 1\n")
+        .expect_err("unknown keys");
+    let lines: Vec<String> = es.iter().map(|e| e.to_string()).collect();
+    assert_eq!(lines.len(), 4, "{lines:?}");
+    assert!(lines[0].starts_with("\"\" = \"\": unknown key; allowed: name, "), "{lines:?}");
+    assert!(lines[1].starts_with("\"a.b\" = 1: unknown key"), "{lines:?}");
+    assert!(lines[2].starts_with("\"x\\\"y\" = 2: unknown key"), "{lines:?}");
+    assert!(lines[3].starts_with("sim.\"\\n\" = 3: unknown key"), "{lines:?}");
+    assert!(lines.iter().all(|l| !l.contains('\n')));
+    assert_eq!(path_steps("flows[2].\"a.b\"").unwrap(), [("flows".to_owned(), Some(2)), ("a.b".to_owned(), None)]);
+    assert_eq!(path_steps("a.\"unterminated"), None);
+}
+
+#[test]
 fn counts_beyond_u64_name_their_key() {
     let doc = Raw::Table(vec![
         ("sim".into(), Raw::Table(vec![("duration".into(), Raw::Str("1s".into()))])),
