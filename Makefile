@@ -33,7 +33,7 @@ XDIST_REQ := pytest-xdist>=3.5,<4
 RUST_SOURCES := Cargo.toml Cargo.lock \
 	$(shell find crates -type f \( -name '*.rs' -o -name 'Cargo.toml' \) 2>/dev/null)
 
-.PHONY: all build demo test test-rust test-nostd clippy test-python test-python-parallel test-python-serial bench bench-sweep clean fuzz fuzz-build fuzz-smoke fuzz-py
+.PHONY: all build demo test test-rust test-nostd clippy test-python bench bench-sweep clean fuzz fuzz-build fuzz-smoke fuzz-py
 
 all: build
 
@@ -105,20 +105,14 @@ clippy:
 # (The VM test runs the live tools' binary that test-rust built, target/debug/lasthop-live;
 # the QUIC tests the release one with QUIC, .venv/bin/lasthop-live.)
 # Two passes: every test that neither measures on the wall clock nor holds machine-wide
-# resources runs on all cores (pytest-xdist) while the QUIC tool builds beside it; then those
-# tests (marked `serial` in tests/python/conftest.py) run alone, so the emulator and the live
-# tools have a quiet machine. Both passes run; either failing fails.
-test-python: $(VENV)/.native-stamp $(VENV)/.quic-deps-stamp
+# resources, on all cores (pytest-xdist); then those (marked `serial` in
+# tests/python/conftest.py) alone, so the emulator and the live tools have a quiet machine.
+# Both passes run; either failing fails.
+test-python: $(VENV)/.native-stamp $(BIN)/lasthop-live
 	@rc=0; \
-	$(MAKE) --no-print-directory -j2 -k test-python-parallel $(BIN)/lasthop-live || rc=$$?; \
-	$(MAKE) --no-print-directory test-python-serial || rc=$$?; \
+	$(BIN)/python -m pytest -q -n auto -m "not serial" --durations=10 tests/python || rc=$$?; \
+	$(BIN)/python -m pytest -q -m serial --durations=10 tests/python || rc=$$?; \
 	exit $$rc
-
-test-python-parallel: $(VENV)/.native-stamp
-	$(BIN)/python -m pytest -q -n auto -m "not serial" --durations=10 tests/python
-
-test-python-serial: $(VENV)/.native-stamp $(BIN)/lasthop-live
-	$(BIN)/python -m pytest -q -m serial --durations=10 tests/python
 
 # Coverage-guided fuzzing (cargo-fuzz, libFuzzer; needs the nightly toolchain and
 # `cargo install cargo-fuzz`). fuzz/ is its own workspace; targets in fuzz/fuzz_targets, seed
