@@ -38,6 +38,7 @@ use lasthop_wifi::mac::ampdu::{self, AmpduLimits, Take};
 use lasthop_wifi::mac::blockack::{Originator, Recipient};
 use lasthop_wifi::mac::edca::{AccessCategory, EdcaParams, Edcaf, SlotTiming};
 use lasthop_wifi::mac::exchange;
+use lasthop_wifi::mac::firmware::{DriverHost, Firmware};
 use lasthop_wifi::mac::frame;
 use lasthop_wifi::mac::medium::{ContenderId, Medium};
 use lasthop_wifi::mac::rate::{rate_table, IdealRate, MinstrelHt, MinstrelParams, RateControl};
@@ -50,8 +51,6 @@ use lasthop_algo::tcp::{AckSegment, DataSegment};
 
 #[path = "world_tcp.rs"]
 mod tcp;
-#[path = "world_fw.rs"]
-mod fw;
 #[path = "world_quic.rs"]
 mod quic;
 #[path = "world_vwire.rs"]
@@ -73,7 +72,6 @@ mod frame_exchange;
 #[path = "world_arena.rs"]
 mod arena;
 pub use ext::{ExtEvent, ExtFate, ExtLeg};
-use fw::Firmware;
 use arena::Arena;
 use link::LinkIo;
 use wmm::{AcPlan, LinkAc, PerAc};
@@ -408,8 +406,12 @@ pub struct World {
     ap_data: PerAc<Ctd>,
     ap_beacon: Ctd,
     txqs: PerAc<TxqSet<PktRef>>,
-    /// `ap.driver = "firmware"`: per-station hardware queues below the station queues.
-    fw: Option<Box<Firmware>>,
+    /// `ap.driver = "firmware"`: the driver's transmit path and the firmware's per-station
+    /// queues below the station queues (`lasthop_wifi::mac::firmware`). Taken out while the
+    /// driver pushes (a wake that pushing causes is then not acted on, as the driver holds its
+    /// queue lock); `fw_mode` says whether there is one.
+    fw: Option<Box<Firmware<PktRef>>>,
+    fw_mode: bool,
     stations: Vec<Station>,
     relays: Vec<Relay>,
     /// Buffer sizer per node (0 = the AP, 1 + s = station s), for forwarding nodes with
@@ -923,15 +925,15 @@ impl World {
             txqs[k].enqueue(now, sta, p, |d| scratch_dup.push(d))
         };
         if !self.scratch_dup.is_empty() {
-            let emptied = self.fw.is_none() && self.txqs[k].emptied().next().is_some();
+            let emptied = !self.fw_mode && self.txqs[k].emptied().next().is_some();
             self.drop_scratch();
             if emptied {
                 self.unschedule_emptied(k);
             }
         }
         if kept {
-            if self.fw.is_some() {
-                self.fw_fill(now);
+            if self.fw_mode {
+                self.fw_wake(now);
             } else {
                 self.make_ready(self.ap_data[k], now);
             }
@@ -958,46 +960,26 @@ impl World {
         self.scratch_emptied = gone;
     }
 
-    /// The driver's push loop (firmware mode): stations in mac80211's scheduling order, each
-    /// moving frames into the firmware while there is room and its airtime queue limit allows.
-    fn fw_fill(&mut self, now: Instant) {
-        let Some(fw) = self.fw.as_deref_mut() else { return };
-        if fw.filling {
-            return;
-        }
-        fw.filling = true;
-        let mut pushed = false;
-        loop {
-            let fw = self.fw.as_deref().expect("firmware");
-            if !fw.has_room() {
-                break;
-            }
-            // One AC with the firmware model (spec rules): its queue set.
-            let main = self.ac_plan.main as usize;
-            let Some(sta) = self.txqs[main].next_txq_where(|s| fw.aql_ok(s)) else { break };
-            // The station's current rate, for this turn's airtime estimates.
-            let rate = self.stations[sta as usize].rc[0].current().data_rate_bps().max(1);
-            loop {
-                let fw = self.fw.as_deref().expect("firmware");
-                if !fw.has_room() || !fw.aql_ok(sta) {
-                    break;
-                }
-                let Some(p) = self.ap_pull(sta, main, now) else { break };
-                // Airtime estimate at the station's current rate (payload bits over the PHY rate;
-                // per-aggregate overheads are not charged).
-                let bits = (frame::mpdu_len(p.len, self.qos) as u64 + 4) * 8;
-                let est = (bits * 1_000_000_000 / rate).min(u32::MAX as u64) as u32;
-                self.pkts[p.id as usize].aql = est;
-                self.fw.as_deref_mut().expect("firmware").push(sta, p, est as u64);
-                pushed = true;
-                let sat = self.sat_down[self.sat_idx(main, sta)];
-                self.refill(sat, now);
-            }
-            self.txqs[main].return_txq(sta, false);
-        }
-        self.fw.as_deref_mut().expect("firmware").filling = false;
+    /// mac80211 queued a frame (firmware mode): the driver's wake (`Firmware::on_wake`).
+    fn fw_wake(&mut self, now: Instant) {
+        self.fw_drive(now, |fw, host| fw.on_wake(host));
+    }
+
+    /// The firmware reported the end of an exchange (`Firmware::on_tx_status`).
+    pub(super) fn fw_tx_status(&mut self, now: Instant) {
+        self.fw_drive(now, |fw, host| fw.on_tx_status(host));
+    }
+
+    /// Run one driver action on mac80211's queues of the firmware's access category; if frames
+    /// reached the firmware, the AP contends.
+    fn fw_drive(&mut self, now: Instant, act: impl FnOnce(&mut Firmware<PktRef>, &mut ApHost<'_>) -> bool) {
+        let Some(mut fw) = self.fw.take() else { return };
+        // One AC with the firmware model (spec rules): its queue set.
+        let k = self.ac_plan.main as usize;
+        let pushed = act(&mut fw, &mut ApHost { w: self, k, now, rate: None });
+        self.fw = Some(fw);
         if pushed {
-            self.make_ready(self.ap_data[self.ac_plan.main as usize], now);
+            self.make_ready(self.ap_data[k], now);
         }
     }
 
@@ -1005,8 +987,8 @@ impl World {
     #[inline]
     fn fw_release(&mut self, sta: u32, p: PktRef) {
         let aql = self.pkts[p.id as usize].aql as u64;
-        if let Some(fw) = self.fw.as_deref_mut() {
-            fw.release(sta, aql);
+        if self.fw_mode {
+            self.fw.as_deref_mut().expect("firmware (not pushing)").release(sta, aql);
         }
         self.vwire_tx_done(p);
     }
@@ -1409,3 +1391,58 @@ fn mpdu_ok(s: &mut Station, m: u32, txv: &TxVector, snr: f64) -> bool {
     }
 }
 
+/// mac80211's queues of access category slot `k`, as the firmware driver calls them
+/// (`lasthop_wifi::mac::firmware::DriverHost`).
+struct ApHost<'a> {
+    w: &'a mut World,
+    k: usize,
+    now: Instant,
+    /// The station whose rate the airtime estimates use, and that rate (read once per station
+    /// turn).
+    rate: Option<(u32, u64)>,
+}
+
+impl DriverHost<PktRef> for ApHost<'_> {
+    fn next_txq(&mut self, eligible: &dyn Fn(u32) -> bool) -> Option<u32> {
+        self.w.txqs[self.k].next_txq_where(eligible)
+    }
+
+    fn tx_dequeue(&mut self, sta: u32) -> Option<(PktRef, u32)> {
+        let (w, k, now) = (&mut *self.w, self.k, self.now);
+        let p = w.ap_pull(sta, k, now)?;
+        let rate = match self.rate {
+            Some((s, r)) if s == sta => r,
+            _ => {
+                let r = w.stations[sta as usize].rc[0].current().data_rate_bps().max(1);
+                self.rate = Some((sta, r));
+                r
+            }
+        };
+        // mac80211's estimate at the station's current rate (payload bits over the PHY rate;
+        // per-aggregate overheads are not charged).
+        let bits = (frame::mpdu_len(p.len, w.qos) as u64 + 4) * 8;
+        let est = (bits * 1_000_000_000 / rate).min(u32::MAX as u64) as u32;
+        w.pkts[p.id as usize].aql = est;
+        // A saturated source puts a fresh packet behind the one the driver took.
+        let sat = w.sat_down[w.sat_idx(k, sta)];
+        w.refill(sat, now);
+        Some((p, est))
+    }
+
+    fn return_txq(&mut self, sta: u32) {
+        self.w.txqs[self.k].return_txq(sta, false);
+        self.rate = None;
+    }
+
+    fn schedule_start(&mut self) {
+        self.w.txqs[self.k].schedule_start();
+    }
+
+    fn schedule_end(&mut self) {
+        self.w.txqs[self.k].schedule_end();
+    }
+
+    fn active_stations(&self) -> usize {
+        self.w.txqs[self.k].active_len()
+    }
+}

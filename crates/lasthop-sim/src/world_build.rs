@@ -6,6 +6,7 @@
 //! same cell.
 
 use super::*;
+use lasthop_wifi::mac::firmware::AqlLimits;
 
 /// The cell-wide A-MPDU and response parameters.
 struct MacParams {
@@ -173,9 +174,10 @@ impl World {
             ap_beacon,
             txqs: PerAc::from_vec(txqs),
             fw: (spec.ap.driver == "firmware").then(|| {
-                let aql = spec.ap.aql.then_some((spec.ap.aql_limit_low_ns, spec.ap.aql_limit_high_ns, spec.ap.aql_threshold_ns));
+                let aql = spec.ap.aql.then_some(AqlLimits { low: spec.ap.aql_limit_low_ns, high: spec.ap.aql_limit_high_ns, threshold: spec.ap.aql_threshold_ns });
                 Box::new(Firmware::new(n_sta, spec.ap.hw_queue_limit, aql))
             }),
+            fw_mode: spec.ap.driver == "firmware",
             stations,
             relays,
             wqm,

@@ -90,7 +90,7 @@ impl World {
         let k = self.ctd_slot(ctd);
         let (sta, dir) = if self.chans[ctd.ch as usize].medium.get(c).owner == 0 {
             let sta = match self.fw.as_deref() {
-                Some(fw) => fw.rr.front().copied(),
+                Some(fw) => fw.next_station(),
                 None => self.txqs[k].next_txq(),
             };
             (sta.expect("AP ready with no active station"), Dir::Down)
@@ -184,15 +184,10 @@ impl World {
                 }
                 p
             }
-            Dir::Down if self.fw.is_some() => {
-                let q = &mut self.fw.as_deref_mut().expect("firmware").queue[sta as usize];
-                let Some(&p) = q.front() else { return Take::Empty };
-                if !fits(p.len) {
-                    return Take::NoFit;
-                }
-                q.pop_front();
-                p
-            }
+            Dir::Down if self.fw_mode => match self.fw.as_deref_mut().expect("firmware").take(sta, |p| fits(p.len)) {
+                Take::Got(p) => p,
+                other => return other,
+            },
             Dir::Down => {
                 // Pull (the AQM decides here what it drops), then check the fit; a frame that
                 // does not fit waits at the head of the station's queue.
@@ -227,8 +222,8 @@ impl World {
             Dir::Up if port.is_some() => self.sat_up[self.sat_idx(k, sta)].filter(|&f| f == p.flow),
             // Relays forward; only the AP's queues are fed by saturated sources.
             Dir::Down if port.is_some() => None,
-            // In firmware mode the source refills when the driver pulls (`fw_fill`).
-            Dir::Down if self.fw.is_some() => None,
+            // In firmware mode the source refills when the driver pulls (`ApHost::tx_dequeue`).
+            Dir::Down if self.fw_mode => None,
             Dir::Down => self.sat_down[self.sat_idx(k, sta)],
             Dir::Up => self.sat_up[self.sat_idx(k, sta)],
         };
@@ -339,7 +334,7 @@ impl World {
                                 _ => {}
                             }
                         }
-                        Dir::Down if self.fw.is_some() => {
+                        Dir::Down if self.fw_mode => {
                             if !self.fw.as_deref_mut().expect("firmware").end_turn(sta, more) {
                                 self.set_not_ready(self.ap_data[k]);
                             }
@@ -370,7 +365,7 @@ impl World {
         }
         let now = self.q.now();
         // Completions freed firmware room and airtime budget.
-        self.fw_fill(now);
+        self.fw_tx_status(now);
         self.tcp_pump_dirty(now);
         self.schedule_next_access(ch);
     }

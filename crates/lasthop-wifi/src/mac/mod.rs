@@ -14,6 +14,9 @@
 //!   limit.
 //! * [`exchange`]: the timing of a PPDU and its response (response end, EIFS, backoff
 //!   reference after a failure).
+//! * [`firmware`]: a firmware-queue driver's transmit path below mac80211 (ath10k-like push
+//!   on wake and on transmit status, the firmware's per-station queues, the airtime queue
+//!   limit).
 //! * [`txq`]: per-station transmit queues at the AP behind a total limit, served through
 //!   mac80211's pull interface (`next_txq`, `tx_dequeue`, `return_txq`, `register_airtime`).
 
@@ -21,6 +24,7 @@ pub mod ampdu;
 pub mod blockack;
 pub mod edca;
 pub mod exchange;
+pub mod firmware;
 pub mod frame;
 pub mod medium;
 pub mod rate;

@@ -86,6 +86,13 @@ pub struct TxqSet<P> {
     stage: Option<Stage<P>>,
     /// Tins of the flow queue that the last enqueue's overlimit drops emptied (any set's).
     emptied: Vec<u32>,
+    /// mac80211's scheduling round (`schedule_round[ac]`): while one is open (`in_round`),
+    /// `next_txq` returns each station at most once. The pull driver opens none (it asks for
+    /// one station per channel access).
+    round: u32,
+    in_round: bool,
+    /// The round in which each station was last returned.
+    served_round: Vec<u32>,
 }
 
 /// The pre-4.10 ath9k driver's buffering below the qdisc (drivers/net/wireless/ath/ath9k,
@@ -165,6 +172,9 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
             dropped_total_limit: 0,
             stage: None,
             emptied: Vec::new(),
+            round: 0,
+            in_round: false,
+            served_round: vec![0; stations],
         }
     }
 
@@ -410,6 +420,23 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
         !self.active.is_empty()
     }
 
+    /// Stations on the service list.
+    pub fn active_len(&self) -> usize {
+        self.active.len()
+    }
+
+    /// `ieee80211_txq_schedule_start`: a scheduling round opens; until
+    /// [`TxqSet::schedule_end`], `next_txq` returns each station at most once.
+    pub fn schedule_start(&mut self) {
+        self.round = self.round.wrapping_add(1);
+        self.in_round = true;
+    }
+
+    /// `ieee80211_txq_schedule_end`.
+    pub fn schedule_end(&mut self) {
+        self.in_round = false;
+    }
+
     /// `ieee80211_next_txq`: the station to serve now.
     pub fn next_txq(&mut self) -> Option<u32> {
         self.next_txq_where(|_| true)
@@ -439,6 +466,14 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
                 }
             }
             if ok && !in_deficit {
+                if self.in_round {
+                    // A station already served in this round ends it (mac80211's
+                    // `schedule_round` check in `ieee80211_next_txq`).
+                    if self.served_round[sta as usize] == self.round {
+                        return None;
+                    }
+                    self.served_round[sta as usize] = self.round;
+                }
                 return Some(sta);
             }
             if ok {
