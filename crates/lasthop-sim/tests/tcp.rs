@@ -268,3 +268,31 @@ fn amsdu_carries_more_per_ampdu() {
     assert!(res[1].0 > 1.1 * res[0].0, "A-MSDU raises UDP goodput: {res:?}");
     assert!(res[1].1 > 1.05 * res[0].1, "and TCP goodput: {res:?}");
 }
+
+/// A CUBIC download behind the AP's 1000-packet FIFO at HT MCS 7 (~52 Mb/s, 20 ms base RTT;
+/// experiments/emu-ht-bloat.toml): at each overflow the fast retransmission waits behind the
+/// ~230 ms backlog. Linux gives it a full RTO from its sending (`tcp_xmit_retransmit_queue`)
+/// and its RTO is SRTT + at least 200 ms (`tcp_set_rto`), so recovery ends without a timeout
+/// and the window falls once, to β = 0.7 of its peak. RFC 6298's max(SRTT + 4·RTTVAR, 200 ms)
+/// counted from the last cumulative ACK fired ~250 ms after it, before the retransmission's
+/// ACK, and restarted from one segment at every overflow.
+#[test]
+fn a_fifo_overflow_is_repaired_without_a_timeout() {
+    let secs = 30;
+    let mut s = base("ht", 20, 800);
+    s["sim"]["duration_ns"] = json!(secs * 1_000_000_000);
+    s["sim"]["bin_ns"] = json!(100_000_000u64);
+    s["wired"] = json!({"rate_bps": 1_000_000_000u64, "delay_ns": 10_000_000u64, "queue_limit": 1000, "loss": 0.0});
+    s["stations"] = json!([station(7, 1)]);
+    s["flows"] = json!([tcp_flow(0, "down", "cubic", secs * 1_000_000_000)]);
+    let d = run(&s, 1);
+    let cwnd: Vec<f64> = d["timeseries"]["flow_cwnd_bytes"][0].as_array().unwrap().iter()
+        .map(|v| v.as_f64().unwrap()).filter(|&v| v > 0.0).collect();
+    let (lo, hi) = cwnd[20..].iter().fold((f64::MAX, 0f64), |(lo, hi), &c| (lo.min(c), hi.max(c)));
+    let rtt = mean_rtt_ms(&d, 0, 50);
+    eprintln!("HT MCS 7, FIFO 1000: goodput {:.1} Mb/s, cwnd {:.0}..{:.0} segments, mean RTT after 5 s {rtt:.0} ms",
+              goodput(&d, 0) / 1e6, lo / 1448.0, hi / 1448.0);
+    // After slow start (~520 segments) the window only moves between the peak and 0.7 of it.
+    assert!(lo > 0.4 * hi && lo > 400.0 * 1448.0, "the window collapsed ({lo} of {hi} bytes): an RTO");
+    assert!(rtt > 150.0, "RTT {rtt} ms");
+}

@@ -8,6 +8,7 @@
 //! the two and move time; the endpoints never read a clock.
 
 pub mod receiver;
+pub mod rtt;
 pub mod sender;
 
 pub use receiver::{TcpReceiver, TcpReceiverConfig};

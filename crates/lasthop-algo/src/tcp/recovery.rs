@@ -157,7 +157,7 @@ impl TcpSender {
 
     /// RFC 8985 §7.2 TLP_calc_PTO, as an expiry time.
     fn tlp_expiry(&self, now: Instant) -> Instant {
-        let pto = match self.srtt {
+        let pto = match self.rtt.srtt() {
             Some(s) => {
                 let mut p = s * 2;
                 if self.snd_nxt - self.snd_una <= self.cfg.mss as u64 {

@@ -67,17 +67,20 @@
 //! * **RFC 3042** limited transmit: on each of the first DupThresh − 1 duplicate ACKs the
 //!   newly SACKed segment leaves pipe, which releases one previously unsent segment (if rwnd
 //!   allows) without touching cwnd; outstanding data thus stays ≤ cwnd + 2·SMSS (§2).
-//! * **RFC 6298** RTO: (2.1) RTO := `rto_initial` before any sample; (2.2) first sample R:
-//!   SRTT := R, RTTVAR := R/2; (2.3) then RTTVAR := ¾RTTVAR + ¼|SRTT − R|, SRTT := ⅞SRTT +
-//!   ⅛R; RTO := SRTT + 4·RTTVAR (clock granularity G = 1 ns), (2.4) at least `rto_min` (200 ms,
-//!   Linux-like rather than the RFC's 1 s), (2.5) at most `rto_max`. Samples are taken on
+//! * **RFC 6298** RTO: (2.1) RTO := `rto_initial` before any sample; SRTT, the deviation and
+//!   RTO as Linux computes them (`rtt.rs`: RTO = SRTT + max(deviation over the last window,
+//!   `rto_min`), where (2.2)–(2.4) give max(SRTT + 4·RTTVAR, RTO_min)), (2.5) at most
+//!   `rto_max`. Samples are taken on
 //!   every ACK that newly acknowledges data (cumulatively or by SACK), from the send time of
 //!   the most recently (re)sent newly acknowledged segment (§3, Karn-safe thanks to
 //!   per-transmission timestamps, as RFC 7323 allows). Timer (5.1) started when data is sent
 //!   and it is not running, (5.2) stopped when everything is acknowledged, (5.3) restarted
 //!   when an ACK advances `snd_una`; on expiry (5.4) retransmit the earliest unacknowledged
 //!   segment, (5.5) back off RTO ×2 (capped at `rto_max`), (5.6) restart the timer. The
-//!   backoff is cleared by the next ACK that advances `snd_una` (5.7 / Linux).
+//!   backoff is cleared by the next ACK that advances `snd_una` (5.7 / Linux). As Linux's
+//!   `tcp_xmit_retransmit_queue`, resending the first unacknowledged segment in recovery also
+//!   restarts the timer (unless RACK's reordering timer is pending), so a fast retransmission
+//!   has a full RTO to be acknowledged.
 //! * **RFC 6937** Proportional Rate Reduction decides how much is sent in fast recovery
 //!   (switch `prr`, NewReno and CUBIC); without it, or with BBR, the sender keeps pipe ≤ cwnd
 //!   (RFC 6675 (C)). **Restart after idle** (RFC 5681 §4.1, Linux's decay; switch
@@ -117,6 +120,7 @@
 //! F-RTO/undo.
 
 use super::{AckSegment, DataSegment};
+use super::rtt::RttEstimator;
 use recovery::{Prr, Tlp};
 use crate::cc::{AckInfo, AnyCc, CcConfig, CongestionControl, NewRenoConfig, RateSample};
 use alloc::collections::VecDeque;
@@ -360,9 +364,8 @@ pub struct TcpSender {
     /// Time of the last data transmission (Linux `lsndtime`).
     last_send: Option<Instant>,
 
-    // --- RTT / RTO (RFC 6298).
-    srtt: Option<Duration>,
-    rttvar: Duration,
+    // --- RTT / RTO (RFC 6298, as Linux computes it).
+    rtt: RttEstimator,
     min_rtt: Option<Duration>,
     latest_rtt: Option<Duration>,
     backoff: u32,
@@ -433,8 +436,7 @@ impl TcpSender {
             tlp: Tlp::default(),
             prr: Prr::default(),
             last_send: None,
-            srtt: None,
-            rttvar: Duration::ZERO,
+            rtt: RttEstimator::new(cfg.rto_min),
             min_rtt: None,
             latest_rtt: None,
             backoff: 0,
@@ -583,7 +585,7 @@ impl TcpSender {
             prior_in_flight,
             rtt,
             min_rtt: self.min_rtt.unwrap_or(Duration::ZERO),
-            srtt: self.srtt.unwrap_or(Duration::ZERO),
+            srtt: self.rtt.srtt().unwrap_or(Duration::ZERO),
             delivered: self.delivered,
             rate,
             in_recovery: self.in_recovery,
@@ -783,7 +785,7 @@ impl TcpSender {
             return Duration::ZERO;
         }
         let q = self.min_rtt.unwrap_or(Duration::ZERO) / 4;
-        q.min(self.srtt.unwrap_or(Duration::ZERO))
+        q.min(self.rtt.srtt().unwrap_or(Duration::ZERO))
     }
 
     /// RACK_detect_loss (RFC 8985 §6.2 step 5) and the reordering timer (§6.3): every
@@ -879,28 +881,13 @@ impl TcpSender {
     fn rtt_sample(&mut self, r: Duration) {
         self.latest_rtt = Some(r);
         self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
-        match self.srtt {
-            None => {
-                self.srtt = Some(r);
-                self.rttvar = r / 2;
-            }
-            Some(s) => {
-                let diff = if s > r { s - r } else { r - s };
-                self.rttvar = (self.rttvar * 3 + diff) / 4;
-                self.srtt = Some((s * 7 + r) / 8);
-            }
-        }
+        self.rtt.on_sample(r, self.snd_una, self.snd_nxt);
     }
 
-    /// RTO without backoff (RFC 6298 (2.1)–(2.5)).
+    /// RTO without backoff: `rto_initial` before a sample, then Linux's SRTT + rttvar, at most
+    /// `rto_max`.
     fn base_rto(&self) -> Duration {
-        match self.srtt {
-            None => self.cfg.rto_initial,
-            Some(s) => {
-                let var = (self.rttvar * 4).max(Duration::from_nanos(1));
-                (s + var).max(self.cfg.rto_min).min(self.cfg.rto_max)
-            }
-        }
+        self.rtt.rto().map_or(self.cfg.rto_initial, |r| r.min(self.cfg.rto_max))
     }
 
     /// Current RTO, backed off (RFC 6298 (5.5)).
@@ -932,7 +919,7 @@ impl TcpSender {
         if let Some(r) = self.cc.pacing_rate() {
             return (r > 0).then_some(r);
         }
-        let srtt = self.srtt?.as_nanos().max(1);
+        let srtt = self.rtt.srtt()?.as_nanos().max(1);
         let ratio: u128 = if self.cc.in_slow_start() { 200 } else { 120 };
         let r = self.cc.cwnd() as u128 * ratio * 10_000_000 / srtt as u128;
         Some((r.min(u64::MAX as u128) as u64).max(1))
@@ -1165,6 +1152,11 @@ impl TcpSender {
                     RtxKind::Rescue => self.rescue_rxt = self.recovery_point,
                     RtxKind::Probe => {}
                 }
+                // Linux's `tcp_xmit_retransmit_queue`: resending the head of the retransmit
+                // queue restarts the RTO, unless RACK's reordering timer is pending.
+                if idx == 0 && kind != RtxKind::Probe && self.rack_deadline.is_none() {
+                    self.rto_deadline = Some(now + self.rto());
+                }
                 self.retransmits += 1;
                 (seq, len, true)
             }
@@ -1263,8 +1255,8 @@ impl TcpSender {
         SenderStats {
             cwnd: self.cc.cwnd(),
             ssthresh: self.cc.ssthresh(),
-            srtt: self.srtt.unwrap_or(Duration::ZERO),
-            rttvar: self.rttvar,
+            srtt: self.rtt.srtt().unwrap_or(Duration::ZERO),
+            rttvar: self.rtt.mdev(),
             min_rtt: self.min_rtt.unwrap_or(Duration::ZERO),
             latest_rtt: self.latest_rtt,
             rto: self.rto(),
