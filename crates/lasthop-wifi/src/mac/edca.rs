@@ -6,7 +6,9 @@
 //! reaches zero. On a failed transmission CW doubles (CW ← 2·(CW+1) − 1, capped at CWmax);
 //! on success, or when the retry limit is reached, CW returns to CWmin. A new counter, uniform
 //! in [0, CW], is drawn after every transmission attempt (post-backoff), whether or not more
-//! traffic is queued.
+//! traffic is queued, and when a frame arrives at an EDCAF whose counter is zero while the
+//! medium is busy (§10.23.2.2 a)); a frame arriving at a zero counter on an idle medium goes
+//! once the medium has been idle for AIFS.
 //!
 //! Default parameter sets: Table 9-155 (dot11EDCATable for non-AP STAs, dot11QAPEDCATable for
 //! the AP) with aCWmin = 15, aCWmax = 1023 (OFDM-based PHYs), and its TXOP limits for those
@@ -242,6 +244,14 @@ impl Edcaf {
             self.cw = (2 * (self.cw + 1) - 1).min(self.params.cw_max);
         }
         self.draw();
+    }
+
+    /// A frame became ready while the medium is busy and the counter is zero (§10.23.2.2
+    /// a)): the backoff procedure is invoked, a new counter drawn from the current CW.
+    pub fn on_ready_while_busy(&mut self) {
+        if self.backoff == 0 {
+            self.draw();
+        }
     }
 
     /// An attempt without acknowledgement by design (beacons): new counter from CWmin.

@@ -198,14 +198,20 @@ impl Medium {
     }
 
     /// The contender has a frame to send from `now` on. Returns true if it was not ready before.
+    /// A contender that becomes ready while the medium is busy with a zero counter draws a
+    /// backoff (§10.23.2.2 a)): it does not take the medium right after AIFS.
     #[inline]
     pub fn set_ready(&mut self, id: ContenderId, now: Instant) -> bool {
         if self.contenders[id.0 as usize].ready {
             return false;
         }
+        let busy = self.busy;
         let c = self.touch(id);
         c.ready = true;
         c.ready_since = now;
+        if busy {
+            c.edcaf.on_ready_while_busy();
+        }
         true
     }
 
@@ -355,6 +361,34 @@ mod tests {
             assert_eq!(m.backoff(loser), ba.max(bb) - ba.min(bb));
         }
         assert!(m.next_access().is_none());
+    }
+
+    /// §10.23.2.2 a): a frame that arrives at an EDCAF with a zero counter while the medium is
+    /// busy invokes the backoff procedure; one that arrives on an idle medium goes after AIFS.
+    #[test]
+    fn a_frame_arriving_on_a_busy_medium_draws_a_backoff() {
+        let mut m = medium();
+        let params = EdcaParams { cw_min: 1023, cw_max: 1023, aifsn: 2 };
+        let mk = |seed| {
+            let mut e = Edcaf::new(params, Rng::from_seed(seed));
+            e.set_backoff(0);
+            e
+        };
+        let a = m.add(mk(1), 0, 0);
+        let b = m.add(mk(2), 1, 0);
+        m.set_idle(Instant::ZERO);
+        // Idle medium, zero counter: AIFS (34 µs) after the arrival.
+        m.set_ready(a, Instant(100_000));
+        assert_eq!(m.backoff(a), 0);
+        assert_eq!(m.next_access(), Some(Instant(100_000)));
+        // `a` takes the medium; `b`'s frame arrives during the transmission.
+        m.start_access(Instant(100_000));
+        m.set_ready(b, Instant(200_000));
+        let drawn = m.backoff(b);
+        m.set_idle(Instant(300_000));
+        m.set_not_ready(a);
+        assert!(drawn > 0, "a counter in [0, 1023] drawn on arrival");
+        assert_eq!(m.next_access(), Some(Instant(300_000 + 34_000 + 9_000 * drawn as u64)));
     }
 
     #[test]
