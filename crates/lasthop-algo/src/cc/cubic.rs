@@ -47,6 +47,14 @@
 //! multiplicative decrease uses β_eff = (N − 1 + β)/N and the Reno-friendly slope
 //! α = 3N²(1 − β_eff)/(1 + β_eff), as Chromium's CUBIC emulates N TCP flows; N = 1 is RFC 9438.
 //!
+//! Linux's initial growth (`bictcp_update` in net/ipv4/tcp_cubic.c: "The initial growth of
+//! cubic function may be too conservative when the available bandwidth is still unknown"):
+//! until the first congestion event of the connection, and again after an RTO (Linux's
+//! `last_max_cwnd` is 0 then: `bictcp_reset` on entering Loss), cwnd grows by at least one
+//! SMSS per 20 acknowledged (5 % per RTT) in the concave and convex regions, so a window that
+//! left HyStart++ early still finds a deep buffer in seconds, not in the ~∛(W/C) of the cubic
+//! alone. Switch `initial_growth`; off for Chromium's QUIC, whose CubicBytes has no such floor.
+//!
 //! Not implemented: idle-period exclusion of t (§4.2 and §5.8, an application-limited sender
 //! question), spurious-congestion undo (§4.9), the flight_size form of §4.6, ECN.
 
@@ -109,6 +117,9 @@ pub struct CubicConfig {
     pub hystart: HyStartConfig,
     /// Number of emulated connections N (see the module docs). Default 1 (RFC 9438).
     pub num_connections: u32,
+    /// Linux's growth floor of 5 % per RTT while no congestion event defines W_max (see the
+    /// module docs). Default true.
+    pub initial_growth: bool,
 }
 
 impl Default for CubicConfig {
@@ -121,6 +132,7 @@ impl Default for CubicConfig {
             abc_l: 2,
             hystart: HyStartConfig::default(),
             num_connections: 1,
+            initial_growth: true,
         }
     }
 }
@@ -221,6 +233,9 @@ pub struct Cubic {
     w_est: f64,
     /// The next CA stage is the first after an RTO (§4.8).
     after_rto: bool,
+    /// A congestion event has set W_max since the start or the last RTO (Linux's
+    /// `last_max_cwnd` ≠ 0).
+    loss_w_max: bool,
     region: CubicRegion,
     hy: HyStart,
     // --- counters ---
@@ -249,6 +264,7 @@ impl Cubic {
             cwnd_epoch: 0.0,
             w_est: 0.0,
             after_rto: false,
+            loss_w_max: false,
             region: CubicRegion::SlowStart,
             hy: HyStart {
                 phase: if cfg.hystart.enabled {
@@ -477,10 +493,13 @@ impl Cubic {
         };
         self.w_est += alpha * acked * mss / cwnd;
         if self.cfg.reno_friendly && w_t < self.w_est {
-            // Reno-friendly region: cwnd = W_est.
+            // Reno-friendly region: cwnd = W_est (Linux takes the faster of the two rules, so
+            // its initial-growth floor applies here too).
             self.region = CubicRegion::RenoFriendly;
-            if self.w_est > cwnd {
-                self.set_cwnd_f(self.w_est);
+            let floor = if self.cfg.initial_growth && !self.loss_w_max { cwnd + acked / 20.0 } else { cwnd };
+            let w = self.w_est.max(floor);
+            if w > cwnd {
+                self.set_cwnd_f(w);
             }
         } else {
             // §4.4 concave / §4.5 convex: cwnd += (target − cwnd)/cwnd per SMSS acked.
@@ -489,7 +508,12 @@ impl Cubic {
             } else {
                 CubicRegion::Convex
             };
-            self.add_bytes((target - cwnd) * acked / cwnd);
+            let mut inc = (target - cwnd) * acked / cwnd;
+            if self.cfg.initial_growth && !self.loss_w_max {
+                // Linux: `ca->cnt` at most 20 while `last_max_cwnd` is 0.
+                inc = inc.max(acked / 20.0);
+            }
+            self.add_bytes(inc);
         }
     }
 
@@ -497,6 +521,7 @@ impl Cubic {
     fn reduce(&mut self, update_w_max: bool) {
         let cwnd = self.cwnd as f64 + self.cwnd_frac;
         if update_w_max {
+            self.loss_w_max = true;
             self.w_max = Some(match self.w_max {
                 Some(w) if self.cfg.fast_convergence && cwnd < w => {
                     cwnd * (1.0 + self.beta()) / 2.0
@@ -575,6 +600,7 @@ impl CongestionControl for Cubic {
         self.reduce(false);
         self.set_cwnd_f(self.mss as f64);
         self.after_rto = true;
+        self.loss_w_max = false;
         self.in_recovery = false;
         self.region = CubicRegion::SlowStart;
     }
@@ -687,6 +713,33 @@ mod tests {
             .find(|(at, _)| *at <= t)
             .map(|x| x.1)
             .unwrap()
+    }
+
+    /// Linux's initial growth: after a slow start that ended without a loss, cwnd grows by at
+    /// least 5 % per RTT (`ca->cnt` ≤ 20 while `last_max_cwnd` is 0); after a loss the cubic
+    /// function alone, which stays near W_max for K seconds.
+    #[test]
+    fn five_percent_per_rtt_until_the_first_loss() {
+        let rtt = Duration::from_millis(100);
+        let mut now = Instant::ZERO;
+        let mut fresh = Cubic::new(no_hystart(), now, MSS, 500 * M);
+        fresh.exit_slow_start(now);
+        let trace = clock(&mut fresh, &mut now, Instant::ZERO + Duration::from_secs(2), rtt);
+        // 20 RTTs at ≥ 5 % each: at least 500·1.05^20 ≈ 1327 segments (the cubic alone: ~503).
+        let w = trace.last().unwrap().1 / M;
+        assert!(w >= 1300, "{w}");
+        let mut now = Instant::ZERO;
+        let mut lost = after_loss(no_hystart(), 714 * M, now);
+        let start = lost.cwnd() / M;
+        let trace = clock(&mut lost, &mut now, Instant::ZERO + Duration::from_secs(2), rtt);
+        let w = trace.last().unwrap().1 / M;
+        assert!(w < start * 13 / 10, "{start} -> {w}"); // 5 % per RTT would give ×2.6
+        // Chromium's CubicBytes has no such floor.
+        let mut now = Instant::ZERO;
+        let mut quic = Cubic::new(CubicConfig { initial_growth: false, ..no_hystart() }, now, MSS, 500 * M);
+        quic.exit_slow_start(now);
+        let trace = clock(&mut quic, &mut now, Instant::ZERO + Duration::from_secs(2), rtt);
+        assert!(trace.last().unwrap().1 / M < 600);
     }
 
     #[test]

@@ -200,6 +200,7 @@ impl QuicConfig {
             cc: CcConfig::Cubic(CubicConfig {
                 num_connections: 2,
                 hystart: HyStartConfig { enabled: false, ..HyStartConfig::default() },
+                initial_growth: false,
                 ..CubicConfig::default()
             }),
             hybrid_slow_start: Some(HybridSlowStartConfig::default()),
