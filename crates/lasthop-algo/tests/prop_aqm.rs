@@ -13,7 +13,7 @@
 
 use lasthop_algo::aqm::{
     AnyQdisc, AqmConfig, Codel, CodelConfig, Fifo, FifoConfig, FqCodel, FqCodelConfig, MacFq,
-    MacFqConfig, Pie, PieConfig, Qdisc, QdiscStats, Wqm, WqmConfig, WqmInput,
+    MacFqConfig, Pie, PieConfig, PieEstimator, Qdisc, QdiscStats, Wqm, WqmConfig, WqmInput,
     WqmOutput, WqmVariant,
 };
 use lasthop_core::{BitRate, Bytes, Controller, Duration, Instant};
@@ -334,10 +334,24 @@ fn pie_cfg() -> impl Strategy<Value = PieConfig> {
         0usize..64,
         any::<bool>(),
         any::<u64>(),
+        prop_oneof![Just(PieEstimator::Timestamp), Just(PieEstimator::DequeueRate)],
     )
-        .prop_map(|(target, t_update, alpha, beta, max_burst, mean_pkt_size, limit_packets, derandomize, seed)| {
-            PieConfig { target, t_update, alpha, beta, max_burst, mean_pkt_size, limit_packets, derandomize, seed }
-        })
+        .prop_map(
+            |(target, t_update, alpha, beta, max_burst, mean_pkt_size, limit_packets, derandomize, seed, estimator)| {
+                PieConfig {
+                    target,
+                    t_update,
+                    alpha,
+                    beta,
+                    max_burst,
+                    mean_pkt_size,
+                    limit_packets,
+                    derandomize,
+                    seed,
+                    estimator,
+                }
+            },
+        )
 }
 
 fn fq_codel_cfg() -> impl Strategy<Value = FqCodelConfig> {

@@ -26,7 +26,7 @@ pub use codel::{Codel, CodelConfig};
 pub use fifo::{Fifo, FifoConfig};
 pub use fq_codel::{FqCodel, FqCodelConfig};
 pub use mac_fq::{MacFq, MacFqConfig, TinStats};
-pub use pie::{Pie, PieConfig};
+pub use pie::{Pie, PieConfig, PieEstimator};
 pub use wqm::{Wqm, WqmConfig, WqmInput, WqmOutput, WqmVariant};
 
 use lasthop_core::Instant;

@@ -11,10 +11,18 @@
 //!   ÷512 < 0.001 %, ÷128 < 0.01 %, ÷32 < 0.1 %, ÷8 < 1 %, ÷2 < 10 %, else ×1), the decay
 //!   `p *= 0.98` when both `qdelay` and `qdelay_old` are zero, and p clamped to [0, 1].
 //! * §5.5 Cap Drop Adjustment: once `p >= 10 %` a single increase is capped at 2 %.
-//! * §4.3 Latency Calculation: the RFC allows estimating the queueing delay from the dequeue
-//!   rate (Little's law, §5.2 describes the rate estimator) or from timestamps. We use
-//!   timestamps: `qdelay` at an update is the sojourn so far of the packet at the head of the
-//!   queue (0 when empty), i.e. the delay the queue is currently imposing.
+//! * §4.3 Latency Calculation, one of its two options ([`PieEstimator`]):
+//!   - timestamps (the default): `qdelay` at an update is the sojourn so far of the packet at
+//!     the head of the queue (0 when empty), i.e. the delay the queue is currently imposing;
+//!   - the departure rate (§5.2, Little's law): `qdelay = backlog / average dequeue rate`,
+//!     measured as Linux 3.x net/sched/sch_pie.c did (`pie_process_dequeue` /
+//!     `calculate_probability`, sch_pie's only estimator from Linux 3.14 until 5.5; module
+//!     [`dq_rate`]).
+//!     With it the other parts of that code that hang on the estimate apply too: the burst
+//!     allowance is spent by the length of each completed measurement cycle rather than by
+//!     `t_update` per update; the calm-queue reset below also forgets the rate estimate, and
+//!     only happens once there is one; and the decay is skipped while the estimate reads zero
+//!     over a non-empty queue (no rate measured yet, or less than a clock tick's worth queued).
 //! * §4.4 Burst Tolerance: `burst_allowance` starts at `max_burst`, shrinks by `t_update` per
 //!   update, and is reset to `max_burst` when `p == 0` and both `qdelay` and `qdelay_old` are
 //!   below `target / 2`. No early drop while it is positive.
@@ -22,18 +30,38 @@
 //!   accumulated probability gates drops (`< 0.85`: never, `>= 8.5`: always).
 //!
 //! Not implemented: §5.1 ECN marking (packets carry no ECN field here) and §5.3 turning PIE
-//! active/inactive (PIE is always active).
+//! active/inactive (PIE is always active). Where Linux 3.x's control law differs from the RFC's
+//! it is not modelled (the departure-rate option changes the estimate, not the law): a
+//! three-step scale (÷8 below p = 1 %, ÷2 below 10 %) instead of the table above, with alpha and
+//! beta kept as integer steps of p per 64 ns tick (16·alpha · ⌊(2^32 − 1) / 15 625 000⌋ shifted
+//! right by 7, 5 or 4: alpha = 1/8 acts as 0.93, 0.99 and 0.99 of itself); an extra 2 % per update
+//! while `qdelay` exceeds 250 ms; `backlog < 2 × MTU` for the small-queue check; the first update
+//! 500 ms after the qdisc is set up; and the defaults target 20 ms, `t_update` 30 ms, burst
+//! allowance 100 ms.
 //!
 //! Sans-IO timer: the periodic update is exposed as [`Pie::poll_timeout`] /
 //! [`Pie::handle_timeout`]; every enqueue and dequeue first runs any updates that fell due
 //! (each evaluated at its own due instant), so a host that never drives the timer gets the
-//! same behaviour. Because the delay estimate is the head packet's sojourn, and the head only
-//! changes at enqueue/dequeue, this lazy evaluation is exact.
+//! same behaviour. Both estimates depend only on the queue's contents (the head packet, the
+//! backlog) and on what happened at enqueues and dequeues, so this lazy evaluation is exact.
+
+pub mod dq_rate;
 
 use super::{Qdisc, QdiscStats, QueuedPacket};
 use crate::aqm::codel::Stamped;
 use alloc::collections::VecDeque;
+use dq_rate::DqRate;
 use lasthop_core::{Duration, Instant, Rng};
+
+/// How PIE estimates the queueing delay (RFC 8033 §4.3).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PieEstimator {
+    /// The head packet's sojourn so far (timestamps).
+    #[default]
+    Timestamp,
+    /// Backlog over the measured departure rate (§5.2), as Linux 3.x's sch_pie ([`dq_rate`]).
+    DequeueRate,
+}
 
 /// PIE parameters (defaults from RFC 8033 §4.2 and §4.4).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -56,6 +84,8 @@ pub struct PieConfig {
     pub derandomize: bool,
     /// Seed of the random early drop stream.
     pub seed: u64,
+    /// §4.3 queueing-delay estimate. Default timestamps.
+    pub estimator: PieEstimator,
 }
 
 impl Default for PieConfig {
@@ -70,6 +100,7 @@ impl Default for PieConfig {
             limit_packets: 1000,
             derandomize: false,
             seed: 0,
+            estimator: PieEstimator::Timestamp,
         }
     }
 }
@@ -88,6 +119,8 @@ pub struct PieVars {
     pub accu_prob: f64,
     /// Due time of the next periodic update (`None` before the first event).
     pub next_update: Option<Instant>,
+    /// The departure-rate estimator's state (unused with timestamps).
+    pub dq_rate: DqRate,
 }
 
 #[derive(Clone, Debug)]
@@ -134,6 +167,7 @@ impl<P: QueuedPacket> Pie<P> {
                 burst_allowance: params.max_burst,
                 accu_prob: 0.0,
                 next_update: None,
+                dq_rate: DqRate::default(),
             },
             rng: Rng::from_seed(params.seed),
             stats: QdiscStats::default(),
@@ -172,12 +206,14 @@ impl<P: QueuedPacket> Pie<P> {
         };
         while due <= now {
             // Idle fixed point: nothing would change, so skip the remaining updates at once.
+            // (With the rate estimator updates spend no burst allowance, and the next calm
+            // update would forget an estimate.)
             let v = &self.vars;
-            if self.q.is_empty()
-                && v.drop_prob == 0.0
-                && v.qdelay_old.is_zero()
-                && v.burst_allowance == self.params.max_burst
-            {
+            let settled = match self.params.estimator {
+                PieEstimator::Timestamp => v.burst_allowance == self.params.max_burst,
+                PieEstimator::DequeueRate => !v.dq_rate.has_estimate(),
+            };
+            if self.q.is_empty() && v.drop_prob == 0.0 && v.qdelay_old.is_zero() && settled {
                 let k = (now - due).as_nanos() / t_update.as_nanos() + 1;
                 self.updates += k;
                 due += t_update * k;
@@ -202,11 +238,13 @@ impl<P: QueuedPacket> Pie<P> {
         self.updates += 1;
         let c = &self.params;
         let v = &mut self.vars;
-        // §4.3 via timestamps: the head packet's sojourn at `t`.
-        let qdelay = self
-            .q
-            .front()
-            .map_or(Duration::ZERO, |s| t.saturating_since(s.t));
+        let by_rate = c.estimator == PieEstimator::DequeueRate;
+        // §4.3: the head packet's sojourn at `t`, or the backlog over the departure rate.
+        let qdelay = if by_rate {
+            v.dq_rate.qdelay(self.bytes)
+        } else {
+            self.q.front().map_or(Duration::ZERO, |s| t.saturating_since(s.t))
+        };
         let cur = qdelay.as_secs_f64();
         let old = v.qdelay_old.as_secs_f64();
         let tgt = c.target.as_secs_f64();
@@ -218,14 +256,24 @@ impl<P: QueuedPacket> Pie<P> {
             adj = 0.02;
         }
         let mut p = v.drop_prob + adj;
-        // §4.2: exponential decay when the queue has been idle for two updates.
-        if qdelay.is_zero() && v.qdelay_old.is_zero() {
+        // §4.2: exponential decay when the queue has been idle for two updates (Linux's rate
+        // estimate reading zero over a backlog is not idle: `update_prob`).
+        let unmeasured = by_rate && qdelay.is_zero() && self.bytes != 0;
+        if qdelay.is_zero() && v.qdelay_old.is_zero() && !unmeasured {
             p *= 0.98;
         }
         v.drop_prob = p.clamp(0.0, 1.0);
-        // §4.4 burst allowance: shrink by t_update, reset when the queue is calm.
-        v.burst_allowance -= c.t_update; // saturates at 0
-        if v.drop_prob == 0.0 && qdelay < c.target / 2 && v.qdelay_old < c.target / 2 {
+        // §4.4 burst allowance: shrink by t_update (by the rate's measurement cycles instead,
+        // in `dequeue`), reset when the queue is calm; Linux's reset forgets the rate too,
+        // once it has one (`pie_vars_init`).
+        let calm = v.drop_prob == 0.0 && qdelay < c.target / 2 && v.qdelay_old < c.target / 2;
+        if !by_rate {
+            v.burst_allowance -= c.t_update; // saturates at 0
+            if calm {
+                v.burst_allowance = c.max_burst;
+            }
+        } else if calm && v.dq_rate.has_estimate() {
+            v.dq_rate.reset();
             v.burst_allowance = c.max_burst;
         }
         v.qdelay_old = qdelay;
@@ -294,6 +342,12 @@ impl<P: QueuedPacket> Qdisc<P> for Pie<P> {
         self.bytes -= len;
         self.stats.dequeued += 1;
         self.stats.dequeued_bytes += len;
+        if self.params.estimator == PieEstimator::DequeueRate {
+            // Linux spends the burst allowance by each completed measurement cycle.
+            if let Some(cycle) = self.vars.dq_rate.on_dequeue(now, s.pkt.len_bytes(), self.bytes) {
+                self.vars.burst_allowance -= cycle;
+            }
+        }
         Some(s.pkt)
     }
 
@@ -351,6 +405,7 @@ mod tests {
                 max_burst: Duration::from_millis(case % 3 * 50),
                 derandomize: case % 2 == 0,
                 seed: case,
+                estimator: if case % 3 == 0 { PieEstimator::DequeueRate } else { PieEstimator::Timestamp },
                 ..Default::default()
             };
             let mut q = Pie::new(cfg);
@@ -423,33 +478,32 @@ mod tests {
     /// Lazy updates (no timer) give exactly the same p as driving the timer.
     #[test]
     fn lazy_updates_match_timer() {
-        let mut a = Pie::new(PieConfig {
-            limit_packets: 10_000,
-            seed: 5,
-            ..Default::default()
-        });
-        let mut b = Pie::new(PieConfig {
-            limit_packets: 10_000,
-            seed: 5,
-            ..Default::default()
-        });
-        let mut id = 0;
-        for ms in 0..2000u64 {
-            let now = Instant(ms * MS);
-            while a.poll_timeout().is_some_and(|t| t <= now) {
-                let t = a.poll_timeout().unwrap();
-                a.handle_timeout(t);
+        for estimator in [PieEstimator::Timestamp, PieEstimator::DequeueRate] {
+            let cfg = PieConfig {
+                limit_packets: 10_000,
+                seed: 5,
+                estimator,
+                ..Default::default()
+            };
+            let (mut a, mut b) = (Pie::new(cfg), Pie::new(cfg));
+            let mut id = 0;
+            for ms in 0..2000u64 {
+                let now = Instant(ms * MS);
+                while a.poll_timeout().is_some_and(|t| t <= now) {
+                    let t = a.poll_timeout().unwrap();
+                    a.handle_timeout(t);
+                }
+                for _ in 0..2 {
+                    let ra = a.enqueue(now, pkt(id)).is_ok();
+                    let rb = b.enqueue(now, pkt(id)).is_ok();
+                    assert_eq!(ra, rb);
+                    id += 1;
+                }
+                assert_eq!(a.dequeue(now, |_| {}), b.dequeue(now, |_| {}));
+                assert_eq!(a.vars(), b.vars());
             }
-            for _ in 0..2 {
-                let ra = a.enqueue(now, pkt(id)).is_ok();
-                let rb = b.enqueue(now, pkt(id)).is_ok();
-                assert_eq!(ra, rb);
-                id += 1;
-            }
-            assert_eq!(a.dequeue(now, |_| {}), b.dequeue(now, |_| {}));
-            assert_eq!(a.drop_prob(), b.drop_prob());
+            assert!(a.early_drops() > 0, "{estimator:?}");
         }
-        assert!(a.early_drops() > 0);
     }
 
     /// p decays once the queue empties: the §4.2 equation with qdelay = 0 plus the 0.98 decay.
@@ -570,5 +624,124 @@ mod tests {
             q.enqueue(Instant::ZERO, pkt(i)).unwrap();
         }
         assert_eq!(q.early_drops(), 0);
+    }
+
+    // --- the departure-rate estimator (Linux 3.x sch_pie) ---
+
+    const US: u64 = 1_000;
+
+    fn by_rate(cfg: PieConfig) -> Pie<TP> {
+        Pie::new(PieConfig { estimator: PieEstimator::DequeueRate, limit_packets: 100_000, ..cfg })
+    }
+
+    /// A standing queue of 1000 packets of 1000 bytes drained at 125 MB/s (one every 8 µs, a
+    /// new one arriving for each): Little's law gives 8 ms, which is also the head packet's
+    /// sojourn, so both estimators read 8 ms at the updates.
+    #[test]
+    fn dequeue_rate_qdelay_is_backlog_over_rate() {
+        let mk = |estimator| {
+            Pie::new(PieConfig { estimator, limit_packets: 100_000, max_burst: Duration::from_secs(10), ..Default::default() })
+        };
+        let (mut rate, mut stamp) = (mk(PieEstimator::DequeueRate), mk(PieEstimator::Timestamp));
+        for q in [&mut rate, &mut stamp] {
+            for i in 0..1000 {
+                q.enqueue(Instant::ZERO, pkt(i)).unwrap();
+            }
+            for k in 1..=40_000u64 {
+                let now = Instant(k * 8 * US);
+                q.dequeue(now, |_| {}).unwrap();
+                q.enqueue(now, pkt(1000 + k)).unwrap();
+            }
+        }
+        assert_eq!(rate.updates(), stamp.updates());
+        let want = 8e-3;
+        let got = rate.vars().qdelay.as_secs_f64();
+        // The average rate sits within Linux's 1/8-step truncation (0.4 %) above 125 MB/s.
+        assert!(got <= want && got > want * 0.996, "rate estimate {got}");
+        assert_eq!(rate.vars().qdelay, rate.vars().dq_rate.qdelay(1_000_000));
+        let got = stamp.vars().qdelay.as_secs_f64();
+        assert!((got - want).abs() < 8e-6, "timestamp estimate {got}");
+    }
+
+    /// Below QUEUE_THRESHOLD bytes there is no rate and so no delay: however long nine
+    /// packets wait, p does not move, nor does the burst allowance; with timestamps it does.
+    #[test]
+    fn dequeue_rate_no_estimate_below_the_threshold() {
+        let mut q = by_rate(PieConfig::default());
+        let mut t = Pie::new(PieConfig { limit_packets: 100_000, ..Default::default() });
+        for i in 0..9 {
+            q.enqueue(Instant::ZERO, pkt(i)).unwrap();
+            t.enqueue(Instant::ZERO, pkt(i)).unwrap();
+        }
+        q.handle_timeout(Instant(3_000 * MS));
+        t.handle_timeout(Instant(3_000 * MS));
+        assert_eq!((q.drop_prob(), q.vars().qdelay), (0.0, Duration::ZERO));
+        assert_eq!(q.vars().burst_allowance, q.params().max_burst);
+        assert!(!q.vars().dq_rate.has_estimate());
+        assert!(t.drop_prob() > 0.1);
+        assert_eq!(t.vars().burst_allowance, Duration::ZERO);
+    }
+
+    /// Linux's `update_prob`: while the estimate reads zero over a non-empty queue the control
+    /// law still lowers p, but the 0.98 decay of an idle queue does not apply.
+    #[test]
+    fn dequeue_rate_no_decay_over_an_unmeasured_backlog() {
+        let mut q = by_rate(PieConfig::default());
+        q.enqueue(Instant::ZERO, pkt(0)).unwrap();
+        q.vars.drop_prob = 0.5;
+        q.handle_timeout(Instant(15 * MS));
+        // p + alpha * (0 - target) + beta * (0 - 0), ×1 at p >= 10 %, no decay.
+        let want = 0.5 + 0.125 * (0.0 - 0.015);
+        assert!((q.drop_prob() - want).abs() < 1e-15, "{}", q.drop_prob());
+        // The same with an empty queue decays.
+        let mut e = by_rate(PieConfig::default());
+        e.catch_up(Instant::ZERO);
+        e.vars.drop_prob = 0.5;
+        e.handle_timeout(Instant(15 * MS));
+        assert!((e.drop_prob() - want * 0.98).abs() < 1e-15, "{}", e.drop_prob());
+    }
+
+    /// The burst allowance is spent by the length of each completed measurement cycle, not by
+    /// t_update per update: 300 packets leaving one per ms close cycles at 9 ms (the first
+    /// counts the departure that opened it) and every 10 ms after.
+    #[test]
+    fn dequeue_rate_burst_allowance_spent_by_cycles() {
+        let mut q = by_rate(PieConfig::default());
+        for i in 0..300 {
+            q.enqueue(Instant::ZERO, pkt(i)).unwrap();
+        }
+        for k in 0..50u64 {
+            q.dequeue(Instant(k * MS), |_| {}).unwrap();
+        }
+        // Cycles closed at 9, 19, 29, 39 and 49 ms: 49 ms spent of 150 (three updates ran).
+        assert_eq!(q.updates(), 3);
+        assert_eq!(q.vars().burst_allowance, Duration::from_millis(150 - 49));
+        // 1000 bytes per ms: the first sample 10 000 B / 9 ms, then 10 000 B / 10 ms, in
+        // Linux's unit (bytes per 64 ns × 256, truncated; 16.384 for 1 MB/s).
+        let r = q.vars().dq_rate.rate_bytes_per_sec();
+        assert!((0.95e6..1.2e6).contains(&r), "{r}");
+    }
+
+    /// A calm update (p = 0, both delays under target/2) restores the burst allowance and
+    /// forgets the rate, which the next cycle measures afresh.
+    #[test]
+    fn dequeue_rate_calm_queue_forgets_the_rate() {
+        let mut q = by_rate(PieConfig::default());
+        for i in 0..20 {
+            q.enqueue(Instant::ZERO, pkt(i)).unwrap();
+        }
+        for k in 1..=20u64 {
+            q.dequeue(Instant(k * 8 * US), |_| {}).unwrap();
+        }
+        assert!(q.vars().dq_rate.has_estimate());
+        assert!(q.vars().burst_allowance < q.params().max_burst);
+        // The first update (15 ms) sees an empty queue: qdelay 0, p stays 0: calm.
+        q.handle_timeout(Instant(15 * MS));
+        assert_eq!(q.drop_prob(), 0.0);
+        assert!(!q.vars().dq_rate.has_estimate());
+        assert_eq!(q.vars().burst_allowance, q.params().max_burst);
+        // Idle from here on: the fixed point skips the remaining updates.
+        q.handle_timeout(Instant(1_000_000 * MS));
+        assert_eq!(q.updates(), 1_000_000 / 15);
     }
 }
