@@ -220,6 +220,20 @@ pub struct ApSpec {
     /// "aimd" (the paper's), "aiad", "miad", "mimd".
     #[serde(default = "default_wqm_variant")]
     pub wqm_variant: String,
+    /// With qdisc = "pie": how it estimates the queueing delay, a name of [`PIE_ESTIMATORS`].
+    #[serde(default = "default_pie_estimator")]
+    pub pie_estimator: String,
+}
+
+/// `ap.pie_estimator`: RFC 8033 §4.3's timestamps, or the departure rate of §5.2 as Linux 3.x's
+/// sch_pie measured it (`lasthop_algo::aqm::pie::dq_rate`).
+pub const PIE_ESTIMATORS: [(&str, lasthop_algo::aqm::PieEstimator); 2] = [
+    ("timestamp", lasthop_algo::aqm::PieEstimator::Timestamp),
+    ("dequeue_rate", lasthop_algo::aqm::PieEstimator::DequeueRate),
+];
+
+fn default_pie_estimator() -> String {
+    "timestamp".into()
 }
 
 fn default_buffer_sizer() -> String {
@@ -501,10 +515,15 @@ impl Spec {
         use lasthop_algo::aqm::*;
         match self.ap.qdisc.as_str() {
             "codel" => AqmConfig::Codel(CodelConfig::default()),
-            "pie" => AqmConfig::Pie(PieConfig::default()),
+            "pie" => AqmConfig::Pie(PieConfig { estimator: self.pie_estimator(), ..Default::default() }),
             "fq_codel" => AqmConfig::FqCodel(FqCodelConfig::default()),
             _ => AqmConfig::Fifo(FifoConfig::default()),
         }
+    }
+
+    /// `ap.pie_estimator` (timestamps if it does not parse; `problems` reports that).
+    pub fn pie_estimator(&self) -> lasthop_algo::aqm::PieEstimator {
+        PIE_ESTIMATORS.iter().find(|(n, _)| *n == self.ap.pie_estimator).map_or(Default::default(), |(_, e)| *e)
     }
 
     /// The discipline of the wired link's queue (one instance per direction).
@@ -705,6 +724,11 @@ impl Spec {
         }
         if !["aimd", "aiad", "miad", "mimd"].contains(&self.ap.wqm_variant.as_str()) {
             bad("ap.wqm_variant", format!("{:?}", self.ap.wqm_variant), "one of \"aimd\", \"aiad\", \"miad\", \"mimd\"".into());
+        }
+        if !PIE_ESTIMATORS.iter().any(|(n, _)| *n == self.ap.pie_estimator) {
+            bad("ap.pie_estimator", format!("{:?}", self.ap.pie_estimator), "\"timestamp\" or \"dequeue_rate\"".into());
+        } else if self.ap.pie_estimator != "timestamp" && self.ap.qdisc != "pie" {
+            bad("ap.pie_estimator", format!("{:?}", self.ap.pie_estimator), "only with qdisc = \"pie\"".into());
         }
         if self.ap.scheduler != "round_robin" && self.ap.scheduler != "airtime" {
             bad("ap.scheduler", format!("{:?}", self.ap.scheduler), "\"round_robin\" or \"airtime\"".into());

@@ -464,11 +464,17 @@ fn ap_section(top: &Table, cell: &mut Cell) -> Res<Value> {
     let wqm_limit = ap.duration("wqm_limit", Some(2_500_000), true)?;
     let wqm_interval = ap.duration("wqm_interval", Some(100_000_000), true)?;
     let wqm_variant = ap.choice("wqm_variant", "aimd", WQM_VARIANTS, "")?;
+    if qdisc != "pie" && ap.has("pie_estimator") {
+        return Err(ap.fail("pie_estimator", "only with qdisc = \"pie\""));
+    }
+    let estimators: Vec<&str> = crate::spec::PIE_ESTIMATORS.iter().map(|(n, _)| *n).collect();
+    let pie_estimator = ap.choice("pie_estimator", "timestamp", &estimators, "")?;
     cell.driver = driver.clone();
     Ok(json!({"queue_limit": ap_queue as u64, "scheduler": scheduler, "qdisc": qdisc, "driver": driver,
               "hw_queue_limit": hw_queue_limit as u64, "aql": aql, "aql_limit_low_ns": aql_low,
               "aql_limit_high_ns": aql_high, "aql_threshold_ns": aql_threshold, "buffer_sizer": buffer_sizer,
-              "wqm_limit_ns": wqm_limit, "wqm_interval_ns": wqm_interval, "wqm_variant": wqm_variant}))
+              "wqm_limit_ns": wqm_limit, "wqm_interval_ns": wqm_interval, "wqm_variant": wqm_variant,
+              "pie_estimator": pie_estimator}))
 }
 
 fn wired_section(top: &Table) -> Res<Value> {
