@@ -38,7 +38,7 @@ use lasthop_wifi::mac::ampdu::{self, AmpduLimits, Take};
 use lasthop_wifi::mac::blockack::{Originator, Recipient};
 use lasthop_wifi::mac::edca::{AccessCategory, EdcaParams, Edcaf, SlotTiming};
 use lasthop_wifi::mac::exchange;
-use lasthop_wifi::mac::firmware::{DriverHost, Firmware};
+use lasthop_wifi::mac::driver::{AnyDriver, ApDriver, Mac80211};
 use lasthop_wifi::mac::frame;
 use lasthop_wifi::mac::medium::{ContenderId, Medium};
 use lasthop_wifi::mac::rate::{rate_table, IdealRate, MinstrelHt, MinstrelParams, RateControl};
@@ -406,12 +406,13 @@ pub struct World {
     ap_data: PerAc<Ctd>,
     ap_beacon: Ctd,
     txqs: PerAc<TxqSet<PktRef>>,
-    /// `ap.driver = "firmware"`: the driver's transmit path and the firmware's per-station
-    /// queues below the station queues (`lasthop_wifi::mac::firmware`). Taken out while the
-    /// driver pushes (a wake that pushing causes is then not acted on, as the driver holds its
-    /// queue lock); `fw_mode` says whether there is one.
-    fw: Option<Box<Firmware<PktRef>>>,
-    fw_mode: bool,
+    /// The AP's driver below its station queues (`lasthop_wifi::mac::driver`: pull, or the
+    /// firmware-queue driver and its firmware's per-station queues), which the frame exchange
+    /// pulls from. Taken out while it acts on mac80211's queues (a wake that its pushing causes
+    /// is then not acted on, as the driver holds its queue lock).
+    driver: Option<AnyDriver<PktRef>>,
+    /// The driver's `builds_from_mac80211()`, also while it is taken out.
+    ap_pulls: bool,
     stations: Vec<Station>,
     relays: Vec<Relay>,
     /// Buffer sizer per node (0 = the AP, 1 + s = station s), for forwarding nodes with
@@ -925,16 +926,17 @@ impl World {
             txqs[k].enqueue(now, sta, p, |d| scratch_dup.push(d))
         };
         if !self.scratch_dup.is_empty() {
-            let emptied = !self.fw_mode && self.txqs[k].emptied().next().is_some();
+            let emptied = self.ap_pulls && self.txqs[k].emptied().next().is_some();
             self.drop_scratch();
             if emptied {
                 self.unschedule_emptied(k);
             }
         }
         if kept {
-            if self.fw_mode {
-                self.fw_wake(now);
-            } else {
+            // mac80211 wakes the driver; a pull driver has the AP contend for its queues
+            // (also while it is taking frames for an aggregate).
+            let contend = self.with_driver(k, now, |d, mac| d.on_wake(mac)).unwrap_or(self.ap_pulls);
+            if contend {
                 self.make_ready(self.ap_data[k], now);
             }
         }
@@ -960,35 +962,32 @@ impl World {
         self.scratch_emptied = gone;
     }
 
-    /// mac80211 queued a frame (firmware mode): the driver's wake (`Firmware::on_wake`).
-    fn fw_wake(&mut self, now: Instant) {
-        self.fw_drive(now, |fw, host| fw.on_wake(host));
-    }
-
-    /// The firmware reported the end of an exchange (`Firmware::on_tx_status`).
-    pub(super) fn fw_tx_status(&mut self, now: Instant) {
-        self.fw_drive(now, |fw, host| fw.on_tx_status(host));
-    }
-
-    /// Run one driver action on mac80211's queues of the firmware's access category; if frames
-    /// reached the firmware, the AP contends.
-    fn fw_drive(&mut self, now: Instant, act: impl FnOnce(&mut Firmware<PktRef>, &mut ApHost<'_>) -> bool) {
-        let Some(mut fw) = self.fw.take() else { return };
-        // One AC with the firmware model (spec rules): its queue set.
+    /// The hardware reported the end of an exchange (the driver's `on_tx_status`): if that
+    /// moved frames below mac80211, the AP contends.
+    pub(super) fn ap_tx_status(&mut self, now: Instant) {
+        // One AC with the firmware model (spec rules); a pull driver does nothing here.
         let k = self.ac_plan.main as usize;
-        let pushed = act(&mut fw, &mut ApHost { w: self, k, now, rate: None });
-        self.fw = Some(fw);
-        if pushed {
+        if self.with_driver(k, now, |d, mac| d.on_tx_status(mac)) == Some(true) {
             self.make_ready(self.ap_data[k], now);
         }
+    }
+
+    /// Run one action of the AP's driver on mac80211's queues of access category slot `k`;
+    /// `None` while the driver is already acting.
+    #[inline]
+    pub(super) fn with_driver<R>(&mut self, k: usize, now: Instant, act: impl FnOnce(&mut AnyDriver<PktRef>, &mut ApHost<'_>) -> R) -> Option<R> {
+        let mut d = self.driver.take()?;
+        let r = act(&mut d, &mut ApHost { w: self, k, now, rate: None });
+        self.driver = Some(d);
+        Some(r)
     }
 
     /// The firmware is done with a frame of `sta` (acknowledged or dropped).
     #[inline]
     fn fw_release(&mut self, sta: u32, p: PktRef) {
         let aql = self.pkts[p.id as usize].aql as u64;
-        if self.fw_mode {
-            self.fw.as_deref_mut().expect("firmware (not pushing)").release(sta, aql);
+        if let Some(d) = self.driver.as_mut() {
+            d.release(sta, aql);
         }
         self.vwire_tx_done(p);
     }
@@ -1391,9 +1390,9 @@ fn mpdu_ok(s: &mut Station, m: u32, txv: &TxVector, snr: f64) -> bool {
     }
 }
 
-/// mac80211's queues of access category slot `k`, as the firmware driver calls them
-/// (`lasthop_wifi::mac::firmware::DriverHost`).
-struct ApHost<'a> {
+/// mac80211's queues of access category slot `k`, as the AP's driver calls them
+/// (`lasthop_wifi::mac::driver::Mac80211`).
+pub(super) struct ApHost<'a> {
     w: &'a mut World,
     k: usize,
     now: Instant,
@@ -1402,14 +1401,32 @@ struct ApHost<'a> {
     rate: Option<(u32, u64)>,
 }
 
-impl DriverHost<PktRef> for ApHost<'_> {
+impl Mac80211<PktRef> for ApHost<'_> {
+    #[inline]
     fn next_txq(&mut self, eligible: &dyn Fn(u32) -> bool) -> Option<u32> {
         self.w.txqs[self.k].next_txq_where(eligible)
     }
 
-    fn tx_dequeue(&mut self, sta: u32) -> Option<(PktRef, u32)> {
-        let (w, k, now) = (&mut *self.w, self.k, self.now);
-        let p = w.ap_pull(sta, k, now)?;
+    #[inline]
+    fn tx_dequeue(&mut self, sta: u32) -> Option<PktRef> {
+        self.w.ap_pull(sta, self.k, self.now)
+    }
+
+    #[inline]
+    fn stash(&mut self, sta: u32, p: PktRef) {
+        self.w.txqs[self.k].stash(sta, p);
+    }
+
+    #[inline]
+    fn dequeued(&mut self, sta: u32) {
+        // A saturated source puts a fresh packet behind the one that left.
+        let w = &mut *self.w;
+        let sat = w.sat_down[w.sat_idx(self.k, sta)];
+        w.refill(sat, self.now);
+    }
+
+    fn charge_airtime(&mut self, sta: u32, p: &PktRef) -> u32 {
+        let w = &mut *self.w;
         let rate = match self.rate {
             Some((s, r)) if s == sta => r,
             _ => {
@@ -1423,15 +1440,22 @@ impl DriverHost<PktRef> for ApHost<'_> {
         let bits = (frame::mpdu_len(p.len, w.qos) as u64 + 4) * 8;
         let est = (bits * 1_000_000_000 / rate).min(u32::MAX as u64) as u32;
         w.pkts[p.id as usize].aql = est;
-        // A saturated source puts a fresh packet behind the one the driver took.
-        let sat = w.sat_down[w.sat_idx(k, sta)];
-        w.refill(sat, now);
-        Some((p, est))
+        est
     }
 
-    fn return_txq(&mut self, sta: u32) {
-        self.w.txqs[self.k].return_txq(sta, false);
+    #[inline]
+    fn return_txq(&mut self, sta: u32, more: bool) {
+        self.w.txqs[self.k].return_txq(sta, more);
         self.rate = None;
+    }
+
+    #[inline]
+    fn has_active(&self) -> bool {
+        self.w.txqs[self.k].has_active()
+    }
+
+    fn active_stations(&self) -> usize {
+        self.w.txqs[self.k].active_len()
     }
 
     fn schedule_start(&mut self) {
@@ -1440,9 +1464,5 @@ impl DriverHost<PktRef> for ApHost<'_> {
 
     fn schedule_end(&mut self) {
         self.w.txqs[self.k].schedule_end();
-    }
-
-    fn active_stations(&self) -> usize {
-        self.w.txqs[self.k].active_len()
     }
 }

@@ -6,7 +6,8 @@
 //! same cell.
 
 use super::*;
-use lasthop_wifi::mac::firmware::AqlLimits;
+use lasthop_wifi::mac::driver::PullDriver;
+use lasthop_wifi::mac::firmware::{AqlLimits, Firmware};
 
 /// The cell-wide A-MPDU and response parameters.
 struct MacParams {
@@ -173,11 +174,13 @@ impl World {
             ap_data,
             ap_beacon,
             txqs: PerAc::from_vec(txqs),
-            fw: (spec.ap.driver == "firmware").then(|| {
+            driver: Some(if spec.ap.driver == "firmware" {
                 let aql = spec.ap.aql.then_some(AqlLimits { low: spec.ap.aql_limit_low_ns, high: spec.ap.aql_limit_high_ns, threshold: spec.ap.aql_threshold_ns });
-                Box::new(Firmware::new(n_sta, spec.ap.hw_queue_limit, aql))
+                AnyDriver::Firmware(Box::new(Firmware::new(n_sta, spec.ap.hw_queue_limit, aql)))
+            } else {
+                AnyDriver::Pull(PullDriver)
             }),
-            fw_mode: spec.ap.driver == "firmware",
+            ap_pulls: spec.ap.driver != "firmware",
             stations,
             relays,
             wqm,

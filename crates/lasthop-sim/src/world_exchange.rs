@@ -89,10 +89,7 @@ impl World {
         let mut mpdus = self.tx_pool.pop().unwrap_or_default();
         let k = self.ctd_slot(ctd);
         let (sta, dir) = if self.chans[ctd.ch as usize].medium.get(c).owner == 0 {
-            let sta = match self.fw.as_deref() {
-                Some(fw) => fw.next_station(),
-                None => self.txqs[k].next_txq(),
-            };
+            let sta = self.with_driver(k, now, |d, mac| d.next_station(mac)).flatten();
             (sta.expect("AP ready with no active station"), Dir::Down)
         } else {
             let j = self.chans[ctd.ch as usize].medium.get(c).owner - 1;
@@ -184,20 +181,12 @@ impl World {
                 }
                 p
             }
-            Dir::Down if self.fw_mode => match self.fw.as_deref_mut().expect("firmware").take(sta, |p| fits(p.len)) {
+            // The AP's driver: from mac80211's queues (the AQM decides there what it drops) or
+            // from the firmware's.
+            Dir::Down => match self.with_driver(k, now, |d, mac| d.take(mac, sta, &|p: &PktRef| fits(p.len))).expect("the AP's driver") {
                 Take::Got(p) => p,
                 other => return other,
             },
-            Dir::Down => {
-                // Pull (the AQM decides here what it drops), then check the fit; a frame that
-                // does not fit waits at the head of the station's queue.
-                let Some(p) = self.ap_pull(sta, k, now) else { return Take::Empty };
-                if !fits(p.len) {
-                    self.txqs[k].stash(sta, p);
-                    return Take::NoFit;
-                }
-                p
-            }
             Dir::Up if matches!(self.stations[sta as usize].ac[k].queue, AnyQdisc::Fifo(_)) => {
                 let a = &mut self.stations[sta as usize].ac[k];
                 let Some(p) = a.queue.peek() else { return Take::Empty };
@@ -222,8 +211,8 @@ impl World {
             Dir::Up if port.is_some() => self.sat_up[self.sat_idx(k, sta)].filter(|&f| f == p.flow),
             // Relays forward; only the AP's queues are fed by saturated sources.
             Dir::Down if port.is_some() => None,
-            // In firmware mode the source refills when the driver pulls (`ApHost::tx_dequeue`).
-            Dir::Down if self.fw_mode => None,
+            // A driver that holds frames below mac80211 refilled the source when it took them.
+            Dir::Down if !self.ap_pulls => None,
             Dir::Down => self.sat_down[self.sat_idx(k, sta)],
             Dir::Up => self.sat_up[self.sat_idx(k, sta)],
         };
@@ -334,14 +323,9 @@ impl World {
                                 _ => {}
                             }
                         }
-                        Dir::Down if self.fw_mode => {
-                            if !self.fw.as_deref_mut().expect("firmware").end_turn(sta, more) {
-                                self.set_not_ready(self.ap_data[k]);
-                            }
-                        }
                         Dir::Down => {
-                            self.txqs[k].return_txq(sta, more);
-                            if !self.txqs[k].has_active() {
+                            let now = self.q.now();
+                            if self.with_driver(k, now, |d, mac| d.end_turn(mac, sta, more)) == Some(false) {
                                 self.set_not_ready(self.ap_data[k]);
                             }
                         }
@@ -365,7 +349,7 @@ impl World {
         }
         let now = self.q.now();
         // Completions freed firmware room and airtime budget.
-        self.fw_tx_status(now);
+        self.ap_tx_status(now);
         self.tcp_pump_dirty(now);
         self.schedule_next_access(ch);
     }

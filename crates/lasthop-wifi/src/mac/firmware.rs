@@ -1,7 +1,7 @@
 //! The transmit path of a firmware-queue AP driver (ath10k-like) below mac80211's station
-//! queues, with mac80211's airtime queue limit (AQL), as a sans-IO component: the host hands it
-//! the moments the driver acts on — a frame queued in mac80211 (`on_wake`), a transmission's
-//! status reported (`on_tx_status`) — and it pulls frames through [`DriverHost`], mac80211's
+//! queues, with mac80211's airtime queue limit (AQL), as a sans-IO [`ApDriver`]: the host hands
+//! it the moments the driver acts on — a frame queued in mac80211 (`on_wake`), a transmission's
+//! status reported (`on_tx_status`) — and it pulls frames through [`Mac80211`], mac80211's
 //! interface as a driver sees it.
 //!
 //! What it follows, read in the Linux sources (drivers/net/wireless/ath/ath10k/mac.c, htt_tx.c;
@@ -38,6 +38,7 @@
 //! decides inside the firmware when to pull; it is not modelled.
 
 use crate::mac::ampdu::Take;
+use crate::mac::driver::{ApDriver, Mac80211};
 use std::collections::VecDeque;
 
 /// mac80211's airtime queue limits, in nanoseconds of estimated airtime.
@@ -49,23 +50,6 @@ pub struct AqlLimits {
     pub high: u64,
     /// The radio-wide pending airtime under which `high` applies (`aql_threshold`, 24 ms).
     pub threshold: u64,
-}
-
-/// mac80211's side of the driver interface, as the driver calls it.
-pub trait DriverHost<P> {
-    /// `ieee80211_next_txq`: the next station of the open round that `eligible` accepts (its
-    /// AQL), or `None`.
-    fn next_txq(&mut self, eligible: &dyn Fn(u32) -> bool) -> Option<u32>;
-    /// `ieee80211_tx_dequeue`: the next frame for `sta` and its airtime estimate in ns (the
-    /// host accounts what the queue discipline drops on the way).
-    fn tx_dequeue(&mut self, sta: u32) -> Option<(P, u32)>;
-    /// `ieee80211_return_txq`.
-    fn return_txq(&mut self, sta: u32);
-    /// `ieee80211_txq_schedule_start` / `_end`: a scheduling round opens or closes.
-    fn schedule_start(&mut self);
-    fn schedule_end(&mut self);
-    /// Stations with frames queued in mac80211 (the length of its active list).
-    fn active_stations(&self) -> usize;
 }
 
 /// Why a station's push ended.
@@ -127,57 +111,20 @@ impl<P: Copy> Firmware<P> {
         aql_ok(self.aql, &self.pending, self.pending_total, sta)
     }
 
-    /// A frame was queued in mac80211 (`ath10k_mac_op_wake_tx_queue`): the head station of a
-    /// new round is pushed. Returns whether anything reached the firmware.
-    pub fn on_wake<H: DriverHost<P>>(&mut self, host: &mut H) -> bool {
-        if !self.schedule_start(host) {
-            return false;
-        }
-        let mut pushed = false;
-        let (aql, pending, total) = (self.aql, &self.pending, self.pending_total);
-        if let Some(sta) = host.next_txq(&|s| aql_ok(aql, pending, total, s)) {
-            pushed = self.push_txq(host, sta).1 > 0;
-            host.return_txq(sta);
-        }
-        host.schedule_end();
-        pushed
-    }
-
-    /// The firmware reported completions (`ath10k_mac_tx_push_pending`): below half of the
-    /// descriptors, one round over every station. Returns whether anything was pushed.
-    pub fn on_tx_status<H: DriverHost<P>>(&mut self, host: &mut H) -> bool {
-        if self.total >= self.limit / 2 || !self.schedule_start(host) {
-            return false;
-        }
-        let mut pushed = false;
-        loop {
-            let (aql, pending, total) = (self.aql, &self.pending, self.pending_total);
-            let Some(sta) = host.next_txq(&|s| aql_ok(aql, pending, total, s)) else { break };
-            let (end, n) = self.push_txq(host, sta);
-            pushed |= n > 0;
-            host.return_txq(sta);
-            if end == PushEnd::Full {
-                break;
-            }
-        }
-        host.schedule_end();
-        pushed
-    }
-
     /// `ieee80211_txq_schedule_start`, refused while the per-PHY AQL limit is reached.
-    fn schedule_start<H: DriverHost<P>>(&self, host: &mut H) -> bool {
+    fn schedule_start<M: Mac80211<P>>(&self, mac: &mut M) -> bool {
         if let Some(a) = self.aql {
-            let n = host.active_stations().max(1) as u64;
+            let n = mac.active_stations().max(1) as u64;
             if self.pending_total >= a.high + (n - 1) * a.low / 2 {
                 return false;
             }
         }
-        host.schedule_start();
+        mac.schedule_start();
         true
     }
 
     /// Push `sta`'s frames while it is within its AQL and a descriptor is free.
-    fn push_txq<H: DriverHost<P>>(&mut self, host: &mut H, sta: u32) -> (PushEnd, u32) {
+    fn push_txq<M: Mac80211<P>>(&mut self, mac: &mut M, sta: u32) -> (PushEnd, u32) {
         let mut n = 0;
         loop {
             if !self.aql_ok(sta) {
@@ -186,7 +133,9 @@ impl<P: Copy> Firmware<P> {
             if self.total >= self.limit {
                 return (PushEnd::Full, n);
             }
-            let Some((p, est)) = host.tx_dequeue(sta) else { return (PushEnd::Done, n) };
+            let Some(p) = mac.tx_dequeue(sta) else { return (PushEnd::Done, n) };
+            let est = mac.charge_airtime(sta, &p);
+            mac.dequeued(sta);
             self.push(sta, p, est as u64);
             n += 1;
         }
@@ -205,13 +154,30 @@ impl<P: Copy> Firmware<P> {
         }
     }
 
+    pub fn invariants(&self) -> Result<(), &'static str> {
+        if self.queue.iter().map(|q| q.len() as u32).sum::<u32>() > self.total {
+            return Err("firmware queues hold more than its count");
+        }
+        if self.pending.iter().sum::<u64>() != self.pending_total {
+            return Err("pending airtime out of sync");
+        }
+        if self.total > self.limit {
+            return Err("firmware over its limit");
+        }
+        Ok(())
+    }
+}
+
+impl<P: Copy> ApDriver<P> for Firmware<P> {
     /// The station the firmware serves at this channel access.
-    pub fn next_station(&self) -> Option<u32> {
+    #[inline]
+    fn next_station<M: Mac80211<P>>(&mut self, _mac: &mut M) -> Option<u32> {
         self.rr.front().copied()
     }
 
-    /// The next new frame of `sta`'s aggregate, if `fits(frame)`; one that does not fit stays.
-    pub fn take(&mut self, sta: u32, fits: impl Fn(&P) -> bool) -> Take<P> {
+    /// The next new frame of `sta`'s aggregate from its firmware queue.
+    #[inline]
+    fn take<M: Mac80211<P>>(&mut self, _mac: &mut M, sta: u32, fits: &dyn Fn(&P) -> bool) -> Take<P> {
         let q = &mut self.queue[sta as usize];
         let Some(p) = q.front() else { return Take::Empty };
         if !fits(p) {
@@ -220,9 +186,9 @@ impl<P: Copy> Firmware<P> {
         Take::Got(q.pop_front().expect("front"))
     }
 
-    /// `sta`'s turn ends; it goes to the back if it still holds frames (`more`: awaiting
-    /// retransmission). Returns whether any station still has something to send.
-    pub fn end_turn(&mut self, sta: u32, more: bool) -> bool {
+    /// `sta` goes to the back of the firmware's order if it still holds frames.
+    #[inline]
+    fn end_turn<M: Mac80211<P>>(&mut self, _mac: &mut M, sta: u32, more: bool) -> bool {
         let i = sta as usize;
         if self.rr.front() == Some(&sta) {
             self.rr.pop_front();
@@ -235,25 +201,54 @@ impl<P: Copy> Firmware<P> {
         !self.rr.is_empty()
     }
 
-    /// Done with a frame of `sta` that was charged `est` ns (acknowledged or dropped).
-    pub fn release(&mut self, sta: u32, est: u64) {
+    /// `ath10k_mac_op_wake_tx_queue`: the head station of a new round is pushed. Returns
+    /// whether anything reached the firmware.
+    fn on_wake<M: Mac80211<P>>(&mut self, mac: &mut M) -> bool {
+        if !self.schedule_start(mac) {
+            return false;
+        }
+        let mut pushed = false;
+        let (aql, pending, total) = (self.aql, &self.pending, self.pending_total);
+        if let Some(sta) = mac.next_txq(&|s| aql_ok(aql, pending, total, s)) {
+            pushed = self.push_txq(mac, sta).1 > 0;
+            mac.return_txq(sta, false);
+        }
+        mac.schedule_end();
+        pushed
+    }
+
+    /// `ath10k_mac_tx_push_pending`: below half of the descriptors, one round over every
+    /// station. Returns whether anything was pushed.
+    fn on_tx_status<M: Mac80211<P>>(&mut self, mac: &mut M) -> bool {
+        if self.total >= self.limit / 2 || !self.schedule_start(mac) {
+            return false;
+        }
+        let mut pushed = false;
+        loop {
+            let (aql, pending, total) = (self.aql, &self.pending, self.pending_total);
+            let Some(sta) = mac.next_txq(&|s| aql_ok(aql, pending, total, s)) else { break };
+            let (end, n) = self.push_txq(mac, sta);
+            pushed |= n > 0;
+            mac.return_txq(sta, false);
+            if end == PushEnd::Full {
+                break;
+            }
+        }
+        mac.schedule_end();
+        pushed
+    }
+
+    #[inline]
+    fn release(&mut self, sta: u32, est: u64) {
         let i = sta as usize;
         self.total -= 1;
         self.pending[i] -= est;
         self.pending_total -= est;
     }
 
-    pub fn invariants(&self) -> Result<(), &'static str> {
-        if self.queue.iter().map(|q| q.len() as u32).sum::<u32>() > self.total {
-            return Err("firmware queues hold more than its count");
-        }
-        if self.pending.iter().sum::<u64>() != self.pending_total {
-            return Err("pending airtime out of sync");
-        }
-        if self.total > self.limit {
-            return Err("firmware over its limit");
-        }
-        Ok(())
+    /// Aggregates come from the firmware's queues, filled by pushes.
+    fn builds_from_mac80211(&self) -> bool {
+        false
     }
 }
 
@@ -303,15 +298,28 @@ mod tests {
         }
     }
 
-    impl DriverHost<P> for Host {
+    impl Mac80211<P> for Host {
         fn next_txq(&mut self, eligible: &dyn Fn(u32) -> bool) -> Option<u32> {
             self.q.next_txq_where(eligible)
         }
-        fn tx_dequeue(&mut self, sta: u32) -> Option<(P, u32)> {
-            self.q.tx_dequeue(Instant::ZERO, sta, |_| panic!("drop")).map(|p| (p, self.est))
+        fn tx_dequeue(&mut self, sta: u32) -> Option<P> {
+            self.q.tx_dequeue(Instant::ZERO, sta, |_| panic!("drop"))
         }
-        fn return_txq(&mut self, sta: u32) {
-            self.q.return_txq(sta, false);
+        fn stash(&mut self, sta: u32, p: P) {
+            self.q.stash(sta, p);
+        }
+        fn dequeued(&mut self, _sta: u32) {}
+        fn charge_airtime(&mut self, _sta: u32, _p: &P) -> u32 {
+            self.est
+        }
+        fn return_txq(&mut self, sta: u32, more: bool) {
+            self.q.return_txq(sta, more);
+        }
+        fn has_active(&self) -> bool {
+            self.q.has_active()
+        }
+        fn active_stations(&self) -> usize {
+            self.q.active_len()
         }
         fn schedule_start(&mut self) {
             self.q.schedule_start();
@@ -319,19 +327,16 @@ mod tests {
         fn schedule_end(&mut self) {
             self.q.schedule_end();
         }
-        fn active_stations(&self) -> usize {
-            self.q.active_len()
-        }
     }
 
     /// The firmware transmits `sta`'s queued frames and acknowledges them.
-    fn transmit(fw: &mut Firmware<P>, sta: u32, est: u64) -> usize {
+    fn transmit(fw: &mut Firmware<P>, h: &mut Host, sta: u32, est: u64) -> usize {
         let mut n = 0;
-        while let Take::Got(_) = fw.take(sta, |_| true) {
+        while let Take::Got(_) = fw.take(h, sta, &|_| true) {
             fw.release(sta, est);
             n += 1;
         }
-        fw.end_turn(sta, false);
+        fw.end_turn(h, sta, false);
         n
     }
 
@@ -347,7 +352,7 @@ mod tests {
         // The next wake serves the next station, until the descriptors run out.
         assert!(fw.on_wake(&mut h));
         assert_eq!((fw.queued(0), fw.len()), (4, 10));
-        assert_eq!(fw.next_station(), Some(1));
+        assert_eq!(fw.next_station(&mut h), Some(1));
         fw.invariants().unwrap();
     }
 
@@ -362,7 +367,7 @@ mod tests {
         h.put(2, 1);
         // Full: the wakes push nothing, but each one takes the head and returns it to the back.
         assert!(!fw.on_wake(&mut h)); // station 0 (head) to the back: 1, 2, 0
-        assert_eq!(transmit(&mut fw, 0, 0), 4);
+        assert_eq!(transmit(&mut fw, &mut h, 0, 0), 4);
         // Room again: the head is now station 1, then 2; station 0 waits for its turn.
         assert!(fw.on_wake(&mut h));
         assert_eq!((fw.queued(1), fw.queued(0)), (1, 0));
@@ -386,11 +391,11 @@ mod tests {
         assert!(!fw.on_wake(&mut h));
         assert_eq!((fw.queued(1), fw.queued(2), fw.len()), (2, 0, 8));
         // Two frames done: 6 of 8 pending, not below half, so the status pushes nothing.
-        assert_eq!(transmit(&mut fw, 1, 0), 2);
+        assert_eq!(transmit(&mut fw, &mut h, 1, 0), 2);
         assert!(!fw.on_tx_status(&mut h));
         // Below half (3 pending): one round, each station with frames once, until full.
         for _ in 0..3 {
-            fw.take(0, |_| true);
+            fw.take(&mut h, 0, &|_| true);
             fw.release(0, 0);
         }
         assert!(fw.on_tx_status(&mut h));
@@ -430,7 +435,7 @@ mod tests {
         // so no round opens at 2 ms.
         assert!(!fw.on_wake(&mut h));
         // Station 0's frames are done: its budget and the radio's are free again.
-        transmit(&mut fw, 0, 100_000);
+        transmit(&mut fw, &mut h, 0, 100_000);
         assert!(fw.aql_ok(0));
         assert!(fw.on_wake(&mut h));
         assert_eq!(fw.queued(0), 10);
@@ -453,8 +458,8 @@ mod tests {
                 fw.on_wake(&mut h);
             }
             // The firmware serves the stations holding frames in turn.
-            while let Some(s) = fw.next_station() {
-                let n = transmit(&mut fw, s, 100_000);
+            while let Some(s) = fw.next_station(&mut h) {
+                let n = transmit(&mut fw, &mut h, s, 100_000);
                 if s == 1 {
                     light_sent += n;
                 }

@@ -14,6 +14,9 @@
 //!   limit.
 //! * [`exchange`]: the timing of a PPDU and its response (response end, EIFS, backoff
 //!   reference after a failure).
+//! * [`driver`]: the AP's driver between mac80211's queues and the air, as the frame exchange
+//!   pulls from it (`ApDriver`: the pull driver, the firmware-queue driver), and mac80211's
+//!   side of that interface (`Mac80211`).
 //! * [`firmware`]: a firmware-queue driver's transmit path below mac80211 (ath10k-like push
 //!   on wake and on transmit status, the firmware's per-station queues, the airtime queue
 //!   limit).
@@ -23,6 +26,7 @@
 pub mod ampdu;
 pub mod blockack;
 pub mod edca;
+pub mod driver;
 pub mod exchange;
 pub mod firmware;
 pub mod frame;
