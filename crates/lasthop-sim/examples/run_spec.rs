@@ -13,8 +13,9 @@ fn main() {
     let js = std::fs::read_to_string(&path).expect("readable spec");
     for _ in 0..repeats {
         let t0 = Instant::now();
-        let out = lasthop_sim::run_json(&js, 1, &mut |_| {}).expect("spec runs");
+        let out = lasthop_sim::run_json(&js, std::env::var("SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(1), &mut |_| {}).expect("spec runs");
         let wall = t0.elapsed().as_secs_f64();
+        if let Ok(o) = std::env::var("OUT") { std::fs::write(o, &out).unwrap(); }
         // `"stats":{"events":N,…` leads the result; read N without parsing the rest.
         let events: u64 = out
             .split_once("\"events\":")

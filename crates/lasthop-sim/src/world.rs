@@ -1403,7 +1403,7 @@ pub(super) struct ApHost<'a> {
 
 impl Mac80211<PktRef> for ApHost<'_> {
     #[inline]
-    fn next_txq(&mut self, eligible: &dyn Fn(u32) -> bool) -> Option<u32> {
+    fn next_txq<F: Fn(u32) -> bool>(&mut self, eligible: F) -> Option<u32> {
         self.w.txqs[self.k].next_txq_where(eligible)
     }
 

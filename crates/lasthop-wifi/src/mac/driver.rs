@@ -20,7 +20,7 @@ use crate::mac::firmware::Firmware;
 pub trait Mac80211<P> {
     /// `ieee80211_next_txq`: the next station (of the open round, if one is open) that
     /// `eligible` accepts, or `None`.
-    fn next_txq(&mut self, eligible: &dyn Fn(u32) -> bool) -> Option<u32>;
+    fn next_txq<F: Fn(u32) -> bool>(&mut self, eligible: F) -> Option<u32>;
     /// `ieee80211_tx_dequeue`: the next frame for `sta` (the host accounts what the queue
     /// discipline drops on the way).
     fn tx_dequeue(&mut self, sta: u32) -> Option<P>;
@@ -48,7 +48,7 @@ pub trait ApDriver<P> {
     fn next_station<M: Mac80211<P>>(&mut self, mac: &mut M) -> Option<u32>;
     /// The next new frame of `sta`'s aggregate if `fits(frame)`; one that does not fit stays
     /// first in line.
-    fn take<M: Mac80211<P>>(&mut self, mac: &mut M, sta: u32, fits: &dyn Fn(&P) -> bool) -> Take<P>;
+    fn take<M: Mac80211<P>>(&mut self, mac: &mut M, sta: u32, fits: impl Fn(&P) -> bool) -> Take<P>;
     /// `sta`'s turn ends (`more`: frames await retransmission). Returns whether the AP still
     /// has something to send.
     fn end_turn<M: Mac80211<P>>(&mut self, mac: &mut M, sta: u32, more: bool) -> bool;
@@ -75,11 +75,11 @@ pub struct PullDriver;
 impl<P> ApDriver<P> for PullDriver {
     #[inline]
     fn next_station<M: Mac80211<P>>(&mut self, mac: &mut M) -> Option<u32> {
-        mac.next_txq(&|_| true)
+        mac.next_txq(|_| true)
     }
 
     #[inline]
-    fn take<M: Mac80211<P>>(&mut self, mac: &mut M, sta: u32, fits: &dyn Fn(&P) -> bool) -> Take<P> {
+    fn take<M: Mac80211<P>>(&mut self, mac: &mut M, sta: u32, fits: impl Fn(&P) -> bool) -> Take<P> {
         // Pull (the AQM decides here what it drops), then check the fit; a frame that does not
         // fit waits at the head of the station's queue.
         let Some(p) = mac.tx_dequeue(sta) else { return Take::Empty };
@@ -136,7 +136,7 @@ impl<P: Copy> ApDriver<P> for AnyDriver<P> {
         dispatch!(self, d => d.next_station(mac))
     }
     #[inline]
-    fn take<M: Mac80211<P>>(&mut self, mac: &mut M, sta: u32, fits: &dyn Fn(&P) -> bool) -> Take<P> {
+    fn take<M: Mac80211<P>>(&mut self, mac: &mut M, sta: u32, fits: impl Fn(&P) -> bool) -> Take<P> {
         dispatch!(self, d => d.take(mac, sta, fits))
     }
     #[inline]

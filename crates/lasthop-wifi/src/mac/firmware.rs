@@ -177,7 +177,7 @@ impl<P: Copy> ApDriver<P> for Firmware<P> {
 
     /// The next new frame of `sta`'s aggregate from its firmware queue.
     #[inline]
-    fn take<M: Mac80211<P>>(&mut self, _mac: &mut M, sta: u32, fits: &dyn Fn(&P) -> bool) -> Take<P> {
+    fn take<M: Mac80211<P>>(&mut self, _mac: &mut M, sta: u32, fits: impl Fn(&P) -> bool) -> Take<P> {
         let q = &mut self.queue[sta as usize];
         let Some(p) = q.front() else { return Take::Empty };
         if !fits(p) {
@@ -209,7 +209,7 @@ impl<P: Copy> ApDriver<P> for Firmware<P> {
         }
         let mut pushed = false;
         let (aql, pending, total) = (self.aql, &self.pending, self.pending_total);
-        if let Some(sta) = mac.next_txq(&|s| aql_ok(aql, pending, total, s)) {
+        if let Some(sta) = mac.next_txq(|s| aql_ok(aql, pending, total, s)) {
             pushed = self.push_txq(mac, sta).1 > 0;
             mac.return_txq(sta, false);
         }
@@ -226,7 +226,7 @@ impl<P: Copy> ApDriver<P> for Firmware<P> {
         let mut pushed = false;
         loop {
             let (aql, pending, total) = (self.aql, &self.pending, self.pending_total);
-            let Some(sta) = mac.next_txq(&|s| aql_ok(aql, pending, total, s)) else { break };
+            let Some(sta) = mac.next_txq(|s| aql_ok(aql, pending, total, s)) else { break };
             let (end, n) = self.push_txq(mac, sta);
             pushed |= n > 0;
             mac.return_txq(sta, false);
@@ -299,7 +299,7 @@ mod tests {
     }
 
     impl Mac80211<P> for Host {
-        fn next_txq(&mut self, eligible: &dyn Fn(u32) -> bool) -> Option<u32> {
+        fn next_txq<F: Fn(u32) -> bool>(&mut self, eligible: F) -> Option<u32> {
             self.q.next_txq_where(eligible)
         }
         fn tx_dequeue(&mut self, sta: u32) -> Option<P> {
@@ -332,7 +332,7 @@ mod tests {
     /// The firmware transmits `sta`'s queued frames and acknowledges them.
     fn transmit(fw: &mut Firmware<P>, h: &mut Host, sta: u32, est: u64) -> usize {
         let mut n = 0;
-        while let Take::Got(_) = fw.take(h, sta, &|_| true) {
+        while let Take::Got(_) = fw.take(h, sta, |_| true) {
             fw.release(sta, est);
             n += 1;
         }
@@ -395,7 +395,7 @@ mod tests {
         assert!(!fw.on_tx_status(&mut h));
         // Below half (3 pending): one round, each station with frames once, until full.
         for _ in 0..3 {
-            fw.take(&mut h, 0, &|_| true);
+            fw.take(&mut h, 0, |_| true);
             fw.release(0, 0);
         }
         assert!(fw.on_tx_status(&mut h));
