@@ -36,6 +36,16 @@ def test_wqm_quick_reports_every_claim(tmp_path):
     assert min(_means(claims["W1"], "FIFO-1000 / WQM")) >= 3, claims["W1"]
     assert min(_means(claims["W1"], "PIE / WQM") + _means(claims["W1"], "CoDel / WQM")) >= 1.3, claims["W1"]
     assert min(_means(claims["W5"], "FIFO / WQM")) >= 3, claims["W5"]
+    # W5 runs the parking lot as Fig. 20 did, with Minstrel and with every link fixed at each of
+    # four rates, and tests each flow's ratio of the latencies averaged over the five settings.
+    w5 = claims["W5"]
+    assert len(w5["checks"]) == 3 and all("pooled" in k["label"] for k in w5["checks"]), w5
+    rtt = w5["detail"]["p50_rtt_ms"]
+    assert set(rtt) == {"minstrel", "6.5", "13", "65", "144.4"}, w5
+    # Without aggregation at 6.5 Mb/s FIFO-1000 holds seconds of queue; WQM cuts every flow's RTT
+    # several-fold at every rate setting.
+    assert all(v["fifo"] > 2000 for v in rtt["6.5"].values()), w5
+    assert min(r for v in w5["detail"]["fifo_over_wqm"].values() for r in v.values()) >= 3, w5
     near = _means(claims["W3"], "CoDel / WQM") + _means(claims["W3"], "PIE / WQM")
     assert len(near) == 6 and all(0.7 <= x <= 1.5 for x in near), claims["W3"]
     assert len(re.findall(r"<img ", (out / "report.html").read_text())) == 9
