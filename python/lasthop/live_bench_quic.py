@@ -106,7 +106,7 @@ def scenario(path: str) -> int:
     def get(path: str, prof: str) -> dict:
         f = out / "get.json"
         f.unlink(missing_ok=True)
-        subprocess.run(ex("sta0", b, "quic", "get", f"https://{SERVER}:{PORT}/{path}", "--profile", prof, "--result", str(f),
+        subprocess.run(ex("sta0", b, "quic", "get", "--insecure", f"https://{SERVER}:{PORT}/{path}", "--profile", prof, "--result", str(f),
                           "-q"), timeout=120)
         return json.loads(f.read_text()) if f.exists() else {"ok": False}
 
@@ -133,7 +133,7 @@ def scenario(path: str) -> int:
                 for i in range(sc["runs"]):
                     f = out / "page.json"
                     f.unlink(missing_ok=True)
-                    subprocess.run(ex("sta0", b, "quic", "get", "--page", page, f"https://{SERVER}:{PORT}/", "--profile", prof,
+                    subprocess.run(ex("sta0", b, "quic", "get", "--insecure", "--page", page, f"https://{SERVER}:{PORT}/", "--profile", prof,
                                       "--result", str(f), "-q"), timeout=120)
                     g = json.loads(f.read_text()) if f.exists() else {"ok": False}
                     res["runs"].append({"profile": prof, "page": page, "ok": g.get("ok"), "plt_ms": g.get("page_load_ms")})
@@ -233,7 +233,7 @@ def loopback(size_mb: int = 200, runs: int = 3) -> dict:
             for _ in range(runs):
                 c0 = cpu(srv.pid)
                 r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-                subprocess.run([b, "quic", "get", f"https://127.0.0.1:{port}/big.bin", "--profile", prof, "--result", f"{t}/r.json", "-q"],
+                subprocess.run([b, "quic", "get", "--insecure", f"https://127.0.0.1:{port}/big.bin", "--profile", prof, "--result", f"{t}/r.json", "-q"],
                                check=True, timeout=300)
                 r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
                 scpu += cpu(srv.pid) - c0

@@ -49,13 +49,16 @@ def run(argv: list[str]) -> int:
     sys.stdout.flush()
     sys.stderr.flush()
     if argv[0] == "quic":
-        import subprocess
+        import os
         b = quic_binary()
         if b is None:
             print("lasthop quic: needs the standalone binary lasthop-live built with QUIC (make build)", file=sys.stderr)
             return 2
+        # The binary replaces this process: a stop signal to the `lasthop` PID reaches the
+        # server itself, and no child is left holding its port.
         try:
-            return subprocess.run([b, *argv]).returncode
-        except KeyboardInterrupt:
-            return 130
+            os.execv(b, [b, *argv])
+        except OSError as e:
+            print(f"lasthop quic: {b}: {e.strerror}", file=sys.stderr)
+            return 2
     return int(_native().live_main(argv))

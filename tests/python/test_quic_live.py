@@ -55,13 +55,55 @@ class Server:
         return err
 
 
-def _get(url: str, *args: str, ns: list[str] | None = None) -> tuple[int, dict]:
+def _get(url: str, *args: str, ns: list[str] | None = None, trust: tuple[str, ...] = ("--insecure",)) -> tuple[int, dict]:
+    """`quic get`; the servers of these tests make a self-signed certificate at start, so by
+    default the client is told not to verify it (`trust` replaces that)."""
     import tempfile
     with tempfile.TemporaryDirectory() as t:
-        r = subprocess.run([*(ns or []), str(BIN), "quic", "get", url, "--result", f"{t}/r.json", "-q", *args],
+        r = subprocess.run([*(ns or []), str(BIN), "quic", "get", url, "--result", f"{t}/r.json", "-q", *trust, *args],
                            capture_output=True, text=True, timeout=90)
         res = json.loads(Path(f"{t}/r.json").read_text()) if Path(f"{t}/r.json").exists() else {}
+        res.setdefault("stderr", r.stderr)
     return r.returncode, res
+
+
+def _pki(d: Path, leaves: dict[str, list[str]]) -> Path:
+    """A CA (d/ca.pem) and, per entry of `leaves`, a server certificate it signs for those names
+    (DNS names or IP addresses): d/<entry>.chain.pem and d/<entry>.key.pem."""
+    import datetime
+    import ipaddress
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    now = datetime.datetime.now(datetime.timezone.utc)
+    valid = dict(not_valid_before=now - datetime.timedelta(days=1), not_valid_after=now + datetime.timedelta(days=2))
+    pem = lambda c: c.public_bytes(serialization.Encoding.PEM)  # noqa: E731
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "lasthop test CA")])
+    ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())
+          .serial_number(x509.random_serial_number()).not_valid_before(valid["not_valid_before"])
+          .not_valid_after(valid["not_valid_after"])
+          .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+          .sign(ca_key, hashes.SHA256()))
+    (d / "ca.pem").write_bytes(pem(ca))
+    for entry, names in leaves.items():
+        key = ec.generate_private_key(ec.SECP256R1())
+        sans = []
+        for n in names:
+            try:
+                sans.append(x509.IPAddress(ipaddress.ip_address(n)))
+            except ValueError:
+                sans.append(x509.DNSName(n))
+        leaf = (x509.CertificateBuilder().subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, names[0])]))
+                .issuer_name(ca_name).public_key(key.public_key()).serial_number(x509.random_serial_number())
+                .not_valid_before(valid["not_valid_before"]).not_valid_after(valid["not_valid_after"])
+                .add_extension(x509.SubjectAlternativeName(sans), critical=False).sign(ca_key, hashes.SHA256()))
+        (d / f"{entry}.chain.pem").write_bytes(pem(leaf) + pem(ca))
+        (d / f"{entry}.key.pem").write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                                               serialization.NoEncryption()))
+    return d / "ca.pem"
 
 
 @pytest.fixture
@@ -85,6 +127,8 @@ def test_bad_input_is_one_line_exit_2_and_nothing_overwritten(tmp_path, site):
         (["serve", str(site), "--history-key", "/16"], "--history-key"),
         (["get", "http://127.0.0.1:4433/x"], "not an https:// URL"),
         (["get"], "at least one URL"),
+        (["get", "https://127.0.0.1:4433/", "--ca", str(tmp_path / "nope.pem")], "--ca = "),
+        (["get", "https://127.0.0.1:4433/", "--ca", str(site / "index.html"), "--insecure"], "exclude each other"),
         (["fly"], "unknown command"),
     ]
     bad = tmp_path / "bad.pem"
@@ -268,3 +312,84 @@ def test_table_ii_pages_match_the_simulator_and_load(tmp_path, site):
     finally:
         srv.stop()
     assert (site / "pages" / "google" / "index.html").stat().st_size == page_objects("google")[0]
+
+
+@needs
+def test_the_servers_certificate_is_verified_by_default(tmp_path, site):
+    pytest.importorskip("cryptography")
+    ca = _pki(tmp_path, {"good": ["localhost", "127.0.0.1"], "other": ["other.example"]})
+    stranger = tmp_path / "stranger"
+    stranger.mkdir()
+    _pki(stranger, {"good": ["localhost", "127.0.0.1"]})
+    cert = lambda d, e: ("--cert", str(d / f"{e}.chain.pem"), "--key", str(d / f"{e}.key.pem"))  # noqa: E731
+    url = lambda srv, host="127.0.0.1": f"https://{host}:{srv.port}/one.bin"  # noqa: E731
+    # Signed by the CA given, for the name or the address asked: downloaded.
+    srv = Server(site, *cert(tmp_path, "good"))
+    try:
+        for host in ("127.0.0.1", "localhost"):
+            rc, res = _get(url(srv, host), trust=("--ca", str(ca)))
+            assert rc == 0 and res["ok"], (host, res)
+    finally:
+        srv.stop()
+    # Issued by the CA for another name, or for the right names by another CA: refused with
+    # one line, nothing downloaded.
+    for d, entry in ((tmp_path, "other"), (stranger, "good")):
+        srv = Server(site, *cert(d, entry))
+        try:
+            for host in ("127.0.0.1", "localhost"):
+                rc, res = _get(url(srv, host), trust=("--ca", str(ca)))
+                assert rc != 0 and not res["ok"] and "certificate was refused" in res["error"], (entry, host, res)
+                assert res["stderr"].count("\n") == 1 and res["bytes"] == 0, res
+        finally:
+            srv.stop()
+    # The server's own self-signed certificate: refused against the system's CAs (or, on a
+    # machine without a CA bundle, a one-line error naming --ca and --insecure); accepted with
+    # --insecure, as curl -k.
+    srv = Server(site)
+    try:
+        rc, res = _get(url(srv), trust=())
+        assert rc != 0 and not res.get("ok") and "--insecure" in res.get("error", res["stderr"]), res
+        rc, res = _get(url(srv), trust=("--insecure",))
+        assert rc == 0 and res["ok"], res
+    finally:
+        srv.stop()
+
+
+@needs
+def test_serve_keeps_to_its_directory(tmp_path, site):
+    outside = tmp_path / "secret.txt"
+    outside.write_text("outside the served directory\n")
+    (site / "leak.txt").symlink_to(outside)
+    (site / "alias.bin").symlink_to(site / "one.bin")
+    for follow, leak_status in ((False, "404"), (True, "200")):
+        srv = Server(site, *(["--follow-symlinks"] if follow else []))
+        try:
+            _, res = _get(f"https://127.0.0.1:{srv.port}/leak.txt")
+            assert res["objects"][0]["status"] == leak_status, (follow, res)
+            # A link that stays inside the directory is served either way.
+            rc, res = _get(f"https://127.0.0.1:{srv.port}/alias.bin")
+            assert rc == 0 and res["objects"][0]["bytes"] == 1_000_000, (follow, res)
+        finally:
+            srv.stop()
+
+
+@needs
+def test_a_stop_signal_to_lasthop_quic_serve_leaves_nothing_running(tmp_path, site):
+    lasthop = Path(sys.executable).parent / "lasthop"
+    if not lasthop.exists():
+        pytest.skip("the lasthop command is not installed beside this interpreter")
+    port = _port()
+    p = subprocess.Popen([str(lasthop), "quic", "serve", str(site), "--listen", f"127.0.0.1:{port}", "--stats", "0"],
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        line = p.stderr.readline()
+        assert "quic serve:" in line, line
+        # The PID a shell or a script holds is the server itself (no child left behind).
+        p.send_signal(signal.SIGTERM)
+        assert p.wait(timeout=20) == 0
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.bind(("127.0.0.1", port))
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()

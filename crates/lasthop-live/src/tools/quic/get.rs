@@ -59,6 +59,93 @@ pub struct GetOpts {
     pub timeout: Duration,
     pub stats_every: Option<Duration>,
     pub quiet: bool,
+    /// How the server's certificate is checked.
+    pub trust: Trust,
+}
+
+/// How `quic get` checks the server's certificate (as curl: verified by default).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Trust {
+    /// Against the system's CA certificates (the first bundle of [`SYSTEM_CA_FILES`] that exists).
+    System,
+    /// Against the CA certificates (PEM) in this file only.
+    CaFile(PathBuf),
+    /// Not at all (`--insecure`, for lab servers with a self-signed certificate).
+    Insecure,
+}
+
+/// Where distributions keep the system's CA bundle (Debian/Ubuntu, Fedora/RHEL, Alpine/OpenWrt).
+pub const SYSTEM_CA_FILES: &[&str] = &["/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt", "/etc/ssl/cert.pem"];
+
+impl Trust {
+    /// Configure quiche: the peer is verified (chain and name, from `quiche::connect`'s server
+    /// name) unless `Insecure`.
+    fn apply(&self, cfg: &mut quiche::Config) -> Result<(), String> {
+        let file = match self {
+            Trust::Insecure => {
+                cfg.verify_peer(false);
+                return Ok(());
+            }
+            Trust::CaFile(f) => f.clone(),
+            Trust::System => match SYSTEM_CA_FILES.iter().map(PathBuf::from).find(|p| p.is_file()) {
+                Some(f) => f,
+                None => return Err(format!("no system CA certificates ({}): give --ca FILE, or --insecure for a lab server", SYSTEM_CA_FILES.join(", "))),
+            },
+        };
+        cfg.verify_peer(true);
+        let path = file.to_str().ok_or_else(|| format!("--ca = {}: not a UTF-8 path", file.display()))?;
+        cfg.load_verify_locations_from_file(path).map_err(|e| format!("CA certificates {path}: {e}"))
+    }
+}
+
+impl Trust {
+    /// For a URL whose host is an IP address (not checked by the TLS stack, which matches DNS
+    /// names): the verified certificate must name that address (RFC 2818 §3.1, RFC 6125
+    /// §1.7.2: an iPAddress subjectAltName).
+    fn check_ip_name(&self, host: &str, der: Option<&[u8]>) -> Result<(), String> {
+        let Ok(ip) = host.parse::<std::net::IpAddr>() else { return Ok(()) };
+        if *self == Trust::Insecure {
+            return Ok(());
+        }
+        let want: Vec<u8> = match ip {
+            std::net::IpAddr::V4(a) => a.octets().to_vec(),
+            std::net::IpAddr::V6(a) => a.octets().to_vec(),
+        };
+        let names = der
+            .and_then(|d| boring::x509::X509::from_der(d).ok())
+            .and_then(|c| c.subject_alt_names())
+            .map(|s| s.iter().filter_map(|n| n.ipaddress().map(<[u8]>::to_vec)).collect::<Vec<_>>())
+            .unwrap_or_default();
+        if names.contains(&want) {
+            Ok(())
+        } else {
+            Err(format!("the server's certificate was refused: it does not name the address {host} (give a URL with a name it was issued for, or --insecure for a lab server)"))
+        }
+    }
+}
+
+/// The one-line reason of a handshake the client's TLS refused (a TLS alert it sent: RFC 9001
+/// §4.8 carries alert A as the transport error 0x100 + A).
+fn tls_refusal(host: &str, e: &quiche::ConnectionError, trust: &Trust) -> Option<String> {
+    if e.is_app || !(0x100..0x200).contains(&e.error_code) {
+        return None;
+    }
+    let alert = e.error_code - 0x100;
+    let what = match alert {
+        42 => "bad certificate",
+        43 => "unsupported certificate",
+        44 => "certificate revoked",
+        45 => "certificate expired",
+        46 => "certificate unknown",
+        48 => "unknown CA",
+        51 => "signature not verified",
+        _ => return Some(format!("TLS handshake with {host} failed (alert {alert})")),
+    };
+    let hint = match trust {
+        Trust::CaFile(f) => format!("not signed by a CA of {}, or not issued for {host}", f.display()),
+        _ => format!("not verified against the system's CA certificates for {host}: give --ca FILE for a private CA, or --insecure for a lab server"),
+    };
+    Some(format!("the server's certificate was refused ({what}): {hint}"))
 }
 
 struct Obj {
@@ -94,7 +181,7 @@ pub fn run(o: &GetOpts) -> Result<i32, String> {
         });
     }
     let mut cfg = quiche::Config::new(quiche::PROTOCOL_VERSION).map_err(|e| e.to_string())?;
-    cfg.verify_peer(false);
+    o.trust.apply(&mut cfg)?;
     cfg.set_application_protos(quiche::h3::APPLICATION_PROTOCOL).map_err(|e| e.to_string())?;
     cfg.set_max_idle_timeout(10_000);
     cfg.set_max_recv_udp_payload_size(MAX_DATAGRAM);
@@ -119,7 +206,10 @@ pub fn run(o: &GetOpts) -> Result<i32, String> {
     };
     let scid = quiche::ConnectionId::from_ref(&scid_bytes);
     let t0 = Instant::now();
-    let mut conn = quiche::connect(Some(&o.urls[0].host), &scid, local, peer, &mut cfg).map_err(|e| e.to_string())?;
+    // A DNS name is sent (SNI) and verified by the TLS stack; an address literal is neither
+    // (RFC 6066 §3), its match against the certificate's iPAddress names is checked below.
+    let server_name = o.urls[0].host.parse::<std::net::IpAddr>().is_err().then_some(o.urls[0].host.as_str());
+    let mut conn = quiche::connect(server_name, &scid, local, peer, &mut cfg).map_err(|e| e.to_string())?;
     let h3_config = quiche::h3::Config::new().map_err(|e| e.to_string())?;
     let mut h3: Option<quiche::h3::Connection> = None;
     let mut objs: BTreeMap<u64, Obj> = BTreeMap::new();
@@ -169,6 +259,12 @@ pub fn run(o: &GetOpts) -> Result<i32, String> {
         let now = Instant::now();
         if conn.is_established() && handshake.is_none() {
             handshake = Some(now - t0);
+            if let Err(e) = o.trust.check_ip_name(&o.urls[0].host, conn.peer_cert()) {
+                failed = Some(e);
+                let _ = conn.close(false, 0x100 + 42, b"bad certificate");
+                send_all(&mut conn, &sock, &mut out);
+                break;
+            }
         }
         if let Some(p) = conn.path_stats().next() {
             if let Some(m) = p.min_rtt {
@@ -298,6 +394,9 @@ pub fn run(o: &GetOpts) -> Result<i32, String> {
     let last = objs.values().filter_map(|x| x.done).max();
     let all_ok = objs.len() == all.len() && objs.values().all(|x| x.done.is_some() && x.status.as_deref() == Some("200"));
     if failed.is_none() && !all_ok {
+        failed = conn.local_error().and_then(|e| tls_refusal(&o.urls[0].host, e, &o.trust));
+    }
+    if failed.is_none() && !all_ok {
         failed = Some(match conn.peer_error() {
             Some(e) => format!("the server closed the connection (error {:#x})", e.error_code),
             None => match objs.values().find(|x| x.status.as_deref().is_some_and(|s| s != "200")) {
@@ -326,14 +425,14 @@ pub fn run(o: &GetOpts) -> Result<i32, String> {
     if let Some(p) = &o.result {
         super::super::aggctl::net::write_atomic(p, &(serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())? + "\n"))?;
     }
-    if !o.quiet {
-        match &failed {
-            None => eprintln!("quic get: {} bytes in {:.1} ms ({:.1} Mb/s), handshake {:.1} ms, {} ACKs for {} packets",
-                              total, last.unwrap_or_default().as_secs_f64() * 1e3,
-                              total as f64 * 8.0 / last.unwrap_or(elapsed).as_secs_f64().max(1e-9) / 1e6,
-                              handshake.unwrap_or_default().as_secs_f64() * 1e3, ap.acks_sent, ap.packets),
-            Some(e) => eprintln!("quic get: failed: {e}"),
-        }
+    // A failure is one line even with --quiet, which silences the live view and the summary.
+    match &failed {
+        None if !o.quiet => eprintln!("quic get: {} bytes in {:.1} ms ({:.1} Mb/s), handshake {:.1} ms, {} ACKs for {} packets",
+                                      total, last.unwrap_or_default().as_secs_f64() * 1e3,
+                                      total as f64 * 8.0 / last.unwrap_or(elapsed).as_secs_f64().max(1e-9) / 1e6,
+                                      handshake.unwrap_or_default().as_secs_f64() * 1e3, ap.acks_sent, ap.packets),
+        None => {}
+        Some(e) => eprintln!("quic get: failed: {e}"),
     }
     Ok(if failed.is_none() { 0 } else { 1 })
 }

@@ -47,6 +47,8 @@ serve:
                          (default none)
   --initial-window N     the default initial window, packets (default 10)
   --pages                first write the eleven Table II pages under DIR/pages/
+  --follow-symlinks      also serve files that a symbolic link in DIR leads to outside
+                         it (by default only what resolves inside DIR is served)
   --cert FILE --key FILE certificate chain and private key (PEM); without them a
                          self-signed certificate is made at start
   --record FILE          append one JSON line per closed connection
@@ -59,6 +61,10 @@ get:
   -o, --out-dir DIR      save each body there (by the URL's file name)
   --result FILE          write the result (JSON)
   --timeout DUR          give up after DUR (default 60s)
+  --ca FILE              verify the server's certificate against the CA certificates in
+                         FILE (PEM) instead of the system's
+  --insecure             do not verify the server's certificate (a lab server with a
+                         self-signed one); by default it is verified, chain and name
 both:
   --stats SECONDS        live view on stderr every SECONDS (default 1 for serve, 0 for get)
   --duration DUR         (serve) stop after DUR
@@ -127,13 +133,14 @@ fn stats(a: &mut Args, default: f64) -> Result<Option<Duration>, UsageError> {
 fn run(sub: &str, argv: &[String]) -> Result<i32, UsageError> {
     let tool = format!("quic {sub}");
     if sub == "serve" {
-        let mut a = Args::parse(&tool, argv, &["quiet", "pages"], &["listen", "profile", "history", "history-key", "history-mode", "history-size", "history-lifetime", "guard", "initial-window", "cert", "key", "record", "metrics", "stats", "duration"])?;
+        let mut a = Args::parse(&tool, argv, &["quiet", "pages", "follow-symlinks"], &["listen", "profile", "history", "history-key", "history-mode", "history-size", "history-lifetime", "guard", "initial-window", "cert", "key", "record", "metrics", "stats", "duration"])?;
         if a.help() {
             print!("{HELP}");
             return Ok(0);
         }
         let quiet = a.flag("quiet");
         let write_pages = a.flag("pages");
+        let follow_symlinks = a.flag("follow-symlinks");
         let listen = match a.value("listen") {
             Some(v) => v.trim().parse::<SocketAddr>().map_err(|_| a.err("listen", &v, "an address and port, like 0.0.0.0:4433"))?,
             None => SocketAddr::from(([0, 0, 0, 0], 4433)),
@@ -170,13 +177,13 @@ fn run(sub: &str, argv: &[String]) -> Result<i32, UsageError> {
             return Err(usage("serve: --cert and --key go together"));
         }
         let o = serve::ServeOpts {
-            dir, listen, profile, history, prefix, ewma: mode == "ewma", size, lifetime, guard, iw,
+            dir, follow_symlinks, listen, profile, history, prefix, ewma: mode == "ewma", size, lifetime, guard, iw,
             cert: cert.zip(key), record, metrics, stats_every, duration, quiet,
         };
         serve::run(&o).map_err(|e| UsageError(format!("{tool}: {e}")))
     } else {
         let argv: Vec<String> = argv.iter().map(|x| if x == "-o" { "--out-dir".to_string() } else { x.clone() }).collect();
-        let mut a = Args::parse(&tool, &argv, &["quiet"], &["profile", "page", "out-dir", "result", "timeout", "stats"])?;
+        let mut a = Args::parse(&tool, &argv, &["quiet", "insecure"], &["profile", "page", "out-dir", "result", "timeout", "stats", "ca"])?;
         if a.help() {
             print!("{HELP}");
             return Ok(0);
@@ -201,6 +208,18 @@ fn run(sub: &str, argv: &[String]) -> Result<i32, UsageError> {
         let result = a.value("result").map(std::path::PathBuf::from);
         let timeout = a.duration("timeout", Duration::from_secs(60), Duration::from_millis(100), Duration::from_secs(86_400))?;
         let stats_every = stats(&mut a, 0.0)?;
+        let trust = match (a.value("ca"), a.flag("insecure")) {
+            (Some(_), true) => return Err(usage("get: --ca and --insecure exclude each other")),
+            (Some(f), false) => {
+                let p = std::path::PathBuf::from(&f);
+                if !p.is_file() {
+                    return Err(a.err("ca", &f, "a readable file of CA certificates (PEM)"));
+                }
+                get::Trust::CaFile(p)
+            }
+            (None, true) => get::Trust::Insecure,
+            (None, false) => get::Trust::System,
+        };
         a.finish(usize::MAX)?;
         if a.positional.is_empty() {
             return Err(usage("get: at least one URL is needed (https://HOST:PORT/PATH)"));
@@ -230,7 +249,7 @@ fn run(sub: &str, argv: &[String]) -> Result<i32, UsageError> {
                 return Err(usage(format!("get: --out-dir = {}: not a directory", super::args::show(&d.display().to_string()))));
             }
         }
-        let o = get::GetOpts { urls, later, page, profile, out_dir, result, timeout, stats_every, quiet };
+        let o = get::GetOpts { urls, later, page, profile, out_dir, result, timeout, stats_every, quiet, trust };
         get::run(&o).map_err(|e| UsageError(format!("{tool}: {e}")))
     }
 }

@@ -18,6 +18,8 @@ use std::time::{Duration, Instant};
 
 pub struct ServeOpts {
     pub dir: PathBuf,
+    /// Serve files that a symbolic link inside `dir` leads to outside it.
+    pub follow_symlinks: bool,
     pub listen: SocketAddr,
     pub profile: Profile,
     pub history: Option<PathBuf>,
@@ -222,6 +224,7 @@ fn sim(t0: Instant, t: Instant) -> SimInstant {
 pub fn run(o: &ServeOpts) -> Result<i32, String> {
     // Everything that can be wrong with the input is checked before the socket is bound.
     tls(&o.cert)?;
+    let root = Docroot::new(&o.dir, o.follow_symlinks).map_err(|e| format!("{}: {e}", o.dir.display()))?;
     let t0 = Instant::now();
     let mut store = Store::new(history::config(o.ewma, o.size, o.lifetime), o.prefix, o.history.clone());
     let loaded = store.load(sim(t0, t0))?;
@@ -354,7 +357,7 @@ pub fn run(o: &ServeOpts) -> Result<i32, String> {
                     }
                 }
             }
-            serve_conn(c, &o.dir, &mut k);
+            serve_conn(c, &root, &mut k);
         }
         // Timers, sends, samples, closes.
         let now = Instant::now();
@@ -362,7 +365,7 @@ pub fn run(o: &ServeOpts) -> Result<i32, String> {
             if c.conn.timeout_instant().is_some_and(|t| t <= now) {
                 c.conn.on_timeout();
             }
-            serve_conn(c, &o.dir, &mut k);
+            serve_conn(c, &root, &mut k);
             // Send: everything at once (bquic), or through Chromium's pacing sender (quic).
             loop {
                 let (ready, rate, recovery, cwnd, quiescent) = match (o.profile, c.conn.path_stats().next()) {
@@ -506,7 +509,7 @@ pub fn run(o: &ServeOpts) -> Result<i32, String> {
 }
 
 /// Read requests and write responses as far as the connection's flow control allows.
-fn serve_conn(c: &mut Conn, dir: &std::path::Path, k: &mut Counters) {
+fn serve_conn(c: &mut Conn, root: &Docroot, k: &mut Counters) {
     let Some(h3) = c.h3.as_mut() else { return };
     loop {
         match h3.poll(&mut c.conn) {
@@ -514,7 +517,7 @@ fn serve_conn(c: &mut Conn, dir: &std::path::Path, k: &mut Counters) {
                 k.requests += 1;
                 c.requests += 1;
                 let _ = c.conn.stream_shutdown(sid, quiche::Shutdown::Read, 0);
-                let r = respond(dir, &list, k);
+                let r = respond(root, &list, k);
                 c.resps.insert(sid, r);
             }
             Ok((sid, quiche::h3::Event::Reset(_))) => {
@@ -581,7 +584,27 @@ fn serve_conn(c: &mut Conn, dir: &std::path::Path, k: &mut Counters) {
     }
 }
 
-fn respond(dir: &std::path::Path, req: &[quiche::h3::Header], k: &mut Counters) -> Resp {
+/// The directory served: its real path (symbolic links resolved), and whether a file may
+/// resolve outside it.
+pub struct Docroot {
+    pub real: PathBuf,
+    pub follow_symlinks: bool,
+}
+
+impl Docroot {
+    pub fn new(dir: &std::path::Path, follow_symlinks: bool) -> std::io::Result<Docroot> {
+        Ok(Docroot { real: std::fs::canonicalize(dir)?, follow_symlinks })
+    }
+
+    /// Whether `file` (below the directory by its name) may be served: what it resolves to,
+    /// through any symbolic link, must lie inside the directory, unless links are followed.
+    fn admits(&self, file: &std::path::Path) -> bool {
+        self.follow_symlinks || std::fs::canonicalize(file).is_ok_and(|r| r.starts_with(&self.real))
+    }
+}
+
+fn respond(root: &Docroot, req: &[quiche::h3::Header], k: &mut Counters) -> Resp {
+    let dir = root.real.as_path();
     let mut path = None;
     let mut method = None;
     for h in req {
@@ -616,6 +639,9 @@ fn respond(dir: &std::path::Path, req: &[quiche::h3::Header], k: &mut Counters) 
     }
     if file.is_dir() {
         file.push("index.html");
+    }
+    if !root.admits(&file) {
+        return fail("404", k);
     }
     match std::fs::File::open(&file).and_then(|f| f.metadata().map(|m| (f, m))) {
         Ok((f, m)) if m.is_file() => Resp { headers: Some(hdr("200", m.len())), file: Some(f), buf: Vec::new(), off: 0, eof: false },
