@@ -3,7 +3,7 @@
 shared queue under overload, and dense saturated cells.
 
 Needs the Debian packages libns3-dev, libgsl-dev and libsqlite3-dev (ns-3.37) and a built
-lasthop. Run from the repository root (about 10 minutes on two cores):
+lasthop. Run from the repository root (about 5 to 8 minutes on two cores):
 
     .venv/bin/python reference/ns3/compare_load.py      # writes reference/ns3/load.csv
 
@@ -13,7 +13,11 @@ errors, no RTS/CTS, CBR UDP downlinks of 1500-byte IP packets, measured after th
 (ns-3: packets sent between the warm-up and 0.5 s before the end), one-way delay from the sender's UDP socket (ns-3)
 or the packet's creation at the server (lasthop; the wired link is 10 Gb/s with no delay).
 ns-3's AP runs its traffic-control qdisc (FqCoDelQueueDisc or FifoQueueDisc, `limit` packets)
-over a 500-packet WifiMacQueue per AC; lasthop's runs `ap.qdisc` with `ap.queue_limit`.
+over a 500-packet WifiMacQueue per AC; lasthop's runs `ap.qdisc` with `ap.queue_limit`, through
+the pull driver, and again (the "firmware" rows, same ns-3 run) through the firmware-queue driver
+with 500 frames below mac80211 (`ap.driver = "firmware"`, `hw_queue_limit = 500`), without and
+with the airtime queue limit. Station 0's load is Poisson in the "poisson" rows (lasthop only;
+ns-3's is CBR there too).
 """
 from __future__ import annotations
 
@@ -28,13 +32,22 @@ HERE = Path(__file__).resolve().parent
 BIN = Path("/tmp/lasthop-ns3-load")
 DURATION_S, WARMUP_S = 6, 2
 
-# (group, label, n, rate0 Mb/s, rate Mb/s, qdisc)
+# The firmware-queue driver of the "firmware" rows: 500 frames below mac80211 (ns-3's
+# WifiMacQueue), without and with mac80211's airtime queue limit.
+FIRMWARE = {"driver": "firmware", "hw_queue_limit": 500, "aql": False}
+FIRMWARE_AQL = {**FIRMWARE, "aql": True}
+
+# (group, label, n, rate0 Mb/s, rate Mb/s, qdisc, lasthop's AP driver keys, station 0 Poisson)
 SCENARIOS = (
-    [("delay-1sta", f"1 sta {r} Mb/s", 1, r, r, "fq_codel") for r in (100, 200, 300, 400, 500, 600)]
-    + [("delay-10sta", f"10 sta x {r // 10} Mb/s", 10, r // 10, r // 10, "fq_codel") for r in (100, 300, 500)]
-    + [("overload", f"10 sta, 700 + 9 x 10 Mb/s, {q}", 10, 700, 10, q) for q in ("fq_codel", "fifo")]
-    + [("overload-20", f"20 sta x 100 Mb/s, {q}", 20, 100, 100, q) for q in ("fq_codel", "fifo")]
-    + [("dense", f"{n} sta saturated", n, 2000 // n, 2000 // n, "fq_codel") for n in (50, 100)]
+    [("delay-1sta", f"1 sta {r} Mb/s", 1, r, r, "fq_codel", {}, False) for r in (100, 200, 300, 400, 500, 600)]
+    + [("delay-10sta", f"10 sta x {r // 10} Mb/s", 10, r // 10, r // 10, "fq_codel", {}, False) for r in (100, 300, 500)]
+    + [("overload", f"10 sta, 700 + 9 x 10 Mb/s, {q}", 10, 700, 10, q, {}, False) for q in ("fq_codel", "fifo")]
+    + [("overload-20", f"20 sta x 100 Mb/s, {q}", 20, 100, 100, q, {}, False) for q in ("fq_codel", "fifo")]
+    + [("dense", f"{n} sta saturated", n, 2000 // n, 2000 // n, "fq_codel", {}, False) for n in (50, 100)]
+    + [("firmware", f"10 sta, 700 + 9 x 10 Mb/s, FQ-CoDel, firmware 500{a}{p}", 10, 700, 10, "fq_codel", fw, poisson)
+       for fw, a in ((FIRMWARE, ""), (FIRMWARE_AQL, " + AQL")) for poisson, p in ((False, ""), (True, ", poisson"))]
+    + [("firmware", f"20 sta x 100 Mb/s, FQ-CoDel, firmware 500{a}", 20, 100, 100, "fq_codel", fw, False)
+       for fw, a in ((FIRMWARE, ""), (FIRMWARE_AQL, " + AQL"))]
 )
 
 
@@ -59,7 +72,8 @@ def run_ns3(n: int, rate0: int, rate: int, qdisc: str) -> dict:
     return {"sta": sta, "ampdu": ampdu}
 
 
-def lasthop_spec(n: int, rate0: int, rate: int, qdisc: str) -> dict:
+def lasthop_spec(n: int, rate0: int, rate: int, qdisc: str, driver: dict | None = None,
+                 poisson0: bool = False) -> dict:
     dur = DURATION_S * 10**9
     return {
         "name": "ns3-load", "description": "",
@@ -69,19 +83,20 @@ def lasthop_spec(n: int, rate0: int, rate: int, qdisc: str) -> dict:
         "mac": {"aggregation": True, "max_ampdu_mpdus": 64, "max_ampdu_bytes": 0,
                 "max_ppdu_time_ns": 5_484_000, "retry_limit": 7, "beacon_interval_ns": 102_400_000,
                 "access_category": "BE", "cw_min": None, "cw_max": None, "aifsn": None},
-        "ap": {"queue_limit": 1000, "scheduler": "round_robin", "qdisc": qdisc},
+        "ap": {"queue_limit": 1000, "scheduler": "round_robin", "qdisc": qdisc, **(driver or {})},
         "wired": {"rate_bps": 10_000_000_000, "delay_ns": 0, "queue_limit": 1000, "loss": 0.0},
         "stations": [{"mcs": 9, "nss": 2, "error_model": "none", "per": 0.0, "snr_db": 30.0,
                       "queue_limit": 1000} for _ in range(n)],
-        "flows": [{"station": i, "direction": "down", "pattern": "cbr",
+        "flows": [{"station": i, "direction": "down", "pattern": "poisson" if poisson0 and i == 0 else "cbr",
                    "rate_bps": (rate0 if i == 0 else rate) * 1_000_000, "packet_size": 1500,
                    "start_ns": 0, "stop_ns": dur} for i in range(n)],
     }
 
 
-def run_lasthop(n: int, rate0: int, rate: int, qdisc: str) -> dict:
+def run_lasthop(n: int, rate0: int, rate: int, qdisc: str, driver: dict | None = None,
+                poisson0: bool = False, seed: int = 1) -> dict:
     from lasthop import _native
-    d = json.loads(_native.run(json.dumps(lasthop_spec(n, rate0, rate, qdisc)), 1, None))
+    d = json.loads(_native.run(json.dumps(lasthop_spec(n, rate0, rate, qdisc, driver, poisson0)), seed, None))
     sta = [{"goodput": f["goodput_bps"], "loss": f["loss"], "mean": f["delay_ns"]["mean"] / 1e9, "p99": f["delay_ns"]["p99"] / 1e9}
            for f in d["flows"]]
     num = den = 0
@@ -100,8 +115,10 @@ def summary(r: dict) -> dict:
         "sta0_goodput_mbps": s[0]["goodput"] / 1e6,
         "others_goodput_mbps": sum(x["goodput"] for x in light) / len(light) / 1e6,
         "others_loss_pct": 100 * sum(x["loss"] for x in light) / len(light),
+        "others_p99_ms": 1e3 * max(x["p99"] for x in light),
         "mean_delay_ms": 1e3 * sum(x["mean"] for x in s) / len(s),
         "p99_spread": max(x["p99"] for x in s) / max(min(x["p99"] for x in s), 1e-9),
+        "jain": sum(x["goodput"] for x in s) ** 2 / (len(s) * sum(x["goodput"] ** 2 for x in s) or 1.0),
         "ampdu_mean": r["ampdu"],
     }
 
@@ -111,12 +128,16 @@ def main() -> int:
         print("ns-3 not found: apt-get install libns3-dev libgsl-dev libsqlite3-dev", file=sys.stderr)
         return 2
     build_ns3()
-    cols = ["goodput_mbps", "sta0_goodput_mbps", "others_goodput_mbps", "others_loss_pct", "mean_delay_ms",
-            "p99_spread", "ampdu_mean"]
+    cols = ["goodput_mbps", "sta0_goodput_mbps", "others_goodput_mbps", "others_loss_pct", "others_p99_ms", "mean_delay_ms",
+            "p99_spread", "jain", "ampdu_mean"]
     rows = []
-    for group, label, n, rate0, rate, qdisc in SCENARIOS:
-        a = summary(run_ns3(n, rate0, rate, qdisc))
-        b = summary(run_lasthop(n, rate0, rate, qdisc))
+    ns3: dict[tuple, dict] = {}
+    for group, label, n, rate0, rate, qdisc, driver, poisson0 in SCENARIOS:
+        key = (n, rate0, rate, qdisc)
+        if key not in ns3:
+            ns3[key] = summary(run_ns3(*key))
+        a = ns3[key]
+        b = summary(run_lasthop(n, rate0, rate, qdisc, driver, poisson0))
         rows.append([group, label] + [f"{a[c]:.3f}" for c in cols] + [f"{b[c]:.3f}" for c in cols])
         print(f"{label:34s} " + "  ".join(f"{c} {a[c]:.2f}/{b[c]:.2f}" for c in cols), flush=True)
     with open(HERE / "load.csv", "w", newline="") as fh:

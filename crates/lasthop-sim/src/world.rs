@@ -1032,6 +1032,13 @@ impl World {
     }
 
     fn station_enqueue(&mut self, sta: u32, p: PktRef, now: Instant) {
+        self.station_enqueue_since(sta, p, now, now);
+    }
+
+    /// A station's packet made at `made` ≤ `now` (a transport's answer to a packet delivered
+    /// at `made`, handled when the delivering exchange ended) enters its queue at `now`; for
+    /// channel access it arrived at `made`.
+    pub(super) fn station_enqueue_since(&mut self, sta: u32, p: PktRef, now: Instant, made: Instant) {
         if let Some(r) = self.stations[sta as usize].relay {
             self.relay_enqueue(r, 0, p, now);
             return;
@@ -1041,7 +1048,7 @@ impl World {
         match a.queue.enqueue(now, p) {
             Ok(()) => {
                 let c = a.ctd.expect("an EDCAF for the AC of a flow of the station");
-                self.make_ready(c, now);
+                self.make_ready_since(c, now, made);
             }
             Err(p) => {
                 self.tcp_station_sent(p);
@@ -1279,8 +1286,13 @@ impl World {
     /// A contender has something to send: if the medium is idle and it would win earlier than
     /// the access already scheduled, move the access event.
     fn make_ready(&mut self, c: Ctd, now: Instant) {
+        self.make_ready_since(c, now, now);
+    }
+
+    /// As `make_ready` for a frame that arrived at `arrived` ≤ `now` (`Medium::set_ready_since`).
+    fn make_ready_since(&mut self, c: Ctd, now: Instant, arrived: Instant) {
         let chan = &mut self.chans[c.ch as usize];
-        if !chan.medium.set_ready(c.id, now) || chan.medium.is_busy() {
+        if !chan.medium.set_ready_since(c.id, now, arrived) || chan.medium.is_busy() {
             return;
         }
         if let Some(t) = chan.medium.access_time_of(c.id) {

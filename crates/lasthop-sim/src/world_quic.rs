@@ -393,6 +393,12 @@ impl World {
     /// Let both endpoints of flow `f` act on their events, send what they may and re-arm
     /// their timer.
     fn quic_pump(&mut self, f: u32, now: Instant) {
+        self.quic_pump_since(f, now, now);
+    }
+
+    /// As `quic_pump`, for endpoints that got what they answer at `made` ≤ `now`: the client's
+    /// datagrams arrive at its station's MAC then (`station_enqueue_since`).
+    fn quic_pump_since(&mut self, f: u32, now: Instant, made: Instant) {
         let fi = f as usize;
         let counted = now >= self.warmup;
         // Application events.
@@ -473,7 +479,7 @@ impl World {
                 let q = self.quic[fi].as_deref_mut().expect("quic flow");
                 let Some(dg) = q.client.poll_transmit(now) else { break };
                 let p = self.quic_packet(f, dg, now, false);
-                self.station_enqueue(sta, p, now);
+                self.station_enqueue_since(sta, p, now, made);
             }
         }
         self.quic_arm(f, now);
@@ -610,6 +616,6 @@ impl World {
         }
         self.release(p);
         let now = self.q.now();
-        self.quic_pump(f, now.max(t));
+        self.quic_pump_since(f, now.max(t), t.min(now));
     }
 }

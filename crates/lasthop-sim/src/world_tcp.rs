@@ -171,6 +171,12 @@ impl World {
 
     /// Let both endpoints of flow `f` act: send what they may, and re-arm their timer.
     pub(super) fn tcp_pump(&mut self, f: u32, now: Instant) {
+        self.tcp_pump_since(f, now, now);
+    }
+
+    /// As `tcp_pump`, for an endpoint that got what it answers at `made` ≤ `now`: a station's
+    /// segments arrive at its MAC then (`station_enqueue_since`).
+    fn tcp_pump_since(&mut self, f: u32, now: Instant, made: Instant) {
         let stop = self.flows[f as usize].stop;
         // Data segments.
         loop {
@@ -197,7 +203,7 @@ impl World {
                 self.tcp_server_send(f, p, now);
             } else {
                 let sta = self.flows[f as usize].station;
-                self.station_enqueue(sta, p, now);
+                self.station_enqueue_since(sta, p, now, made);
             }
         }
         // ACKs.
@@ -211,7 +217,7 @@ impl World {
                 self.wired_send(p, super::Dir::Down, now);
             } else {
                 let sta = self.flows[f as usize].station;
-                self.station_enqueue(sta, p, now);
+                self.station_enqueue_since(sta, p, now, made);
             }
         }
         if self.tcp[f as usize].as_ref().unwrap().rr.is_some() {
@@ -397,7 +403,7 @@ impl World {
         }
         self.release(p);
         let now = self.q.now();
-        self.tcp_pump(f, now.max(t));
+        self.tcp_pump_since(f, now.max(t), t.min(now));
     }
 
     /// A station-side sender's segment left the station's MAC (Block Ack received or dropped):

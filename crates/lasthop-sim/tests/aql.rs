@@ -63,11 +63,12 @@ fn aql_restores_low_latency_under_a_firmware_queue() {
     assert!(q(fq_aql.1) * 2.0 < q(fq_fw.1), "{r:?}");
     assert!(q(fq_aql.1) * 4.0 < q(fifo_fw.1), "{r:?}");
     assert!(q(fq_aql.1) < q(fifo_pull.1), "{r:?}");
-    // A station with no backlog of its own is served within a few ms, except over a full
+    // A station with no backlog of its own waits for little more than the 10 ms wired RTT, an
+    // exchange or two and its own backoff (p95 < 30 ms), except over a full
     // firmware FIFO without AQL: there its ping waits for room, which ath10k's push path hands
     // to whichever station heads mac80211's list at the next wake (the latency AQL was made to
     // remove).
-    assert!(r.iter().enumerate().all(|(i, x)| i == 2 || x.2 < 25.0), "{r:?}");
+    assert!(r.iter().enumerate().all(|(i, x)| i == 2 || x.2 < 30.0), "{r:?}");
     assert!(fifo_fw.2 > fq_aql.2, "{r:?}");
     // At little cost in goodput.
     assert!(fq_aql.0 > 0.9 * fifo_pull.0, "{r:?}");

@@ -138,7 +138,7 @@ fn wired_loss_hurts_cubic_not_bbr() {
     }
     assert!(g[1][0] < 0.2 * g[0][0] && g[2][0] < g[1][0], "CUBIC should fall with loss: {g:?}");
     for row in &g[1..] {
-        assert!(row[1] > 0.75 * g[0][1], "BBR should keep most of its rate under loss: {g:?}");
+        assert!(row[1] > 0.7 * g[0][1], "BBR should keep most of its rate under loss: {g:?}");
     }
     for row in &g[1..] {
         assert!(row[1] > 5.0 * row[0], "BBR should hold far better than CUBIC: {g:?}");

@@ -79,6 +79,8 @@ pub struct Medium {
     pub cca_window: Duration,
     contenders: Vec<Contender>,
     busy: bool,
+    /// When the medium last turned idle.
+    idle_since: Instant,
     /// The reference instant of every lazy contender.
     lazy_ref: Instant,
     classes: Vec<Class>,
@@ -95,6 +97,7 @@ impl Medium {
             cca_window,
             contenders: Vec::new(),
             busy: false,
+            idle_since: Instant::ZERO,
             lazy_ref: Instant::ZERO,
             classes: Vec::new(),
             eager: Vec::new(),
@@ -202,10 +205,19 @@ impl Medium {
     /// backoff (§10.23.2.2 a)): it does not take the medium right after AIFS.
     #[inline]
     pub fn set_ready(&mut self, id: ContenderId, now: Instant) -> bool {
+        self.set_ready_since(id, now, now)
+    }
+
+    /// As [`Medium::set_ready`] for a frame that arrived at `arrived` ≤ `now` (the host learns
+    /// of it only at `now`: a frame made when a received MPDU was delivered, whose PPDU's
+    /// exchange ends at `now`): it arrived while the medium was busy if the medium has turned
+    /// idle since.
+    #[inline]
+    pub fn set_ready_since(&mut self, id: ContenderId, now: Instant, arrived: Instant) -> bool {
         if self.contenders[id.0 as usize].ready {
             return false;
         }
-        let busy = self.busy;
+        let busy = self.busy || arrived < self.idle_since;
         let c = self.touch(id);
         c.ready = true;
         c.ready_since = now;
@@ -292,6 +304,7 @@ impl Medium {
     /// [`Medium::defer_bystanders`].
     pub fn set_idle(&mut self, t: Instant) {
         self.busy = false;
+        self.idle_since = t;
         self.lazy_ref = t;
         let (contenders, classes) = (&mut self.contenders, &self.classes);
         self.eager.retain(|&id| {
