@@ -404,6 +404,36 @@ mod tests {
         assert_eq!(m.next_access(), Some(Instant(300_000 + 34_000 + 9_000 * drawn as u64)));
     }
 
+    /// A frame the host learns of when the medium has turned idle, but that arrived while it was
+    /// busy (a TCP ACK made at an MPDU's delivery inside the PPDU), draws the backoff it would
+    /// have drawn on arrival; one that arrived after the medium turned idle goes after AIFS.
+    #[test]
+    fn a_frame_entered_late_counts_from_when_it_arrived() {
+        let mut m = medium();
+        let params = EdcaParams { cw_min: 1023, cw_max: 1023, aifsn: 2 };
+        let mk = |seed| {
+            let mut e = Edcaf::new(params, Rng::from_seed(seed));
+            e.set_backoff(0);
+            e
+        };
+        let a = m.add(mk(1), 0, 0);
+        let b = m.add(mk(2), 1, 0);
+        let c = m.add(mk(3), 2, 0);
+        m.set_idle(Instant::ZERO);
+        m.set_ready(a, Instant(100_000));
+        m.start_access(Instant(100_000));
+        m.set_idle(Instant(300_000));
+        m.set_not_ready(a);
+        // `b`'s frame arrived at 200 µs, during `a`'s transmission; its host enters it at 300 µs.
+        m.set_ready_since(b, Instant(300_000), Instant(200_000));
+        let drawn = m.backoff(b);
+        assert!(drawn > 0, "a counter in [0, 1023] drawn as on a busy medium");
+        // `c`'s arrived at 300 µs itself, on the idle medium: no backoff, AIFS after it.
+        m.set_ready_since(c, Instant(300_000), Instant(300_000));
+        assert_eq!(m.backoff(c), 0);
+        assert_eq!(m.next_access(), Some(Instant(334_000)));
+    }
+
     #[test]
     fn same_slot_is_a_collision_and_internal_collision_resolves_by_priority() {
         let mut m = medium();
