@@ -84,7 +84,7 @@ fn run_capture(
         lasthop_sim::run_json_with_capture(&spec_json, seed, on_progress, Some(req)).map(|(data, cap)| {
             let cap = cap.expect("capture requested");
             let json = records.then(|| cap.to_json());
-            (data, cap.to_pcap(), json, (cap.records, cap.truncated))
+            (data, lasthop_sim::pcap::write(&cap), json, (cap.records, cap.truncated))
         })
     })?;
     let (data, bytes, json, kept) = result.map_err(PyRuntimeError::new_err)?;

@@ -276,11 +276,6 @@ impl Capture {
         &self.mpdus[p.first_mpdu as usize..(p.first_mpdu + p.n_mpdus) as usize]
     }
 
-    /// The pcap file (classic pcap, ns timestamps, radiotap + 802.11).
-    pub fn to_pcap(&self) -> Vec<u8> {
-        crate::pcap::write(self)
-    }
-
     /// The records as JSON (for tests and debugging): `{"node", "truncated", "records",
     /// "ppdus": [{"t_ns", "kind", "tx", "rx", "phy", "ampdu_ref", "collision", "received",
     /// "mpdus": [{"len", "seq", "retry", "flow", "ip_len", "ok", "tcp"}]}]}` where "tcp" is

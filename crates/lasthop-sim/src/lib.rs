@@ -51,7 +51,7 @@ pub fn run_json(spec_json: &str, seed: u64, progress: &mut dyn FnMut(f64)) -> Re
 }
 
 /// [`run_json`], and if `capture` is given, the frame records of that node (turn them into a
-/// pcap file with [`Capture::to_pcap`]). The `data` JSON is the same with and without capture.
+/// pcap file with [`pcap::write`]). The `data` JSON is the same with and without capture.
 pub fn run_json_with_capture(
     spec_json: &str,
     seed: u64,

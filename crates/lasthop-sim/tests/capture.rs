@@ -48,7 +48,7 @@ fn capture_does_not_change_results() {
             let (data, cap) = capture(&s, node, DEFAULT_LIMIT);
             assert_eq!(plain, data, "{std}: capture at {node:?} changed the results");
             assert!(!cap.truncated);
-            let pcap = cap.to_pcap();
+            let pcap = lasthop_sim::pcap::write(&cap);
             assert_eq!(&pcap[..4], &0xa1b2_3c4du32.to_le_bytes());
             // Record count and time order.
             let mut off = 24;
@@ -160,7 +160,7 @@ fn tcp_segments_in_the_capture() {
     for node in [Node::Station(0), Node::Station(1), Node::Ap] {
         let (data, cap) = capture(&s, node, DEFAULT_LIMIT);
         assert_eq!(plain, data, "capture at {node:?} changed the results");
-        let pkts = ip_packets(&cap.to_pcap());
+        let pkts = ip_packets(&lasthop_sim::pcap::write(&cap));
         assert_eq!(pkts.len(), cap.mpdus.len());
         let (mut n_data, mut n_sack, mut n_rev) = (0, 0, 0);
         for (ip, m) in pkts.iter().zip(&cap.mpdus) {

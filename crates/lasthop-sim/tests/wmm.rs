@@ -229,7 +229,7 @@ fn capture_carries_the_tid_of_the_flow() {
     let req = CaptureRequest { node: Node::Ap, limit: 200_000 };
     let (data, cap) = lasthop_sim::run_json_with_capture(&s, 1, &mut |_| {}, Some(req)).unwrap();
     assert_eq!(data, lasthop_sim::run_json(&s, 1, &mut |_| {}).unwrap(), "capture is an observer");
-    let pcap = cap.unwrap().to_pcap();
+    let pcap = lasthop_sim::pcap::write(&cap.unwrap());
     let tid_of_flow = [0u8, 6, 5, 1];
     let (mut i, mut seen) = (24, [0u32; 8]);
     let mut last_tid = None;
