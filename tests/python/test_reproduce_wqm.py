@@ -46,6 +46,10 @@ def test_wqm_quick_reports_every_claim(tmp_path):
     # several-fold at every rate setting.
     assert all(v["fifo"] > 2000 for v in rtt["6.5"].values()), w5
     assert min(r for v in w5["detail"]["fifo_over_wqm"].values() for r in v.values()) >= 3, w5
+    # PIE as the testbed ran it (sch_pie's dequeue-rate estimate, each host dequeuing a burst one
+    # transmit-path time per packet) lets the queue grow like FIFO-1000, as the paper's did.
+    w1 = claims["W1"]["detail"]["p50_rtt_ms"]
+    assert len(w1) == 3 and all(abs(v["pie"] / v["fifo"] - 1) < 0.05 for v in w1.values()), claims["W1"]
     near = _means(claims["W3"], "CoDel / WQM") + _means(claims["W3"], "PIE / WQM")
     assert len(near) == 6 and all(0.7 <= x <= 1.5 for x in near), claims["W3"]
     assert len(re.findall(r"<img ", (out / "report.html").read_text())) == 9

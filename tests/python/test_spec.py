@@ -46,7 +46,8 @@ def test_defaults_filled():
                "aql_limit_low_ns": 5_000_000, "aql_limit_high_ns": 12_000_000,
                "aql_threshold_ns": 24_000_000, "buffer_sizer": "none",
                "wqm_limit_ns": 2_500_000, "wqm_interval_ns": 100_000_000,
-               "wqm_variant": "aimd", "pie_estimator": "timestamp"},
+               "wqm_variant": "aimd", "pie_estimator": "timestamp",
+               "dequeue_cost_ns": 0},
         "wired": {"rate_bps": 10_000_000_000, "delay_ns": 1_000_000, "queue_limit": 1000,
                   "loss": 0.0, "loss_up": None, "qdisc": "fifo"},
         "channel": {"path_loss": "log_distance", "exponent": 3.5, "tx_power_dbm": 20.0,
@@ -397,6 +398,13 @@ def test_pie_estimator():
     assert s.normalized["ap"]["pie_estimator"] == "timestamp"
 
 
+def test_dequeue_cost():
+    s = norm('[sim]\nduration="1s"\n[ap]\ndriver="ath9k"\ndequeue_cost="2us"\n[[stations]]\nmcs=3\n', native=True)
+    assert s.normalized["ap"]["dequeue_cost_ns"] == 2000
+    s = norm('[sim]\nduration="1s"\n[[stations]]\nmcs=3\n')
+    assert s.normalized["ap"]["dequeue_cost_ns"] == 0
+
+
 @pytest.mark.parametrize("body,key,needle", [
     ('[[stations]]\nmcs=3\nparent=0\n', "stations[0].parent", "first station"),
     ('[[stations]]\nmcs=3\n[[stations]]\nmcs=3\nparent=1\n', "stations[1].parent", "earlier station"),
@@ -408,6 +416,8 @@ def test_pie_estimator():
     ('[ap]\nbuffer_sizer="wqm"\nwqm_variant="aimd2"\n[[stations]]\nmcs=3\n', "ap.wqm_variant", "aiad"),
     ('[ap]\npie_estimator="dequeue_rate"\n[[stations]]\nmcs=3\n', "ap.pie_estimator", 'only with qdisc = "pie"'),
     ('[ap]\nqdisc="pie"\npie_estimator="rate"\n[[stations]]\nmcs=3\n', "ap.pie_estimator", '"dequeue_rate"'),
+    ('[ap]\ndequeue_cost="101us"\n[[stations]]\nmcs=3\n', "ap.dequeue_cost", "at most 100us"),
+    ('[ap]\ndequeue_cost="-1us"\n[[stations]]\nmcs=3\n', "ap.dequeue_cost", "duration"),
     ('[mac]\naggregation=false\naggregation_min_rate="6.5Mbps"\n[[stations]]\nmcs=3\n',
      "mac.aggregation_min_rate", "only with aggregation = true"),
     ('[[stations]]\nmcs=3\nhop_channel=1\n', "stations[0].hop_channel", "associated with the AP"),

@@ -223,7 +223,17 @@ pub struct ApSpec {
     /// With qdisc = "pie": how it estimates the queueing delay, a name of [`PIE_ESTIMATORS`].
     #[serde(default = "default_pie_estimator")]
     pub pie_estimator: String,
+    /// The host's transmit-path time per packet at the AP and every relay: a burst of frames
+    /// the driver takes from the queues is dequeued this far apart, as the queue disciplines
+    /// see it (`lasthop_wifi::mac::qdisc_run`); 0 = all at one instant. At most
+    /// [`MAX_DEQUEUE_COST_NS`].
+    #[serde(default)]
+    pub dequeue_cost_ns: u64,
 }
+
+/// `ap.dequeue_cost`'s bound: a host's per-packet transmit path takes microseconds, and the
+/// model does not hold frames back for it (a host slower than the air is not modelled).
+pub const MAX_DEQUEUE_COST_NS: u64 = 100_000;
 
 /// `ap.pie_estimator`: RFC 8033 §4.3's timestamps, or the departure rate of §5.2 as Linux 3.x's
 /// sch_pie measured it (`lasthop_algo::aqm::pie::dq_rate`).
@@ -729,6 +739,9 @@ impl Spec {
             bad("ap.pie_estimator", format!("{:?}", self.ap.pie_estimator), "\"timestamp\" or \"dequeue_rate\"".into());
         } else if self.ap.pie_estimator != "timestamp" && self.ap.qdisc != "pie" {
             bad("ap.pie_estimator", format!("{:?}", self.ap.pie_estimator), "only with qdisc = \"pie\"".into());
+        }
+        if self.ap.dequeue_cost_ns > MAX_DEQUEUE_COST_NS {
+            bad("ap.dequeue_cost", format!("{}ns", self.ap.dequeue_cost_ns), "at most 100us (a host's per-packet transmit path)".into());
         }
         if self.ap.scheduler != "round_robin" && self.ap.scheduler != "airtime" {
             bad("ap.scheduler", format!("{:?}", self.ap.scheduler), "\"round_robin\" or \"airtime\"".into());

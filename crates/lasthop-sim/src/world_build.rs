@@ -326,6 +326,7 @@ fn new_relays(spec: &Spec, seed: u64, stations: &mut [Station], ed: &Edcafs<'_>,
         if ath9k_stage {
             rl.txqs.add_ath9k_stage();
         }
+        rl.txqs.set_dequeue_cost(Duration(spec.ap.dequeue_cost_ns));
     }
     relays
 }
@@ -490,10 +491,11 @@ fn ap_txqs(spec: &Spec, seed: u64, n_sta: usize, n_ac: usize, schedule: TxqSched
     (0..n_ac)
         .map(|k| {
             let id = if k == 0 { 1 << 32 } else { (4 << 32) + k as u64 };
-            let t = match &shared_fq {
+            let mut t = match &shared_fq {
                 Some(fq) => TxqSet::on_shared_fq(n_sta, k, fq, schedule),
                 None => TxqSet::with_fq(n_sta, spec.ap.queue_limit as usize, spec.aqm_config(), Rng::stream(seed, StreamKind::Other, id).next_u64(), schedule, fq_cfg),
             };
+            t.set_dequeue_cost(Duration(spec.ap.dequeue_cost_ns));
             if ath9k_stage {
                 t.with_ath9k_stage()
             } else {

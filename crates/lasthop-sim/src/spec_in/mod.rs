@@ -199,6 +199,7 @@ pub const SECTIONS: [(&str, &[&str]); 12] = [
         &[
             "queue_limit", "scheduler", "qdisc", "driver", "hw_queue_limit", "aql", "aql_limit_low", "aql_limit_high",
             "aql_threshold", "buffer_sizer", "wqm_limit", "wqm_interval", "wqm_variant", "pie_estimator",
+            "dequeue_cost",
         ],
     ),
     ("wired", &["rate", "delay", "queue_limit", "loss", "loss_up", "qdisc"]),

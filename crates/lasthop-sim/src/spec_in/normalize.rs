@@ -469,12 +469,16 @@ fn ap_section(top: &Table, cell: &mut Cell) -> Res<Value> {
     }
     let estimators: Vec<&str> = crate::spec::PIE_ESTIMATORS.iter().map(|(n, _)| *n).collect();
     let pie_estimator = ap.choice("pie_estimator", "timestamp", &estimators, "")?;
+    let dequeue_cost = ap.duration("dequeue_cost", Some(0), false)?;
+    if dequeue_cost > crate::spec::MAX_DEQUEUE_COST_NS {
+        return Err(ap.fail("dequeue_cost", "at most 100us (a host's per-packet transmit path)"));
+    }
     cell.driver = driver.clone();
     Ok(json!({"queue_limit": ap_queue as u64, "scheduler": scheduler, "qdisc": qdisc, "driver": driver,
               "hw_queue_limit": hw_queue_limit as u64, "aql": aql, "aql_limit_low_ns": aql_low,
               "aql_limit_high_ns": aql_high, "aql_threshold_ns": aql_threshold, "buffer_sizer": buffer_sizer,
               "wqm_limit_ns": wqm_limit, "wqm_interval_ns": wqm_interval, "wqm_variant": wqm_variant,
-              "pie_estimator": pie_estimator}))
+              "pie_estimator": pie_estimator, "dequeue_cost_ns": dequeue_cost}))
 }
 
 fn wired_section(top: &Table) -> Res<Value> {

@@ -22,6 +22,8 @@
 //!   limit).
 //! * [`txq`]: per-station transmit queues at the AP behind a total limit, served through
 //!   mac80211's pull interface (`next_txq`, `tx_dequeue`, `return_txq`, `register_airtime`).
+//! * [`qdisc_run`]: the host's dequeue clock, one packet per transmit-path time (Linux's
+//!   `__qdisc_run`), as the queue disciplines see it.
 
 pub mod ampdu;
 pub mod blockack;
@@ -31,6 +33,7 @@ pub mod exchange;
 pub mod firmware;
 pub mod frame;
 pub mod medium;
+pub mod qdisc_run;
 pub mod rate;
 pub mod scoreboard;
 pub mod txq;

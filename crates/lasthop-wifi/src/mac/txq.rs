@@ -20,7 +20,12 @@
 //! Packets an AQM drops at dequeue are handed back to the caller. A frame pulled for an
 //! aggregate that turned out not to fit is kept in a one-frame stash per station and served
 //! first next time (as drivers keep such a frame at the head of the station's queue).
+//!
+//! The disciplines are dequeued on the host's clock ([`QdiscRun`]): with a transmit-path time
+//! per packet set, the frames of a burst leave them that far apart (see
+//! [`TxqSet::set_dequeue_cost`]).
 
+use crate::mac::qdisc_run::QdiscRun;
 use lasthop_algo::aqm::{AnyQdisc, AqmConfig, MacFq, MacFqConfig, Qdisc, QueuedPacket};
 use lasthop_core::{Duration, Instant};
 use std::cell::RefCell;
@@ -93,6 +98,8 @@ pub struct TxqSet<P> {
     in_round: bool,
     /// The round in which each station was last returned.
     served_round: Vec<u32>,
+    /// The host's dequeue clock: when each dequeue happens, as the disciplines see it.
+    run: QdiscRun,
 }
 
 /// The pre-4.10 ath9k driver's buffering below the qdisc (drivers/net/wireless/ath/ath9k,
@@ -175,7 +182,22 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
             round: 0,
             in_round: false,
             served_round: vec![0; stations],
+            run: QdiscRun::default(),
         }
+    }
+
+    /// The host's transmit-path time per packet (default zero): each frame taken from the
+    /// queues — into the driver stage, or into an aggregate without one — is dequeued at
+    /// `max(now, previous dequeue + cost)`, so a burst of them is spread over the host's CPU
+    /// time as the disciplines see it (their dequeue timestamps: PIE's departure-rate cycles,
+    /// CoDel's sojourn times; see [`QdiscRun`]). Nothing else moves: the frame is in the
+    /// driver's hands at once either way. With the ath9k stage a frame refilled in a burst
+    /// waits behind the stage's other frames (the queues above only hold frames while the
+    /// stage is full), which reach the air an aggregate or more later, well after the burst's
+    /// few hundred µs; the pull driver's aggregate is built while the one before is on the
+    /// air (ath9k keeps two in the hardware queue), so the host's time is hidden behind it.
+    pub fn set_dequeue_cost(&mut self, cost: Duration) {
+        self.run = QdiscRun::new(cost);
     }
 
     /// Model the pre-4.10 ath9k driver below these queues: up to `ATH_MAX_QDEPTH` (123) frames
@@ -504,22 +526,28 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
         self.qdisc_dequeue(now, sta, on_drop)
     }
 
-    /// The next frame of `sta`'s queue (drops of its discipline to `on_drop`).
+    /// The next frame of `sta`'s queue (drops of its discipline to `on_drop`), dequeued when
+    /// the host's transmit path gets to it (`run`).
     #[inline]
     fn qdisc_dequeue<F: FnMut(P)>(&mut self, now: Instant, sta: u32, mut on_drop: F) -> Option<P> {
+        let t = self.run.dequeue_at(now);
         let mut dropped = 0;
         let count = |d| {
             dropped += 1;
             on_drop(d)
         };
-        match &mut self.queues {
+        let p = match &mut self.queues {
             Queues::PerStation(q) => {
-                let p = q[sta as usize].dequeue(now, count);
+                let p = q[sta as usize].dequeue(t, count);
                 self.qlen -= dropped + p.is_some() as usize;
                 p
             }
-            Queues::Fq { fq, base } => fq.borrow_mut().dequeue(now, *base + sta, count),
+            Queues::Fq { fq, base } => fq.borrow_mut().dequeue(t, *base + sta, count),
+        };
+        if p.is_some() {
+            self.run.on_dequeue(t);
         }
+        p
     }
 
     /// Take frames from the queues into the driver stage while it has room, stations in turn.
@@ -883,5 +911,122 @@ mod tests {
         let mut d = Vec::new();
         assert!(!t.enqueue(now, 0, P(999), |x| d.push(x)));
         assert_eq!(d, [P(999)]);
+    }
+
+    /// PIE's departure-rate state after the ath9k stage's refill burst: 300 frames arrive at 0
+    /// (the stage takes 123, one dequeue per arrival), then an aggregate takes 40 frames from
+    /// the stage at 1 ms and the stage refills 40 from the qdisc.
+    fn pie_after_refill_burst(cost: Duration) -> lasthop_algo::aqm::pie::dq_rate::DqRate {
+        use lasthop_algo::aqm::{PieConfig, PieEstimator};
+        let pie = AqmConfig::Pie(PieConfig { estimator: PieEstimator::DequeueRate, ..Default::default() });
+        let mut t: TxqSet<P> = TxqSet::new(1, 1000, pie, 1, TxqSchedule::RoundRobin).with_ath9k_stage();
+        t.set_dequeue_cost(cost);
+        for i in 0..300 {
+            put(&mut t, Instant::ZERO, 0, P(i));
+        }
+        let now = Instant::ZERO + Duration::from_millis(1);
+        for i in 0..40 {
+            assert_eq!(t.tx_dequeue(now, 0, |_| unreachable!("no early drop at dequeue")), Some(P(i)));
+        }
+        t.invariants().unwrap();
+        let Queues::PerStation(q) = &t.queues else { unreachable!() };
+        let AnyQdisc::Pie(p) = &q[0] else { unreachable!() };
+        p.vars().dq_rate
+    }
+
+    /// The host's transmit path: the frames a burst takes from a discipline leave it `cost`
+    /// apart — PIE's departure-rate estimator saw exactly the instants 1 ms + k · 2 µs, so its
+    /// 10 000-byte cycles close inside the burst and measure the host's pace — while
+    /// without a cost the whole burst leaves at 1 ms and no cycle can close.
+    #[test]
+    fn a_refill_burst_is_dequeued_a_transmit_path_time_apart() {
+        use lasthop_algo::aqm::pie::dq_rate::DqRate;
+        let d = Duration::from_micros(2);
+        let at_1ms = Instant::ZERO + Duration::from_millis(1);
+        // The arrivals at 0 were dequeued 0, 2, …, 244 µs, with at most one frame queued (no
+        // cycle opens); 177 frames stayed queued, and the burst takes 40 of them.
+        let expect = |gap: Duration| {
+            let mut e = DqRate::default();
+            for k in 0..40u64 {
+                e.on_dequeue(at_1ms + gap * k, 1500, (176 - k) * 1500);
+            }
+            e
+        };
+        let spaced = pie_after_refill_burst(d);
+        assert_eq!(spaced, expect(d));
+        // 1500 bytes per 2 µs is 750 MB/s; the first cycle counts the departure that opened it
+        // (7 frames over 6 gaps, 875 MB/s), and the average has moved 1/8 of the way per cycle
+        // since.
+        let rate = spaced.rate_bytes_per_sec();
+        assert!((740e6..880e6).contains(&rate), "measured {rate:.3e} B/s");
+        let at_once = pie_after_refill_burst(Duration::ZERO);
+        assert_eq!(at_once, expect(Duration::ZERO));
+        assert!(!at_once.has_estimate(), "a burst at one instant closes no cycle");
+    }
+
+    /// A zero transmit-path time changes nothing: random arrivals, aggregates and limits over
+    /// CoDel and PIE (both estimates), with and without the ath9k stage, give the same frames,
+    /// drops and discipline state as a set that was never given a cost.
+    #[test]
+    fn zero_dequeue_cost_changes_nothing() {
+        use lasthop_algo::aqm::{CodelConfig, PieConfig, PieEstimator};
+        let mut rng = lasthop_core::Rng::from_seed(0xdc);
+        let aqms = [
+            AqmConfig::Codel(CodelConfig::default()),
+            AqmConfig::Pie(PieConfig::default()),
+            AqmConfig::Pie(PieConfig { estimator: PieEstimator::DequeueRate, ..Default::default() }),
+        ];
+        for case in 0..24u64 {
+            let aqm = aqms[case as usize % 3];
+            let stage = case % 2 == 0;
+            let make = |zero: bool| {
+                let mut t: TxqSet<Q> = TxqSet::new(3, 200, aqm, case, TxqSchedule::RoundRobin);
+                if stage {
+                    t.add_ath9k_stage();
+                }
+                if zero {
+                    t.set_dequeue_cost(Duration::ZERO);
+                }
+                t
+            };
+            let (mut a, mut b) = (make(false), make(true));
+            let (mut log_a, mut log_b) = (Vec::new(), Vec::new());
+            let mut now = Instant::ZERO;
+            let mut id = 0;
+            for _ in 0..3000 {
+                now += Duration::from_micros(rng.gen_range_inclusive(400));
+                if rng.bernoulli(0.6) {
+                    id += 1;
+                    let p = Q { id, len: 1500, flow: id as u32 % 3 };
+                    let sta = rng.gen_range_inclusive(2) as u32;
+                    let ka = a.enqueue(now, sta, p, |d| log_a.push(d.id));
+                    let kb = b.enqueue(now, sta, p, |d| log_b.push(d.id));
+                    assert_eq!(ka, kb);
+                } else {
+                    let sta = a.next_txq();
+                    assert_eq!(sta, b.next_txq());
+                    let Some(sta) = sta else { continue };
+                    for _ in 0..rng.gen_range_inclusive(40) {
+                        let pa = a.tx_dequeue(now, sta, |d| log_a.push(d.id));
+                        let pb = b.tx_dequeue(now, sta, |d| log_b.push(d.id));
+                        assert_eq!(pa, pb);
+                        log_a.extend(pa.map(|p| p.id));
+                        log_b.extend(pb.map(|p| p.id));
+                    }
+                    a.return_txq(sta, false);
+                    b.return_txq(sta, false);
+                }
+            }
+            assert_eq!(log_a, log_b, "case {case}");
+            let (Queues::PerStation(qa), Queues::PerStation(qb)) = (&a.queues, &b.queues) else { unreachable!() };
+            for (x, y) in qa.iter().zip(qb) {
+                match (x, y) {
+                    (AnyQdisc::Pie(x), AnyQdisc::Pie(y)) => assert_eq!(x.vars(), y.vars()),
+                    (AnyQdisc::Codel(x), AnyQdisc::Codel(y)) => assert_eq!(x.vars(), y.vars()),
+                    _ => unreachable!(),
+                }
+                assert_eq!(x.stats(), y.stats());
+            }
+        }
     }
 }
