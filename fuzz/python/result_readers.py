@@ -108,7 +108,7 @@ def main() -> None:
         import lasthop.analysis  # noqa: F401
         import lasthop.results  # noqa: F401
         import lasthop.summary  # noqa: F401
-        import lasthop.sweep  # noqa: F401
+        import lasthop.sweeps  # noqa: F401
     atheris.Setup(sys.argv, one_input, custom_mutator=mutate)
     atheris.Fuzz()
 

@@ -16,17 +16,12 @@ from typing import TYPE_CHECKING, Any
 __all__ = ["__version__", "LasthopError", "Run", "SweepRun", "load", "load_spec", "run", "sweep"]
 
 if TYPE_CHECKING:
-    from . import sweep
-    from .api import LasthopError, Run, SweepRun, load, load_spec, run
+    from .api import LasthopError, Run, SweepRun, load, load_spec, run, sweep
 
 
 def __getattr__(name: str) -> Any:
     # Imported on first use: the command line (`python -m lasthop run …`) needs none of this,
     # and a process pays only for what it uses.
-    if name == "sweep":  # the module; calling it runs `lasthop.api.sweep`
-        import importlib
-
-        return importlib.import_module(".sweep", __name__)
     if name in __all__:
         from . import api
 

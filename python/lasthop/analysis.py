@@ -94,7 +94,7 @@ DEFAULT_TABLE_METRICS = ["goodput_bps", "delay_mean_ms", "delay_p99_ms", "loss"]
 
 # Columns of summary.parquet other than the varied keys, in order.
 def _flow_column_names() -> list[str]:
-    from .sweep import FLOW_COLUMNS
+    from .summary_schema import FLOW_COLUMNS
 
     return [name for name, _ in FLOW_COLUMNS]
 
@@ -243,9 +243,9 @@ def mean_ci(values: Iterable[Any], confidence: float = 0.95) -> tuple[float, flo
 def rows_from_result(doc: dict[str, Any]) -> list[dict[str, Any]]:
     """The per-flow rows of one result document, with the summary.parquet metric columns
     (without `point`, `seed`, `run` and varied keys): the rows a sweep writes
-    (`lasthop.sweep.flow_rows`). Cross traffic stays on the wired path: it has no station, nor
+    (`lasthop.summary_schema.flow_rows`). Cross traffic stays on the wired path: it has no station, nor
     a station's A-MPDU sizes or airtime."""
-    from .sweep import flow_rows
+    from .summary_schema import flow_rows
 
     return flow_rows(doc)
 
@@ -299,7 +299,7 @@ def _is_number(v: Any) -> bool:
 
 def _column_type(res: "Results", key: str) -> Any:
     """The `sweep.VariedType` of a varied key's column in `res`, from its values."""
-    from .sweep import VariedType
+    from .summary_schema import VariedType
 
     vals = [r.get(key) for r in res.rows]
     t = VariedType.of(vals)
@@ -392,7 +392,7 @@ class Results:
         """The table as a pyarrow.Table with the summary.parquet column types."""
         import pyarrow as pa
 
-        from .sweep import FLOW_COLUMNS
+        from .summary_schema import FLOW_COLUMNS
 
         types = {"point": pa.int64(), "seed": pa.int64(), "run": pa.string(),
                  **{name: getattr(pa, t)() for name, t in FLOW_COLUMNS}}
@@ -534,7 +534,7 @@ def _load_result_files(paths: list[Path], source: Path, kind: str) -> Results:
 
     ordered = sorted(points.items(), key=sort_key)
     index = {k: i for i, (k, _) in enumerate(ordered)}
-    from .sweep import VariedType
+    from .summary_schema import VariedType
 
     types = {k: VariedType.of(None if v is _MISSING else v
                               for v in (lv.get(k, _MISSING) for lv in points.values()))

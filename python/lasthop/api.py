@@ -113,7 +113,7 @@ def sweep(spec: SpecLike | Mapping[str, Any], vary: Mapping[str, Sequence[Any]] 
     reads them back. Safe to call from a plain script without an `if __name__ == "__main__"`
     guard, and from notebooks."""
     from .spec import Spec
-    from .sweep import Sweep, run_sweep
+    from .sweeps import Sweep, run_sweep
 
     base: Any
     if isinstance(spec, Spec):

@@ -4,7 +4,7 @@
         [--pcap NODE [--pcap-limit N]]               ... and DIR/<name>-s<seed>-<NODE>.pcap
     lasthop validate SPEC                            check a spec without simulating
     lasthop bench [--quick]                          time the fixed benchmark scenarios
-    lasthop sweep SPEC --vary KEY=V1,V2 [--seeds K]   run a grid of specs x seeds (sweep.py)
+    lasthop sweep SPEC --vary KEY=V1,V2 [--seeds K]   run a grid of specs x seeds (sweeps.py)
     lasthop version                                  print the code version
     lasthop table|plot|report -i RESULTS ...         analysis from files (analysis_cli.py)
     lasthop export --flent RESULTS [-o OUT]          flent's .flent.gz files (flent_export.py)
@@ -91,7 +91,7 @@ def _parser(core_only: bool = False) -> argparse.ArgumentParser:
     if core_only:
         return p
 
-    from .sweep import add_parser as _add_sweep
+    from .sweeps import add_parser as _add_sweep
     _add_sweep(sub)
 
     from .reproduce.cli import add_parser as _add_reproduce
@@ -149,7 +149,7 @@ COMMANDS["reproduce"] = _cmd_reproduce
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from .sweep import cmd_sweep
+    from .sweeps import cmd_sweep
     return cmd_sweep(args)
 
 
@@ -182,7 +182,9 @@ COMMANDS["emu"] = _cmd_emu
 
 def _cmd_new(args: argparse.Namespace) -> int:
     from . import new_cli
-    return {"new": new_cli.cmd_new, "schema": new_cli.cmd_schema}.get(args.command, new_cli.cmd_completion)(args)
+    if args.command == "completion":
+        return new_cli.cmd_completion(args, _parser())
+    return {"new": new_cli.cmd_new, "schema": new_cli.cmd_schema}[args.command](args)
 
 
 COMMANDS.update({"new": _cmd_new, "schema": _cmd_new, "completion": _cmd_new})

@@ -119,15 +119,13 @@ def _describe(p: argparse.ArgumentParser) -> tuple[list[str], dict[str, list[str
     return opts, choices, positional
 
 
-def completion_script(shell: str) -> str:
-    """A completion script for `lasthop` in `shell`: commands (and the live tools), each
-    command's options, the values of options and positionals that have a fixed set, file names
-    elsewhere."""
-    from .cli import _parser
+def completion_script(shell: str, top: argparse.ArgumentParser) -> str:
+    """A completion script for `lasthop` in `shell` from the command line's parser `top`:
+    commands (and the live tools), each command's options, the values of options and
+    positionals that have a fixed set, file names elsewhere."""
     from .live_cli import TOOLS
     from .reproduce import names as suite_names
 
-    top = _parser()
     subs = _subparsers(top)
     commands = sorted(set(subs) | set(TOOLS))
     cases = []
@@ -173,6 +171,6 @@ def completion_script(shell: str) -> str:
     return body
 
 
-def cmd_completion(args: argparse.Namespace) -> int:
-    sys.stdout.write(completion_script(args.shell))
+def cmd_completion(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    sys.stdout.write(completion_script(args.shell, parser))
     return 0

@@ -115,7 +115,7 @@ def write_sweep(d: Path, old_layout: bool = False) -> Path:
                 "name": "fx", "spec": {"name": "fx"}, "vary": [[key, AMPDUS]], "seeds": SEEDS,
                 "runs": runs}
     (d / "sweep.json").write_text(json.dumps(manifest))
-    from lasthop.sweep import FLOW_COLUMNS
+    from lasthop.summary_schema import FLOW_COLUMNS
 
     types = {"point": pa.int64(), "seed": pa.int64(), "run": pa.string(),
              key: pa.string() if old_layout else pa.int64(), f"{key}#text": pa.string(),

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from lasthop.sweep import Sweep, run_sweep
+from lasthop.sweeps import Sweep, run_sweep
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'ray>=2.9,<3'; the Makefile does)")
 cluster_utils = pytest.importorskip("ray.cluster_utils")

@@ -13,7 +13,8 @@ import pytest
 from helpers import ROOT, lasthop_cmd, run_cli
 
 from lasthop.spec import SpecError
-from lasthop.sweep import (
+from lasthop.summary_schema import value_number
+from lasthop.sweeps import (
     Sweep,
     SweepError,
     apply_override,
@@ -26,7 +27,6 @@ from lasthop.sweep import (
     summary_columns,
     VariedType,
     value_label,
-    value_number,
 )
 
 pa = pytest.importorskip("pyarrow")

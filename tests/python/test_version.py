@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 import lasthop._native as native
-from lasthop.sweep import run_key
+from lasthop.sweeps import run_key
 from lasthop.version import code_version, elf_build_id, identify
 
 PKG = Path(__file__).resolve().parents[2] / "python" / "lasthop"
@@ -69,7 +69,7 @@ def test_workers_check_the_native_module_not_the_python_source_id():
     import pytest
 
     import lasthop
-    from lasthop.sweep import _execute
+    from lasthop.sweeps import _execute
 
     spec = lasthop.load_spec({"name": "w", "sim": {"duration": "50ms"}, "stations": [{"mcs": 5}],
                               "flows": [{"stations": 0, "pattern": "cbr", "rate": "1Mbps"}]})

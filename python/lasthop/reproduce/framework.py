@@ -11,7 +11,7 @@ A suite is a module in this package exposing:
     def claims() -> list[Claim]
     def figures(run: SuiteRun) -> list[Figure]
 
-`run_suite` runs the sweeps (cached and resumable, through `lasthop.sweep`), evaluates every
+`run_suite` runs the sweeps (cached and resumable, through `lasthop.sweeps`), evaluates every
 claim from the sweep files only, draws the figures and returns a `SuiteReport`; `write_report`
 renders one or more of them as a self-contained HTML page plus a machine-readable
 `claims.json`.
@@ -418,7 +418,7 @@ def run_suite(module: Any, out_dir: Path, quick: bool, jobs: int | None = None, 
               progress: bool = True, seeds: int | None = None) -> SuiteReport:
     """Run a suite's sweeps (`seeds`, if given, replaces every sweep's seed count), evaluate its
     claims and draw its figures."""
-    from ..sweep import Sweep, run_sweep
+    from ..sweeps import Sweep, run_sweep
 
     suite_dir = Path(out_dir) / module.NAME
     results = {}
