@@ -8,10 +8,10 @@
     lasthop version                                  print the code version
     lasthop table|plot|report -i RESULTS ...         analysis from files (analysis_cli.py)
     lasthop export --flent RESULTS [-o OUT]          flent's .flent.gz files (flent_export.py)
-    lasthop emu up|run|exec|down ...                 the model in real time (emu_cli.py)
-    lasthop soak emu|live [SPEC] --duration 1h       the emulator under load for hours (soak.py)
+    lasthop emu up|run|exec|down ...                 the model in real time (live/emu_cli.py)
+    lasthop soak emu|live [SPEC] --duration 1h       the emulator under load for hours (live/soak.py)
     lasthop wqm ...                                  live tools on a real or emulated AP
-                                                     (live_cli.py, docs/live.md)
+                                                     (live/cli.py, docs/live.md)
 
 This module only parses the arguments and dispatches: the simulator's own commands are in
 `commands.py`, the others in their modules (imported only when asked for); user errors and
@@ -71,16 +71,16 @@ def _parser(core_only: bool = False) -> argparse.ArgumentParser:
                    help="time a 24-run sweep at -j 1 and -j 2 and print the speedup")
     b.add_argument("--emu", action="store_true",
                    help="the emulator against the simulator: iperf3/ping through `lasthop emu` "
-                        "(needs root, iperf3, ping), and its capacity (emu_bench.py)")
+                        "(needs root, iperf3, ping), and its capacity (live/emu_bench.py)")
     b.add_argument("--live", nargs="?", const="wqm", choices=["wqm", "vwire", "proxy", "aggctl", "quic"], default=None,
                    metavar="TOOL",
                    help="a live tool across the emulator's AP host next to the simulator: wqm "
-                        "(W1/W2 live and the AP host's cost; needs iperf3, ping; live_bench.py), "
-                        "vwire (V1-V3 live; live_bench_vwire.py), or proxy (the split proxy's speed "
-                        "and a checked 2 GB load between namespaces; live_bench_proxy.py), or aggctl "
+                        "(W1/W2 live and the AP host's cost; needs iperf3, ping; live/bench.py), "
+                        "vwire (V1-V3 live; live/bench_vwire.py), or proxy (the split proxy's speed "
+                        "and a checked 2 GB load between namespaces; live/bench_proxy.py), or aggctl "
                         "(aggctl send|recv across the emulator, 1 and 5 receivers, and pacing "
-                        "precision; live_bench_aggctl.py), or quic (quic vs bquic and the history "
-                        "across the emulator; live_bench_quic.py); needs root")
+                        "precision; live/bench_aggctl.py), or quic (quic vs bquic and the history "
+                        "across the emulator; live/bench_quic.py); needs root")
     b.add_argument("--runs", type=int, default=5, metavar="N",
                    help="--live: runs per configuration (default 5)")
     b.add_argument("-o", "--out", default="results/bench", metavar="DIR",
@@ -103,16 +103,16 @@ def _parser(core_only: bool = False) -> argparse.ArgumentParser:
     from .flent_export import add_parser as _add_export
     _add_export(sub)
 
-    from .emu_cli import add_parser as _add_emu
+    from .live.emu_cli import add_parser as _add_emu
     _add_emu(sub)
 
-    from .live_cli import add_parsers as _add_live
+    from .live.cli import add_parsers as _add_live
     _add_live(sub)
 
     from .new_cli import add_parsers as _add_new
     _add_new(sub)
 
-    from .soak import add_parser as _add_soak
+    from .live.soak import add_parser as _add_soak
     _add_soak(sub)
     return p
 
@@ -173,7 +173,7 @@ COMMANDS["export"] = _cmd_export
 
 
 def _cmd_emu(args: argparse.Namespace) -> int:
-    from .emu_cli import cmd_emu
+    from .live.emu_cli import cmd_emu
     return cmd_emu(args)
 
 
@@ -191,7 +191,7 @@ COMMANDS.update({"new": _cmd_new, "schema": _cmd_new, "completion": _cmd_new})
 
 
 def _cmd_soak(args: argparse.Namespace) -> int:
-    from .soak import cmd_soak
+    from .live.soak import cmd_soak
     return cmd_soak(args)
 
 
@@ -204,8 +204,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         core_only = bool(argv) and argv[0] in _CORE
         command = None
         if not core_only:
-            from .emu_cli import split_command
-            from .live_cli import TOOLS, run as run_live
+            from .live.emu_cli import split_command
+            from .live.cli import TOOLS, run as run_live
             if argv and argv[0] in TOOLS:
                 return run_live(argv)
             argv, command = split_command(argv)

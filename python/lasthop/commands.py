@@ -203,24 +203,24 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from .bench import run_bench
 
     if getattr(args, "live", None) == "proxy":
-        from .live_bench_proxy import run_live_proxy
+        from .live.bench_proxy import run_live_proxy
         return run_live_proxy(args.out)
     if getattr(args, "live", None) == "quic":
-        from .live_bench_quic import run_live_quic
+        from .live.bench_quic import run_live_quic
         return run_live_quic(args.out, runs=3 if args.quick else 10)
     if getattr(args, "live", None) == "aggctl":
-        from .live_bench_aggctl import run_live_aggctl
+        from .live.bench_aggctl import run_live_aggctl
         return run_live_aggctl(args.out, seconds=16 if args.quick else 30)
     if getattr(args, "live", None) == "vwire":
-        from .live_bench_vwire import run_live_vwire
+        from .live.bench_vwire import run_live_vwire
         return run_live_vwire(args.out, seconds=12 if args.quick else 20)
     if getattr(args, "live", None) == "wqm":
-        from .live_bench import run_live_bench
+        from .live.bench import run_live_bench
         if not 1 <= args.runs <= 100:
             raise UserError(f"--runs = {args.runs}: 1..100")
         return run_live_bench(args.out, runs=args.runs, seconds=10 if args.quick else 20)
     if getattr(args, "emu", False):
-        from .emu_bench import run_emu_bench
+        from .live.emu_bench import run_emu_bench
         return run_emu_bench(args.out, seconds=5 if args.quick else 10)
     if getattr(args, "sweep", False):
         from .sweeps import bench_sweep

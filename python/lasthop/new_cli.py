@@ -123,7 +123,7 @@ def completion_script(shell: str, top: argparse.ArgumentParser) -> str:
     """A completion script for `lasthop` in `shell` from the command line's parser `top`:
     commands (and the live tools), each command's options, the values of options and
     positionals that have a fixed set, file names elsewhere."""
-    from .live_cli import TOOLS
+    from .live.cli import TOOLS
     from .reproduce import names as suite_names
 
     subs = _subparsers(top)

@@ -89,7 +89,7 @@ def test_loop_across_the_emulator_with_attacks_and_a_vanished_receiver(tmp_path)
     """Three receivers on the VHT 80 MHz MCS 9 NSS 2 cell for 14 s, starting at 150 Mb/s each;
     station 0's namespace replays, forges and re-sends from another port 5 reports each; the
     last receiver is killed at 7 s."""
-    from lasthop import live_bench_aggctl as A
+    from lasthop.live import bench_aggctl as A
 
     def mean_error(run: dict) -> float:
         err = A.estimate_errors(run)

@@ -255,7 +255,7 @@ def test_history_and_rtt_guard_across_the_emulator(tmp_path):
     reason = _emu_reason()
     if reason:
         pytest.skip(reason)
-    from lasthop import live_bench_quic as Q
+    from lasthop.live import bench_quic as Q
     want = [("quiet", "default"), ("quiet", "history"), ("after restart", "history"), ("with bulk", "reverted"),
             ("after bulk", "history")]
     # Handshake RTTs are measured on the wall clock: a host stall of a few ms during a quiet

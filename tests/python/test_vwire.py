@@ -22,7 +22,7 @@ import pytest
 
 from test_emu import HT_CELL, ROOT, _namespaces, _spec
 from test_emu import REASON as EMU_REASON
-from lasthop.live_bench_proxy import ProxyTopo
+from lasthop.live.bench_proxy import ProxyTopo
 
 PY = sys.executable
 _cands = [p for p in (ROOT / ".venv" / "bin" / "lasthop-live", ROOT / "target" / "release" / "lasthop-live",
@@ -109,10 +109,10 @@ def test_nothing_lost_through_the_proxy_with_churn_resets_and_half_closes(topo):
         assert _wait(lambda: all(topo.installed().values())), topo.installed()
         time.sleep(0.2)
         base_fds = _fds(p.pid)
-        srv = subprocess.Popen(["ip", "netns", "exec", topo.s, PY, "-m", "lasthop.proxy_load", "server",
+        srv = subprocess.Popen(["ip", "netns", "exec", topo.s, PY, "-m", "lasthop.live.proxy_load", "server",
                                 "--bind", "10.9.2.2"], stdout=subprocess.PIPE, text=True, cwd=ROOT)
         assert srv.stdout.readline().strip() == "ready"
-        cl = subprocess.run(["ip", "netns", "exec", topo.c, PY, "-m", "lasthop.proxy_load", "client",
+        cl = subprocess.run(["ip", "netns", "exec", topo.c, PY, "-m", "lasthop.live.proxy_load", "client",
                              "--to", "10.9.2.2", "--long", "2", "--long-mb", "60", "--short", "400"],
                             capture_output=True, text=True, timeout=120, cwd=ROOT)
         res = json.loads(cl.stdout.strip().splitlines()[-1])

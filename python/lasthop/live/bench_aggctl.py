@@ -29,18 +29,18 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PORT = 7450
 SEND_PORT = 7451
 
 
 def binary() -> Path:
-    from .live_cli import live_binary
+    from .cli import live_binary
     return live_binary()
 
 
 def cell(n: int, seconds: float) -> dict:
-    from .reproduce.aggctl import _base
+    from ..reproduce.aggctl import _base
     s = _base("aggctl-live", f"{seconds}s", "0s", "500ms")
     s["stations"] = [{"count": n, "mcs": 9, "nss": 2}]
     s["flows"] = [{"direction": "down", "pattern": "aggctl", "stations": list(range(n))}] if n > 1 else s["flows"]
@@ -87,7 +87,7 @@ def scenario(path: str) -> int:
     sender = subprocess.Popen(ex("server", *cmd))
     attacker = None
     if sc.get("faults"):
-        attacker = subprocess.Popen(ex("sta0", py, "-m", "lasthop.live_bench_aggctl", "attack", sta_addr(0)),
+        attacker = subprocess.Popen(ex("sta0", py, "-m", "lasthop.live.bench_aggctl", "attack", sta_addr(0)),
                                     stdout=subprocess.PIPE, text=True)
         time.sleep(secs / 2)
         recv[-1].send_signal(signal.SIGKILL)
@@ -175,7 +175,7 @@ def emulate(n: int, seconds: float, tmp: Path, seed: int = 1, mode: str = "loop"
     tmp.mkdir(parents=True, exist_ok=True)
     spec = cell(n, seconds)
     spec = {k: v for k, v in spec.items() if k not in ("flows", "aggctl")}
-    from .live_bench_vwire import _toml
+    from .bench_vwire import _toml
     cf = tmp / "cell.toml"
     cf.write_text(_toml(spec))
     sc = {"n": n, "seconds": seconds, "out": str(tmp), "mode": mode, "rate_bps": rate_bps, "faults": faults,
@@ -183,7 +183,7 @@ def emulate(n: int, seconds: float, tmp: Path, seed: int = 1, mode: str = "loop"
     (tmp / "scenario.json").write_text(json.dumps(sc))
     r = subprocess.run([sys.executable, "-m", "lasthop", "emu", "run", str(cf), "--name", "lha", "--seed", str(seed),
                         "-o", str(tmp), "--stats", "0", "-q",
-                        *(["--realtime", str(realtime)] if realtime is not None else []), "--", sys.executable, "-m", "lasthop.live_bench_aggctl",
+                        *(["--realtime", str(realtime)] if realtime is not None else []), "--", sys.executable, "-m", "lasthop.live.bench_aggctl",
                         "scenario", str(tmp / "scenario.json")], capture_output=True, text=True, timeout=seconds + 180, cwd=ROOT)
     if r.returncode != 0:
         raise RuntimeError(f"emu run: exit {r.returncode}: {r.stderr[-1500:]}")
@@ -243,8 +243,8 @@ def jain(xs: list[float]) -> float:
 
 
 def simulate(n: int, seconds: float, warm: float, seed: int = 1) -> dict:
-    from .native import native as _native
-    from .spec import normalize
+    from ..native import native as _native
+    from ..spec import normalize
     spec = cell(n, seconds)
     spec["sim"]["warmup"] = f"{warm}s"
     s = normalize(spec)
@@ -315,7 +315,7 @@ def run_live_aggctl(out_dir: str, seconds: float = 30.0) -> int:
                             "sim": simulate(n, seconds, warm)}
         print("lasthop bench --live aggctl: pacing at 600 Mb/s ...", file=sys.stderr, flush=True)
         rep["pacing"] = pacing()
-    from .live_bench_vwire import write_report
+    from .bench_vwire import write_report
     return write_report(out, "live-aggctl.json", rep, table(rep))
 
 
@@ -350,7 +350,7 @@ def main(argv: list[str]) -> int:
         return scenario(argv[1])
     if argv and argv[0] == "attack":
         return attack(argv[1])
-    print("usage: python -m lasthop.live_bench_aggctl scenario FILE | attack ADDR", file=sys.stderr)
+    print("usage: python -m lasthop.live.bench_aggctl scenario FILE | attack ADDR", file=sys.stderr)
     return 2
 
 

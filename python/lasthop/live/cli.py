@@ -27,7 +27,7 @@ def add_parsers(sub: Any) -> None:
 def live_binary() -> Path:
     """The newest standalone `lasthop-live` of a checkout: .venv/bin (make build), or Cargo's
     release or debug build."""
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     c = [p for p in (root / ".venv" / "bin" / "lasthop-live", root / "target" / "release" / "lasthop-live",
                      root / "target" / "debug" / "lasthop-live") if p.exists()]
     if not c:
@@ -45,7 +45,7 @@ def quic_binary() -> str | None:
 
 
 def run(argv: list[str]) -> int:
-    from .native import native as _native
+    from ..native import native as _native
     sys.stdout.flush()
     sys.stderr.flush()
     if argv[0] == "quic":

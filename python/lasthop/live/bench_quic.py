@@ -26,13 +26,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SERVER = "10.77.0.1"
 PORT = 4433
 
 
 def binary() -> str:
-    from .live_cli import quic_binary
+    from .cli import quic_binary
     for p in (quic_binary(), str(ROOT / "target" / "release" / "lasthop-live")):
         if p and os.path.exists(p) and subprocess.run([p, "quic", "--help"], capture_output=True).returncode == 0:
             return p
@@ -40,7 +40,7 @@ def binary() -> str:
 
 
 def lab(seconds: float = 8.0) -> dict:
-    from .reproduce.bquic import _lab
+    from ..reproduce.bquic import _lab
     s = _lab()
     s["sim"]["duration"] = f"{seconds}s"
     return s
@@ -54,7 +54,7 @@ def cell() -> dict:
 
 def _sniff(out: str, secs: float) -> int:
     """Kernel timestamps of UDP datagrams leaving from port PORT, written as JSON."""
-    from .live_bench_aggctl import _only_udp_from
+    from .bench_aggctl import _only_udp_from
     s = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, socket.htons(0x0003))
     _only_udp_from(s, PORT)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16 << 20)
@@ -115,7 +115,7 @@ def scenario(path: str) -> int:
             srv = serve("--profile", prof)
             for i in range(sc["runs"]):
                 ts_file = out / f"ts-{prof}-{i}.json"
-                sn = subprocess.Popen(ex("server", py, "-m", "lasthop.live_bench_quic", "sniff", str(ts_file), "6"),
+                sn = subprocess.Popen(ex("server", py, "-m", "lasthop.live.bench_quic", "sniff", str(ts_file), "6"),
                                       stdout=subprocess.PIPE, text=True)
                 assert sn.stdout.readline().strip() == "ready"
                 g = get("big.bin", prof)
@@ -175,13 +175,13 @@ def scenario(path: str) -> int:
 # ---------------------------------------------------------------------- outside
 
 def emulate(kind: str, runs: int, tmp: Path, seed: int = 1, pages: list[str] | None = None) -> dict:
-    from .live_bench_vwire import _toml
+    from .bench_vwire import _toml
     tmp.mkdir(parents=True, exist_ok=True)
     cf = tmp / "cell.toml"
     cf.write_text(_toml(cell()))
     (tmp / "scenario.json").write_text(json.dumps({"kind": kind, "runs": runs, "out": str(tmp), "pages": pages or []}))
     r = subprocess.run([sys.executable, "-m", "lasthop", "emu", "run", str(cf), "--name", "lhq", "--seed", str(seed), "-o", str(tmp),
-                        "--stats", "0", "-q", "--", sys.executable, "-m", "lasthop.live_bench_quic", "scenario",
+                        "--stats", "0", "-q", "--", sys.executable, "-m", "lasthop.live.bench_quic", "scenario",
                         str(tmp / "scenario.json")], capture_output=True, text=True, timeout=runs * 60 + 240, cwd=ROOT)
     if r.returncode != 0:
         raise RuntimeError(f"emu run: exit {r.returncode}: {r.stderr[-1500:]}")
@@ -189,9 +189,9 @@ def emulate(kind: str, runs: int, tmp: Path, seed: int = 1, pages: list[str] | N
 
 
 def simulate(runs: int) -> dict:
-    from .native import native as _native
-    from .reproduce.bquic import _share_below, _throughput
-    from .spec import normalize
+    from ..native import native as _native
+    from ..reproduce.bquic import _share_below, _throughput
+    from ..spec import normalize
     out: dict[str, Any] = {}
     for prof in ("quic", "bquic"):
         tp, share = [], []
@@ -250,9 +250,9 @@ PAGES = ["google", "wikipedia", "amazon"]
 
 
 def simulate_pages(runs: int) -> dict:
-    from .native import native as _native
-    from .reproduce.bquic import _pages
-    from .spec import normalize
+    from ..native import native as _native
+    from ..reproduce.bquic import _pages
+    from ..spec import normalize
     out: dict[str, Any] = {}
     for page in PAGES:
         for prof in ("quic", "bquic"):
@@ -298,7 +298,7 @@ def run_live_quic(out_dir: str, runs: int = 10) -> int:
         rep["history"] = emulate("history", 4, Path(t) / "history")
     print("lasthop bench --live quic: loopback speed ...", file=sys.stderr, flush=True)
     rep["loopback"] = loopback()
-    from .live_bench_vwire import write_report
+    from .bench_vwire import write_report
     return write_report(out, "live-quic.json", rep, table(rep))
 
 
@@ -337,7 +337,7 @@ def main(argv: list[str]) -> int:
         return scenario(argv[1])
     if argv and argv[0] == "sniff":
         return _sniff(argv[1], float(argv[2]))
-    print("usage: python -m lasthop.live_bench_quic scenario FILE | sniff OUT SECONDS", file=sys.stderr)
+    print("usage: python -m lasthop.live.bench_quic scenario FILE | sniff OUT SECONDS", file=sys.stderr)
     return 2
 
 

@@ -3,7 +3,7 @@ simulator on the same cells (TARGETS V1–V3; `lasthop reproduce vwire` is the s
 
 Cells are the suite's (reproduce/vwire.py: 802.11n 2.4 GHz 20 MHz SGI, two streams,
 Minstrel-HT, path-loss exponent 4.5, receivers at 3 ft and 75 ft, server on 1 Gb/s with 10 ms
-one way) with an AP host. Live, Python applications (live_apps.py) run the traffic — every
+one way) with an AP host. Live, Python applications (live/apps.py) run the traffic — every
 connection opened by the station — and `lasthop vwire` runs in the AP's namespace in the
 "vwire" mode (classes and utilities from a rules file, as the suite sets `app_class` and
 `utility`); the "e2e" mode is the same cell without the proxy. The simulator runs the suite's
@@ -33,7 +33,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .reproduce import vwire as V
+from ..reproduce import vwire as V
 
 WARM = 4
 WIRE_MS = 10.0
@@ -92,8 +92,8 @@ def _live_cell(spec: dict, out: Path) -> Path:
 
 
 def _simulate(doc: dict, seed: int) -> dict:
-    from .native import native as _native
-    from .spec import normalize
+    from ..native import native as _native
+    from ..spec import normalize
     s = normalize(doc)
     return {"spec": s.normalized, "data": json.loads(_native().run(s.to_json(), seed, None))}
 
@@ -103,7 +103,7 @@ def _emulate(cell: Path, sc: dict, out: Path, seed: int) -> dict:
     f = out / "scenario.json"
     f.write_text(json.dumps(sc))
     r = subprocess.run([sys.executable, "-m", "lasthop", "emu", "run", str(cell), "--name", "lhv", "--seed", str(seed),
-                        "-o", str(out), "--stats", "0", "-q", "--", sys.executable, "-m", "lasthop.live_apps",
+                        "-o", str(out), "--stats", "0", "-q", "--", sys.executable, "-m", "lasthop.live.apps",
                         "scenario", str(f)], capture_output=True, text=True, timeout=sc["seconds"] + 180)
     if r.returncode != 0:
         raise RuntimeError(f"emu run: exit {r.returncode}: {r.stderr[-800:]}")

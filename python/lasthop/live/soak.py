@@ -49,7 +49,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 DEFAULT_SPECS = {"emu": ROOT / "experiments" / "emu-vht-1sta.toml",
                  "live": ROOT / "experiments" / "emu-wqm-ht.toml"}
 
@@ -84,7 +84,7 @@ def parse_duration(text: str) -> float:
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("soak", help="hours of the emulator (and a live tool) under iperf3 load: "
-                                    "memory, descriptors, lateness (soak.py)")
+                                    "memory, descriptors, lateness (live/soak.py)")
     p.add_argument("kind", choices=("emu", "live"), help="emu: the emulator; live: the emulator "
                    "with a live tool (after --) on its AP host")
     p.add_argument("spec", nargs="?", default=None, metavar="SPEC",
@@ -105,7 +105,7 @@ def add_parser(sub: Any) -> None:
 
 
 def cmd_soak(args: argparse.Namespace) -> int:
-    from .errors import UserError
+    from ..errors import UserError
 
     if os.geteuid() != 0:
         raise UserError("lasthop soak runs the emulator: it needs root (CAP_NET_ADMIN)")
@@ -250,7 +250,7 @@ class Soak:
     # --- the run ----------------------------------------------------------------------
 
     def run(self) -> int:
-        from .spec import load_spec
+        from ..spec import load_spec
 
         a = self.args
         self.out.mkdir(parents=True, exist_ok=True)

@@ -7,7 +7,7 @@ the allocator, which needs station rates).
 1. Speed: an iperf3 download (the station opens it, `-R`), 10 s, through kernel forwarding
    alone and through the proxy: throughput, and the CPU seconds the proxy used per Gb carried
    (from /proc/<pid>/stat).
-2. Nothing lost: `python -m lasthop.proxy_load` with two 1 GB downloads (one with an upload
+2. Nothing lost: `python -m lasthop.live.proxy_load` with two 1 GB downloads (one with an upload
    and a half-close) beside 2 000 short connections (plain, half-closed, reset by the server,
    reset by the station): every byte checked; descriptors and resident memory of the proxy
    before, at the peak and after.
@@ -27,11 +27,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _binary() -> Path:
-    from .live_cli import live_binary
+    from .cli import live_binary
     return live_binary()
 
 
@@ -106,12 +106,12 @@ def run_live_proxy(out_dir: str, secs: int = 10, long_mb: float = 1000, short: i
         rep["proxy_cpu_s_per_gb"] = cpu / (gbps * secs / 8)
         rep["proxy_cpu_share"] = cpu / secs
         print(f"  checked load: 2 x {long_mb:g} MB + {short} short connections ...", file=sys.stderr, flush=True)
-        srv = subprocess.Popen(t.ex(t.s, sys.executable, "-m", "lasthop.proxy_load", "server", "--bind", "10.9.2.2"),
+        srv = subprocess.Popen(t.ex(t.s, sys.executable, "-m", "lasthop.live.proxy_load", "server", "--bind", "10.9.2.2"),
                                stdout=subprocess.PIPE, text=True, cwd=ROOT)
         assert srv.stdout.readline().strip() == "ready"
         before = _proc(p.pid)
         peak = dict(before)
-        cl = subprocess.Popen(t.ex(t.c, sys.executable, "-m", "lasthop.proxy_load", "client", "--to", "10.9.2.2",
+        cl = subprocess.Popen(t.ex(t.c, sys.executable, "-m", "lasthop.live.proxy_load", "client", "--to", "10.9.2.2",
                                    "--long", "2", "--long-mb", str(long_mb), "--short", str(short)),
                               stdout=subprocess.PIPE, text=True, cwd=ROOT)
         while cl.poll() is None:

@@ -28,7 +28,7 @@ from typing import Any
 
 from .emu_bench import UDP, _emulate, capacity_figures
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 EXPERIMENTS = ROOT / "experiments"
 WARMUP_S = 5
 PING_MS = 20
@@ -56,7 +56,7 @@ wait
 def _sim_top_rate_bps(spec: Path) -> int:
     """The top rate the simulator's WQM host derives for this cell (its `B_max` input): the
     fastest rate of the station's rate table (Minstrel) or its fixed rate."""
-    from .spec import load_spec
+    from ..spec import load_spec
     s = load_spec(spec).normalized
     st = s["stations"][0]
     std, width, gi = s["phy"]["standard"], s["phy"]["channel_width"], s["phy"]["guard_interval"]

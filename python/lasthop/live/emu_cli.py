@@ -96,8 +96,8 @@ class _RootError(Exception):
 
 
 def cmd_emu(args: argparse.Namespace) -> int:
-    from .errors import EXIT_OK, EXIT_USAGE, PROG, UserError
-    from .native import native as _native
+    from ..errors import EXIT_OK, EXIT_USAGE, PROG, UserError
+    from ..native import native as _native
 
     try:
         if args.emu_command is None:
@@ -127,11 +127,11 @@ def cmd_emu(args: argparse.Namespace) -> int:
 
 
 def _up(args: argparse.Namespace, native: Any) -> int:
-    from .commands import check_out_dir as _check_out_dir
-    from .errors import EXIT_INTERNAL, EXIT_OK, PROG, UserError
-    from .native import code_version
-    from .results import envelope, write_result
-    from .spec import load_spec
+    from ..commands import check_out_dir as _check_out_dir
+    from ..errors import EXIT_INTERNAL, EXIT_OK, PROG, UserError
+    from ..native import code_version
+    from ..results import envelope, write_result
+    from ..spec import load_spec
 
     spec = load_spec(args.spec)
     seed = spec.seed if args.seed is None else args.seed
@@ -157,7 +157,7 @@ def _up(args: argparse.Namespace, native: Any) -> int:
         if node is not None and node not in nodes:
             allowed = f"server, sta0..sta{n - 1}" + (" or ap" if ap_host else "")
             raise UserError(f"--node = {node!r}: {allowed}")
-    from .commands import out_dir_arg
+    from ..commands import out_dir_arg
     out = out_dir_arg(args.out)
     _check_out_dir(out)
     base = f"{spec.name}-emu-s{seed}"

@@ -1,9 +1,9 @@
 """Applications for live experiments across the emulator (`lasthop bench --live vwire`).
 
-    python -m lasthop.live_apps server --bind A --port P --kind paced|greedy [--rate BPS]
+    python -m lasthop.live.apps server --bind A --port P --kind paced|greedy [--rate BPS]
                                        [--cc CC] [--seconds S]
-    python -m lasthop.live_apps client --to A --port P --seconds S [--warmup W]
-    python -m lasthop.live_apps scenario FILE.json     (inside `lasthop emu run`)
+    python -m lasthop.live.apps client --to A --port P --seconds S [--warmup W]
+    python -m lasthop.live.apps scenario FILE.json     (inside `lasthop emu run`)
 
 The station opens each connection (a download, as a browser or a video player would), so a
 split proxy at the AP intercepts it. A *paced* server writes `rate × 10 ms` every 10 ms as
@@ -162,7 +162,7 @@ def scenario(path: str) -> int:
     secs, warm = sc["seconds"], sc["warmup"]
     servers = []
     for f in sc["flows"]:
-        cmd = [py, "-m", "lasthop.live_apps", "server", "--bind", "10.77.0.1", "--port", str(f["port"]),
+        cmd = [py, "-m", "lasthop.live.apps", "server", "--bind", "10.77.0.1", "--port", str(f["port"]),
                "--kind", f["kind"], "--rate", str(f.get("rate", 0)), "--seconds", str(secs)]
         if f.get("cc"):
             cmd += ["--cc", f["cc"]]
@@ -171,7 +171,7 @@ def scenario(path: str) -> int:
         servers.append(p)
     clients = []
     for f in sc["flows"]:
-        cmd = [py, "-m", "lasthop.live_apps", "client", "--to", "10.77.0.1", "--port", str(f["port"]),
+        cmd = [py, "-m", "lasthop.live.apps", "client", "--to", "10.77.0.1", "--port", str(f["port"]),
                "--warmup", str(warm)] + (["--parse"] if f["kind"] == "paced" else [])
         clients.append(subprocess.Popen(ex(f"sta{f['station']}", *cmd), stdout=subprocess.PIPE, text=True))
     res = []
@@ -188,7 +188,7 @@ def scenario(path: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m lasthop.live_apps")
+    p = argparse.ArgumentParser(prog="python -m lasthop.live.apps")
     sub = p.add_subparsers(dest="role", required=True)
     s = sub.add_parser("server")
     s.add_argument("--bind", default="0.0.0.0")

@@ -1,7 +1,7 @@
 """A checked load for a TCP proxy: every byte verified, resets and half-closes exercised.
 
-    python -m lasthop.proxy_load server --bind ADDR --port P
-    python -m lasthop.proxy_load client --to ADDR --port P --long N --long-mb MB --short N ...
+    python -m lasthop.live.proxy_load server --bind ADDR --port P
+    python -m lasthop.live.proxy_load client --to ADDR --port P --long N --long-mb MB --short N ...
 
 The client opens connections to the server (through whatever proxy sits between them) and
 asks for a download with a one-line request: `<bytes> <seed> <mode> <upload>`. The server
@@ -301,7 +301,7 @@ def run_client(a: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m lasthop.proxy_load")
+    p = argparse.ArgumentParser(prog="python -m lasthop.live.proxy_load")
     sub = p.add_subparsers(dest="role", required=True)
     s = sub.add_parser("server")
     s.add_argument("--bind", default="0.0.0.0")
