@@ -97,3 +97,53 @@ def test_no_module_is_made_callable():
     """`lasthop.sweep` is the API's function; no module swaps its own class at import."""
     for p in PKG.rglob("*.py"):
         assert "sys.modules[__name__].__class__" not in p.read_text(), p
+
+
+def _rust_graph(src: Path) -> dict[str, set[str]]:
+    """The modules of one crate (`crate::a::b`) and the other modules each names in its code
+    (paths from `crate::`, `super::`, `self::`; comments and the `#[cfg(test)]` part left out;
+    a module and its own ancestors or descendants do not count)."""
+    import re
+
+    mods: dict[str, Path] = {}
+    for p in src.rglob("*.rs"):
+        parts = list(p.relative_to(src).with_suffix("").parts)
+        if parts[0] == "bin":
+            continue
+        if parts[-1] in ("mod", "lib", "main"):
+            parts = parts[:-1]
+        mods["::".join(["crate", *parts])] = p
+    graph: dict[str, set[str]] = {m: set() for m in mods}
+    for m, p in mods.items():
+        text = p.read_text().split("#[cfg(test)]")[0]
+        text = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("//"))
+        here = m.split("::")
+        for path in re.findall(r"\b((?:crate|super|self)(?:::\w+)+)", text):
+            parts = path.split("::")
+            if parts[0] == "crate":
+                full = parts
+            elif parts[0] == "self":
+                full = here + parts[1:]
+            else:
+                up = here[:-1]
+                k = 1
+                while k < len(parts) and parts[k] == "super":
+                    up, k = up[:-1], k + 1
+                full = up + parts[k:]
+            for n in range(len(full), 0, -1):
+                cand = "::".join(full[:n])
+                if cand in mods:
+                    if not (cand == m or m.startswith(cand + "::") or cand.startswith(m + "::")):
+                        graph[m].add(cand)
+                    break
+    return graph
+
+
+def test_no_rust_module_names_another_in_a_circle():
+    crates = sorted(p for p in (PKG.parents[1] / "crates").iterdir() if (p / "src").is_dir())
+    assert len(crates) >= 5
+    found = []
+    for crate in crates:
+        graph = _rust_graph(crate / "src")
+        found += [f"{crate.name}: " + " ↔ ".join(c) for c in _cycles(graph)]
+    assert not found, "modules that name each other in a circle: " + "; ".join(found)

@@ -253,7 +253,7 @@ impl Change {
     /// Put the original value back (or remove what was added).
     pub fn restore(&self) -> Result<(), String> {
         match self {
-            Change::Commands { undo, .. } => super::vwire::rules::undo(undo),
+            Change::Commands { undo, .. } => super::cmd::undo(undo),
             _ => self.set(self.original()),
         }
     }

@@ -14,6 +14,7 @@
 
 pub mod aggctl;
 pub mod args;
+pub mod cmd;
 pub mod host;
 pub mod metrics;
 #[cfg(feature = "quic")]

@@ -7,14 +7,14 @@
 //!   `ieee80211_tx_dequeue` while it builds the aggregate, `ieee80211_return_txq`): nothing is
 //!   held below mac80211, the aggregate is built from its queues at channel access. (The
 //!   pre-4.10 ath9k's frames below the qdisc are `TxqSet`'s driver stage, behind the same calls.)
-//! * [`Firmware`]: a firmware-queue driver (ath10k's push path) and its firmware's per-station
-//!   queues, gated by the airtime queue limit (`firmware.rs`).
+//! * `Firmware` (`firmware.rs`): a firmware-queue driver (ath10k's push path) and its
+//!   firmware's per-station queues, gated by the airtime queue limit.
 //!
 //! A further driver (a multi-user firmware that builds one PPDU for several stations, say) is
-//! another implementation of [`ApDriver`] and a variant of [`AnyDriver`].
+//! another implementation of [`ApDriver`] and a variant of `AnyDriver` (`any_driver.rs`), which
+//! dispatches to them; the drivers depend on this module, never on each other.
 
 use crate::mac::ampdu::Take;
-use crate::mac::firmware::Firmware;
 
 /// mac80211's side of the driver interface for one access category, as a driver calls it.
 pub trait Mac80211<P> {
@@ -111,57 +111,5 @@ impl<P> ApDriver<P> for PullDriver {
 
     fn builds_from_mac80211(&self) -> bool {
         true
-    }
-}
-
-/// The AP drivers, dispatched without indirection on the frame exchange's path.
-#[derive(Clone, Debug)]
-pub enum AnyDriver<P> {
-    Pull(PullDriver),
-    Firmware(Box<Firmware<P>>),
-}
-
-macro_rules! dispatch {
-    ($self:ident, $d:ident => $e:expr) => {
-        match $self {
-            AnyDriver::Pull($d) => $e,
-            AnyDriver::Firmware($d) => $e,
-        }
-    };
-}
-
-impl<P: Copy> ApDriver<P> for AnyDriver<P> {
-    #[inline]
-    fn next_station<M: Mac80211<P>>(&mut self, mac: &mut M) -> Option<u32> {
-        dispatch!(self, d => d.next_station(mac))
-    }
-    #[inline]
-    fn take<M: Mac80211<P>>(&mut self, mac: &mut M, sta: u32, fits: impl Fn(&P) -> bool) -> Take<P> {
-        dispatch!(self, d => d.take(mac, sta, fits))
-    }
-    #[inline]
-    fn end_turn<M: Mac80211<P>>(&mut self, mac: &mut M, sta: u32, more: bool) -> bool {
-        dispatch!(self, d => d.end_turn(mac, sta, more))
-    }
-    #[inline]
-    fn on_wake<M: Mac80211<P>>(&mut self, mac: &mut M) -> bool {
-        dispatch!(self, d => d.on_wake(mac))
-    }
-    #[inline]
-    fn on_tx_status<M: Mac80211<P>>(&mut self, mac: &mut M) -> bool {
-        dispatch!(self, d => d.on_tx_status(mac))
-    }
-    #[inline]
-    fn release(&mut self, sta: u32, est: u64) {
-        match self {
-            AnyDriver::Pull(d) => ApDriver::<P>::release(d, sta, est),
-            AnyDriver::Firmware(d) => d.release(sta, est),
-        }
-    }
-    fn builds_from_mac80211(&self) -> bool {
-        match self {
-            AnyDriver::Pull(d) => ApDriver::<P>::builds_from_mac80211(d),
-            AnyDriver::Firmware(d) => d.builds_from_mac80211(),
-        }
     }
 }

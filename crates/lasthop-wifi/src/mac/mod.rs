@@ -17,6 +17,7 @@
 //! * [`driver`]: the AP's driver between mac80211's queues and the air, as the frame exchange
 //!   pulls from it (`ApDriver`: the pull driver, the firmware-queue driver), and mac80211's
 //!   side of that interface (`Mac80211`).
+//! * [`any_driver`]: the drivers as one type the exchange holds (`AnyDriver`), dispatched by match.
 //! * [`firmware`]: a firmware-queue driver's transmit path below mac80211 (ath10k-like push
 //!   on wake and on transmit status, the firmware's per-station queues, the airtime queue
 //!   limit).
@@ -26,6 +27,7 @@
 //!   `__qdisc_run`), as the queue disciplines see it.
 
 pub mod ampdu;
+pub mod any_driver;
 pub mod blockack;
 pub mod edca;
 pub mod driver;
