@@ -147,3 +147,9 @@ def test_no_rust_module_names_another_in_a_circle():
         graph = _rust_graph(crate / "src")
         found += [f"{crate.name}: " + " ↔ ".join(c) for c in _cycles(graph)]
     assert not found, "modules that name each other in a circle: " + "; ".join(found)
+
+
+def test_the_rust_file_tree_is_the_module_tree():
+    """No module is placed with `#[path]`: a reader finds `a::b` in `a/b.rs`."""
+    placed = [str(p) for p in (PKG.parents[1] / "crates").rglob("*.rs") if "#[path" in p.read_text()]
+    assert not placed, f"modules placed with #[path]: {placed}"

@@ -1,7 +1,7 @@
 //! The emulator's AP host answers nl80211 as a mac80211 AP's kernel would: a program in the AP
 //! namespace (the WQM daemon, the split proxy) sends the requests it sends to a real kernel
 //! — over the telemetry socket instead of a netlink socket — and gets the same messages back,
-//! filled from the model's AP (`World::ap_telemetry`, `lasthop-sim/src/world_telemetry.rs`).
+//! filled from the model's AP (`World::ap_telemetry`, `lasthop-sim/src/world/telemetry.rs`).
 //!
 //! One phy (`phy0`, index 0) with one AP interface (`wlan0`, the AP host's TUN device's index),
 //! its stations (MAC 02:4c:48:xx:xx:xx, xx = station index + 1) and one channel. The phy's

@@ -13,7 +13,7 @@ pub struct RunData {
     pub stations: Vec<StationOut>,
     pub stats: Stats,
     pub timeseries: TimeSeries,
-    /// The split proxy at the AP, when a flow is split (`world_vwire.rs`).
+    /// The split proxy at the AP, when a flow is split (`world/hosts/vwire.rs`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vwire: Option<VwireOut>,
 }

@@ -7,7 +7,6 @@ use lasthop_wifi::mac::edca::AccessCategory;
 use lasthop_wifi::phy::{self, Band, Standard, TxVector};
 use serde::Deserialize;
 
-#[path = "spec_aggctl.rs"]
 mod aggctl;
 pub use aggctl::AggctlSpec;
 
@@ -31,7 +30,7 @@ pub struct Spec {
     /// The aggctl rate allocator and receivers shared by every `pattern = "aggctl"` flow.
     #[serde(default)]
     pub aggctl: AggctlSpec,
-    /// The Virtual Wires proxy at the AP (`world_vwire.rs`); off by default.
+    /// The Virtual Wires proxy at the AP (`world/hosts/vwire.rs`); off by default.
     #[serde(default)]
     pub vwire: VwireSpec,
     /// How the emulator lays the cell out (`lasthop emu`); ignored by the simulator.
@@ -427,7 +426,7 @@ pub struct FlowSpec {
     /// QUIC: guard on the history-based window: "none" or "rtt" (`cwnd_history::rtt_guard`).
     #[serde(default = "default_history")]
     pub history_guard: String,
-    /// TCP download: split at the AP's proxy (`world_vwire.rs`); the server's connection runs
+    /// TCP download: split at the AP's proxy (`world/hosts/vwire.rs`); the server's connection runs
     /// `split_wired_cc`, the AP → station one `cc`.
     #[serde(default)]
     pub split: bool,
@@ -443,7 +442,7 @@ pub struct FlowSpec {
     #[serde(default)]
     pub utility: Option<UtilitySpec>,
     /// WMM access category of the flow's packets, both directions ("BK", "BE", "VI", "VO");
-    /// None = `mac.access_category` (`world_wmm.rs`).
+    /// None = `mac.access_category` (`world/wmm.rs`).
     #[serde(default)]
     pub ac: Option<String>,
 }
@@ -981,7 +980,7 @@ impl Spec {
 
 /// The WMM rule of one flow's `ac`: (value, allowed). Nodes that keep one queue (a non-QoS
 /// `ofdm` station, a mesh relay's interface queue, the firmware model's station queues, a
-/// WQM-sized buffer) carry only `mac.access_category` (`world_wmm.rs`).
+/// WQM-sized buffer) carry only `mac.access_category` (`world/wmm.rs`).
 fn ac_problem(s: &Spec, f: &FlowSpec) -> Option<(String, String)> {
     let v = f.ac.as_deref()?;
     let value = format!("{v:?}");

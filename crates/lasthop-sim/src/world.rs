@@ -4,7 +4,7 @@
 //! What happens to a packet: a traffic source creates it (at the server for downlink, at a
 //! station for uplink); downlink packets cross the wired link and enter the AP's per-station
 //! queue of their access category; the owner's EDCA function of that AC contends for the
-//! medium (one per AC in use, `world_wmm.rs`); on winning, the transmitter builds
+//! medium (one per AC in use, `world/wmm.rs`); on winning, the transmitter builds
 //! an A-MPDU (retransmissions first, then new MPDUs within the Block Ack window, the A-MPDU
 //! length limit and the PPDU time limit), sends it, and — if any MPDU arrived — gets a Block
 //! Ack a SIFS later. Each MPDU is lost independently per the link's error model. Received
@@ -20,9 +20,9 @@
 //! flow, and one tick per forwarding node every `ap.wqm_interval`.
 //!
 //! Layout: this file keeps the event loop, the topology and the endpoints' hooks;
-//! `world_arena.rs` holds the packets; `world_build.rs` builds the cell from its spec, `world_exchange.rs` drives the frame
+//! `world/arena.rs` holds the packets; `world/build.rs` builds the cell from its spec, `world/frame_exchange.rs` drives the frame
 //! exchange, whose 802.11 rules are the sans-IO components of `lasthop_wifi::mac` (`ampdu`,
-//! `scoreboard`, `exchange`), reached through the link adapter of `world_link.rs`.
+//! `scoreboard`, `exchange`), reached through the link adapter of `world/link.rs`.
 
 use crate::capture::{Capture, CaptureRequest, MpduRec, Node, PhyRec, PpduKind};
 use crate::engine::EventQueue;
@@ -50,28 +50,14 @@ use lasthop_wifi::phy::{self, Band, Standard, TxVector};
 use crate::wired::{WiredLink, WiredOutcome};
 use lasthop_algo::tcp::{AckSegment, DataSegment};
 
-#[path = "world_tcp.rs"]
-mod tcp;
-#[path = "world_quic.rs"]
-mod quic;
-#[path = "world_vwire.rs"]
-mod vwire;
-#[path = "world_aggctl.rs"]
-mod aggctl;
-#[path = "world_ext.rs"]
-mod ext;
-#[path = "world_telemetry.rs"]
+mod hosts;
 pub mod telemetry;
-#[path = "world_wmm.rs"]
 mod wmm;
-#[path = "world_link.rs"]
 mod link;
-#[path = "world_build.rs"]
 mod build;
-#[path = "world_exchange.rs"]
 mod frame_exchange;
-#[path = "world_arena.rs"]
 mod arena;
+use hosts::{aggctl, ext, quic, tcp, vwire};
 pub use ext::{ExtEvent, ExtFate, ExtLeg};
 use arena::Arena;
 use link::LinkIo;
@@ -149,7 +135,7 @@ enum TcpMeta {
     /// An aggctl report on its way to the server (its slot in the aggctl host's slab).
     Aggctl { slot: u32 },
     /// A packet from outside the model (the emulator's TUN devices): `tag` names its bytes in
-    /// the host's buffer (`world_ext.rs`).
+    /// the host's buffer (`world/hosts/ext.rs`).
     External { tag: u32 },
 }
 
@@ -169,9 +155,9 @@ enum Pattern {
     /// Echo requests on a CBR schedule, answered at once by the far end; the delay recorded
     /// at the sender is the round-trip time.
     Ping,
-    /// UDP paced at the rate of the aggctl allocator (`world_aggctl.rs`).
+    /// UDP paced at the rate of the aggctl allocator (`world/hosts/aggctl.rs`).
     Aggctl,
-    /// Packets injected by a real-time host (`world_ext.rs`).
+    /// Packets injected by a real-time host (`world/hosts/ext.rs`).
     External,
 }
 
@@ -195,7 +181,7 @@ enum Ev {
     /// A QUIC flow's timer (loss detection, PTO, ACK delay, pacing, idle); stale if the
     /// generation moved on.
     QuicTimer(u32, u64),
-    /// The split proxy (`world_vwire.rs`): a tick, a paced application, or a flow's timer.
+    /// The split proxy (`world/hosts/vwire.rs`): a tick, a paced application, or a flow's timer.
     Vwire(u32, u64),
     /// Measurement instant of a forwarding node's interface queue (the AP = 0, relay station
     /// `s` = 1 + s): samples it and runs its buffer sizer.

@@ -1,4 +1,4 @@
-//! aggctl hosted in the cell (`world_aggctl.rs`): the loop settles at N_ε, equal airtime across
+//! aggctl hosted in the cell (`world/hosts/aggctl.rs`): the loop settles at N_ε, equal airtime across
 //! stations of different MCS, feedback loss handled by the watchdog, determinism, and the
 //! timestamp estimator against the simulator's truth.
 //!

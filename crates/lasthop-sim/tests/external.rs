@@ -1,4 +1,4 @@
-//! Packets from outside the model (the emulator's hook, `world_ext.rs`): they cross the cell
+//! Packets from outside the model (the emulator's hook, `world/hosts/ext.rs`): they cross the cell
 //! like simulated packets, every one is accounted for exactly once, and the same injections
 //! give the same fates.
 

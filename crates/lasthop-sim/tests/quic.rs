@@ -1,4 +1,4 @@
-//! QUIC flows hosted in the cell (`world_quic.rs` over `lasthop_algo::quic`): downloads
+//! QUIC flows hosted in the cell (`world/hosts/quic.rs` over `lasthop_algo::quic`): downloads
 //! complete, the handshake costs a round trip, runs repeat exactly, and the two profiles
 //! differ where they must: Bursty QUIC (ACK decimation, no pacing) sends a fraction of the
 //! ACKs and its datagrams back to back.

@@ -1,4 +1,4 @@
-//! The split proxy at the AP and the Virtual Wires loop (`world_vwire.rs`): a split connection
+//! The split proxy at the AP and the Virtual Wires loop (`world/hosts/vwire.rs`): a split connection
 //! delivers every byte once and in order with its wired side on the wired RTT; the relay buffer
 //! is bounded (backpressure reaches the server); with vwire a step-utility flow gets its rate
 //! while a greedy flow takes the rest; determinism.

@@ -1,4 +1,4 @@
-//! WMM access categories (IEEE 802.11-2020 §10.2.3.2, §10.23.2; `world_wmm.rs`): per-AC EDCA
+//! WMM access categories (IEEE 802.11-2020 §10.2.3.2, §10.23.2; `world/wmm.rs`): per-AC EDCA
 //! functions and queues at the AP and the stations, internal collisions, TXOP limits, and the
 //! classic result that a ping marked AC_VO skips the bloated best-effort queue of a bulk TCP
 //! download.

@@ -4,7 +4,7 @@ The sender paces a UDP download to each station at a rate the receivers' aggrega
 regulate: every Δ each receiver estimates the mean number of packets per A-MPDU from its receive
 timestamps and reports it in a UDP packet; the server's allocator applies Algorithm 1,
 x ← x − K(μ_N − N_e) with K = K0/n, to the station with the highest MCS rate (eq. (1)) and shares
-the others' rates for equal airtime (eq. (2)). Hosted in the cell by `world_aggctl.rs`: the
+the others' rates for equal airtime (eq. (2)). Hosted in the cell by `world/hosts/aggctl.rs`: the
 reports are real uplink packets, the estimator sees only timestamps (1 µs clock) and the PHY
 rate of each frame (radiotap).
 

@@ -4,7 +4,7 @@ Bursty QUIC = Chromium's QUIC with ACK decimation (an ACK every 10 packets or mi
 min_rtt/4), after 100 packets) and without pacing, against Chromium's defaults (an ACK every
 2 packets, pacing). Both run Chromium-like CUBIC in bytes (two emulated connections) with the
 delay-based slow-start exit (`lasthop_algo::quic`: HybridSlowStart fed the latest RTT less the
-peer's ACK delay, as Chromium's RttStats), hosted in the cell by `world_quic.rs`.
+peer's ACK delay, as Chromium's RttStats), hosted in the cell by `world/hosts/quic.rs`.
 
 Setup (the paper's §III–IV where it is specific, documented choices where not):
 - Initial window: Chromium's kInitialCongestionWindow, 32 packets (QUIC version 39, the paper's

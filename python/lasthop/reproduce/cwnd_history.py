@@ -3,7 +3,7 @@
 
 The server records its congestion window when a connection closes (the idle timeout included)
 and when a 0-RTT client hello arrives, and starts every new 1-RTT connection with
-max(default, average) (`lasthop_algo::control::cwnd_history`, hosted by `world_quic.rs`). Each
+max(default, average) (`lasthop_algo::control::cwnd_history`, hosted by `world/hosts/quic.rs`). Each
 run is one flow of `CONNECTIONS` QUIC connections from one client, one after another with
 200 ms between a transfer's last byte and the next connection (the client closes each one:
 CONNECTION_CLOSE); the first connection knows no history, so every later one is measured.

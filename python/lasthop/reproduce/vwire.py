@@ -1,6 +1,6 @@
 """vwire: "Virtual Wires: Rethinking WiFi networks" (Yang, Jiang, Misra, Rubenstein).
 
-The split proxy at the AP (`world_vwire.rs`): each TCP download ends at the AP and a second
+The split proxy at the AP (`world/hosts/vwire.rs`): each TCP download ends at the AP and a second
 connection carries it to the station; with `[vwire]` a classifier → utility optimizer → token
 scheduler allocates WiFi airtime every 2 s. The Virtual Wires method is covered by Columbia
 University patents (US 10,687,341 B2 and US 11,297,634).

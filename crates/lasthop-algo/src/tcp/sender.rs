@@ -63,7 +63,7 @@
 //!     after an RTO, not before HighACK ≥ the previous RecoveryPoint); (4.3) then resends the
 //!     lowest lost, not yet resent segment. During the post-RTO phase RACK marks feed the
 //!     resend without any controller call. The RTO stays the last resort.
-//!   - §7 Tail Loss Probe: see `recovery.rs` (switch `tlp`).
+//!   - §7 Tail Loss Probe: see `sender/recovery.rs` (switch `tlp`).
 //! * **RFC 3042** limited transmit: on each of the first DupThresh − 1 duplicate ACKs the
 //!   newly SACKed segment leaves pipe, which releases one previously unsent segment (if rwnd
 //!   allows) without touching cwnd; outstanding data thus stays ≤ cwnd + 2·SMSS (§2).
@@ -84,7 +84,7 @@
 //! * **RFC 6937** Proportional Rate Reduction decides how much is sent in fast recovery
 //!   (switch `prr`, NewReno and CUBIC); without it, or with BBR, the sender keeps pipe ≤ cwnd
 //!   (RFC 6675 (C)). **Restart after idle** (RFC 5681 §4.1, Linux's decay; switch
-//!   `slow_start_after_idle`). Both, and TLP, are in `recovery.rs`.
+//!   `slow_start_after_idle`). Both, and TLP, are in `sender/recovery.rs`.
 //! * **RFC 5681 / RFC 6582** are the controller's business (`crate::cc`); the sender tells it
 //!   every ACK (`on_ack`, with `cum_acked` = how far `snd_una` advanced, so that loss-based
 //!   controllers grow cwnd on forward progress only, RFC 5681 §3.2), each loss episode (`on_loss_event`), recovery exit and RTO.
@@ -700,7 +700,7 @@ impl TcpSender {
         // FIFO). So, as Karn does for RTT samples, retransmitted data never advances RACK: lost
         // retransmissions are detected once data first sent after them is delivered.
         // The one exception is a retransmitted tail loss probe (RFC 8985 §7.4.1, see
-        // `recovery.rs`).
+        // `sender/recovery.rs`).
         let rack_ok = !g.retransmitted || self.tlp_rack_ok(g.seq, g.tx_time, now);
         if rack_ok && acc.rack.is_none_or(|n| sent_after(g.tx_time, g.end(), n.tx_time, n.end())) {
             acc.rack = Some(*g);
@@ -1292,9 +1292,7 @@ impl TcpSender {
     }
 }
 
-#[path = "recovery.rs"]
 mod recovery;
 
 #[cfg(test)]
-#[path = "tests.rs"]
 mod tests;

@@ -922,7 +922,7 @@ fn transport_keys(t: &Table, p: &str, v: &mut Value) -> Res<(String, Option<(&'s
         Ok(n.min(U64_MAX) as u64)
     };
     let nbytes = if tcp || quic { count(t, "bytes", Some(0), 0)? } else { 0 };
-    // Connection lifecycles and the history-based initial window (world_quic.rs).
+    // Connection lifecycles and the history-based initial window (world/hosts/quic.rs).
     let connections = if quic { t.int("connections", 1, Some(1), Some(10_000))? } else { 1 };
     if connections > 1 && nbytes == 0 && objects.is_empty() {
         return Err(t.fail(
@@ -980,7 +980,7 @@ fn py_round_u128(a: u128, b: u128) -> u64 {
     py_round(a as f64 / b as f64)
 }
 
-/// The split proxy and Virtual Wires keys of a flow (world_vwire.rs).
+/// The split proxy and Virtual Wires keys of a flow (world/hosts/vwire.rs).
 fn split_keys(t: &Table, v: &mut Value, tcp_down: bool, app: &str) -> Res<()> {
     let split = t.bool("split", false)?;
     if split && !tcp_down {

@@ -4,7 +4,7 @@
 //! per-type weights (HTML 3, CSS 2, JS 4, image 2, other 1: scripts are the largest text
 //! resources and images the most numerous on typical landing pages; any split keeps the object
 //! count and the total, which drive the load time), in whole bytes, the rounding remainder going
-//! to the first HTML object. The simulator (`world_quic.rs`) and the live HTTP/3 tool load the
+//! to the first HTML object. The simulator (`world/hosts/quic.rs`) and the live HTTP/3 tool load the
 //! same objects.
 
 /// name: (html, css, js, image, other, total kB).

@@ -1,5 +1,5 @@
 //! The split proxy's decisions, sans-IO: what the simulator's AP (`lasthop-sim`
-//! `world_vwire.rs`) and the live proxy (`lasthop-live` `tools/vwire/`) both run, so a flow is
+//! `world/hosts/vwire.rs`) and the live proxy (`lasthop-live` `tools/vwire/`) both run, so a flow is
 //! classified, measured, allocated and gated by the same code in both hosts.
 //!
 //! A host opens a **slot** per split flow ([`SplitProxy::open`]; a slot is a scheduler class —

@@ -17,7 +17,7 @@ impl World {
             return;
         }
         // Internal collisions (§10.23.2.4): the losing EDCAF backs off as after an external
-        // collision; its frames stay queued and no MPDU retry counter moves (`world_wmm.rs`).
+        // collision; its frames stay queued and no MPDU retry counter moves (`world/wmm.rs`).
         for &c in &outcome.internal_losers {
             self.chans[ch as usize].medium.edcaf_mut(c).on_failure(self.retry_limit);
         }

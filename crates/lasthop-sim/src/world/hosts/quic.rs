@@ -33,7 +33,7 @@
 //! with the slot); the slot is freed when the original arrives or is dropped (a Block Ack
 //! retransmission copy never owns it).
 
-use super::{Ev, PktRef, TcpMeta, World};
+use crate::world::{Ev, PktRef, TcpMeta, World};
 use crate::metrics::LogHistogram;
 use crate::spec::FlowSpec;
 use lasthop_algo::control::ack_policy::{AckPolicyConfig, AckPolicyKind};
@@ -43,7 +43,7 @@ use lasthop_core::{Duration, Instant};
 use std::collections::BTreeMap;
 
 /// Bytes of the client's request (an HTTP/3 GET with headers).
-pub(super) const REQUEST_BYTES: u64 = 300;
+pub(in crate::world) const REQUEST_BYTES: u64 = 300;
 
 /// RTT growth over the recorded minimum beyond which the "rtt" guard reverts to the default
 /// window: 25 %, a standing queue of a quarter of the base RTT.
@@ -81,7 +81,7 @@ impl Transfer {
 }
 
 /// One connection and its host-side bookkeeping.
-pub(super) struct QuicFlow {
+pub(in crate::world) struct QuicFlow {
     pub client: QuicConnection,
     pub server: QuicConnection,
     pub profile: &'static str,
@@ -102,7 +102,7 @@ pub(super) struct QuicFlow {
     lost: u64,
     /// The server's cwnd when it left slow start, and when.
     pub ss_exit: Option<(u64, Instant)>,
-    timer: super::EndpointTimer,
+    timer: crate::world::EndpointTimer,
     // --- connection lifecycle ---
     client_cfg: QuicConfig,
     server_cfg: QuicConfig,
@@ -152,7 +152,7 @@ fn config(f: &FlowSpec, role: Role) -> QuicConfig {
 }
 
 /// Build the two endpoints of a QUIC flow from its spec (validated by `Spec::problems`).
-pub(super) fn new_flow(f: &FlowSpec) -> QuicFlow {
+pub(in crate::world) fn new_flow(f: &FlowSpec) -> QuicFlow {
     let now = Instant(f.start_ns);
     let (client_cfg, server_cfg) = (config(f, Role::Client), config(f, Role::Server));
     let client = QuicConnection::new(client_cfg, now).expect("QUIC parameters validated with the spec");
@@ -177,7 +177,7 @@ pub(super) fn new_flow(f: &FlowSpec) -> QuicFlow {
         rtt_samples: 0,
         lost: 0,
         ss_exit: None,
-        timer: super::EndpointTimer::default(),
+        timer: crate::world::EndpointTimer::default(),
         client_cfg,
         server_cfg,
         connections: f.connections.max(1),
@@ -382,7 +382,7 @@ impl World {
     }
 
     /// Start a QUIC flow: the client sends its Initial (and, with 0-RTT, the request).
-    pub(super) fn quic_start(&mut self, f: u32) {
+    pub(in crate::world) fn quic_start(&mut self, f: u32) {
         let now = self.q.now();
         let q = self.quic[f as usize].as_deref_mut().expect("quic flow");
         let id = q.client.open_stream();
@@ -473,7 +473,7 @@ impl World {
                 }
                 q.last_server_send = Some(now);
                 let p = self.quic_packet(f, dg, now, true);
-                self.wired_send(p, super::Dir::Down, now);
+                self.wired_send(p, crate::world::Dir::Down, now);
             }
             loop {
                 let q = self.quic[fi].as_deref_mut().expect("quic flow");
@@ -509,7 +509,7 @@ impl World {
     }
 
     /// Free the datagram of a packet that is dropped for good (not a retransmission copy).
-    pub(super) fn quic_drop(&mut self, p: PktRef) {
+    pub(in crate::world) fn quic_drop(&mut self, p: PktRef) {
         let pk = self.pkts[p.id as usize];
         if let TcpMeta::Quic { slot, .. } = pk.tcp {
             if !pk.ghost {
@@ -535,7 +535,7 @@ impl World {
         }
     }
 
-    pub(super) fn on_quic_timer(&mut self, f: u32, gen: u64) {
+    pub(in crate::world) fn on_quic_timer(&mut self, f: u32, gen: u64) {
         let now = self.q.now();
         {
             let q = self.quic[f as usize].as_deref_mut().expect("quic flow");
@@ -552,7 +552,7 @@ impl World {
     }
 
     /// A QUIC datagram reached its endpoint (the server, or the flow's station) at `t`.
-    pub(super) fn quic_arrive(&mut self, p: PktRef, t: Instant) {
+    pub(in crate::world) fn quic_arrive(&mut self, p: PktRef, t: Instant) {
         let pk = self.pkts[p.id as usize];
         let TcpMeta::Quic { slot, to_client } = pk.tcp else { unreachable!("not a QUIC packet") };
         let f = pk.flow;

@@ -777,5 +777,4 @@ fn rack_timer_detects_loss_before_rto() {
     assert!(rtx_at > sack_at && rtx_at - sack_at <= reo + Duration::from_millis(2), "{:?} after the SACK", rtx_at - sack_at);
 }
 
-#[path = "tests_recovery.rs"]
 mod recovery;

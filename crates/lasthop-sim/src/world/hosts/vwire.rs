@@ -50,7 +50,7 @@
 //! The Virtual Wires method is covered by Columbia University patents (US 10,687,341 B2 and
 //! US 11,297,634).
 
-use super::{DropWhy, EndpointTimer, Ev, PktRef, TcpMeta, World};
+use crate::world::{DropWhy, EndpointTimer, Ev, PktRef, TcpMeta, World};
 use crate::metrics::LogHistogram;
 use crate::output::{SplitOut, SplitPeriods, SplitSide, VwireOut};
 use crate::spec::{utility_of, FlowSpec, Spec};
@@ -65,16 +65,16 @@ use std::borrow::Cow;
 
 /// `Ev::Vwire` targets: the detector's sampling tick, the feedback period, an application's
 /// write tick (flow | `APP`), else a split flow's endpoint timer.
-pub(super) const TICK_SAMPLE: u32 = u32::MAX;
-pub(super) const TICK_PERIOD: u32 = u32::MAX - 1;
+pub(in crate::world) const TICK_SAMPLE: u32 = u32::MAX;
+pub(in crate::world) const TICK_PERIOD: u32 = u32::MAX - 1;
 const APP: u32 = 1 << 31;
 /// Write interval of a paced application.
 const APP_TICK: Duration = Duration::from_millis(10);
 
 /// The proxy and the paced applications.
-pub(super) struct Host {
+pub(in crate::world) struct Host {
     /// Flow → index in `conns`.
-    pub(super) by_flow: Vec<Option<u32>>,
+    pub(in crate::world) by_flow: Vec<Option<u32>>,
     conns: Vec<SplitConn>,
     apps: Vec<AppSource>,
     /// The deciders (`lasthop_algo::control::vwire::proxy`): slot c is split flow c.
@@ -171,7 +171,7 @@ fn device_of(name: &str) -> DeviceType {
 
 /// The spec of the server's end of flow `f`: a split flow's server runs `split_wired_cc` with
 /// that controller's pacing default.
-pub(super) fn server_side(f: &FlowSpec) -> Cow<'_, FlowSpec> {
+pub(in crate::world) fn server_side(f: &FlowSpec) -> Cow<'_, FlowSpec> {
     if !f.split {
         return Cow::Borrowed(f);
     }
@@ -185,13 +185,13 @@ pub(super) fn server_side(f: &FlowSpec) -> Cow<'_, FlowSpec> {
 /// `extra_acked`), with the proxy's TCP small-queues limit.
 fn wifi_sender(f: &FlowSpec, tsq: u64, seed: u64) -> (TcpSender, &'static str) {
     let mss = f.packet_size.saturating_sub(lasthop_algo::tcp::IP_TCP_HEADERS).max(64);
-    let (cc, name, pace) = super::tcp::cc_config(f, seed);
-    let cfg = TcpSenderConfig { mss, cc, pacing: f.pacing.unwrap_or(pace), tsq_limit: tsq, pacing_shift: super::tcp::MAC80211_PACING_SHIFT, ..TcpSenderConfig::default() };
+    let (cc, name, pace) = crate::world::tcp::cc_config(f, seed);
+    let cfg = TcpSenderConfig { mss, cc, pacing: f.pacing.unwrap_or(pace), tsq_limit: tsq, pacing_shift: crate::world::tcp::MAC80211_PACING_SHIFT, ..TcpSenderConfig::default() };
     (TcpSender::new(cfg, Instant(f.start_ns)), name)
 }
 
 /// The host for a spec, if any flow is split or paced.
-pub(super) fn new_host(spec: &Spec, seed: u64) -> Option<Box<Host>> {
+pub(in crate::world) fn new_host(spec: &Spec, seed: u64) -> Option<Box<Host>> {
     let v = &spec.vwire;
     let mut by_flow = vec![None; spec.flows.len()];
     let mut conns = Vec::new();
@@ -269,7 +269,7 @@ pub(super) fn new_host(spec: &Spec, seed: u64) -> Option<Box<Host>> {
 impl World {
     /// Flow `f` is split at the AP.
     #[inline]
-    pub(super) fn is_split(&self, f: u32) -> bool {
+    pub(in crate::world) fn is_split(&self, f: u32) -> bool {
         self.vwire.as_deref().is_some_and(|h| h.by_flow[f as usize].is_some())
     }
 
@@ -282,7 +282,7 @@ impl World {
     }
 
     /// Schedule the first ticks (called once from `run`).
-    pub(super) fn vwire_start(&mut self) {
+    pub(in crate::world) fn vwire_start(&mut self) {
         let Some(h) = self.vwire.as_deref() else { return };
         let starts: Vec<(u32, Instant)> = h.apps.iter().map(|a| (a.flow, self.flows[a.flow as usize].start)).collect();
         let any_split = !h.conns.is_empty();
@@ -296,7 +296,7 @@ impl World {
         }
     }
 
-    pub(super) fn on_vwire(&mut self, target: u32, gen: u64) {
+    pub(in crate::world) fn on_vwire(&mut self, target: u32, gen: u64) {
         let now = self.q.now();
         match target {
             TICK_SAMPLE => self.vwire_sample(now),
@@ -331,7 +331,7 @@ impl World {
     }
 
     /// A server segment of split flow `f` reached the AP: it ends at the proxy.
-    pub(super) fn vwire_wired_data(&mut self, p: PktRef, now: Instant) {
+    pub(in crate::world) fn vwire_wired_data(&mut self, p: PktRef, now: Instant) {
         let pk = self.pkts[p.id as usize];
         let TcpMeta::Data { seg, .. } = pk.tcp else { unreachable!("data on the wired downlink of a split flow") };
         let c = self.conn_of(p.flow);
@@ -341,7 +341,7 @@ impl World {
     }
 
     /// A station's ACK of split flow `f` reached the AP: it ends at the proxy.
-    pub(super) fn vwire_wifi_ack(&mut self, p: PktRef, t: Instant) {
+    pub(in crate::world) fn vwire_wifi_ack(&mut self, p: PktRef, t: Instant) {
         let pk = self.pkts[p.id as usize];
         let TcpMeta::Ack { ack, .. } = pk.tcp else { unreachable!("ACK on the uplink of a split flow") };
         let counted = t >= self.warmup;
@@ -360,7 +360,7 @@ impl World {
 
     /// The AP is done with packet `p` (its MAC acknowledged or dropped it, or its queue dropped
     /// it): a WiFi-side segment's bytes leave TCP small queues.
-    pub(super) fn vwire_tx_done(&mut self, p: PktRef) {
+    pub(in crate::world) fn vwire_tx_done(&mut self, p: PktRef) {
         if !self.is_split(p.flow) || !matches!(self.pkts[p.id as usize].tcp, TcpMeta::Data { .. }) {
             return;
         }
@@ -372,14 +372,14 @@ impl World {
     }
 
     /// A queue drop at the AP of a split flow's segment (`drop_pkt`).
-    pub(super) fn vwire_dropped(&mut self, p: PktRef, why: DropWhy) {
+    pub(in crate::world) fn vwire_dropped(&mut self, p: PktRef, why: DropWhy) {
         if matches!(why, DropWhy::Queue) {
             self.vwire_tx_done(p);
         }
     }
 
     /// Pump the proxy if a WiFi-side sender's queue drained.
-    pub(super) fn vwire_pump_dirty(&mut self, now: Instant) {
+    pub(in crate::world) fn vwire_pump_dirty(&mut self, now: Instant) {
         if self.vwire.as_deref().is_some_and(|h| h.dirty) {
             self.host().dirty = false;
             self.vwire_pump(now);
@@ -431,7 +431,7 @@ impl World {
                 let f = sc.flow;
                 let p = self.alloc_control(f, ack_ip_len(ack.n_sack), now);
                 self.pkts[p.id as usize].tcp = TcpMeta::Ack { ack, rev: false };
-                self.wired_send(p, super::Dir::Up, now);
+                self.wired_send(p, crate::world::Dir::Up, now);
             }
             let sc = &mut self.host().conns[c];
             let t = [sc.rx.poll_timeout(), sc.tx.poll_timeout()].into_iter().flatten().min();

@@ -23,7 +23,7 @@
 //! of entering the AP's queues; a WiFi-leg packet enters the AP's queues directly (downlink)
 //! or is delivered when the AP receives it (uplink).
 
-use super::*;
+use crate::world::*;
 use std::collections::BTreeMap;
 
 /// What became of an external packet.
@@ -57,7 +57,7 @@ pub struct ExtEvent {
 /// How many of [`World::series_mut`]'s series are per flow.
 const FLOW_SERIES: usize = 9;
 
-pub(super) struct ExtHost {
+pub(in crate::world) struct ExtHost {
     /// Host-given description of each external flow, by flow index.
     labels: BTreeMap<u32, String>,
     /// The leg of each flow, by flow index (`Through` for simulated flows).
@@ -193,7 +193,7 @@ impl World {
     /// Whether `p` is an external packet whose path ends at the AP: a wired-leg packet at the
     /// AP end of the wired link (downlink), a WiFi-leg packet received by the AP (uplink).
     #[inline]
-    pub(super) fn ext_ends_at_ap(&self, p: PktRef, dir: Dir) -> bool {
+    pub(in crate::world) fn ext_ends_at_ap(&self, p: PktRef, dir: Dir) -> bool {
         let Some(h) = self.ext.as_deref() else { return false };
         if !matches!(self.pkts[p.id as usize].tcp, TcpMeta::External { .. }) {
             return false;
@@ -248,7 +248,7 @@ impl World {
     }
 
     /// An external packet reached its destination node at `t`.
-    pub(super) fn ext_arrive(&mut self, p: PktRef, t: Instant) {
+    pub(in crate::world) fn ext_arrive(&mut self, p: PktRef, t: Instant) {
         let pk = self.pkts[p.id as usize];
         let TcpMeta::External { tag } = pk.tcp else { unreachable!("not an external packet") };
         if !pk.ghost {
@@ -265,7 +265,7 @@ impl World {
     }
 
     /// An external packet is being dropped (its copy for a retransmission is not the packet).
-    pub(super) fn ext_drop(&mut self, p: PktRef) {
+    pub(in crate::world) fn ext_drop(&mut self, p: PktRef) {
         let pk = self.pkts[p.id as usize];
         if let (TcpMeta::External { tag }, false) = (pk.tcp, pk.ghost) {
             let at = self.q.now();

@@ -20,7 +20,7 @@
 //! Report payloads live in a slab while they cross the network (`Pkt::tcp` holds
 //! `TcpMeta::Aggctl` with the slot); the slot is freed when the original arrives or is dropped.
 
-use super::{Dir, Ev, PktRef, TcpMeta, TxVector, World};
+use crate::world::{Dir, Ev, PktRef, TcpMeta, TxVector, World};
 use crate::metrics::Series;
 use crate::spec::Spec;
 use lasthop_algo::control::aggctl::{
@@ -38,9 +38,9 @@ const REPORT_IP_LEN: u32 = REPORT_LEN as u32 + 28;
 const ALLOCATOR: u32 = u32::MAX;
 
 /// The aggctl side of the world: the allocator, the flows' senders and receivers.
-pub(super) struct AggctlHost {
+pub(in crate::world) struct AggctlHost {
     alloc: RateAllocator,
-    alloc_timer: super::EndpointTimer,
+    alloc_timer: crate::world::EndpointTimer,
     /// By flow index (None for other flows).
     flows: Vec<Option<AggFlow>>,
     /// The aggctl flow received by each station.
@@ -68,7 +68,7 @@ pub(super) struct AggctlHost {
 /// One aggctl flow: its sender's rate and its receiver's estimator, with the host's counters.
 struct AggFlow {
     est: AggregationEstimator,
-    timer: super::EndpointTimer,
+    timer: crate::world::EndpointTimer,
     jitter: Rng,
     rate: BitRate,
     joined: bool,
@@ -93,7 +93,7 @@ struct AggFlow {
 }
 
 /// The host if the spec has aggctl flows or stream changes.
-pub(super) fn new_host(spec: &Spec, seed: u64, bins: usize, bin: u64) -> Option<Box<AggctlHost>> {
+pub(in crate::world) fn new_host(spec: &Spec, seed: u64, bins: usize, bin: u64) -> Option<Box<AggctlHost>> {
     let any_flow = spec.flows.iter().any(|f| f.pattern == "aggctl");
     if !any_flow && spec.stations.iter().all(|s| s.nss_change.is_none()) {
         return None;
@@ -114,7 +114,7 @@ pub(super) fn new_host(spec: &Spec, seed: u64, bins: usize, bin: u64) -> Option<
                 let origin = Instant(f.start_ns);
                 AggFlow {
                     est: AggregationEstimator::new(a.estimator_config(), origin).expect("estimator parameters validated with the spec"),
-                    timer: super::EndpointTimer::default(),
+                    timer: crate::world::EndpointTimer::default(),
                     jitter: Rng::stream(seed, StreamKind::Other, (5 << 32) + i as u64),
                     rate: BitRate(0),
                     joined: false,
@@ -138,7 +138,7 @@ pub(super) fn new_host(spec: &Spec, seed: u64, bins: usize, bin: u64) -> Option<
     let n_flows = spec.flows.len();
     Some(Box::new(AggctlHost {
         alloc,
-        alloc_timer: super::EndpointTimer::default(),
+        alloc_timer: crate::world::EndpointTimer::default(),
         flows,
         sta_flow,
         reports: Vec::new(),
@@ -221,7 +221,7 @@ impl World {
 
     /// The sender of aggctl flow `f`: join at the start, one packet per pacing interval, leave
     /// at the stop.
-    pub(super) fn aggctl_on_send(&mut self, f: u32) {
+    pub(in crate::world) fn aggctl_on_send(&mut self, f: u32) {
         let now = self.q.now();
         let fi = f as usize;
         let (stop, size, sta) = (self.flows[fi].stop, self.flows[fi].size, self.flows[fi].station);
@@ -284,7 +284,7 @@ impl World {
         }
     }
 
-    pub(super) fn on_aggctl_timer(&mut self, f: u32, gen: u64) {
+    pub(in crate::world) fn on_aggctl_timer(&mut self, f: u32, gen: u64) {
         let now = self.q.now();
         let h = self.aggctl.as_deref_mut().expect("aggctl host");
         if f == ALLOCATOR {
@@ -306,7 +306,7 @@ impl World {
 
     /// A data packet reached its station at `t` (called for every UDP packet; only aggctl
     /// flows' go to the estimator).
-    pub(super) fn aggctl_rx(&mut self, p: PktRef, t: Instant) {
+    pub(in crate::world) fn aggctl_rx(&mut self, p: PktRef, t: Instant) {
         let Some(h) = self.aggctl.as_deref_mut() else { return };
         let f = p.flow;
         let sta = self.flows[f as usize].station;
@@ -371,7 +371,7 @@ impl World {
     }
 
     /// A report reached the server at `t`: decode it and hand it to the allocator.
-    pub(super) fn aggctl_report_arrive(&mut self, p: PktRef, t: Instant) {
+    pub(in crate::world) fn aggctl_report_arrive(&mut self, p: PktRef, t: Instant) {
         let TcpMeta::Aggctl { slot } = self.pkts[p.id as usize].tcp else { unreachable!("not an aggctl report") };
         let h = self.aggctl.as_deref_mut().expect("aggctl host");
         let payload = h.reports[slot as usize].take().expect("report in flight");
@@ -397,7 +397,7 @@ impl World {
     }
 
     /// Free the payload of a report dropped for good (not a retransmission copy) and count it.
-    pub(super) fn aggctl_drop(&mut self, p: PktRef) {
+    pub(in crate::world) fn aggctl_drop(&mut self, p: PktRef) {
         let pk = self.pkts[p.id as usize];
         let TcpMeta::Aggctl { slot } = pk.tcp else { return };
         if pk.ghost {
@@ -414,7 +414,7 @@ impl World {
 
     /// A data PPDU ended: for a downlink A-MPDU to a station receiving an aggctl flow, note its
     /// PHY rate (what the receiver's radio header shows) and count it in the truth of its slot.
-    pub(super) fn aggctl_on_ppdu(&mut self, sta: u32, dir: Dir, txv: TxVector, mpdus: &[(u32, PktRef, bool)], end: Instant) {
+    pub(in crate::world) fn aggctl_on_ppdu(&mut self, sta: u32, dir: Dir, txv: TxVector, mpdus: &[(u32, PktRef, bool)], end: Instant) {
         let Some(h) = self.aggctl.as_deref_mut() else { return };
         if dir != Dir::Down || !mpdus.iter().any(|m| m.2) {
             return;
@@ -435,7 +435,7 @@ impl World {
     }
 
     /// Schedule the stream changes of `stations[].nss_change`.
-    pub(super) fn schedule_nss_changes(&mut self) {
+    pub(in crate::world) fn schedule_nss_changes(&mut self) {
         for i in 0..self.spec.stations.len() {
             if let Some((t, _)) = self.spec.stations[i].nss_change {
                 self.q.schedule(Instant(t), Ev::NssChange(i as u32));
@@ -446,7 +446,7 @@ impl World {
     /// Station `i` now uses at most `n` spatial streams, both directions: a fixed rate keeps
     /// its MCS with `n` streams; rate control restarts over the rates with at most `n` streams
     /// (Minstrel-HT with fresh statistics, as when a driver's rate set changes).
-    pub(super) fn on_nss_change(&mut self, i: u32) {
+    pub(in crate::world) fn on_nss_change(&mut self, i: u32) {
         let now = self.q.now();
         let iu = i as usize;
         let st = &self.spec.stations[iu];
@@ -473,7 +473,7 @@ impl World {
 
 impl AggctlHost {
     /// A flow appeared during the run (an emulator's external flow): it is not aggctl.
-    pub(super) fn push_other_flow(&mut self) {
+    pub(in crate::world) fn push_other_flow(&mut self) {
         self.flows.push(None);
     }
 }

@@ -17,7 +17,7 @@
 //! on data — a simplification of one bidirectional HTTP/1.1-style connection). The response
 //! time of each request (request issued → last response byte in order) is recorded.
 
-use super::{DropWhy, Ev, PktRef, TcpMeta, World};
+use crate::world::{DropWhy, Ev, PktRef, TcpMeta, World};
 use crate::spec::FlowSpec;
 use lasthop_algo::cc::cubic::HyStartConfig;
 use lasthop_algo::cc::{BbrConfig, CcConfig, CubicConfig, NewRenoConfig};
@@ -29,7 +29,7 @@ use lasthop_core::{Duration, Instant};
 use std::collections::VecDeque;
 
 /// One connection and its host-side bookkeeping.
-pub(super) struct TcpConn {
+pub(in crate::world) struct TcpConn {
     pub sender: TcpSender,
     pub receiver: TcpReceiver,
     pub sender_at_server: bool,
@@ -38,7 +38,7 @@ pub(super) struct TcpConn {
     pub queued_below: u64,
     /// Server-side sender: (serialisation end, bytes) of its packets in the wired link.
     departures: VecDeque<(Instant, u32)>,
-    timer: super::EndpointTimer,
+    timer: crate::world::EndpointTimer,
     /// Finite transfers: application bytes to deliver, and when the last one arrived.
     pub total_bytes: u64,
     pub completed_at: Option<Instant>,
@@ -47,7 +47,7 @@ pub(super) struct TcpConn {
 }
 
 /// The request side of a request/response flow.
-pub(super) struct ReqResp {
+pub(in crate::world) struct ReqResp {
     pub req_bytes: u64,
     pub resp_bytes: u64,
     pub think: Duration,
@@ -71,7 +71,7 @@ pub(super) struct ReqResp {
 
 /// The congestion controller a TCP flow's spec asks for (`cc`, `hystart`, `extra_acked`),
 /// its name, and whether it paces by default (BBR).
-pub(super) fn cc_config(f: &FlowSpec, seed: u64) -> (CcConfig, &'static str, bool) {
+pub(in crate::world) fn cc_config(f: &FlowSpec, seed: u64) -> (CcConfig, &'static str, bool) {
     match f.cc.as_str() {
         "newreno" => (CcConfig::NewReno(NewRenoConfig::default()), "newreno", false),
         "bbr" => (CcConfig::Bbr(BbrConfig { extra_acked: f.extra_acked, seed, ..BbrConfig::default() }), "bbr", true),
@@ -85,11 +85,11 @@ pub(super) fn cc_config(f: &FlowSpec, seed: u64) -> (CcConfig, &'static str, boo
 
 /// `sk_pacing_shift` of sockets whose frames mac80211 transmits (`ieee80211_alloc_hw_nm` sets
 /// `hw.tx_sk_pacing_shift = 7`; `ieee80211_xmit_fast` applies it with `sk_pacing_shift_update`).
-pub(super) const MAC80211_PACING_SHIFT: u8 = 7;
+pub(in crate::world) const MAC80211_PACING_SHIFT: u8 = 7;
 
 /// Build the endpoints of a TCP flow from its spec. The sender sits at the server for a
 /// downlink flow, at the station for an uplink flow.
-pub(super) fn new_conn(f: &FlowSpec, sender_at_server: bool, seed: u64) -> TcpConn {
+pub(in crate::world) fn new_conn(f: &FlowSpec, sender_at_server: bool, seed: u64) -> TcpConn {
     let rr = (f.app == "request_response").then(|| {
         let mss = f.packet_size.saturating_sub(lasthop_algo::tcp::IP_TCP_HEADERS).max(64);
         let scfg = TcpSenderConfig { mss, ..TcpSenderConfig::default() };
@@ -128,7 +128,7 @@ pub(super) fn new_conn(f: &FlowSpec, sender_at_server: bool, seed: u64) -> TcpCo
         cc_name: name,
         queued_below: 0,
         departures: VecDeque::new(),
-        timer: super::EndpointTimer::default(),
+        timer: crate::world::EndpointTimer::default(),
         total_bytes: f.bytes,
         completed_at: None,
         app_delivered: 0,
@@ -164,13 +164,13 @@ impl World {
     }
 
     /// Start a TCP flow: the sender sends its first window.
-    pub(super) fn tcp_start(&mut self, f: u32) {
+    pub(in crate::world) fn tcp_start(&mut self, f: u32) {
         let now = self.q.now();
         self.tcp_pump(f, now);
     }
 
     /// Let both endpoints of flow `f` act: send what they may, and re-arm their timer.
-    pub(super) fn tcp_pump(&mut self, f: u32, now: Instant) {
+    pub(in crate::world) fn tcp_pump(&mut self, f: u32, now: Instant) {
         self.tcp_pump_since(f, now, now);
     }
 
@@ -214,7 +214,7 @@ impl World {
             let p = self.alloc_control(f, ack_ip_len(ack.n_sack), now);
             self.pkts[p.id as usize].tcp = TcpMeta::Ack { ack, rev: false };
             if receiver_at_server {
-                self.wired_send(p, super::Dir::Down, now);
+                self.wired_send(p, crate::world::Dir::Down, now);
             } else {
                 let sta = self.flows[f as usize].station;
                 self.station_enqueue_since(sta, p, now, made);
@@ -246,7 +246,7 @@ impl World {
             let p = self.alloc_control(f, data_ip_len(seg.len), now);
             self.pkts[p.id as usize].tcp = TcpMeta::Data { seg, rev: true };
             if client_at_server {
-                self.wired_send(p, super::Dir::Down, now);
+                self.wired_send(p, crate::world::Dir::Down, now);
             } else {
                 self.station_enqueue(sta, p, now);
             }
@@ -260,7 +260,7 @@ impl World {
             if client_at_server {
                 self.station_enqueue(sta, p, now);
             } else {
-                self.wired_send(p, super::Dir::Down, now);
+                self.wired_send(p, crate::world::Dir::Down, now);
             }
         }
     }
@@ -270,7 +270,7 @@ impl World {
     fn tcp_server_send(&mut self, f: u32, p: PktRef, now: Instant) {
         if !self.wired_down.is_fifo() {
             // The discipline decides departures: the bytes count until `tcp_server_sent`.
-            self.wired_send(p, super::Dir::Down, now);
+            self.wired_send(p, crate::world::Dir::Down, now);
             return;
         }
         let len = p.len;
@@ -279,7 +279,7 @@ impl World {
                 let depart = t - self.wired_delay;
                 let conn = self.tcp[f as usize].as_mut().unwrap();
                 conn.departures.push_back((depart, len));
-                self.q.schedule(t.max(now), Ev::WiredArrive(p, super::Dir::Down));
+                self.q.schedule(t.max(now), Ev::WiredArrive(p, crate::world::Dir::Down));
             }
             _ => {
                 let conn = self.tcp[f as usize].as_mut().unwrap();
@@ -315,7 +315,7 @@ impl World {
         }
     }
 
-    pub(super) fn on_tcp_timer(&mut self, f: u32, gen: u64) {
+    pub(in crate::world) fn on_tcp_timer(&mut self, f: u32, gen: u64) {
         let now = self.q.now();
         {
             let conn = self.tcp[f as usize].as_mut().unwrap();
@@ -333,7 +333,7 @@ impl World {
     }
 
     /// A TCP packet of flow `f` arrived at its endpoint (the server, or the flow's station).
-    pub(super) fn tcp_arrive(&mut self, p: PktRef, t: Instant) {
+    pub(in crate::world) fn tcp_arrive(&mut self, p: PktRef, t: Instant) {
         let pk = self.pkts[p.id as usize];
         let f = pk.flow;
         let fi = f as usize;
@@ -408,7 +408,7 @@ impl World {
 
     /// A station-side sender's segment left the station's MAC (Block Ack received or dropped):
     /// its bytes no longer count against TCP small queues.
-    pub(super) fn tcp_station_sent(&mut self, p: PktRef) {
+    pub(in crate::world) fn tcp_station_sent(&mut self, p: PktRef) {
         let pk = self.pkts[p.id as usize];
         if let (TcpMeta::Data { rev: false, .. }, Some(conn)) = (pk.tcp, self.tcp[pk.flow as usize].as_mut()) {
             if !conn.sender_at_server && !pk.ghost {
@@ -420,7 +420,7 @@ impl World {
 
     /// A server-side sender's segment left the wired link's queue (serialised or dropped) on a
     /// link with a queue discipline: its bytes no longer count against TCP small queues.
-    pub(super) fn tcp_server_sent(&mut self, p: PktRef) {
+    pub(in crate::world) fn tcp_server_sent(&mut self, p: PktRef) {
         let pk = self.pkts[p.id as usize];
         if let (TcpMeta::Data { rev: false, .. }, Some(conn)) = (pk.tcp, self.tcp[pk.flow as usize].as_mut()) {
             if conn.sender_at_server {
@@ -431,7 +431,7 @@ impl World {
     }
 
     /// Pump the connections whose queued bytes drained during an exchange.
-    pub(super) fn tcp_pump_dirty(&mut self, now: Instant) {
+    pub(in crate::world) fn tcp_pump_dirty(&mut self, now: Instant) {
         self.vwire_pump_dirty(now);
         if self.tcp_dirty.is_empty() {
             return;
