@@ -364,9 +364,16 @@ fn live_main(py: Python<'_>, argv: Vec<String>) -> i32 {
     py.allow_threads(|| lasthop_live::tools::main(&argv))
 }
 
+/// The live tools as (name, one-line description), in `lasthop-live`'s order.
+#[pyfunction]
+fn live_tools() -> Vec<(&'static str, &'static str)> {
+    lasthop_live::tools::TOOLS.iter().map(|t| (t.name, t.about)).collect()
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(live_main, m)?)?;
+    m.add_function(wrap_pyfunction!(live_tools, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(run_capture, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;

@@ -9,13 +9,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-# tool -> one-line description for `lasthop --help`
-TOOLS = {
-    "wqm": "size an AP's transmit queue with WQM (live daemon, docs/live.md)",
-    "vwire": "the Virtual Wires split proxy on a Linux AP (TPROXY; docs/live.md)",
-    "aggctl": "rate control from the receivers' aggregation level: aggctl send|recv (UDP; docs/live.md)",
-    "quic": "an HTTP/3 server and client with Bursty QUIC and history-based windows: quic serve|get (docs/live.md)",
-}
+
+def _tools() -> dict[str, str]:
+    from ..native import native
+    return {name: f"{about} (docs/live.md)" for name, about in native().live_tools()}
+
+
+# tool -> one-line description for `lasthop --help`, from the one list the Rust side keeps
+# (`lasthop_live::tools::TOOLS`).
+TOOLS = _tools()
 
 
 def add_parsers(sub: Any) -> None:

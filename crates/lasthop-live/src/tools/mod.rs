@@ -24,47 +24,72 @@ pub mod statefile;
 pub mod vwire;
 pub mod wqm;
 
-const HELP: &str = "\
-lasthop-live: lasthop's live tools (no Python needed)
+/// A live tool: its name (`lasthop NAME`, `lasthop-live NAME`), what it does in one line, and
+/// its entry point (the arguments after the name; returns the exit code).
+pub struct Tool {
+    pub name: &'static str,
+    pub about: &'static str,
+    pub main: fn(&[String]) -> i32,
+}
 
-usage: lasthop-live TOOL [options]    (TOOL --help for its options)
+/// The live tools, the one list `lasthop-live`, `lasthop <tool>` and `lasthop --help` read.
+pub const TOOLS: [Tool; 4] = [
+    Tool { name: "wqm", about: "size an AP's transmit queue with WQM (live daemon)", main: wqm::main },
+    Tool { name: "vwire", about: "the Virtual Wires split proxy on a Linux AP (transparent, TPROXY)", main: vwire::main },
+    Tool {
+        name: "aggctl",
+        about: "rate control from the receivers' aggregation level: aggctl send|recv (UDP)",
+        main: aggctl::main,
+    },
+    Tool {
+        name: "quic",
+        about: "an HTTP/3 server and client with Bursty QUIC and history-based windows: quic serve|get",
+        main: quic_main,
+    },
+];
 
-  wqm       size an AP's transmit queue with WQM
-  vwire     the Virtual Wires split proxy (transparent, TPROXY)
-  aggctl    rate control from the receivers' aggregation level (send, recv)
-  quic      an HTTP/3 server and client with Bursty QUIC and history-based windows
-  version   print the version
-";
+#[cfg(feature = "quic")]
+fn quic_main(rest: &[String]) -> i32 {
+    quic::main(rest)
+}
+
+#[cfg(not(feature = "quic"))]
+fn quic_main(_rest: &[String]) -> i32 {
+    eprintln!("lasthop-live: quic: this build has no QUIC (build with --features quic: make build)");
+    2
+}
+
+fn help() -> String {
+    let mut h = String::from("lasthop-live: lasthop's live tools (no Python needed)\n\nusage: lasthop-live TOOL [options]    (TOOL --help for its options)\n\n");
+    for t in &TOOLS {
+        h += &format!("  {:<9} {}\n", t.name, t.about);
+    }
+    h + "  version   print the version\n"
+}
 
 /// Run the tool named by `argv[0]` with the rest of `argv`; returns the exit code (0 ok,
 /// 1 failure while running, 2 bad usage).
 pub fn main(argv: &[String]) -> i32 {
     let Some(tool) = argv.first() else {
-        eprint!("{HELP}");
+        eprint!("{}", help());
         return 2;
     };
     let rest = &argv[1..];
+    if let Some(t) = TOOLS.iter().find(|t| t.name == tool.as_str()) {
+        return (t.main)(rest);
+    }
     match tool.as_str() {
-        "wqm" => wqm::main(rest),
-        "vwire" => vwire::main(rest),
-        "aggctl" => aggctl::main(rest),
-        #[cfg(feature = "quic")]
-        "quic" => quic::main(rest),
-        #[cfg(not(feature = "quic"))]
-        "quic" => {
-            eprintln!("lasthop-live: quic: this build has no QUIC (build with --features quic: make build)");
-            2
-        }
         "version" | "--version" => {
             println!("lasthop-live {}", env!("CARGO_PKG_VERSION"));
             0
         }
         "-h" | "--help" | "help" => {
-            print!("{HELP}");
+            print!("{}", help());
             0
         }
         other => {
-            eprintln!("lasthop-live: unknown tool {} (tools: wqm, vwire, aggctl, quic)", args::show(other));
+            let names: Vec<&str> = TOOLS.iter().map(|t| t.name).collect();
+            eprintln!("lasthop-live: unknown tool {} (tools: {})", args::show(other), names.join(", "));
             2
         }
     }
