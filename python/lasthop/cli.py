@@ -3,7 +3,7 @@
     lasthop run SPEC [--seed N] [-o DIR] [--quiet]   simulate; write DIR/<name>-s<seed>.json
         [--pcap NODE [--pcap-limit N]]               ... and DIR/<name>-s<seed>-<NODE>.pcap
     lasthop validate SPEC                            check a spec without simulating
-    lasthop bench [--quick]                          time the fixed benchmark scenarios
+    lasthop bench [--quick] [--compare-ns3]          time the fixed scenarios and the TCP cells
     lasthop sweep SPEC --vary KEY=V1,V2 [--seeds K]   run a grid of specs x seeds (sweeps.py)
     lasthop version                                  print the code version
     lasthop table|plot|report -i RESULTS ...         analysis from files (analysis_cli.py)
@@ -67,6 +67,9 @@ def _parser(core_only: bool = False) -> argparse.ArgumentParser:
 
     b = sub.add_parser("bench", help="time the fixed benchmark scenarios")
     b.add_argument("--quick", action="store_true", help="shorter simulated durations")
+    b.add_argument("--compare-ns3", action="store_true",
+                   help="also run ns-3 (reference/ns3/tcp.cc; needs libns3-dev) on the TCP cells "
+                        "and print its wall time over lasthop's")
     b.add_argument("--sweep", action="store_true",
                    help="time a 24-run sweep at -j 1 and -j 2 and print the speedup")
     b.add_argument("--emu", action="store_true",

@@ -225,7 +225,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if getattr(args, "sweep", False):
         from .sweeps import bench_sweep
         return bench_sweep()
-    return run_bench(quick=args.quick)
+    return run_bench(quick=args.quick, compare_ns3=args.compare_ns3)
 
 
 def cmd_version(_args: argparse.Namespace) -> int:

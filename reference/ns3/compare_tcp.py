@@ -143,43 +143,9 @@ def run_ns3(n: int, end: float, seed: int, extra: list[str] = ()) -> dict:
 
 
 def lasthop_toml(n: int, end: float, warmup: float) -> str:
-    return f"""name = "ns3-tcp"
-
-[sim]
-duration = "{round(end * 1000)}ms"
-warmup = "{round(warmup * 1000)}ms"
-
-[phy]
-standard = "vht"
-channel_width = 80
-
-[mac]
-aggregation = true
-max_ampdu_mpdus = 64
-
-[ap]
-qdisc = "fq_codel"
-queue_limit = 10240
-driver = "firmware"
-hw_queue_limit = 500
-aql = false
-
-[wired]
-rate = "10Gbps"
-delay = "1us"
-queue_limit = 1048576
-
-[[stations]]
-count = {n}
-mcs = 9
-nss = 2
-
-[[flows]]
-stations = "all"
-direction = "down"
-pattern = "tcp"
-cc = "cubic"
-"""
+    # The cell `lasthop bench` times against ns-3 (python/lasthop/bench/tcp_cells.py).
+    from lasthop.bench.tcp_cells import cell_toml
+    return cell_toml(n, "cubic", end, warmup, name="ns3-tcp")
 
 
 def _lasthop(n: int, end: float, warmup: float, seed: int) -> dict:

@@ -182,6 +182,12 @@ def test_bench_quick(simulator):
     for name in ("vht80-mcs9-nss2-1sta", "vht80-mcs7-20sta", "ofdm54-10sta-up"):
         row = next(line for line in lines if line.startswith(name))
         assert "failed" not in row
+    # The TCP cells: every cell, with ns per event and MPDUs per second.
+    from lasthop.bench.tcp_cells import CELLS
+
+    for n, cc in CELLS:
+        row = next(line.split() for line in lines if line.startswith(f"tcp-{n}sta-{cc} "))
+        assert int(row[1].replace(",", "")) > 0 and float(row[3]) > 0 and float(row[4].replace(",", "")) > 0, row
     # The scale series: every point, with ns per event and (beyond the smallest) bytes per station.
     from lasthop.bench.scale import COUNTS, KINDS
 
@@ -207,3 +213,22 @@ def test_simulator_failure_is_exit_1_and_writes_nothing(tmp_path: Path, monkeypa
     err = capsys.readouterr().err.splitlines()
     assert err == ["lasthop: simulation failed: simulator not built yet"]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_bench_tcp_cells_without_ns3_say_why_and_run_lasthop(simulator, monkeypatch, tmp_path: Path):
+    """`--compare-ns3` where ns-3 cannot run: one line saying why, then lasthop's side alone."""
+    import io
+
+    from lasthop.bench import tcp_cells
+
+    monkeypatch.setattr(tcp_cells, "NS3_DIR", tmp_path / "nowhere")
+    out = io.StringIO()
+    rows = tcp_cells.run_tcp_cells(quick=True, compare_ns3=True, out=out, cells=((1, "cubic"),))
+    text = out.getvalue()
+    assert "--compare-ns3: no reference/ns3/tcp.cc here" in text
+    assert rows[0]["ns3_s"] is None and rows[0]["events"] > 0 and "ns-3 s" not in text
+    # The cell is the one compare_tcp.py runs: a valid spec with every station downloading.
+    from lasthop.spec import load_spec_text
+
+    spec = load_spec_text(tcp_cells.cell_toml(20, "bbr", 1.0), "cell")
+    assert len(spec.normalized["stations"]) == 20 and spec.normalized["flows"][0]["cc"] == "bbr"

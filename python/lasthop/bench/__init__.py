@@ -4,7 +4,9 @@ The scenarios are the TOML files in this package directory (package data). Each 
 through `_native.run` with `time.perf_counter()` around the call (Python owns the wall clock
 here), and we print simulated seconds, wall seconds, delivered MPDUs per wall second, events per
 wall second and the peak RSS of the process so far. Timings are reported, never asserted.
-`--quick` shortens every scenario's simulated duration to QUICK_DURATION. Then the scale series
+`--quick` shortens every scenario's simulated duration to QUICK_DURATION. Then the TCP cells
+(`tcp_cells.py`: 1, 10 and 20 stations of CUBIC and BBR downloads, with `--compare-ns3` beside
+ns-3's `reference/ns3/tcp.cc`), then the scale series
 (`scale.py`): one cell at 10 … 2,007 stations, idle and loaded, with ns per event and bytes per
 station, so that growth with the station count shows in every run.
 """
@@ -15,6 +17,7 @@ import contextlib
 import json
 import resource
 import signal
+import subprocess
 import sys
 import time
 from importlib import resources
@@ -61,7 +64,7 @@ def _default_sigint() -> Iterator[None]:
             signal.signal(signal.SIGINT, old)
 
 
-def run_bench(quick: bool = False, out: Any = None, scale: bool = True) -> int:
+def run_bench(quick: bool = False, out: Any = None, scale: bool = True, compare_ns3: bool = False) -> int:
     from .. import _native
 
     out = out or sys.stdout
@@ -97,6 +100,14 @@ def run_bench(quick: bool = False, out: Any = None, scale: bool = True) -> int:
         print(f"{name:<24} {sim_s:>7.2f} {wall:>8.3f} {rate(mpdus):>13} {rate(events):>12} "
               f"{_peak_rss_mib():>13.1f}", file=out)
         out.flush()
+    from .tcp_cells import run_tcp_cells
+
+    print(file=out)
+    try:
+        run_tcp_cells(quick=quick, compare_ns3=compare_ns3, out=out)
+    except (RuntimeError, OSError, subprocess.CalledProcessError) as e:
+        print(f"TCP cells failed: {e}", file=out)
+        failed += 1
     if scale:
         from .scale import run_scale
 

@@ -84,7 +84,7 @@ for _ in range(int(sys.argv[2])):
     wall = time.perf_counter() - t
     best = wall if best is None else min(best, wall)
 stats = json.loads(data)["stats"]
-print(json.dumps({"native_s": best, "events": stats["events"]}))
+print(json.dumps({"native_s": best, "events": stats["events"], "mpdus": stats["mpdus_delivered"]}))
 """
 
 
@@ -118,13 +118,19 @@ def _run_wait4(argv: list[str], env: dict[str, str]) -> tuple[float, float, str]
     return wall, ru.ru_maxrss / 1024, b"".join(chunks).decode()
 
 
+def child_env() -> dict[str, str]:
+    """The environment of a timed child: this package first on its path."""
+    env = dict(os.environ)
+    pkg_root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = pkg_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env
+
+
 def run_scale(quick: bool = False, out: Any = None, counts: tuple[int, ...] = COUNTS
               ) -> list[dict[str, Any]]:
     """Run the scale series; print one line per point; return the figures."""
     out = out or sys.stdout
-    env = dict(os.environ)
-    pkg_root = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = pkg_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env = child_env()
     duration = "1s" if quick else "5s"
     print(f"scale series ({duration} simulated; VHT80 MCS9 NSS2, FQ-CoDel, {TOTAL_MBPS} Mb/s down)",
           file=out)

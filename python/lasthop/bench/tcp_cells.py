@@ -1,0 +1,157 @@
+"""The bench's TCP cells: the cells researchers sweep most, timed as they are run and, with
+`--compare-ns3`, beside ns-3 on the same cell.
+
+One bulk download per station (CUBIC or BBR) from a server behind the AP to 1, 10 or 20
+stations, in the cell of `reference/ns3/tcp.cc`: VHT 80 MHz MCS 9 with 2 streams, A-MPDUs of up
+to 64 MPDUs, FQ-CoDel with a 10240-packet limit above a 500-frame firmware queue without AQL,
+a 10 Gb/s wire with 1 µs of delay, 11 s simulated (2 s with `--quick`). Per cell, each in a fresh
+process as the scale series does (`scale.py`):
+- the native run alone (`_native.run`, the best of `REPEATS`): its events, wall time, ns per
+  event and delivered MPDUs per wall second;
+- `lasthop run --quiet` as a user runs it: the process's wall time.
+With `--compare-ns3` (a checkout with `reference/ns3/` and ns-3.37 from Debian's libns3-dev),
+`tcp.cc` runs the CUBIC cells once each, as `reference/ns3/compare_tcp.py` does (the stations
+associate first, downloads from 6 s), and the ratios of its wall time to lasthop's native and
+process times are printed. `tcp.cc` has no BBR: those cells run on lasthop's side only.
+Nothing is asserted; the figures are printed.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from .scale import _NATIVE, _run_wait4, child_env
+
+__all__ = ["CELLS", "cell_toml", "run_tcp_cells"]
+
+CELLS = ((1, "cubic"), (10, "cubic"), (20, "cubic"), (1, "bbr"), (10, "bbr"), (20, "bbr"))
+DURATION_S = 11.0
+QUICK_DURATION_S = 2.0
+REPEATS = 3
+# ns-3's side (reference/ns3/compare_tcp.py): downloads start once every station has associated.
+NS3_APP_START_S = 6.0
+NS3_MEASURE_FROM_S = 6.5
+NS3_DIR = Path(__file__).resolve().parents[3] / "reference" / "ns3"
+NS3_LIBS = ("ns3-wifi ns3-applications ns3-internet ns3-mobility ns3-network ns3-core "
+            "ns3-traffic-control ns3-point-to-point").split()
+
+
+def cell_toml(n: int, cc: str, end_s: float, warmup_s: float = 0.0, name: str = "tcp-cell") -> str:
+    """The TOML of the TCP cell with `n` stations and congestion control `cc`."""
+    return f"""name = "{name}"
+
+[sim]
+duration = "{round(end_s * 1000)}ms"
+warmup = "{round(warmup_s * 1000)}ms"
+
+[phy]
+standard = "vht"
+channel_width = 80
+
+[mac]
+aggregation = true
+max_ampdu_mpdus = 64
+
+[ap]
+qdisc = "fq_codel"
+queue_limit = 10240
+driver = "firmware"
+hw_queue_limit = 500
+aql = false
+
+[wired]
+rate = "10Gbps"
+delay = "1us"
+queue_limit = 1048576
+
+[[stations]]
+count = {n}
+mcs = 9
+nss = 2
+
+[[flows]]
+stations = "all"
+direction = "down"
+pattern = "tcp"
+cc = "{cc}"
+"""
+
+
+def ns3_missing() -> str | None:
+    """Why ns-3 cannot run here (one line), or None."""
+    if not (NS3_DIR / "tcp.cc").is_file():
+        return "no reference/ns3/tcp.cc here (a checkout of the repository has it)"
+    if shutil.which("pkg-config") is None or shutil.which("g++") is None:
+        return "pkg-config or g++ missing"
+    if subprocess.run(["pkg-config", "--exists", *NS3_LIBS]).returncode != 0:
+        return "ns-3 not found: apt-get install libns3-dev libgsl-dev libsqlite3-dev"
+    return None
+
+
+def _build_ns3(tmp: Path) -> Path:
+    flags = subprocess.run(["pkg-config", "--cflags", "--libs", *NS3_LIBS], check=True,
+                           capture_output=True, text=True).stdout.split()
+    binary = tmp / "ns3-tcp"
+    subprocess.run(["g++", "-O2", "-std=c++17", str(NS3_DIR / "tcp.cc"), "-o", str(binary), *flags],
+                   check=True, capture_output=True)
+    return binary
+
+
+def _run_ns3(binary: Path, n: int, end_s: float) -> float:
+    """Wall seconds of one ns-3 run of the cell (seed 1)."""
+    cmd = [str(binary), f"--n={n}", f"--time={end_s}", f"--appStart={NS3_APP_START_S}",
+           f"--measureFrom={NS3_MEASURE_FROM_S}", "--seed=1", "--cc=cubic", "--qdisc=fq_codel",
+           "--limit=10240", "--airtime"]
+    t = time.perf_counter()
+    subprocess.run(cmd, check=True, capture_output=True)
+    return time.perf_counter() - t
+
+
+def run_tcp_cells(quick: bool = False, compare_ns3: bool = False, out: Any = None,
+                  cells: tuple[tuple[int, str], ...] = CELLS) -> list[dict[str, Any]]:
+    """Time every cell; print one line per cell; return the figures."""
+    out = out or sys.stdout
+    env = child_env()
+    why_not = ns3_missing() if compare_ns3 else None
+    if compare_ns3 and why_not:
+        print(f"--compare-ns3: {why_not}; lasthop's side only", file=out)
+    ns3 = compare_ns3 and why_not is None
+    # Against ns-3 both sides simulate the same 11 s, also with --quick.
+    end_s = QUICK_DURATION_S if quick and not ns3 else DURATION_S
+    repeats = 1 if quick else REPEATS
+    print(f"TCP cells ({end_s:g} s simulated; VHT80 MCS9 NSS2, FQ-CoDel over a 500-frame firmware "
+          f"queue, bulk downloads)", file=out)
+    print(f"{'cell':<16} {'events':>10} {'native s':>9} {'ns/event':>9} {'MPDUs/s':>12} {'process s':>10}"
+          + (f" {'ns-3 s':>8} {'x native':>9} {'x process':>10}" if ns3 else ""), file=out)
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="lasthop-tcp-cells-") as tmp:
+        binary = _build_ns3(Path(tmp)) if ns3 else None
+        for n, cc in cells:
+            name = f"tcp-{n}sta-{cc}"
+            spec = Path(tmp) / f"{name}.toml"
+            spec.write_text(cell_toml(n, cc, end_s, name=name), encoding="utf-8")
+            _, _, text = _run_wait4([sys.executable, "-c", _NATIVE, str(spec), str(repeats)], env)
+            native = json.loads(text)
+            wall, _, _ = _run_wait4([sys.executable, "-m", "lasthop", "run", str(spec), "--quiet",
+                                     "-o", str(Path(tmp) / "out")], env)
+            row = {"cell": name, "events": native["events"], "native_s": native["native_s"],
+                   "ns_per_event": native["native_s"] * 1e9 / max(native["events"], 1),
+                   "mpdus_per_s": native["mpdus"] / native["native_s"] if native["native_s"] > 0 else 0.0,
+                   "process_s": wall, "ns3_s": None}
+            line = (f"{name:<16} {row['events']:>10,} {row['native_s']:>9.3f} {row['ns_per_event']:>9.0f} "
+                    f"{row['mpdus_per_s']:>12,.0f} {wall:>10.3f}")
+            if binary is not None and cc == "cubic":
+                row["ns3_s"] = _run_ns3(binary, n, end_s)
+                line += (f" {row['ns3_s']:>8.1f} {row['ns3_s'] / row['native_s']:>8.0f}x"
+                         f" {row['ns3_s'] / wall:>9.0f}x")
+            print(line, file=out)
+            out.flush()
+            rows.append(row)
+    return rows
