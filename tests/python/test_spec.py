@@ -365,7 +365,7 @@ def test_ping_flow_and_firmware_driver():
     ('[ap]\ndriver="firmware"\naql=false\naql_threshold="9ms"\n', "ap.aql_threshold",
      "only with aql = true"),
     ('[ap]\ndriver="firmware"\naql_limit_low="20ms"\n', "ap.aql_limit_low", "<= ap.aql_limit_high"),
-    ('[ap]\ndriver="ath"\n', "ap.driver", '"pull"|"ath9k"|"firmware"'),
+    ('[ap]\ndriver="ath"\n', "ap.driver", '"pull"|"ath9k"|"firmware"|"mt76"'),
     ('[[flows]]\npattern="ping"\nrate="1Mbps"\n', "flows[0].rate", "interval"),
     ('[[flows]]\npattern="cbr"\nrate="1Mbps"\ninterval="1s"\n', "flows[0].interval",
      'only for pattern = "ping"'),

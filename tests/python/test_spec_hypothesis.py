@@ -140,7 +140,7 @@ KEYS: dict[str, dict[str, K]] = {
             "rx_delivery": choice("subframe", "ppdu")},
     "ap": {"queue_limit": ints([1, 2, 1000, 8192, 1048576], [0, 1048577]),
            "scheduler": choice("round_robin", "airtime"), "qdisc": choice("fifo", "codel", "pie", "fq_codel"),
-           "driver": choice("pull", "ath9k", "firmware"),
+           "driver": choice("pull", "ath9k", "firmware", "mt76"),
            "hw_queue_limit": ints([1, 1024, 1048576], [0, 1048577]), "aql": BOOL,
            "aql_limit_low": duration("5ms", "1ms"), "aql_limit_high": duration("12ms"),
            "aql_threshold": duration("24ms"), "buffer_sizer": choice("none", "wqm"),

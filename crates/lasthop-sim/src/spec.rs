@@ -191,8 +191,9 @@ pub struct ApSpec {
     /// takes up to 123 frames per access category from the queues into its own (`TxqSet`
     /// driver stage) and builds aggregates from those; "firmware": frames move from the station
     /// queues into per-station hardware/firmware queues (`hw_queue_limit` packets in total),
-    /// from which aggregates are built (ath10k/mt76-like), gated by the airtime queue limit
-    /// when `aql` is on.
+    /// from which aggregates are built, as ath10k's push path moves them, gated by the airtime
+    /// queue limit when `aql` is on; "mt76": the same hardware queues, filled as mt76's tx
+    /// worker fills them (`lasthop_wifi::mac::mt76`). See [`DRIVERS`].
     #[serde(default = "default_driver")]
     pub driver: String,
     #[serde(default = "default_hw_queue_limit")]
@@ -233,6 +234,22 @@ pub struct ApSpec {
 /// `ap.dequeue_cost`'s bound: a host's per-packet transmit path takes microseconds, and the
 /// model does not hold frames back for it (a host slower than the air is not modelled).
 pub const MAX_DEQUEUE_COST_NS: u64 = 100_000;
+
+/// `ap.driver`: each AP driver's name and whether frames wait in the hardware below mac80211's
+/// station queues (`hw_queue_limit`, AQL; aggregates built from the hardware's per-station
+/// queues).
+pub const DRIVERS: [(&str, bool); 4] = [("pull", false), ("ath9k", false), ("firmware", true), ("mt76", true)];
+
+/// Whether `driver` keeps frames in the hardware below mac80211 (see [`DRIVERS`]).
+pub fn hardware_queue(driver: &str) -> bool {
+    DRIVERS.iter().any(|&(n, hw)| hw && n == driver)
+}
+
+/// The drivers without a hardware queue, as a message lists them: `"pull" or "ath9k"`.
+pub fn pull_drivers_text() -> String {
+    let names: Vec<String> = DRIVERS.iter().filter(|d| !d.1).map(|d| format!("{:?}", d.0)).collect();
+    names.join(" or ")
+}
 
 /// `ap.pie_estimator`: RFC 8033 §4.3's timestamps, or the departure rate of §5.2 as Linux 3.x's
 /// sch_pie measured it (`lasthop_algo::aqm::pie::dq_rate`).
@@ -704,8 +721,9 @@ impl Spec {
         if !["fifo", "codel", "pie", "fq_codel"].contains(&self.ap.qdisc.as_str()) {
             bad("ap.qdisc", format!("{:?}", self.ap.qdisc), "one of \"fifo\", \"codel\", \"pie\", \"fq_codel\"".into());
         }
-        if !["pull", "ath9k", "firmware"].contains(&self.ap.driver.as_str()) {
-            bad("ap.driver", format!("{:?}", self.ap.driver), "\"pull\", \"ath9k\" or \"firmware\"".into());
+        if !DRIVERS.iter().any(|d| d.0 == self.ap.driver) {
+            let names: Vec<String> = DRIVERS.iter().map(|d| format!("{:?}", d.0)).collect();
+            bad("ap.driver", format!("{:?}", self.ap.driver), format!("one of {}", names.join(", ")));
         }
         if self.ap.hw_queue_limit == 0 {
             bad("ap.hw_queue_limit", "0".into(), "at least 1 packet".into());
@@ -719,8 +737,8 @@ impl Spec {
                 if self.ap.qdisc != "fifo" {
                     bad("ap.buffer_sizer", "\"wqm\"".into(), "only with qdisc = \"fifo\" (WQM sizes a tail-drop buffer)".into());
                 }
-                if self.ap.driver == "firmware" {
-                    bad("ap.buffer_sizer", "\"wqm\"".into(), "only with driver = \"pull\" or \"ath9k\"".into());
+                if hardware_queue(&self.ap.driver) {
+                    bad("ap.buffer_sizer", "\"wqm\"".into(), format!("only with driver = {}", pull_drivers_text()));
                 }
             }
             other => bad("ap.buffer_sizer", format!("{other:?}"), "\"none\" or \"wqm\"".into()),
@@ -830,8 +848,8 @@ impl Spec {
             if let Some(par) = st.parent {
                 if par as usize >= i {
                     bad(&format!("stations[{i}].parent"), par.to_string(), format!("the index of an earlier station (0..{i})"));
-                } else if self.ap.driver == "firmware" {
-                    bad(&format!("stations[{i}].parent"), par.to_string(), "only with ap.driver = \"pull\" or \"ath9k\" (relays are ath9k nodes)".into());
+                } else if hardware_queue(&self.ap.driver) {
+                    bad(&format!("stations[{i}].parent"), par.to_string(), format!("only with ap.driver = {} (relays are ath9k nodes)", pull_drivers_text()));
                 }
             }
             if !["fixed", "ideal", "minstrel"].contains(&st.rate_control.as_str()) {
@@ -998,10 +1016,12 @@ fn ac_problem(s: &Spec, f: &FlowSpec) -> Option<(String, String)> {
         let i = i as usize;
         s.stations.get(i).is_some_and(|st| st.parent.is_some()) || s.stations.iter().any(|st| st.parent == Some(i as u32))
     };
+    let hw;
     let why = if s.phy.standard == "ofdm" {
         "for standard \"ofdm\" (a non-QoS station has one DCF and one queue)"
-    } else if s.ap.driver == "firmware" {
-        "with ap.driver = \"firmware\" (the firmware model has one queue per station)"
+    } else if hardware_queue(&s.ap.driver) {
+        hw = format!("with ap.driver = {:?} (the hardware model has one queue per station)", s.ap.driver);
+        &hw
     } else if s.ap.buffer_sizer == "wqm" {
         "with ap.buffer_sizer = \"wqm\" (WQM sizes one interface queue)"
     } else if relayed(f.station) {

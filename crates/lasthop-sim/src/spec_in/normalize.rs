@@ -128,7 +128,6 @@ const ACK_POLICIES: &[&str] = &["tcp_acking", "ack_decimation", "ack_frequency"]
 const RECONNECTS: &[&str] = &["1rtt", "0rtt"];
 const HISTORIES: &[&str] = &["none", "mean", "ewma"];
 const HISTORY_GUARDS: &[&str] = &["none", "rtt"];
-const DRIVERS: &[&str] = &["pull", "ath9k", "firmware"];
 const QDISCS: &[&str] = &["fifo", "codel", "pie", "fq_codel"];
 const CONGESTION_CONTROLS: &[&str] = &["newreno", "cubic", "bbr"];
 const SCHEDULERS: &[&str] = &["round_robin", "airtime"];
@@ -425,13 +424,15 @@ fn ap_section(top: &Table, cell: &mut Cell) -> Res<Value> {
     let qdisc = ap.choice("qdisc", "fifo", QDISCS, "")?;
     // txqueuelen (1000) in front of a qdisc; mac80211's own flow queue holds 8192 (`fq_init`).
     let ap_queue = ap.int("queue_limit", if qdisc == "fq_codel" { 8192 } else { 1000 }, Some(1), Some(MAX_QUEUE))?;
-    let driver = ap.choice("driver", "pull", DRIVERS, "")?;
+    let drivers: Vec<&str> = crate::spec::DRIVERS.iter().map(|d| d.0).collect();
+    let driver = ap.choice("driver", "pull", &drivers, "")?;
     let fw_keys = ["hw_queue_limit", "aql", "aql_limit_low", "aql_limit_high", "aql_threshold"];
-    if driver != "firmware" {
+    if !crate::spec::hardware_queue(&driver) {
         if let Some(k) = fw_keys.iter().find(|k| ap.has(k)) {
+            let hw: Vec<String> = crate::spec::DRIVERS.iter().filter(|d| d.1).map(|d| format!("{:?}", d.0)).collect();
             return Err(ap.fail(
                 k,
-                "only with driver = \"firmware\" (the pull driver has no queue below the station queues)",
+                format!("only with driver = {} (the pull driver has no queue below the station queues)", hw.join(" or ")),
             ));
         }
     }
@@ -455,10 +456,10 @@ fn ap_section(top: &Table, cell: &mut Cell) -> Res<Value> {
         }
     } else if qdisc != "fifo" {
         return Err(ap.fail("buffer_sizer", "\"wqm\" only with qdisc = \"fifo\" (WQM sizes a tail-drop buffer)"));
-    } else if driver == "firmware" {
+    } else if crate::spec::hardware_queue(&driver) {
         return Err(ap.fail(
             "buffer_sizer",
-            "\"wqm\" only with driver = \"pull\" or \"ath9k\" (it sizes the queue the driver takes frames from)",
+            format!("\"wqm\" only with driver = {} (it sizes the queue the driver takes frames from)", crate::spec::pull_drivers_text()),
         ));
     }
     let wqm_limit = ap.duration("wqm_limit", Some(2_500_000), true)?;
@@ -600,8 +601,8 @@ fn station(t: &Table, cell: &Cell, earlier: &Stations) -> Res<(i128, Value)> {
     if t.has("parent") && first == 0 {
         return Err(t.fail("parent", none_text));
     }
-    if parent.is_some() && cell.driver == "firmware" {
-        return Err(t.fail("parent", "only with ap.driver = \"pull\" or \"ath9k\" (relays are ath9k nodes)"));
+    if parent.is_some() && crate::spec::hardware_queue(&cell.driver) {
+        return Err(t.fail("parent", format!("only with ap.driver = {} (relays are ath9k nodes)", crate::spec::pull_drivers_text())));
     }
     let hop_channel = t.int("hop_channel", 0, Some(0), Some(63))?;
     let device = t.choice("device", "unknown", DEVICES, "")?;

@@ -8,6 +8,7 @@
 use super::*;
 use lasthop_wifi::mac::driver::PullDriver;
 use lasthop_wifi::mac::firmware::{AqlLimits, Firmware};
+use lasthop_wifi::mac::mt76::Mt76;
 
 /// The cell-wide A-MPDU and response parameters.
 struct MacParams {
@@ -174,13 +175,15 @@ impl World {
             ap_data,
             ap_beacon,
             txqs: PerAc::from_vec(txqs),
-            driver: Some(if spec.ap.driver == "firmware" {
+            driver: Some({
                 let aql = spec.ap.aql.then_some(AqlLimits { low: spec.ap.aql_limit_low_ns, high: spec.ap.aql_limit_high_ns, threshold: spec.ap.aql_threshold_ns });
-                AnyDriver::Firmware(Box::new(Firmware::new(n_sta, spec.ap.hw_queue_limit, aql)))
-            } else {
-                AnyDriver::Pull(PullDriver)
+                match spec.ap.driver.as_str() {
+                    "firmware" => AnyDriver::Firmware(Box::new(Firmware::new(n_sta, spec.ap.hw_queue_limit, aql))),
+                    "mt76" => AnyDriver::Mt76(Box::new(Mt76::new(n_sta, spec.ap.hw_queue_limit, aql))),
+                    _ => AnyDriver::Pull(PullDriver),
+                }
             }),
-            ap_pulls: spec.ap.driver != "firmware",
+            ap_pulls: !crate::spec::hardware_queue(&spec.ap.driver),
             stations,
             relays,
             wqm,

@@ -1,16 +1,18 @@
 //! [`AnyDriver`]: the AP's drivers (`driver.rs`: the interface and the pull driver;
-//! `firmware.rs`) as one type the frame exchange holds, dispatched by a match rather than a
+//! `firmware.rs`, `mt76.rs`) as one type the frame exchange holds, dispatched by a match rather than a
 //! trait object, so no MPDU pays for a dynamic call.
 
 use crate::mac::ampdu::Take;
 use crate::mac::driver::{ApDriver, Mac80211, PullDriver};
 use crate::mac::firmware::Firmware;
+use crate::mac::mt76::Mt76;
 
 /// The AP drivers, dispatched without indirection on the frame exchange's path.
 #[derive(Clone, Debug)]
 pub enum AnyDriver<P> {
     Pull(PullDriver),
     Firmware(Box<Firmware<P>>),
+    Mt76(Box<Mt76<P>>),
 }
 
 macro_rules! dispatch {
@@ -18,6 +20,7 @@ macro_rules! dispatch {
         match $self {
             AnyDriver::Pull($d) => $e,
             AnyDriver::Firmware($d) => $e,
+            AnyDriver::Mt76($d) => $e,
         }
     };
 }
@@ -48,12 +51,14 @@ impl<P: Copy> ApDriver<P> for AnyDriver<P> {
         match self {
             AnyDriver::Pull(d) => ApDriver::<P>::release(d, sta, est),
             AnyDriver::Firmware(d) => d.release(sta, est),
+            AnyDriver::Mt76(d) => d.release(sta, est),
         }
     }
     fn builds_from_mac80211(&self) -> bool {
         match self {
             AnyDriver::Pull(d) => ApDriver::<P>::builds_from_mac80211(d),
             AnyDriver::Firmware(d) => d.builds_from_mac80211(),
+            AnyDriver::Mt76(d) => d.builds_from_mac80211(),
         }
     }
 }

@@ -54,7 +54,7 @@ pub struct AqlLimits {
 
 /// Why a station's push ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum PushEnd {
+pub(crate) enum PushEnd {
     /// mac80211 had nothing more for it (`-ENOENT`), or its AQL was reached.
     Done,
     /// No descriptor left (`-EBUSY`).
@@ -97,6 +97,17 @@ impl<P: Copy> Firmware<P> {
         self.total
     }
 
+    /// Whether every descriptor is taken (`num_pending_tx` at `max_num_pending_tx`).
+    pub fn is_full(&self) -> bool {
+        self.total >= self.limit
+    }
+
+    /// The airtime queue limits and the pending airtime (all stations, the total), for an
+    /// eligibility test that does not borrow the firmware.
+    pub(crate) fn aql_state(&self) -> (Option<AqlLimits>, &[u64], u64) {
+        (self.aql, &self.pending, self.pending_total)
+    }
+
     pub fn is_empty(&self) -> bool {
         self.total == 0
     }
@@ -112,7 +123,7 @@ impl<P: Copy> Firmware<P> {
     }
 
     /// `ieee80211_txq_schedule_start`, refused while the per-PHY AQL limit is reached.
-    fn schedule_start<M: Mac80211<P>>(&self, mac: &mut M) -> bool {
+    pub(crate) fn schedule_start<M: Mac80211<P>>(&self, mac: &mut M) -> bool {
         if let Some(a) = self.aql {
             let n = mac.active_stations().max(1) as u64;
             if self.pending_total >= a.high + (n - 1) * a.low / 2 {
@@ -124,7 +135,7 @@ impl<P: Copy> Firmware<P> {
     }
 
     /// Push `sta`'s frames while it is within its AQL and a descriptor is free.
-    fn push_txq<M: Mac80211<P>>(&mut self, mac: &mut M, sta: u32) -> (PushEnd, u32) {
+    pub(crate) fn push_txq<M: Mac80211<P>>(&mut self, mac: &mut M, sta: u32) -> (PushEnd, u32) {
         let mut n = 0;
         loop {
             if !self.aql_ok(sta) {
@@ -252,7 +263,7 @@ impl<P: Copy> ApDriver<P> for Firmware<P> {
     }
 }
 
-fn aql_ok(aql: Option<AqlLimits>, pending: &[u64], total: u64, sta: u32) -> bool {
+pub(crate) fn aql_ok(aql: Option<AqlLimits>, pending: &[u64], total: u64, sta: u32) -> bool {
     match aql {
         None => true,
         Some(a) => {
@@ -266,68 +277,7 @@ fn aql_ok(aql: Option<AqlLimits>, pending: &[u64], total: u64, sta: u32) -> bool
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mac::txq::{TxqSchedule, TxqSet};
-    use lasthop_algo::aqm::{AqmConfig, QueuedPacket};
-    use lasthop_core::Instant;
-
-    #[derive(Clone, Copy, Debug, PartialEq)]
-    struct P(u32);
-    impl QueuedPacket for P {
-        fn len_bytes(&self) -> u32 {
-            1500
-        }
-    }
-
-    /// mac80211's queues (a FIFO per station, round-robin) with a fixed airtime estimate.
-    struct Host {
-        q: TxqSet<P>,
-        est: u32,
-        next: u32,
-    }
-
-    impl Host {
-        fn new(stations: usize) -> Self {
-            Host { q: TxqSet::new(stations, 10_000, AqmConfig::default(), 1, TxqSchedule::RoundRobin), est: 100_000, next: 0 }
-        }
-        /// `n` frames for `sta` (the host would wake the driver after each).
-        fn put(&mut self, sta: u32, n: u32) {
-            for _ in 0..n {
-                self.next += 1;
-                assert!(self.q.enqueue(Instant::ZERO, sta, P(sta * 1_000_000 + self.next), |_| panic!("drop")));
-            }
-        }
-    }
-
-    impl Mac80211<P> for Host {
-        fn next_txq<F: Fn(u32) -> bool>(&mut self, eligible: F) -> Option<u32> {
-            self.q.next_txq_where(eligible)
-        }
-        fn tx_dequeue(&mut self, sta: u32) -> Option<P> {
-            self.q.tx_dequeue(Instant::ZERO, sta, |_| panic!("drop"))
-        }
-        fn stash(&mut self, sta: u32, p: P) {
-            self.q.stash(sta, p);
-        }
-        fn dequeued(&mut self, _sta: u32) {}
-        fn charge_airtime(&mut self, _sta: u32, _p: &P) -> u32 {
-            self.est
-        }
-        fn return_txq(&mut self, sta: u32, more: bool) {
-            self.q.return_txq(sta, more);
-        }
-        fn has_active(&self) -> bool {
-            self.q.has_active()
-        }
-        fn active_stations(&self) -> usize {
-            self.q.active_len()
-        }
-        fn schedule_start(&mut self) {
-            self.q.schedule_start();
-        }
-        fn schedule_end(&mut self) {
-            self.q.schedule_end();
-        }
-    }
+    use crate::mac::test_host::{Host, P};
 
     /// The firmware transmits `sta`'s queued frames and acknowledges them.
     fn transmit(fw: &mut Firmware<P>, h: &mut Host, sta: u32, est: u64) -> usize {

@@ -18,6 +18,8 @@
 //!   pulls from it (`ApDriver`: the pull driver, the firmware-queue driver), and mac80211's
 //!   side of that interface (`Mac80211`).
 //! * [`any_driver`]: the drivers as one type the exchange holds (`AnyDriver`), dispatched by match.
+//! * [`mt76`]: mt76's transmit path (the tx worker's rounds and bursts) over the same
+//!   hardware per-station queues as the firmware model.
 //! * [`firmware`]: a firmware-queue driver's transmit path below mac80211 (ath10k-like push
 //!   on wake and on transmit status, the firmware's per-station queues, the airtime queue
 //!   limit).
@@ -35,7 +37,10 @@ pub mod exchange;
 pub mod firmware;
 pub mod frame;
 pub mod medium;
+pub mod mt76;
 pub mod qdisc_run;
 pub mod rate;
 pub mod scoreboard;
+#[cfg(test)]
+mod test_host;
 pub mod txq;
