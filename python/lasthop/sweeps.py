@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
+from .children import die_with_parent
 from .results import FORMAT as RESULT_FORMAT
 from .results import ResultError, dumps, envelope, file_sha256, load_result, result_text
 from .spec import (
@@ -499,27 +500,11 @@ def _worker_init(driver_pid: int | None = None) -> None:
     # writes files.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    _die_with_parent()
+    die_with_parent()
     if driver_pid is not None:
         # A worker blocks on its task queue forever if the driver is killed (SIGKILL, OOM):
         # watch the driver and leave with it.
         threading.Thread(target=_watch_driver, args=(driver_pid,), daemon=True).start()
-
-
-def _die_with_parent() -> None:
-    """Linux: SIGKILL this worker when the process that started it (the driver, or the fork
-    server, which itself leaves when the driver does) exits (`prctl(PR_SET_PDEATHSIG)`)."""
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG = 1
-        if os.getppid() == 1:  # the parent already left before the call
-            os._exit(1)
-    except (OSError, AttributeError):
-        pass
 
 
 def _driver_gone(pid: int) -> bool:

@@ -232,3 +232,31 @@ def test_bench_tcp_cells_without_ns3_say_why_and_run_lasthop(simulator, monkeypa
 
     spec = load_spec_text(tcp_cells.cell_toml(20, "bbr", 1.0), "cell")
     assert len(spec.normalized["stations"]) == 20 and spec.normalized["flows"][0]["cc"] == "bbr"
+
+
+def test_a_stop_signal_ends_the_bench_children(tmp_path: Path):
+    """The bench's timed children (`scale._run_wait4`, ns-3 via `preexec_fn`) die with the
+    process that started them: SIGTERM to it leaves no child running."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    code = ("import os, sys; from lasthop.bench.scale import _run_wait4; "
+            "_run_wait4(['/bin/sleep', '60'], dict(os.environ))")
+    parent = subprocess.Popen([sys.executable, "-c", code])
+    children = Path(f"/proc/{parent.pid}/task/{parent.pid}/children")
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not children.read_text().split():
+        time.sleep(0.05)
+    (child,) = [int(c) for c in children.read_text().split()]
+    parent.send_signal(signal.SIGTERM)
+    parent.wait(timeout=10)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and Path(f"/proc/{child}").exists():
+        state = Path(f"/proc/{child}/stat").read_text().split()[2] if Path(f"/proc/{child}/stat").exists() else "X"
+        if state == "Z":
+            break
+        time.sleep(0.05)
+    gone = not Path(f"/proc/{child}").exists() or Path(f"/proc/{child}/stat").read_text().split()[2] == "Z"
+    assert gone, f"the bench's child {child} outlived its parent"

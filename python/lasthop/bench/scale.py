@@ -26,6 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..children import die_with_parent
+
 __all__ = ["COUNTS", "KINDS", "scale_toml", "run_scale"]
 
 COUNTS = (10, 100, 1000, 2007)
@@ -95,6 +97,7 @@ def _run_wait4(argv: list[str], env: dict[str, str]) -> tuple[float, float, str]
     pid = os.fork()
     if pid == 0:  # child
         try:
+            die_with_parent()
             os.close(r)
             os.dup2(w, 1)
             devnull = os.open(os.devnull, os.O_WRONLY)

@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..children import die_with_parent
 from .scale import _NATIVE, _run_wait4, child_env
 
 __all__ = ["CELLS", "cell_toml", "run_tcp_cells"]
@@ -100,7 +101,7 @@ def _build_ns3(tmp: Path) -> Path:
                            capture_output=True, text=True).stdout.split()
     binary = tmp / "ns3-tcp"
     subprocess.run(["g++", "-O2", "-std=c++17", str(NS3_DIR / "tcp.cc"), "-o", str(binary), *flags],
-                   check=True, capture_output=True)
+                   check=True, capture_output=True, preexec_fn=die_with_parent)
     return binary
 
 
@@ -110,7 +111,7 @@ def _run_ns3(binary: Path, n: int, end_s: float) -> float:
            f"--measureFrom={NS3_MEASURE_FROM_S}", "--seed=1", "--cc=cubic", "--qdisc=fq_codel",
            "--limit=10240", "--airtime"]
     t = time.perf_counter()
-    subprocess.run(cmd, check=True, capture_output=True)
+    subprocess.run(cmd, check=True, capture_output=True, preexec_fn=die_with_parent)
     return time.perf_counter() - t
 
 
