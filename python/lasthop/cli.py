@@ -4,7 +4,7 @@
         [--pcap NODE [--pcap-limit N]]               ... and DIR/<name>-s<seed>-<NODE>.pcap
     lasthop validate SPEC                            check a spec without simulating
     lasthop bench [--quick] [--compare-ns3]          time the fixed scenarios and the TCP cells
-    lasthop sweep SPEC --vary KEY=V1,V2 [--seeds K]   run a grid of specs x seeds (sweeps.py)
+    lasthop sweep SPEC --vary KEY=V1,V2 [--seeds K]   run a grid of specs x seeds (sweep_cli.py)
     lasthop version                                  print the code version
     lasthop table|plot|report -i RESULTS ...         analysis from files (analysis_cli.py)
     lasthop export --flent RESULTS [-o OUT]          flent's .flent.gz files (flent_export.py)
@@ -94,7 +94,7 @@ def _parser(core_only: bool = False) -> argparse.ArgumentParser:
     if core_only:
         return p
 
-    from .sweeps import add_parser as _add_sweep
+    from .sweep_cli import add_parser as _add_sweep
     _add_sweep(sub)
 
     from .reproduce.cli import add_parser as _add_reproduce
@@ -152,7 +152,7 @@ COMMANDS["reproduce"] = _cmd_reproduce
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from .sweeps import cmd_sweep
+    from .sweep_cli import cmd_sweep
     return cmd_sweep(args)
 
 

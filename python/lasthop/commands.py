@@ -223,7 +223,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from .live.emu_bench import run_emu_bench
         return run_emu_bench(args.out, seconds=5 if args.quick else 10)
     if getattr(args, "sweep", False):
-        from .sweeps import bench_sweep
+        from .sweep_cli import bench_sweep
         return bench_sweep()
     return run_bench(quick=args.quick, compare_ns3=args.compare_ns3)
 

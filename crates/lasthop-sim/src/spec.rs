@@ -8,6 +8,9 @@ use lasthop_wifi::phy::{self, Band, Standard, TxVector};
 use serde::Deserialize;
 
 mod aggctl;
+mod rules;
+pub use rules::utility_of;
+use rules::{ac_problem, vwire_flow_problems, vwire_problems};
 pub use aggctl::AggctlSpec;
 
 #[derive(Clone, Debug, Deserialize)]
@@ -994,117 +997,4 @@ impl Spec {
         }
     }
 
-}
-
-/// The WMM rule of one flow's `ac`: (value, allowed). Nodes that keep one queue (a non-QoS
-/// `ofdm` station, a mesh relay's interface queue, the firmware model's station queues, a
-/// WQM-sized buffer) carry only `mac.access_category` (`world/wmm.rs`).
-fn ac_problem(s: &Spec, f: &FlowSpec) -> Option<(String, String)> {
-    let v = f.ac.as_deref()?;
-    let value = format!("{v:?}");
-    let Some(ac) = AccessCategory::parse(v) else {
-        return Some((value, "one of \"BK\", \"BE\", \"VI\", \"VO\"".into()));
-    };
-    if f.direction == "cross" {
-        return Some((value, "not used with direction = \"cross\" (cross traffic never enters the cell)".into()));
-    }
-    if ac == s.main_ac() {
-        return None;
-    }
-    let main = format!("mac.access_category ({:?})", s.mac.access_category);
-    let relayed = |i: u32| {
-        let i = i as usize;
-        s.stations.get(i).is_some_and(|st| st.parent.is_some()) || s.stations.iter().any(|st| st.parent == Some(i as u32))
-    };
-    let hw;
-    let why = if s.phy.standard == "ofdm" {
-        "for standard \"ofdm\" (a non-QoS station has one DCF and one queue)"
-    } else if hardware_queue(&s.ap.driver) {
-        hw = format!("with ap.driver = {:?} (the hardware model has one queue per station)", s.ap.driver);
-        &hw
-    } else if s.ap.buffer_sizer == "wqm" {
-        "with ap.buffer_sizer = \"wqm\" (WQM sizes one interface queue)"
-    } else if relayed(f.station) {
-        "for a flow through a mesh relay (a relay has one interface queue)"
-    } else {
-        return None;
-    };
-    Some((value, format!("{main} only, {why}")))
-}
-
-const CCS: [&str; 3] = ["newreno", "cubic", "bbr"];
-const CLASSES: [&str; 6] = ["video_sd", "video_hd", "video_4k", "bulk", "web", "voip"];
-const DEVICES: [&str; 4] = ["unknown", "phone", "laptop", "tv"];
-
-/// The split / vwire rules of one flow: (key, value, allowed).
-fn vwire_flow_problems(s: &Spec, f: &FlowSpec) -> Vec<Problem> {
-    let mut p = Vec::new();
-    let tcp = f.pattern == "tcp";
-    if f.split {
-        if !tcp || f.direction != "down" {
-            p.push(("split".into(), "true".into(), "only for pattern = \"tcp\" downloads".into()));
-        }
-        if f.app != "bulk" {
-            p.push(("split".into(), "true".into(), "only with app = \"bulk\"".into()));
-        }
-        if s.stations.get(f.station as usize).is_some_and(|st| st.parent.is_some()) {
-            p.push(("split".into(), "true".into(), "only to a station associated with the AP".into()));
-        }
-    }
-    if !CCS.contains(&f.split_wired_cc.as_str()) {
-        p.push(("split_wired_cc".into(), format!("{:?}", f.split_wired_cc), "one of \"newreno\", \"cubic\", \"bbr\"".into()));
-    }
-    if f.app_rate_bps > 0 && !(tcp && f.app == "bulk" && f.bytes == 0) {
-        p.push(("app_rate".into(), format!("{}bps", f.app_rate_bps), "only for pattern = \"tcp\" bulk flows without bytes".into()));
-    }
-    if let Some(c) = &f.app_class {
-        if !CLASSES.contains(&c.as_str()) {
-            p.push(("app_class".into(), format!("{c:?}"), "one of \"video_sd\", \"video_hd\", \"video_4k\", \"bulk\", \"web\", \"voip\"".into()));
-        }
-    }
-    if let Some(u) = &f.utility {
-        if utility_of(u).validate().is_err() {
-            p.push(("utility".into(), format!("{u:?}"), "step ladder with rates > 0 strictly increasing and utilities >= 0 non-decreasing, or log with weight > 0".into()));
-        }
-    }
-    if (f.app_class.is_some() || f.utility.is_some()) && !f.split {
-        p.push(("app_class".into(), "(set)".into(), "app_class and utility only with split = true".into()));
-    }
-    p
-}
-
-/// The `[vwire]` rules and station device names.
-fn vwire_problems(s: &Spec) -> Vec<Problem> {
-    let mut p = Vec::new();
-    let v = &s.vwire;
-    if v.period_ns == 0 {
-        p.push(("vwire.period".into(), "0ns".into(), "a duration > 0".into()));
-    }
-    if v.sample_ns == 0 {
-        p.push(("vwire.sample".into(), "0ns".into(), "a duration > 0".into()));
-    }
-    if !(v.efficiency > 0.0 && v.efficiency <= 1.0) {
-        p.push(("vwire.efficiency".into(), v.efficiency.to_string(), "0 < efficiency <= 1".into()));
-    }
-    if v.sndbuf_bytes < 4096 || v.sndbuf_bytes > v.relay_buffer_bytes {
-        p.push(("vwire.sndbuf".into(), v.sndbuf_bytes.to_string(), "4096 <= sndbuf <= relay_buffer".into()));
-    }
-    if v.tsq_bytes < 3000 {
-        p.push(("vwire.tsq".into(), v.tsq_bytes.to_string(), "at least 3000 bytes (two segments)".into()));
-    }
-    for (i, st) in s.stations.iter().enumerate() {
-        if !DEVICES.contains(&st.device.as_str()) {
-            p.push((format!("stations[{i}].device"), format!("{:?}", st.device), "one of \"unknown\", \"phone\", \"laptop\", \"tv\"".into()));
-        }
-    }
-    p
-}
-
-/// The optimizer's utility for a spec'd one.
-pub fn utility_of(u: &UtilitySpec) -> lasthop_algo::control::vwire::Utility {
-    use lasthop_algo::control::vwire::Utility;
-    match u {
-        UtilitySpec::Step(steps) => Utility::ladder(steps),
-        UtilitySpec::Log(w) => Utility::log(*w),
-    }
 }

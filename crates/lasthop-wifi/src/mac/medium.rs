@@ -354,6 +354,13 @@ mod tests {
         )
     }
 
+    /// An EDCAF (CW 1023, AIFSN 2) whose backoff counter is already zero.
+    fn zero_counter(seed: u64) -> Edcaf {
+        let mut e = Edcaf::new(EdcaParams { cw_min: 1023, cw_max: 1023, aifsn: 2 }, Rng::from_seed(seed));
+        e.set_backoff(0);
+        e
+    }
+
     #[test]
     fn earliest_wins_and_others_freeze() {
         let mut m = medium();
@@ -381,12 +388,7 @@ mod tests {
     #[test]
     fn a_frame_arriving_on_a_busy_medium_draws_a_backoff() {
         let mut m = medium();
-        let params = EdcaParams { cw_min: 1023, cw_max: 1023, aifsn: 2 };
-        let mk = |seed| {
-            let mut e = Edcaf::new(params, Rng::from_seed(seed));
-            e.set_backoff(0);
-            e
-        };
+        let mk = zero_counter;
         let a = m.add(mk(1), 0, 0);
         let b = m.add(mk(2), 1, 0);
         m.set_idle(Instant::ZERO);
@@ -410,12 +412,7 @@ mod tests {
     #[test]
     fn a_frame_entered_late_counts_from_when_it_arrived() {
         let mut m = medium();
-        let params = EdcaParams { cw_min: 1023, cw_max: 1023, aifsn: 2 };
-        let mk = |seed| {
-            let mut e = Edcaf::new(params, Rng::from_seed(seed));
-            e.set_backoff(0);
-            e
-        };
+        let mk = zero_counter;
         let a = m.add(mk(1), 0, 0);
         let b = m.add(mk(2), 1, 0);
         let c = m.add(mk(3), 2, 0);

@@ -1,0 +1,183 @@
+//! The AP's side of its queues and driver: a packet into mac80211's station queues, the
+//! driver woken and handed transmit status, frames pulled for an aggregate, and `ApHost`,
+//! mac80211's interface as the driver sees it (`lasthop_wifi::mac::driver::Mac80211`).
+
+use super::*;
+
+impl World {
+    /// A packet for station `dest` enters the AP's queue of its first hop.
+    pub(super) fn ap_enqueue(&mut self, dest: u32, p: PktRef, now: Instant) {
+        let sta = self.next_hop(0, dest);
+        let k = self.slot_of(p);
+        // `scratch_dup` is empty here (whoever takes it drains what nested calls add).
+        let kept = {
+            let World { txqs, scratch_dup, .. } = self;
+            txqs[k].enqueue(now, sta, p, |d| scratch_dup.push(d))
+        };
+        if !self.scratch_dup.is_empty() {
+            let emptied = self.ap_pulls && self.txqs[k].emptied().next().is_some();
+            self.drop_scratch();
+            if emptied {
+                self.unschedule_emptied(k);
+            }
+        }
+        if kept {
+            // mac80211 wakes the driver; a pull driver has the AP contend for its queues
+            // (also while it is taking frames for an aggregate).
+            let contend = self.with_driver(k, now, |d, mac| d.on_wake(mac)).unwrap_or(self.ap_pulls);
+            if contend {
+                self.make_ready(self.ap_data[k], now);
+            }
+        }
+    }
+
+    /// Stations (of any AC) whose queue the last enqueue into slot `k` emptied by dropping
+    /// from the fattest flows of the shared flow queue leave the service list when nothing
+    /// else waits for them (no retransmission), and an AC left with no station stops
+    /// contending: mac80211's next turn would find nothing there, and the driver would have
+    /// handed the hardware nothing to send.
+    pub(super) fn unschedule_emptied(&mut self, k: usize) {
+        let mut gone = std::mem::take(&mut self.scratch_emptied);
+        gone.clear();
+        gone.extend(self.txqs[k].emptied());
+        for &(j, s) in &gone {
+            if self.txqs[j].len(s) == 0 && !self.stations[s as usize].ac[j].orig(Dir::Down).has_retx() {
+                self.txqs[j].return_txq(s, false);
+                if !self.txqs[j].has_active() {
+                    self.set_not_ready(self.ap_data[j]);
+                }
+            }
+        }
+        self.scratch_emptied = gone;
+    }
+
+    /// The hardware reported the end of an exchange (the driver's `on_tx_status`): if that
+    /// moved frames below mac80211, the AP contends.
+    pub(super) fn ap_tx_status(&mut self, now: Instant) {
+        // One AC with the firmware model (spec rules); a pull driver does nothing here.
+        let k = self.ac_plan.main as usize;
+        if self.with_driver(k, now, |d, mac| d.on_tx_status(mac)) == Some(true) {
+            self.make_ready(self.ap_data[k], now);
+        }
+    }
+
+    /// Run one action of the AP's driver on mac80211's queues of access category slot `k`;
+    /// `None` while the driver is already acting.
+    #[inline]
+    pub(super) fn with_driver<R>(&mut self, k: usize, now: Instant, act: impl FnOnce(&mut AnyDriver<PktRef>, &mut ApHost<'_>) -> R) -> Option<R> {
+        let mut d = self.driver.take()?;
+        let r = act(&mut d, &mut ApHost { w: self, k, now, rate: None });
+        self.driver = Some(d);
+        Some(r)
+    }
+
+    /// The firmware is done with a frame of `sta` (acknowledged or dropped).
+    #[inline]
+    pub(super) fn fw_release(&mut self, sta: u32, p: PktRef) {
+        let aql = self.pkts[p.id as usize].aql as u64;
+        if let Some(d) = self.driver.as_mut() {
+            d.release(sta, aql);
+        }
+        self.vwire_tx_done(p);
+    }
+
+    /// The next frame of `sta`'s AP queue in slot `k`; packets its discipline drops on the way
+    /// are accounted as queue drops.
+    pub(super) fn ap_pull(&mut self, sta: u32, k: usize, now: Instant) -> Option<PktRef> {
+        let p = {
+            let World { txqs, scratch_dup, .. } = self;
+            txqs[k].tx_dequeue(now, sta, |d| scratch_dup.push(d))
+        };
+        if !self.scratch_dup.is_empty() {
+            self.drop_scratch();
+        }
+        p
+    }
+
+    /// The packets an AP queue just dropped (in `scratch_dup`), accounted as queue drops.
+    #[cold]
+    pub(super) fn drop_scratch(&mut self) {
+        let mut drops = std::mem::take(&mut self.scratch_dup);
+        for d in drops.drain(..) {
+            self.drop_pkt(d, DropWhy::Queue);
+        }
+        self.scratch_dup = drops;
+    }
+}
+
+/// mac80211's queues of access category slot `k`, as the AP's driver calls them
+/// (`lasthop_wifi::mac::driver::Mac80211`).
+pub(super) struct ApHost<'a> {
+    w: &'a mut World,
+    k: usize,
+    now: Instant,
+    /// The station whose rate the airtime estimates use, and that rate (read once per station
+    /// turn).
+    rate: Option<(u32, u64)>,
+}
+
+impl Mac80211<PktRef> for ApHost<'_> {
+    #[inline]
+    fn next_txq<F: Fn(u32) -> bool>(&mut self, eligible: F) -> Option<u32> {
+        self.w.txqs[self.k].next_txq_where(eligible)
+    }
+
+    #[inline]
+    fn tx_dequeue(&mut self, sta: u32) -> Option<PktRef> {
+        self.w.ap_pull(sta, self.k, self.now)
+    }
+
+    #[inline]
+    fn stash(&mut self, sta: u32, p: PktRef) {
+        self.w.txqs[self.k].stash(sta, p);
+    }
+
+    #[inline]
+    fn dequeued(&mut self, sta: u32) {
+        // A saturated source puts a fresh packet behind the one that left.
+        let w = &mut *self.w;
+        let sat = w.sat_down[w.sat_idx(self.k, sta)];
+        w.refill(sat, self.now);
+    }
+
+    fn charge_airtime(&mut self, sta: u32, p: &PktRef) -> u32 {
+        let w = &mut *self.w;
+        let rate = match self.rate {
+            Some((s, r)) if s == sta => r,
+            _ => {
+                let r = w.stations[sta as usize].rc[0].current().data_rate_bps().max(1);
+                self.rate = Some((sta, r));
+                r
+            }
+        };
+        // mac80211's estimate at the station's current rate (payload bits over the PHY rate;
+        // per-aggregate overheads are not charged).
+        let bits = (frame::mpdu_len(p.len, w.qos) as u64 + 4) * 8;
+        let est = (bits * 1_000_000_000 / rate).min(u32::MAX as u64) as u32;
+        w.pkts[p.id as usize].aql = est;
+        est
+    }
+
+    #[inline]
+    fn return_txq(&mut self, sta: u32, more: bool) {
+        self.w.txqs[self.k].return_txq(sta, more);
+        self.rate = None;
+    }
+
+    #[inline]
+    fn has_active(&self) -> bool {
+        self.w.txqs[self.k].has_active()
+    }
+
+    fn active_stations(&self) -> usize {
+        self.w.txqs[self.k].active_len()
+    }
+
+    fn schedule_start(&mut self) {
+        self.w.txqs[self.k].schedule_start();
+    }
+
+    fn schedule_end(&mut self) {
+        self.w.txqs[self.k].schedule_end();
+    }
+}
