@@ -6,6 +6,7 @@
 //!   aggctl (aggregation estimator, rate allocator).
 //! * [`cc`]: congestion controllers (NewReno, CUBIC with HyStart++, BBR).
 //! * [`tcp`]: TCP sender and receiver endpoints.
+//! * [`ecn`]: the IP ECN field and TCP's Accurate ECN counters (RFC 3168, RFC 9768).
 //! * [`quic`]: a QUIC endpoint model (RFC 9000/9002 timing, Chromium's congestion control,
 //!   pacing and ACK policies; no cryptography, realistic packet sizes).
 #![no_std]
@@ -15,5 +16,6 @@ extern crate alloc;
 pub mod aqm;
 pub mod cc;
 pub mod control;
+pub mod ecn;
 pub mod quic;
 pub mod tcp;

@@ -11,6 +11,7 @@
 //!   queues); spurious timer calls are no-ops; no panic; determinism (same operations, same
 //!   outputs).
 
+use lasthop_algo::ecn::Ecn;
 use lasthop_algo::aqm::{
     AnyQdisc, AqmConfig, Codel, CodelConfig, Fifo, FifoConfig, FqCodel, FqCodelConfig, MacFq,
     MacFqConfig, Pie, PieConfig, PieEstimator, Qdisc, QdiscStats, Wqm, WqmConfig, WqmInput,
@@ -205,7 +206,7 @@ fn drive<Q: Under>(q: &mut Q, ops: &[Op]) -> Result<(Vec<Out>, QdiscStats), Test
     for op in ops {
         match *op {
             Op::Enqueue { flow, len } => {
-                let pkt = TP { len: len as u32, flow: flow as u32, id: next_id };
+                let pkt = TP { len: len as u32, flow: flow as u32, id: next_id, ecn: ecn_of(len as u32) };
                 next_id += 1;
                 model.arrived += 1;
                 model.arrived_bytes += pkt.len as u64;
@@ -250,6 +251,18 @@ fn drive<Q: Under>(q: &mut Q, ops: &[Op]) -> Result<(Vec<Out>, QdiscStats), Test
     Ok((outs, q.stats()))
 }
 
+/// A packet's ECN field, from its drawn length (every codepoint occurs).
+fn ecn_of(len: u32) -> Ecn {
+    Ecn::from_bits((len % 4) as u8)
+}
+
+/// RFC 3168 §5 / RFC 8311: a queue turns an ECN-capable packet into CE or leaves it alone; it
+/// never clears CE, never makes ECT out of Not-ECT or the reverse.
+fn ecn_kept(sent: Ecn, out: Ecn) -> Result<(), TestCaseError> {
+    prop_assert!(out == sent || (sent.is_capable() && out == Ecn::Ce), "ECN field {sent:?} left as {out:?}");
+    Ok(())
+}
+
 fn dequeue_one<Q: Under>(
     q: &mut Q,
     now: Instant,
@@ -269,7 +282,9 @@ fn dequeue_one<Q: Under>(
         outs.push(Out::Dropped(d.id));
     }
     if let Some(p) = got {
-        prop_assert!(inside.remove(&p.id).is_some(), "dequeued unknown packet {p:?}");
+        let sent = inside.remove(&p.id);
+        prop_assert!(sent.is_some(), "dequeued unknown packet {p:?}");
+        ecn_kept(sent.unwrap().ecn, p.ecn)?;
         model.dequeued += 1;
         model.dequeued_bytes += p.len as u64;
         leave(p)?;
@@ -319,8 +334,10 @@ fn fifo_cfg() -> impl Strategy<Value = FifoConfig> {
 
 fn codel_cfg() -> impl Strategy<Value = CodelConfig> {
     (dur_ns(0, 30_000_000), dur_ns(1, 200_000_000), 0u32..3000, 0usize..64).prop_map(
-        |(target, interval, mtu, limit_packets)| CodelConfig { target, interval, mtu, limit_packets },
+        |(target, interval, mtu, limit_packets)| CodelConfig { target, interval, mtu, limit_packets, ..Default::default() },
     )
+    .prop_flat_map(|c| (Just(c), any::<bool>(), prop::option::of(dur_ns(0, 30_000_000)), any::<bool>()))
+    .prop_map(|(c, ecn, ce_threshold, ce_threshold_l4s_only)| CodelConfig { ecn, ce_threshold, ce_threshold_l4s_only, ..c })
 }
 
 fn pie_cfg() -> impl Strategy<Value = PieConfig> {
@@ -349,6 +366,8 @@ fn pie_cfg() -> impl Strategy<Value = PieConfig> {
                     derandomize,
                     seed,
                     estimator,
+                    ecn: seed % 2 == 0,
+                    ..Default::default()
                 }
             },
         )
@@ -364,7 +383,10 @@ fn fq_codel_cfg() -> impl Strategy<Value = FqCodelConfig> {
             flows,
             limit_packets,
             seed,
+            ..Default::default()
         })
+        .prop_flat_map(|c| (Just(c), any::<bool>(), prop::option::of(dur_ns(0, 30_000_000)), any::<bool>()))
+        .prop_map(|(c, ecn, ce_threshold, ce_threshold_l4s_only)| FqCodelConfig { ecn, ce_threshold, ce_threshold_l4s_only, ..c })
 }
 
 fn aqm_cfg() -> impl Strategy<Value = AqmConfig> {
@@ -402,7 +424,7 @@ proptest! {
         let mut q = Fifo::new(cfg);
         for (i, op) in ops.iter().enumerate() {
             match *op {
-                Op::Enqueue { flow, len } => { let _ = q.enqueue(Instant::ZERO, TP { len: len as u32, flow: flow as u32, id: i as u64 }); }
+                Op::Enqueue { flow, len } => { let _ = q.enqueue(Instant::ZERO, TP { len: len as u32, flow: flow as u32, id: i as u64, ecn: Ecn::NotEct }); }
                 _ => { let h = q.peek(); prop_assert_eq!(q.dequeue(Instant::ZERO, |_| panic!("fifo drop on dequeue")), h); }
             }
         }
@@ -460,7 +482,10 @@ fn mac_fq_cfg() -> impl Strategy<Value = MacFqConfig> {
             target,
             interval,
             seed,
+            ..Default::default()
         })
+        .prop_flat_map(|c| (Just(c), any::<bool>(), prop::option::of(dur_ns(0, 30_000_000)), any::<bool>()))
+        .prop_map(|(c, ecn, ce_threshold, ce_threshold_l4s_only)| MacFqConfig { ecn, ce_threshold, ce_threshold_l4s_only, ..c })
 }
 
 fn mac_case() -> impl Strategy<Value = (MacFqConfig, u8, Vec<MacOp>)> {
@@ -488,6 +513,7 @@ fn mac_drive(cfg: MacFqConfig, tins: u8, ops: &[MacOp], heap: Option<(usize, usi
         if let Some(p) = got {
             let e = inside.remove(&p.id);
             prop_assert!(e.is_some_and(|(t, _)| t == tin), "dequeued a packet not of this tin");
+            ecn_kept(e.unwrap().1.ecn, p.ecn)?;
             outs.push(Out::Sent(p.id));
         } else {
             prop_assert_eq!(q.tin_packets(tin as u32), 0, "dequeue of a backlogged tin gave nothing");
@@ -497,7 +523,7 @@ fn mac_drive(cfg: MacFqConfig, tins: u8, ops: &[MacOp], heap: Option<(usize, usi
     for op in ops {
         match *op {
             MacOp::Enqueue { tin, flow, len } => {
-                let pkt = TP { len: len as u32, flow: flow as u32, id: next_id };
+                let pkt = TP { len: len as u32, flow: flow as u32, id: next_id, ecn: ecn_of(len as u32) };
                 next_id += 1;
                 inside.insert(pkt.id, (tin, pkt));
                 let mut dropped = Vec::new();

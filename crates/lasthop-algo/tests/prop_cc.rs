@@ -135,6 +135,7 @@ fn drive(cc: &mut AnyCc, mss: u32, evs: &[Ev]) -> Result<Vec<Said>, TestCaseErro
                     rate,
                     in_recovery,
                     mss,
+                    ce_acked: 0,
                 };
                 cc.on_ack(&a);
                 let _ = cc.mark_app_limited();

@@ -1,6 +1,7 @@
 //! Regression tests for defects the property tests (`prop_*.rs`) found, each the shrunk case
 //! as a plain test.
 
+use lasthop_algo::ecn::Ecn;
 use lasthop_algo::aqm::wqm::analysis::{t_drain, FreeFraction};
 use lasthop_algo::aqm::{FqCodel, FqCodelConfig, MacFq, MacFqConfig, Qdisc};
 use lasthop_algo::cc::{AckInfo, Bbr, BbrConfig, CongestionControl, RateSample};
@@ -16,9 +17,9 @@ use common::TP;
 fn mac_fq_zero_length_packets() {
     let mut q: MacFq<TP> = MacFq::new(MacFqConfig::default(), 1);
     let t = Instant::ZERO;
-    q.enqueue(t, 0, TP { len: 0, flow: 4, id: 0 }, |_| panic!("no drop"));
+    q.enqueue(t, 0, TP { len: 0, flow: 4, id: 0, ecn: Ecn::NotEct }, |_| panic!("no drop"));
     q.invariants().unwrap();
-    q.enqueue(t, 0, TP { len: 0, flow: 4, id: 1 }, |_| panic!("no drop"));
+    q.enqueue(t, 0, TP { len: 0, flow: 4, id: 1, ecn: Ecn::NotEct }, |_| panic!("no drop"));
     q.invariants().unwrap();
     assert_eq!(q.dequeue(t, 0, |_| {}).map(|p| p.id), Some(0));
     q.invariants().unwrap();
@@ -33,8 +34,8 @@ fn mac_fq_zero_length_packets() {
 fn mac_fq_zero_length_overlimit() {
     let mut q: MacFq<TP> = MacFq::new(MacFqConfig { limit_packets: 1, ..MacFqConfig::default() }, 2);
     let mut dropped = Vec::new();
-    q.enqueue(Instant::ZERO, 0, TP { len: 0, flow: 1, id: 0 }, |p| dropped.push(p.id));
-    q.enqueue(Instant::ZERO, 1, TP { len: 0, flow: 2, id: 1 }, |p| dropped.push(p.id));
+    q.enqueue(Instant::ZERO, 0, TP { len: 0, flow: 1, id: 0, ecn: Ecn::NotEct }, |p| dropped.push(p.id));
+    q.enqueue(Instant::ZERO, 1, TP { len: 0, flow: 2, id: 1, ecn: Ecn::NotEct }, |p| dropped.push(p.id));
     q.invariants().unwrap();
     assert_eq!(dropped.len(), 1);
     assert_eq!(q.len_packets(), 1);
@@ -46,8 +47,8 @@ fn mac_fq_zero_length_overlimit() {
 fn fq_codel_zero_quantum() {
     let mut q: FqCodel<TP> = FqCodel::new(FqCodelConfig { quantum: 0, ..FqCodelConfig::default() });
     let t = Instant::ZERO;
-    q.enqueue(t, TP { len: 1500, flow: 1, id: 0 }).unwrap();
-    q.enqueue(t, TP { len: 1500, flow: 2, id: 1 }).unwrap();
+    q.enqueue(t, TP { len: 1500, flow: 1, id: 0, ecn: Ecn::NotEct }).unwrap();
+    q.enqueue(t, TP { len: 1500, flow: 2, id: 1, ecn: Ecn::NotEct }).unwrap();
     assert_eq!(q.peek().map(|p| p.id), Some(0));
     assert_eq!(q.dequeue(t, |_| {}).map(|p| p.id), Some(0));
     assert_eq!(q.dequeue(t, |_| {}).map(|p| p.id), Some(1));
@@ -62,7 +63,7 @@ fn fq_codel_zero_quantum() {
 fn fq_codel_zero_length_overflow() {
     let cfg = FqCodelConfig { flows: 2, limit_packets: 0, seed: 1357481389970146086, ..FqCodelConfig::default() };
     let mut q: FqCodel<TP> = FqCodel::new(cfg);
-    let p = TP { len: 0, flow: 0, id: 0 };
+    let p = TP { len: 0, flow: 0, id: 0, ecn: Ecn::NotEct };
     assert_eq!(q.enqueue(Instant::ZERO, p), Err(p));
     q.invariants().unwrap();
     assert!(q.is_empty());
@@ -74,8 +75,8 @@ fn fq_codel_zero_length_overflow() {
 fn mac_fq_zero_quantum() {
     let mut q: MacFq<TP> = MacFq::new(MacFqConfig { quantum: 0, ..MacFqConfig::default() }, 1);
     let t = Instant::ZERO;
-    q.enqueue(t, 0, TP { len: 1500, flow: 1, id: 0 }, |_| panic!("no drop"));
-    q.enqueue(t, 0, TP { len: 1500, flow: 1, id: 1 }, |_| panic!("no drop"));
+    q.enqueue(t, 0, TP { len: 1500, flow: 1, id: 0, ecn: Ecn::NotEct }, |_| panic!("no drop"));
+    q.enqueue(t, 0, TP { len: 1500, flow: 1, id: 1, ecn: Ecn::NotEct }, |_| panic!("no drop"));
     assert_eq!(q.dequeue(t, 0, |_| {}).map(|p| p.id), Some(0));
     assert_eq!(q.dequeue(t, 0, |_| {}).map(|p| p.id), Some(1));
     q.invariants().unwrap();
@@ -127,6 +128,7 @@ fn bbr_huge_rate_sample() {
             }),
             in_recovery: false,
             mss,
+            ce_acked: 0,
         });
         assert!(b.cwnd() >= mss as u64);
         assert!(b.pacing_rate().is_some_and(|r| r > 0));
@@ -165,6 +167,7 @@ fn bbr_huge_rate_sample_with_aggregation() {
             }),
             in_recovery: false,
             mss,
+            ce_acked: 0,
         }
     };
     let mut now = 1_000;

@@ -17,9 +17,18 @@
 //! * A packet limit with tail drop on arrival (§5.4: packets arriving at a full buffer are
 //!   dropped, and these drops do not count in CoDel's computations).
 //!
+//! * ECN (RFC 8289 §5.3 "packets are dropped or marked"): with `ecn`, a packet the control law
+//!   picks is marked CE instead of dropped when it is ECN-capable, in the order of Linux's
+//!   `codel_dequeue` (include/net/codel_impl.h): in the dropping state a mark ends the
+//!   dequeue with the next drop scheduled by the control law; on entering it, a marked packet
+//!   is sent and the state entered as after a drop.
+//! * `ce_threshold` (Linux `codel_dequeue`'s last step, used by fq_codel and mac80211 for L4S):
+//!   the packet sent is marked CE when its sojourn exceeds the threshold, optionally only when it
+//!   carries the L4S identifier (fq_codel's `ce_threshold_selector 0x1/0x1`, RFC 9331 §4).
+//!
 //! The state machine lives in [`CodelVars`], which FQ-CoDel (RFC 8290 §4.2) reuses per flow.
 
-use super::{Qdisc, QdiscStats, QueuedPacket};
+use super::{mark_ce, Qdisc, QdiscStats, QueuedPacket};
 use alloc::collections::VecDeque;
 use lasthop_core::{Duration, Instant};
 
@@ -34,6 +43,14 @@ pub struct CodelConfig {
     pub mtu: u32,
     /// Tail-drop packet limit. Default 1000 (as Linux `codel`).
     pub limit_packets: usize,
+    /// Mark ECN-capable packets instead of dropping them (Linux `codel` default: off; fq_codel
+    /// and mac80211's per-station CoDel: on).
+    pub ecn: bool,
+    /// Mark CE on every packet sent whose sojourn exceeds this (Linux `ce_threshold`); None:
+    /// off, the default.
+    pub ce_threshold: Option<Duration>,
+    /// With `ce_threshold`: only packets carrying the L4S identifier (ECT(1) or CE).
+    pub ce_threshold_l4s_only: bool,
 }
 
 impl Default for CodelConfig {
@@ -43,8 +60,18 @@ impl Default for CodelConfig {
             interval: Duration::from_millis(100),
             mtu: 1514,
             limit_packets: 1000,
+            ecn: false,
+            ce_threshold: None,
+            ce_threshold_l4s_only: false,
         }
     }
+}
+
+/// Packets a dequeue marked: by the control law (instead of a drop) and by the CE threshold.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Marks {
+    pub ecn: u64,
+    pub ce_threshold: u64,
 }
 
 /// A queued packet with its enqueue time (RFC 8289 §5.4).
@@ -68,6 +95,8 @@ pub struct CodelVars {
     pub lastcount: u32,
     /// In the dropping state.
     pub dropping: bool,
+    /// Sojourn time of the last packet popped (Linux `ldelay`), for the CE threshold.
+    pub ldelay: Duration,
 }
 
 /// `control_law` (RFC 8289 §5.6): `t + interval / sqrt(count)`.
@@ -91,6 +120,7 @@ impl CodelVars {
             return (None, false);
         };
         let sojourn = now.saturating_since(s.t);
+        self.ldelay = sojourn;
         let mut ok_to_drop = false;
         if sojourn < c.target || bytes_left <= c.mtu as u64 {
             // Below target, or less than a maxpacket left (§4.1 non-starvation): reset.
@@ -106,13 +136,15 @@ impl CodelVars {
         (Some(s.pkt), ok_to_drop)
     }
 
-    /// `dequeue` (RFC 8289 §5.5). Dropped packets go to `drop`; returns the packet to send.
-    pub(crate) fn dequeue<P>(
+    /// `dequeue` (RFC 8289 §5.5). Dropped packets go to `drop`; returns the packet to send and
+    /// adds the packets it marked to `marks`.
+    pub(crate) fn dequeue<P: QueuedPacket>(
         &mut self,
         c: &CodelConfig,
         now: Instant,
         mut pop: impl FnMut() -> Option<(Stamped<P>, u64)>,
         mut drop: impl FnMut(P),
+        marks: &mut Marks,
     ) -> Option<P> {
         let (mut p, ok_to_drop) = self.dodequeue(c, now, &mut pop);
         if p.is_none() {
@@ -127,10 +159,16 @@ impl CodelVars {
             }
             // Drop at every scheduled time that has passed, rescheduling by the control law.
             while self.dropping && now >= self.drop_next {
+                self.count = self.count.saturating_add(1);
+                if c.ecn && p.as_mut().is_some_and(mark_ce) {
+                    // Marked, not dropped: send it; the next signal follows the control law.
+                    marks.ecn += 1;
+                    self.drop_next = control_law(self.drop_next, c.interval, self.count);
+                    break;
+                }
                 if let Some(x) = p.take() {
                     drop(x);
                 }
-                self.count = self.count.saturating_add(1);
                 let (np, ok) = self.dodequeue(c, now, &mut pop);
                 p = np;
                 if !ok {
@@ -140,11 +178,15 @@ impl CodelVars {
                 }
             }
         } else if ok_to_drop {
-            // Enter the dropping state: drop this packet and schedule the next drop.
-            if let Some(x) = p.take() {
-                drop(x);
+            // Enter the dropping state: drop (or mark) this packet and schedule the next drop.
+            if c.ecn && p.as_mut().is_some_and(mark_ce) {
+                marks.ecn += 1;
+            } else {
+                if let Some(x) = p.take() {
+                    drop(x);
+                }
+                p = self.dodequeue(c, now, &mut pop).0;
             }
-            p = self.dodequeue(c, now, &mut pop).0;
             self.dropping = true;
             // Count reuse: if we were dropping recently, start from the previous episode's
             // drop count so the rate picks up where it left off.
@@ -155,6 +197,11 @@ impl CodelVars {
             }
             self.drop_next = control_law(now, c.interval, self.count);
             self.lastcount = self.count;
+        }
+        if let (Some(x), Some(th)) = (p.as_mut(), c.ce_threshold) {
+            if self.ldelay > th && (!c.ce_threshold_l4s_only || x.ecn().is_l4s()) && mark_ce(x) {
+                marks.ce_threshold += 1;
+            }
         }
         p
     }
@@ -170,6 +217,7 @@ pub struct Codel<P> {
     stats: QdiscStats,
     /// Drops by the CoDel law at dequeue (subset of `stats.dropped`).
     codel_drops: u64,
+    marks: Marks,
 }
 
 impl<P: QueuedPacket> Codel<P> {
@@ -181,6 +229,7 @@ impl<P: QueuedPacket> Codel<P> {
             vars: CodelVars::default(),
             stats: QdiscStats::default(),
             codel_drops: 0,
+            marks: Marks::default(),
         }
     }
     pub fn params(&self) -> &CodelConfig {
@@ -193,6 +242,10 @@ impl<P: QueuedPacket> Codel<P> {
     /// drops on arrival).
     pub fn codel_drops(&self) -> u64 {
         self.codel_drops
+    }
+    /// Packets marked CE instead of dropped, and by the CE threshold.
+    pub fn marks(&self) -> Marks {
+        self.marks
     }
     /// Sojourn time the head packet would have if dequeued at `now`.
     pub fn head_sojourn(&self, now: Instant) -> Option<Duration> {
@@ -223,6 +276,7 @@ impl<P: QueuedPacket> Qdisc<P> for Codel<P> {
             vars,
             stats,
             codel_drops,
+            marks,
         } = self;
         let pop = || {
             let s = q.pop_front()?;
@@ -235,7 +289,7 @@ impl<P: QueuedPacket> Qdisc<P> for Codel<P> {
             *codel_drops += 1;
             on_drop(p);
         };
-        let out = vars.dequeue(params, now, pop, drop);
+        let out = vars.dequeue(params, now, pop, drop, marks);
         if let Some(p) = out {
             self.stats.dequeued += 1;
             self.stats.dequeued_bytes += p.len_bytes() as u64;
@@ -273,6 +327,7 @@ impl<P: QueuedPacket> Qdisc<P> for Codel<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ecn::Ecn;
     use crate::aqm::test_util::{random_ops, TP};
     use alloc::vec::Vec;
 
@@ -282,23 +337,28 @@ mod tests {
     #[test]
     fn random_ops_conserve() {
         let mut rng = lasthop_core::Rng::from_seed(0xC0DE1);
-        let (mut law_drops, mut tail_drops) = (0, 0);
+        let (mut law_drops, mut tail_drops, mut marks) = (0, 0, Marks::default());
         for case in 0..60 {
             let cfg = CodelConfig {
                 limit_packets: 1 + case % 40 * 7,
                 target: Duration::from_micros(500 + 300 * case as u64),
                 interval: Duration::from_millis(5 + case as u64 % 30),
                 mtu: if case % 4 == 0 { 0 } else { 1514 },
+                ecn: case % 2 == 0,
+                ce_threshold: (case % 3 == 0).then(|| Duration::from_micros(700 * (1 + case as u64 % 4))),
+                ce_threshold_l4s_only: case % 4 == 0,
             };
             let mut q = Codel::new(cfg);
             random_ops(&mut q, &mut rng, 3000, |_, _| {});
             law_drops += q.codel_drops();
             tail_drops += q.stats().dropped - q.codel_drops();
+            marks.ecn += q.marks().ecn;
+            marks.ce_threshold += q.marks().ce_threshold;
         }
-        // The sequences exercise both drop paths.
+        // The sequences exercise both drop paths and both kinds of mark.
         assert!(
-            law_drops > 100 && tail_drops > 100,
-            "{law_drops} {tail_drops}"
+            law_drops > 100 && tail_drops > 100 && marks.ecn > 100 && marks.ce_threshold > 100,
+            "{law_drops} {tail_drops} {marks:?}"
         );
     }
 
@@ -318,6 +378,7 @@ mod tests {
                     len: 1000,
                     flow: 0,
                     id,
+                    ecn: Ecn::NotEct,
                 },
             )
             .unwrap();
@@ -333,6 +394,7 @@ mod tests {
                     len: 1000,
                     flow: 0,
                     id,
+                    ecn: Ecn::NotEct,
                 },
             )
             .unwrap();
@@ -388,6 +450,7 @@ mod tests {
                         len: 1000,
                         flow: 0,
                         id,
+                        ecn: Ecn::NotEct,
                     },
                 )
                 .unwrap();
@@ -441,6 +504,7 @@ mod tests {
                         len: 1000,
                         flow: 0,
                         id,
+                        ecn: Ecn::NotEct,
                     },
                 )
                 .unwrap();
@@ -455,6 +519,7 @@ mod tests {
                         len: 1000,
                         flow: 0,
                         id,
+                        ecn: Ecn::NotEct,
                     },
                 )
                 .unwrap();
@@ -487,6 +552,7 @@ mod tests {
                     len: 1500,
                     flow: 0,
                     id: i,
+                    ecn: Ecn::NotEct,
                 },
             )
             .unwrap();
@@ -507,6 +573,7 @@ mod tests {
             len: 100,
             flow: 0,
             id,
+            ecn: Ecn::NotEct,
         };
         assert!(q.enqueue(Instant::ZERO, p(0)).is_ok());
         assert!(q.enqueue(Instant::ZERO, p(1)).is_ok());

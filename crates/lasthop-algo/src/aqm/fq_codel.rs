@@ -19,10 +19,14 @@
 //!
 //! Simplifications: the limit is in packets only (no separate memory limit in bytes); an
 //! overflow drops exactly one packet (the limit is exceeded by at most the arriving one); the
-//! CoDel MTU ("maxpacket") rule looks at the flow's own backlog; no ECN marking (§5.2.6) and
-//! no CE threshold (§5.2.7).
+//! CoDel MTU ("maxpacket") rule looks at the flow's own backlog.
+//!
+//! ECN (§5.2.6, §5.2.7): with `ecn` (on by default, as Linux fq_codel) per-flow CoDel marks
+//! ECN-capable packets instead of dropping them; `ce_threshold` marks every packet sent whose
+//! sojourn exceeds it, with `ce_threshold_l4s_only` only those carrying the L4S identifier
+//! (Linux's `ce_threshold_selector`/`ce_threshold_mask` set to ECT(1)), see [`super::codel`].
 
-use super::codel::{CodelConfig, CodelVars, Stamped};
+use super::codel::{CodelConfig, CodelVars, Marks, Stamped};
 use super::{Qdisc, QdiscStats, QueuedPacket};
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
@@ -45,6 +49,12 @@ pub struct FqCodelConfig {
     pub limit_packets: usize,
     /// Seed of the hash perturbation (§4.1).
     pub seed: u64,
+    /// Mark instead of drop for ECN-capable packets (§5.2.6). Default on.
+    pub ecn: bool,
+    /// CE threshold on the sojourn time (§5.2.7). Default off.
+    pub ce_threshold: Option<Duration>,
+    /// The CE threshold applies only to L4S packets (ECT(1), CE).
+    pub ce_threshold_l4s_only: bool,
 }
 
 impl Default for FqCodelConfig {
@@ -57,6 +67,9 @@ impl Default for FqCodelConfig {
             flows: 1024,
             limit_packets: 10240,
             seed: 0,
+            ecn: true,
+            ce_threshold: None,
+            ce_threshold_l4s_only: false,
         }
     }
 }
@@ -89,6 +102,7 @@ pub struct FqCodel<P> {
     bytes: u64,
     stats: QdiscStats,
     codel_drops: u64,
+    marks: Marks,
     overflow_drops: u64,
     /// Times a queue became active (entered the new list).
     new_flow_count: u64,
@@ -125,6 +139,9 @@ impl<P: QueuedPacket> FqCodel<P> {
                 interval: params.interval,
                 mtu: params.mtu,
                 limit_packets: usize::MAX,
+                ecn: params.ecn,
+                ce_threshold: params.ce_threshold,
+                ce_threshold_l4s_only: params.ce_threshold_l4s_only,
             },
             perturb,
             flows,
@@ -134,6 +151,7 @@ impl<P: QueuedPacket> FqCodel<P> {
             bytes: 0,
             stats: QdiscStats::default(),
             codel_drops: 0,
+            marks: Marks::default(),
             overflow_drops: 0,
             new_flow_count: 0,
         }
@@ -149,6 +167,10 @@ impl<P: QueuedPacket> FqCodel<P> {
     /// Packets dropped by per-flow CoDel at dequeue.
     pub fn codel_drops(&self) -> u64 {
         self.codel_drops
+    }
+    /// Packets marked CE instead of dropped, and by the CE threshold.
+    pub fn marks(&self) -> Marks {
+        self.marks
     }
     /// Packets dropped by the overflow rule (from the fattest flow).
     pub fn overflow_drops(&self) -> u64 {
@@ -235,6 +257,7 @@ impl<P: QueuedPacket> Qdisc<P> for FqCodel<P> {
             bytes,
             stats,
             codel_drops,
+            marks,
             ..
         } = self;
         let quantum = params.quantum as i64;
@@ -280,7 +303,7 @@ impl<P: QueuedPacket> Qdisc<P> for FqCodel<P> {
                 *codel_drops += 1;
                 on_drop(p);
             };
-            match cv.dequeue(codel, now, pop, drop) {
+            match cv.dequeue(codel, now, pop, drop, marks) {
                 Some(p) => {
                     *deficit -= p.len_bytes() as i64;
                     stats.dequeued += 1;
@@ -403,6 +426,9 @@ mod tests {
                 interval: Duration::from_millis(3 + case % 40),
                 mtu: if case % 5 == 0 { 0 } else { 1514 },
                 seed: case,
+                ecn: case % 2 == 0,
+                ce_threshold: (case % 3 == 0).then(|| Duration::from_micros(700 * (1 + case as u64 % 4))),
+                ce_threshold_l4s_only: case % 4 == 0,
             };
             let mut q = FqCodel::new(cfg);
             random_ops(&mut q, &mut rng, 3000, |_, _| {});

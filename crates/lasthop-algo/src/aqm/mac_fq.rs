@@ -23,14 +23,16 @@
 //!   and releases its table entry.
 //! * **CoDel per flow** (RFC 8289 with mac80211's `local->cparams`): target 20 ms, interval
 //!   100 ms. mac80211 never sets `cparams.mtu`, so the "less than one MTU left" exemption
-//!   (RFC 8289 §5.3) applies only to a dequeue that empties the flow (MTU 0).
+//!   (RFC 8289 §5.3) applies only to a dequeue that empties the flow (MTU 0). ECN on
+//!   (`__sta_info_alloc`: `sta->cparams.ecn = true`): an ECN-capable packet is marked CE
+//!   where CoDel would drop it; `ce_threshold` off (`CODEL_DISABLED_THRESHOLD`) unless set.
 //!
 //! Simplifications: memory is counted as frame octets (the kernel counts `skb->truesize`,
-//! which depends on the NIC driver's buffers); no ECN marking; the per-station CoDel
+//! which depends on the NIC driver's buffers); the per-station CoDel
 //! parameters older kernels chose for slow stations (`sta_update_codel_params`, 50 ms / 300 ms,
 //! removed upstream in 2025) are not applied.
 
-use super::codel::{CodelConfig, CodelVars, Stamped};
+use super::codel::{CodelConfig, CodelVars, Marks, Stamped};
 use super::{QdiscStats, QueuedPacket};
 use alloc::collections::{BinaryHeap, VecDeque};
 use alloc::vec::Vec;
@@ -53,6 +55,12 @@ pub struct MacFqConfig {
     pub interval: Duration,
     /// Seed of the hash perturbation.
     pub seed: u64,
+    /// CoDel marks ECN-capable packets instead of dropping them. Default on (mac80211).
+    pub ecn: bool,
+    /// CoDel's CE threshold on the sojourn time; None (the default): off.
+    pub ce_threshold: Option<Duration>,
+    /// The CE threshold applies only to L4S packets (ECT(1), CE).
+    pub ce_threshold_l4s_only: bool,
 }
 
 impl MacFqConfig {
@@ -71,6 +79,9 @@ impl Default for MacFqConfig {
             target: Duration::from_millis(20),
             interval: Duration::from_millis(100),
             seed: 0,
+            ecn: true,
+            ce_threshold: None,
+            ce_threshold_l4s_only: false,
         }
     }
 }
@@ -117,6 +128,9 @@ pub struct TinStats {
     /// Packets dropped by CoDel at dequeue.
     pub codel_drops: u64,
     pub codel_drop_bytes: u64,
+    /// Packets CoDel marked CE instead of dropping them, and by the CE threshold.
+    pub ecn_marks: u64,
+    pub ce_threshold_marks: u64,
     /// Arrivals whose table entry was held by another tin (sent to the default flow).
     pub collisions: u64,
     /// Times one of this tin's flows took a table entry (`tin->flows`).
@@ -226,7 +240,15 @@ impl<P: QueuedPacket> MacFq<P> {
                 limit_packets: params.limit_packets.max(1),
                 ..params
             },
-            codel: CodelConfig { target: params.target, interval: params.interval, mtu: 0, limit_packets: usize::MAX },
+            codel: CodelConfig {
+                target: params.target,
+                interval: params.interval,
+                mtu: 0,
+                limit_packets: usize::MAX,
+                ecn: params.ecn,
+                ce_threshold: params.ce_threshold,
+                ce_threshold_l4s_only: params.ce_threshold_l4s_only,
+            },
             perturb,
             flows: (0..total).map(|_| Flow::new()).collect(),
             tins: (0..tins).map(|_| Tin::default()).collect(),
@@ -477,7 +499,10 @@ impl<P: QueuedPacket> MacFq<P> {
                 ndb += p.len_bytes() as u64;
                 on_drop(p);
             };
-            let got = cv.dequeue(codel, now, pop, drop);
+            let mut marks = Marks::default();
+            let got = cv.dequeue(codel, now, pop, drop, &mut marks);
+            t.stats.ecn_marks += marks.ecn;
+            t.stats.ce_threshold_marks += marks.ce_threshold;
             t.stats.codel_drops += nd;
             t.stats.codel_drop_bytes += ndb;
             stats.dropped += nd;
@@ -586,6 +611,9 @@ mod tests {
                 target: Duration::from_micros(200 + 300 * case),
                 interval: Duration::from_millis(2 + case % 30),
                 seed: case,
+                ecn: case % 2 == 0,
+                ce_threshold: (case % 3 == 0).then(|| Duration::from_micros(700 * (1 + case as u64 % 4))),
+                ce_threshold_l4s_only: case % 4 == 0,
             };
             let mut q: MacFq<TP> = MacFq::new(cfg, tins);
             let mut inside = alloc::collections::BTreeSet::new();

@@ -29,6 +29,7 @@ pub use mac_fq::{MacFq, MacFqConfig, TinStats};
 pub use pie::{Pie, PieConfig, PieEstimator};
 pub use wqm::{Wqm, WqmConfig, WqmInput, WqmOutput, WqmVariant};
 
+use crate::ecn::Ecn;
 use lasthop_core::Instant;
 
 /// What a queue needs to know about a packet handle.
@@ -40,6 +41,24 @@ pub trait QueuedPacket: Copy {
     fn flow_hash(&self) -> u32 {
         0
     }
+    /// The ECN field of the packet's IP header. The default: Not-ECT (the host carries no ECN).
+    fn ecn(&self) -> Ecn {
+        Ecn::NotEct
+    }
+    /// Write the ECN field; a discipline only ever turns an ECN-capable packet into CE
+    /// ([`mark_ce`]). The host reads the field back from the handle a discipline returns.
+    fn set_ecn(&mut self, _ecn: Ecn) {}
+}
+
+/// Mark `p` congestion experienced if it is ECN-capable (Linux `INET_ECN_set_ce`); false for a
+/// Not-ECT packet, which the caller drops instead.
+pub fn mark_ce<P: QueuedPacket>(p: &mut P) -> bool {
+    let mut e = p.ecn();
+    let marked = e.set_ce();
+    if marked {
+        p.set_ecn(e);
+    }
+    marked
 }
 
 /// Monotone counters common to every discipline.

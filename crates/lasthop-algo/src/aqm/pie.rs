@@ -29,8 +29,12 @@
 //! * §5.4 De-randomization: optional, off by default (`derandomize`); when on, the
 //!   accumulated probability gates drops (`< 0.85`: never, `>= 8.5`: always).
 //!
-//! Not implemented: §5.1 ECN marking (packets carry no ECN field here) and §5.3 turning PIE
-//! active/inactive (PIE is always active). Where Linux 3.x's control law differs from the RFC's
+//! * §5.1 ECN: with `ecn` (off by default, as Linux `pie`), an ECN-capable packet that early
+//!   drop picks is marked CE and queued instead while the drop probability is at most
+//!   `mark_ecn_th` (10 %); above it, or for a Not-ECT packet, it is dropped (Linux
+//!   `pie_qdisc_enqueue`).
+//!
+//! Not implemented: §5.3 turning PIE active/inactive (PIE is always active). Where Linux 3.x's control law differs from the RFC's
 //! it is not modelled (the departure-rate option changes the estimate, not the law): a
 //! three-step scale (÷8 below p = 1 %, ÷2 below 10 %) instead of the table above, with alpha and
 //! beta kept as integer steps of p per 64 ns tick (16·alpha · ⌊(2^32 − 1) / 15 625 000⌋ shifted
@@ -47,7 +51,7 @@
 
 pub mod dq_rate;
 
-use super::{Qdisc, QdiscStats, QueuedPacket};
+use super::{mark_ce, Qdisc, QdiscStats, QueuedPacket};
 use crate::aqm::codel::Stamped;
 use alloc::collections::VecDeque;
 use dq_rate::DqRate;
@@ -86,6 +90,11 @@ pub struct PieConfig {
     pub seed: u64,
     /// §4.3 queueing-delay estimate. Default timestamps.
     pub estimator: PieEstimator,
+    /// §5.1: mark ECN-capable packets instead of early-dropping them. Default off.
+    pub ecn: bool,
+    /// §5.1 `mark_ecn_th`: the drop probability above which ECN-capable packets are dropped too.
+    /// Default 0.1.
+    pub mark_ecn_th: f64,
 }
 
 impl Default for PieConfig {
@@ -101,6 +110,8 @@ impl Default for PieConfig {
             derandomize: false,
             seed: 0,
             estimator: PieEstimator::Timestamp,
+            ecn: false,
+            mark_ecn_th: 0.1,
         }
     }
 }
@@ -132,6 +143,8 @@ pub struct Pie<P> {
     rng: Rng,
     stats: QdiscStats,
     early_drops: u64,
+    /// Early drops turned into CE marks (§5.1).
+    ecn_marks: u64,
     updates: u64,
 }
 
@@ -172,6 +185,7 @@ impl<P: QueuedPacket> Pie<P> {
             rng: Rng::from_seed(params.seed),
             stats: QdiscStats::default(),
             early_drops: 0,
+            ecn_marks: 0,
             updates: 0,
         }
     }
@@ -187,6 +201,10 @@ impl<P: QueuedPacket> Pie<P> {
     /// Random early drops (subset of `stats().dropped`; the rest are tail drops).
     pub fn early_drops(&self) -> u64 {
         self.early_drops
+    }
+    /// Packets marked CE instead of early-dropped (§5.1).
+    pub fn ecn_marks(&self) -> u64 {
+        self.ecn_marks
     }
     /// Number of periodic updates run so far.
     pub fn updates(&self) -> u64 {
@@ -316,12 +334,21 @@ impl<P: QueuedPacket> Pie<P> {
 }
 
 impl<P: QueuedPacket> Qdisc<P> for Pie<P> {
-    fn enqueue(&mut self, now: Instant, pkt: P) -> Result<(), P> {
+    fn enqueue(&mut self, now: Instant, mut pkt: P) -> Result<(), P> {
         self.catch_up(now);
         let len = pkt.len_bytes() as u64;
         self.stats.arrived += 1;
         self.stats.arrived_bytes += len;
-        let early = self.drop_early();
+        let mut early = self.drop_early();
+        if early
+            && self.params.ecn
+            && self.vars.drop_prob <= self.params.mark_ecn_th
+            && self.q.len() < self.params.limit_packets
+            && mark_ce(&mut pkt)
+        {
+            early = false;
+            self.ecn_marks += 1;
+        }
         if early || self.q.len() >= self.params.limit_packets {
             if early {
                 self.early_drops += 1;
@@ -381,6 +408,7 @@ impl<P: QueuedPacket> Qdisc<P> for Pie<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ecn::Ecn;
     use crate::aqm::test_util::{random_ops, TP};
 
     const MS: u64 = 1_000_000;
@@ -390,15 +418,18 @@ mod tests {
             len: 1000,
             flow: 0,
             id,
+            ecn: Ecn::NotEct,
         }
     }
 
     #[test]
     fn random_ops_conserve() {
         let mut rng = Rng::from_seed(0x91E);
-        let (mut early, mut tail) = (0, 0);
+        let (mut early, mut tail, mut marks) = (0, 0, 0);
         for case in 0..60u64 {
             let cfg = PieConfig {
+                ecn: case % 4 < 2,
+                mark_ecn_th: if case % 4 == 0 { 1.0 } else { 0.1 },
                 limit_packets: 1 + (case as usize % 30) * 9,
                 target: Duration::from_millis(1 + case % 20),
                 t_update: Duration::from_millis(1 + case % 16),
@@ -418,7 +449,9 @@ mod tests {
             });
             early += q.early_drops();
             tail += q.stats().dropped - q.early_drops();
+            marks += q.ecn_marks();
         }
+        assert!(marks > 100, "{marks}");
         assert!(early > 100 && tail > 100, "{early} {tail}");
     }
 

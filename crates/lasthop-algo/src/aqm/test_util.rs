@@ -1,8 +1,10 @@
 //! Shared test helpers: a packet handle with a length, a flow and a unique id, and a random
-//! operation driver that checks conservation, invariants and packet identity for any qdisc.
+//! operation driver that checks conservation, invariants, packet identity and the ECN field's
+//! rules (never ECT → Not-ECT, CE never cleared, Not-ECT never marked) for any qdisc.
 
+use crate::ecn::Ecn;
 use super::{Qdisc, QueuedPacket};
-use alloc::collections::BTreeSet;
+use alloc::collections::{BTreeMap, BTreeSet};
 use lasthop_core::{Instant, Rng};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -10,11 +12,12 @@ pub struct TP {
     pub len: u32,
     pub flow: u32,
     pub id: u64,
+    pub ecn: Ecn,
 }
 
 /// A test packet of flow `flow`, `len` bytes, unique `id`.
 pub fn p(flow: u32, len: u32, id: u64) -> TP {
-    TP { len, flow, id }
+    TP { len, flow, id, ecn: Ecn::NotEct }
 }
 
 impl QueuedPacket for TP {
@@ -23,6 +26,12 @@ impl QueuedPacket for TP {
     }
     fn flow_hash(&self) -> u32 {
         self.flow
+    }
+    fn ecn(&self) -> Ecn {
+        self.ecn
+    }
+    fn set_ecn(&mut self, ecn: Ecn) {
+        self.ecn = ecn;
     }
 }
 
@@ -38,6 +47,7 @@ pub fn random_ops<Q: Qdisc<TP>>(
 ) {
     let mut now = Instant::ZERO;
     let mut inside: BTreeSet<u64> = BTreeSet::new();
+    let mut sent_ecn: BTreeMap<u64, Ecn> = BTreeMap::new();
     let mut next_id = 0u64;
     let p_enq = 0.3 + 0.5 * rng.next_f64();
     let nflows = 1 + rng.gen_range_inclusive(12) as u32;
@@ -57,9 +67,11 @@ pub fn random_ops<Q: Qdisc<TP>>(
                 len: 40 + rng.gen_range_inclusive(1460) as u32,
                 flow: rng.gen_range_inclusive(nflows as u64) as u32,
                 id: next_id,
+                ecn: Ecn::from_bits(rng.gen_range_inclusive(3) as u8),
             };
             next_id += 1;
             inside.insert(pkt.id);
+            sent_ecn.insert(pkt.id, pkt.ecn);
             if let Err(victim) = q.enqueue(now, pkt) {
                 assert!(inside.remove(&victim.id), "rejected unknown packet");
             }
@@ -71,6 +83,7 @@ pub fn random_ops<Q: Qdisc<TP>>(
             }
             if let Some(p) = out {
                 assert!(inside.remove(&p.id), "dequeued unknown packet");
+                check_ecn(sent_ecn[&p.id], p.ecn);
             }
         }
         q.invariants().unwrap();
@@ -91,6 +104,7 @@ pub fn random_ops<Q: Qdisc<TP>>(
         }
         if let Some(p) = out {
             assert!(inside.remove(&p.id));
+            check_ecn(sent_ecn[&p.id], p.ecn);
         }
         q.invariants().unwrap();
     }
@@ -98,4 +112,9 @@ pub fn random_ops<Q: Qdisc<TP>>(
     assert_eq!(q.len_bytes(), 0);
     let s = q.stats();
     assert_eq!(s.arrived, next_id);
+}
+
+/// A queue may only turn an ECN-capable packet into CE.
+pub fn check_ecn(sent: Ecn, out: Ecn) {
+    assert!(out == sent || (sent.is_capable() && out == Ecn::Ce), "ECN field {sent:?} came out as {out:?}");
 }

@@ -851,6 +851,7 @@ mod tests {
                 }),
                 in_recovery: false,
                 mss: MSS,
+                ce_acked: 0,
             };
             let before_idx = cc.stats().cycle_index;
             let before_state = cc.state();

@@ -20,6 +20,7 @@ pub use bbr::{Bbr, BbrConfig};
 pub use cubic::{Cubic, CubicConfig};
 pub use newreno::{NewReno, NewRenoConfig};
 
+use crate::ecn::EcnMode;
 use lasthop_core::{Duration, Instant};
 
 /// A delivery-rate sample, computed by the sender for each ACK that newly acknowledges data
@@ -69,6 +70,10 @@ pub struct AckInfo {
     /// The sender is in fast recovery (RFC 6675) after a loss event.
     pub in_recovery: bool,
     pub mss: u32,
+    /// Of `newly_acked`, the bytes that arrived CE-marked, as Accurate ECN feedback tells the
+    /// sender (RFC 9768 §3.2.2.5, the increase of the echoed CE byte counter); 0 without
+    /// AccECN feedback.
+    pub ce_acked: u64,
 }
 
 /// The narrow interface every congestion controller implements.
@@ -79,6 +84,15 @@ pub trait CongestionControl {
     fn on_loss_event(&mut self, now: Instant, bytes_in_flight: u64, mss: u32);
     /// The episode ended (everything outstanding at its start is acknowledged).
     fn on_recovery_exit(&mut self, now: Instant);
+    /// An ECN congestion signal: an ACK with ECE (RFC 3168 §6.1.2) or newly CE-marked bytes
+    /// (AccECN). The sender gates it to at most once per round trip, outside loss recovery, and
+    /// runs the episode as a window reduction without retransmission (Linux's CWR state), ended
+    /// by [`CongestionControl::on_recovery_exit`]. The default reacts as to a loss (RFC 3168
+    /// §6.1.2: "the same as the congestion control algorithm for a dropped packet"); DCTCP and
+    /// Prague reduce by the fraction of marked bytes instead.
+    fn on_ecn_mark(&mut self, now: Instant, bytes_in_flight: u64, mss: u32) {
+        self.on_loss_event(now, bytes_in_flight, mss);
+    }
     /// The retransmission timer fired.
     fn on_rto(&mut self, now: Instant, bytes_in_flight: u64, mss: u32);
     /// A segment left the sender (new data or retransmission).
@@ -121,6 +135,17 @@ pub enum CcConfig {
 }
 
 impl CcConfig {
+    /// Whether the controller reacts to the ECN feedback of `mode` (a flow whose packets are
+    /// ECN-capable must have a controller that slows down on marks, or marking AQMs would
+    /// never signal it): loss-based controllers to RFC 3168's, none of them to L4S's; BBR v1
+    /// ignores ECN.
+    pub fn reacts_to(&self, mode: EcnMode) -> bool {
+        match (self, mode) {
+            (_, EcnMode::Off) => true,
+            (CcConfig::NewReno(_) | CcConfig::Cubic(_), EcnMode::Classic) => true,
+            _ => false,
+        }
+    }
     pub fn build(&self, now: Instant, mss: u32, initial_cwnd: u64) -> AnyCc {
         match self {
             CcConfig::NewReno(c) => AnyCc::NewReno(NewReno::new(*c, now, mss, initial_cwnd)),

@@ -996,6 +996,7 @@ impl QuicConnection {
                 }),
                 in_recovery: self.in_recovery,
                 mss,
+                ce_acked: 0,
             };
             self.cc.on_ack(&info);
             if self.cc.mark_app_limited() {

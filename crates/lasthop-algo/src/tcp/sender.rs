@@ -590,6 +590,7 @@ impl TcpSender {
             rate,
             in_recovery: self.in_recovery,
             mss: self.cfg.mss,
+            ce_acked: 0,
         };
         self.cc.on_ack(&info);
         if self.cc.mark_app_limited() {

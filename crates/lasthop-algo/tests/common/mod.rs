@@ -2,6 +2,7 @@
 //! and a unique id. (Each test file uses what it needs.)
 #![allow(dead_code)]
 
+use lasthop_algo::ecn::Ecn;
 use lasthop_algo::aqm::QueuedPacket;
 use proptest::test_runner::Config as ProptestConfig;
 
@@ -22,6 +23,7 @@ pub struct TP {
     pub len: u32,
     pub flow: u32,
     pub id: u64,
+    pub ecn: Ecn,
 }
 
 impl QueuedPacket for TP {
@@ -30,5 +32,11 @@ impl QueuedPacket for TP {
     }
     fn flow_hash(&self) -> u32 {
         self.flow
+    }
+    fn ecn(&self) -> Ecn {
+        self.ecn
+    }
+    fn set_ecn(&mut self, ecn: Ecn) {
+        self.ecn = ecn;
     }
 }
