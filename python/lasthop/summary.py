@@ -88,6 +88,13 @@ def summarize(doc: dict[str, Any], wall_s: float | None = None) -> str:
                 trows.append([str(f.get("id")), str(t.get("cc") or "?"), str(t.get("state") or "?"), _fmt(t.get("srtt_ns"), 1e-6, 1),
                               _fmt(t.get("min_rtt_ns"), 1e-6, 1), str(t.get("retransmits", 0)), str(t.get("rto_count", 0)), app])
             lines += _table(["flow", "cc", "state", "srtt ms", "min rtt ms", "retx", "RTOs", "application"], trows)
+            ecn = [f for f in tcp if isinstance(f["tcp"].get("ecn"), dict)]
+            if ecn:
+                lines.append("ecn (CE marks made on the flow's packets, received, and the sender's reductions)")
+                erows = [[str(f.get("id")), str(f["tcp"]["ecn"].get("mode", "?")), str(f["tcp"]["ecn"].get("ce_marked", "?")),
+                          str(f["tcp"]["ecn"].get("ce_received", "?")), str(f["tcp"]["ecn"].get("reductions", "?"))]
+                         for f in ecn]
+                lines += _table(["flow", "mode", "CE marked", "CE received", "reductions"], erows)
 
     stations = data.get("stations") or []
     if stations:

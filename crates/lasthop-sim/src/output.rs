@@ -291,6 +291,24 @@ pub struct TcpOut {
     pub requests_completed: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub response_time_ns: Option<DelaySummary>,
+    /// Flows with ECN (`ecn` other than "off").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ecn: Option<EcnOut>,
+}
+
+/// What ECN did on a TCP flow over the whole run (warm-up included).
+#[derive(Serialize, Debug, Clone)]
+pub struct EcnOut {
+    /// "classic" or "l4s".
+    pub mode: String,
+    /// The flow's packets that a queue or the air marked CE.
+    pub ce_marked: u64,
+    /// Data segments that arrived CE-marked at the receiver.
+    pub ce_received: u64,
+    /// The sender's window reductions for ECN (CWR episodes).
+    pub reductions: u64,
+    /// L4S: the CE-marked bytes the sender learnt of from the AccECN counters.
+    pub ce_bytes_acked: u64,
 }
 
 #[derive(Serialize, Debug, Clone)]

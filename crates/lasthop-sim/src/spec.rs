@@ -232,6 +232,21 @@ pub struct ApSpec {
     /// [`MAX_DEQUEUE_COST_NS`].
     #[serde(default)]
     pub dequeue_cost_ns: u64,
+    /// Whether the AP's discipline marks ECN-capable packets instead of dropping them; None:
+    /// as Linux sets it up (mac80211's flow queue and fq_codel on, codel and pie off).
+    #[serde(default)]
+    pub ecn: Option<bool>,
+    /// CoDel's CE threshold in the AP's discipline (codel, fq_codel), 0 = off; with
+    /// `ce_threshold_l4s_only`, for L4S packets only (fq_codel's `ce_threshold_selector`).
+    #[serde(default)]
+    pub ce_threshold_ns: u64,
+    #[serde(default)]
+    pub ce_threshold_l4s_only: bool,
+    /// Marking at the air: an L4S packet whose time since it entered the AP's queues exceeds
+    /// this when it is put into an aggregate is marked CE (0 = off). It sees what no qdisc
+    /// can: the wait in the driver's and the firmware's queues.
+    #[serde(default)]
+    pub air_ce_threshold_ns: u64,
 }
 
 /// `ap.dequeue_cost`'s bound: a host's per-packet transmit path takes microseconds, and the
@@ -376,9 +391,13 @@ pub struct FlowSpec {
     pub packet_size: u32,
     pub start_ns: u64,
     pub stop_ns: u64,
-    /// TCP: congestion controller ("newreno", "cubic", "bbr").
+    /// TCP: congestion controller, a name of [`CONGESTION_CONTROLS`].
     #[serde(default = "default_cc")]
     pub cc: String,
+    /// TCP: the ECN the connection uses, a name of `lasthop_algo::ecn::EcnMode::NAMES`
+    /// ("off", "classic", "l4s").
+    #[serde(default = "default_ecn")]
+    pub ecn: String,
     /// TCP: application bytes to transfer; 0 = unlimited bulk transfer.
     #[serde(default)]
     pub bytes: u64,
@@ -495,6 +514,9 @@ fn default_app() -> String {
     "bulk".into()
 }
 
+fn default_ecn() -> String {
+    "off".into()
+}
 fn default_cc() -> String {
     "cubic".into()
 }
@@ -503,6 +525,45 @@ fn yes() -> bool {
 }
 
 const QDISCS: [&str; 4] = ["fifo", "codel", "pie", "fq_codel"];
+
+/// `flows[].cc`: the TCP congestion controllers by name.
+pub const CONGESTION_CONTROLS: [&str; 3] = ["newreno", "cubic", "bbr"];
+
+/// The controller `name` with its defaults (None for an unknown name).
+pub fn cc_named(name: &str) -> Option<lasthop_algo::cc::CcConfig> {
+    use lasthop_algo::cc::*;
+    Some(match name {
+        "newreno" => CcConfig::NewReno(NewRenoConfig::default()),
+        "cubic" => CcConfig::Cubic(CubicConfig::default()),
+        "bbr" => CcConfig::Bbr(BbrConfig::default()),
+        _ => return None,
+    })
+}
+
+/// `flows[].ecn` as a mode ("off" if it does not parse; `problems` reports that).
+pub fn ecn_mode(name: &str) -> lasthop_algo::ecn::EcnMode {
+    lasthop_algo::ecn::EcnMode::from_name(name).unwrap_or_default()
+}
+
+/// Why TCP controller `cc` cannot be used with ECN `ecn`, if it cannot: a flow whose packets
+/// are ECN-capable needs a controller that slows down on marks.
+pub fn ecn_mismatch(cc: &str, ecn: &str) -> Option<String> {
+    let mode = lasthop_algo::ecn::EcnMode::from_name(ecn)?;
+    let c = cc_named(cc)?;
+    if c.reacts_to(mode) {
+        return None;
+    }
+    let fit: Vec<String> = CONGESTION_CONTROLS
+        .iter()
+        .filter(|n| cc_named(n).is_some_and(|c| c.reacts_to(mode)))
+        .map(|n| format!("{n:?}"))
+        .collect();
+    Some(if fit.is_empty() {
+        format!("no controller here reacts to {ecn:?} ECN")
+    } else {
+        format!("cc = {cc:?} does not react to {ecn:?} ECN marks; with it use cc = {}", fit.join(" or "))
+    })
+}
 const QDISCS_ALLOWED: &str = "one of \"fifo\", \"codel\", \"pie\", \"fq_codel\"";
 
 /// Discipline `name` (RFC defaults) holding at most `limit` packets.
@@ -542,11 +603,35 @@ impl Spec {
     /// The AP's per-station queue discipline.
     pub fn aqm_config(&self) -> lasthop_algo::aqm::AqmConfig {
         use lasthop_algo::aqm::*;
+        let ce_threshold = (self.ap.ce_threshold_ns > 0).then_some(lasthop_core::Duration(self.ap.ce_threshold_ns));
+        let l4s_only = self.ap.ce_threshold_l4s_only;
         match self.ap.qdisc.as_str() {
-            "codel" => AqmConfig::Codel(CodelConfig::default()),
-            "pie" => AqmConfig::Pie(PieConfig { estimator: self.pie_estimator(), ..Default::default() }),
-            "fq_codel" => AqmConfig::FqCodel(FqCodelConfig::default()),
+            "codel" => {
+                let d = CodelConfig::default();
+                AqmConfig::Codel(CodelConfig { ecn: self.ap.ecn.unwrap_or(d.ecn), ce_threshold, ce_threshold_l4s_only: l4s_only, ..d })
+            }
+            "pie" => {
+                let d = PieConfig::default();
+                AqmConfig::Pie(PieConfig { estimator: self.pie_estimator(), ecn: self.ap.ecn.unwrap_or(d.ecn), ..d })
+            }
+            "fq_codel" => {
+                let d = FqCodelConfig::default();
+                AqmConfig::FqCodel(FqCodelConfig { ecn: self.ap.ecn.unwrap_or(d.ecn), ce_threshold, ce_threshold_l4s_only: l4s_only, ..d })
+            }
             _ => AqmConfig::Fifo(FifoConfig::default()),
+        }
+    }
+
+    /// mac80211's flow queue at the AP (`ap.qdisc = "fq_codel"`), with the ECN settings of
+    /// `[ap]`; `memory_limit` as the hardware's band support sets it.
+    pub fn mac_fq_config(&self, memory_limit: u64) -> lasthop_algo::aqm::MacFqConfig {
+        let d = lasthop_algo::aqm::MacFqConfig::default();
+        lasthop_algo::aqm::MacFqConfig {
+            memory_limit,
+            ecn: self.ap.ecn.unwrap_or(d.ecn),
+            ce_threshold: (self.ap.ce_threshold_ns > 0).then_some(lasthop_core::Duration(self.ap.ce_threshold_ns)),
+            ce_threshold_l4s_only: self.ap.ce_threshold_l4s_only,
+            ..d
         }
     }
 
@@ -918,8 +1003,14 @@ impl Spec {
                     if f.direction == "cross" {
                         bad(&format!("flows[{i}].pattern"), "\"tcp\"".into(), "cbr, poisson or saturated for cross traffic".into());
                     }
-                    if !["newreno", "cubic", "bbr"].contains(&f.cc.as_str()) {
-                        bad(&format!("flows[{i}].cc"), format!("{:?}", f.cc), "one of \"newreno\", \"cubic\", \"bbr\"".into());
+                    if !CONGESTION_CONTROLS.contains(&f.cc.as_str()) {
+                        let names: Vec<String> = CONGESTION_CONTROLS.iter().map(|n| format!("{n:?}")).collect();
+                        bad(&format!("flows[{i}].cc"), format!("{:?}", f.cc), format!("one of {}", names.join(", ")));
+                    }
+                    if lasthop_algo::ecn::EcnMode::from_name(&f.ecn).is_none() {
+                        bad(&format!("flows[{i}].ecn"), format!("{:?}", f.ecn), "\"off\", \"classic\" or \"l4s\"".into());
+                    } else if let Some(why) = ecn_mismatch(&f.cc, &f.ecn) {
+                        bad(&format!("flows[{i}].ecn"), format!("{:?}", f.ecn), why);
                     }
                     if f.app != "bulk" && f.app != "request_response" {
                         bad(&format!("flows[{i}].app"), format!("{:?}", f.app), "\"bulk\" or \"request_response\"".into());

@@ -49,6 +49,7 @@ use lasthop_wifi::phy::channel::{LinkBudget, Mobility};
 use lasthop_wifi::phy::{self, Band, Standard, TxVector};
 use crate::wired::{WiredLink, WiredOutcome};
 use lasthop_algo::tcp::{AckSegment, DataSegment};
+use lasthop_algo::ecn::Ecn;
 
 mod hosts;
 pub mod telemetry;
@@ -65,13 +66,16 @@ use arena::Arena;
 use link::LinkIo;
 use wmm::{AcPlan, LinkAc, PerAc};
 
-/// Handle of a packet in the arena; carries its IP length for queue accounting and its flow
-/// (FQ-CoDel hashes flows into queues).
+/// Handle of a packet in the arena; carries its IP length for queue accounting, its flow
+/// (FQ-CoDel hashes flows into queues) and its ECN field as the queues see it: a discipline
+/// that marks CE marks the handle, and the host copies the mark into the arena when the handle
+/// leaves the queue (`World::ecn_left_queue`), the arena's field being the packet's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PktRef {
     pub id: u32,
     pub len: u32,
     pub flow: u32,
+    pub ecn: Ecn,
 }
 
 impl QueuedPacket for PktRef {
@@ -83,6 +87,14 @@ impl QueuedPacket for PktRef {
     fn flow_hash(&self) -> u32 {
         // distinct flows → distinct hashes; FQ-CoDel perturbs and buckets them
         self.flow.wrapping_mul(0x9E37_79B1)
+    }
+    #[inline]
+    fn ecn(&self) -> Ecn {
+        self.ecn
+    }
+    #[inline]
+    fn set_ecn(&mut self, ecn: Ecn) {
+        self.ecn = ecn;
     }
 }
 
@@ -105,6 +117,10 @@ struct Pkt {
     next: u32,
     next_len: u32,
     mpdu: u32,
+    /// The IP header's ECN field (RFC 3168 §5).
+    ecn: Ecn,
+    /// When it entered the AP's queues (kept only with `ap.air_ce_threshold`).
+    at_ap: Instant,
 }
 
 const NO_NEXT: u32 = u32::MAX;
@@ -454,6 +470,10 @@ pub struct World {
     ext: Option<Box<ext::ExtHost>>,
     // metrics
     pub counters: Vec<FlowCounters>,
+    /// Per flow: packets a queue discipline marked CE.
+    pub ce_marked: Vec<u64>,
+    /// `ap.air_ce_threshold`: marking at the air, if on.
+    air_ce_threshold: Option<Duration>,
     pub totals: Totals,
     pub ts_goodput: Series,
     pub ts_delay_sum: Series,
@@ -648,8 +668,10 @@ impl World {
             next: NO_NEXT,
             next_len: 0,
             mpdu: 0,
+            ecn: Ecn::NotEct,
+            at_ap: Instant::ZERO,
         });
-        PktRef { id, len, flow }
+        PktRef { id, len, flow, ecn: Ecn::NotEct }
     }
 
     #[inline]
@@ -869,6 +891,7 @@ impl World {
             Dir::Up => &mut self.wired_up,
         };
         let Some((p, arrive)) = link.tx_done() else { return };
+        self.ecn_left_queue(p);
         self.q.schedule(arrive.max(now), Ev::WiredArrive(p, dir));
         if dir == Dir::Down {
             self.tcp_server_sent(p);
@@ -918,7 +941,29 @@ impl World {
             self.tcp_station_sent(d);
             self.drop_pkt(d, DropWhy::Queue);
         }
+        if let Some(p) = p {
+            self.ecn_left_queue(p);
+        }
         p
+    }
+
+    /// A packet handle left a queue discipline: a CE mark it got there becomes the packet's
+    /// (a discipline only ever turns ECT into CE), counted for its flow.
+    #[inline]
+    fn ecn_left_queue(&mut self, p: PktRef) {
+        let pk = &mut self.pkts[p.id as usize];
+        if p.ecn != pk.ecn {
+            debug_assert!(p.ecn == Ecn::Ce && pk.ecn.is_capable(), "{:?} -> {:?}", pk.ecn, p.ecn);
+            pk.ecn = p.ecn;
+            self.ce_marked[p.flow as usize] += 1;
+        }
+    }
+
+    /// Give a new packet its ECN field (the handle and the arena's copy).
+    #[inline]
+    pub(in crate::world) fn set_ecn(&mut self, p: &mut PktRef, ecn: Ecn) {
+        p.ecn = ecn;
+        self.pkts[p.id as usize].ecn = ecn;
     }
 
     fn station_enqueue(&mut self, sta: u32, p: PktRef, now: Instant) {

@@ -6,6 +6,14 @@
 //!
 //! Hosts (the simulator, later live tools) carry [`DataSegment`]s and [`AckSegment`]s between
 //! the two and move time; the endpoints never read a clock.
+//!
+//! ECN (`ecn` in both configs, [`EcnMode`]): the sender puts the codepoint on new data (classic:
+//! ECT(0) on new data only, RFC 3168 §6.1.5; L4S: ECT(1) on all data, RFC 9768 §3.1.5 allows
+//! it on retransmissions), the host carries the IP ECN field as the network leaves it in
+//! `DataSegment::ecn`, and the receiver feeds it back: classic ECE until the sender's CWR
+//! (RFC 3168 §6.1.3), or the Accurate ECN counters on every ACK (RFC 9768 §3.2).
+
+use crate::ecn::{AccEcnFeedback, Ecn};
 
 pub mod receiver;
 pub mod rtt;
@@ -24,6 +32,10 @@ pub struct DataSegment {
     pub len: u32,
     /// A retransmission (for statistics and traces only; the receiver does not need it).
     pub retransmit: bool,
+    /// The IP header's ECN field: as the sender sets it, then as the network delivers it.
+    pub ecn: Ecn,
+    /// The TCP header's CWR flag (RFC 3168 §6.1.2: the sender reduced its window).
+    pub cwr: bool,
 }
 
 /// An acknowledgement: everything below `cum_ack` received, plus up to three SACK blocks
@@ -35,6 +47,10 @@ pub struct AckSegment {
     pub n_sack: u8,
     /// Receive window in bytes.
     pub rwnd: u64,
+    /// The ECE flag (classic ECN feedback, RFC 3168 §6.1.3).
+    pub ece: bool,
+    /// Accurate ECN feedback (RFC 9768): the ACE field and the AccECN option's ECEB field.
+    pub accecn: Option<AccEcnFeedback>,
 }
 
 impl AckSegment {
@@ -58,5 +74,20 @@ pub const fn ack_ip_len(n_sack: u8) -> u32 {
         IP_TCP_HEADERS
     } else {
         IP_TCP_HEADERS + ((2 + 8 * n_sack as u32 + 3) & !3)
+    }
+}
+
+/// The AccECN option as this model sends it (RFC 9768 §3.2.3): kind, length, EE0B and ECEB
+/// (the order of the AccECN0 option puts EE0B before ECEB), 8 octets.
+pub const ACCECN_OPTION_LEN: u32 = 8;
+
+/// SACK blocks an ACK carrying the AccECN option has room for: 40 option octets hold the
+/// timestamp option (12), two SACK blocks (20) and the AccECN option (8).
+pub const MAX_SACK_BLOCKS_ACCECN: usize = 2;
+
+impl AckSegment {
+    /// IP length of this ACK on the wire.
+    pub fn ip_len(&self) -> u32 {
+        ack_ip_len(self.n_sack) + if self.accecn.is_some() { ACCECN_OPTION_LEN } else { 0 }
     }
 }

@@ -19,10 +19,20 @@
 //!   (unless that segment advanced the cumulative ACK), the others the most recently reported
 //!   blocks, most recent first, never repeating a block. No D-SACK (RFC 2883).
 //!
+//! * **ECN feedback** (`ecn`): classic (RFC 3168 §6.1.3): a CE-marked segment sets ECE on every
+//!   ACK until a segment with CWR arrives (CWR is processed before the segment's own CE), and
+//!   the first CE of an episode is ACKed at once (Linux `tcp_ecn_check_ce` enters quick-ack so
+//!   that a sender with a small window hears it). L4S: the Accurate ECN counters (RFC 9768
+//!   §3.2, [`AccEcnReceiver`]) on every ACK, for every data packet received, duplicates
+//!   included; an ACK is sent at once when a segment's CE state differs from the previous
+//!   segment's (RFC 8257 §3.2's two-state ACK machine, RFC 9768 §3.2.2.5.1 change-triggered
+//!   ACKs); the AccECN option leaves room for [`MAX_SACK_BLOCKS_ACCECN`] SACK blocks.
+//!
 //! `poll_ack` returns at most one ACK for everything received so far: the host calls it after
 //! every `handle_segment` (so each out-of-order segment yields its own duplicate ACK).
 
-use super::{AckSegment, DataSegment, MAX_SACK_BLOCKS};
+use super::{AckSegment, DataSegment, MAX_SACK_BLOCKS, MAX_SACK_BLOCKS_ACCECN};
+use crate::ecn::{AccEcnReceiver, Ecn, EcnMode};
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 use lasthop_core::{Duration, Instant};
@@ -41,6 +51,8 @@ pub struct TcpReceiverConfig {
     /// Quick-ack mode at the start: ACK each of the first this many segments (16, Linux
     /// `TCP_MAX_QUICKACKS`).
     pub quickack_segments: u32,
+    /// The ECN feedback the connection negotiated (off by default).
+    pub ecn: EcnMode,
 }
 
 impl Default for TcpReceiverConfig {
@@ -51,6 +63,7 @@ impl Default for TcpReceiverConfig {
             delayed_ack: Duration::from_millis(40),
             ack_every: 2,
             quickack_segments: 16,
+            ecn: EcnMode::Off,
         }
     }
 }
@@ -74,6 +87,12 @@ pub struct TcpReceiver {
     delack_deadline: Option<Instant>,
     segments_received: u64,
     acks_sent: u64,
+    /// Classic ECN: a CE arrived and no CWR since (RFC 3168 §6.1.3).
+    ece: bool,
+    /// Accurate ECN counters (RFC 9768 §3.2.1).
+    accecn: AccEcnReceiver,
+    /// CE-marked segments received.
+    ce_segments: u64,
 }
 
 impl TcpReceiver {
@@ -90,6 +109,37 @@ impl TcpReceiver {
             delack_deadline: None,
             segments_received: 0,
             acks_sent: 0,
+            ece: false,
+            accecn: AccEcnReceiver::default(),
+            ce_segments: 0,
+        }
+    }
+
+    /// CE-marked segments received.
+    pub fn ce_segments(&self) -> u64 {
+        self.ce_segments
+    }
+
+    /// The ECN field of an arriving segment (before its data is looked at: duplicates count too).
+    fn ecn_in(&mut self, seg: &DataSegment) {
+        let ce = seg.ecn == Ecn::Ce;
+        self.ce_segments += ce as u64;
+        match self.cfg.ecn {
+            EcnMode::Off => {}
+            EcnMode::Classic => {
+                if seg.cwr {
+                    self.ece = false;
+                }
+                if ce && !self.ece {
+                    self.ece = true;
+                    self.ack_now = true;
+                }
+            }
+            EcnMode::L4s => {
+                if self.accecn.on_data(seg.ecn, seg.len) {
+                    self.ack_now = true;
+                }
+            }
         }
     }
 
@@ -115,6 +165,7 @@ impl TcpReceiver {
     /// A data segment arrived. Returns the bytes newly delivered in order to the application.
     pub fn handle_segment(&mut self, now: Instant, seg: &DataSegment) -> u64 {
         self.segments_received += 1;
+        self.ecn_in(seg);
         let quick = self.segments_received <= self.cfg.quickack_segments as u64;
         let end = seg.seq + seg.len as u64;
         if seg.len == 0 || end <= self.rcv_nxt {
@@ -224,9 +275,20 @@ impl TcpReceiver {
     /// The ACK describing the current state (RFC 2018 §4 block order).
     pub fn build_ack(&self) -> AckSegment {
         let mut ack = AckSegment { cum_ack: self.rcv_nxt, rwnd: self.rwnd(), ..AckSegment::default() };
+        let room = match self.cfg.ecn {
+            EcnMode::Classic => {
+                ack.ece = self.ece;
+                MAX_SACK_BLOCKS
+            }
+            EcnMode::L4s => {
+                ack.accecn = Some(self.accecn.feedback());
+                MAX_SACK_BLOCKS_ACCECN
+            }
+            EcnMode::Off => MAX_SACK_BLOCKS,
+        };
         let mut n = 0;
         let mut push = |s: u64, ack: &mut AckSegment| {
-            if n >= MAX_SACK_BLOCKS {
+            if n >= room {
                 return;
             }
             if let Some(&e) = self.ooo.get(&s) {

@@ -115,6 +115,17 @@
 //!   MSS-sized (no TSO/GSO: 2·truesize is taken as 2·MSS). The host must call `poll_transmit`
 //!   again when its queue drains (TSQ is not reflected in `poll_timeout`).
 //!
+//! * **ECN** (`ecn`; RFC 3168 §6.1.2 for classic, RFC 9768 for L4S's Accurate ECN): an ACK with
+//!   ECE (classic) or with newly CE-marked bytes (`AckInfo::ce_acked`, from the AccECN
+//!   counters) starts a window reduction when the sender is in neither loss recovery nor
+//!   RTO recovery and `snd_una` has passed the end of the previous episode (at most one per
+//!   round trip). The episode is Linux's CWR state: the controller is told once
+//!   (`on_ecn_mark`), PRR paces what is sent as in fast recovery, only new data is sent (no
+//!   NextSeg rules 1, 3, 4), no loss probe runs, and it ends like a recovery
+//!   (`on_recovery_exit`) once everything outstanding at its start is acknowledged. A loss detected during it turns it into fast recovery without a
+//!   second reduction (Linux `tcp_enter_recovery` keeps an ongoing cwnd reduction). Classic
+//!   senders set CWR on the next new segment.
+//!
 //! Not modelled: Nagle/autocorking (a partial segment is sent as soon as it may), zero-window
 //! probing (our receiver never closes its window with nothing outstanding), D-SACK,
 //! F-RTO/undo.
@@ -123,6 +134,7 @@ use super::{AckSegment, DataSegment};
 use super::rtt::RttEstimator;
 use recovery::{Prr, Tlp};
 use crate::cc::{AckInfo, AnyCc, CcConfig, CongestionControl, NewRenoConfig, RateSample};
+use crate::ecn::{AccEcnSender, EcnMode};
 use alloc::collections::VecDeque;
 use lasthop_core::{Duration, Instant};
 
@@ -164,6 +176,8 @@ pub struct TcpSenderConfig {
     /// Restart from at most the initial window after an idle period of more than one RTO
     /// (on, as Linux's `tcp_slow_start_after_idle` = 1). Not applied to BBR.
     pub slow_start_after_idle: bool,
+    /// The ECN the connection negotiated (off by default).
+    pub ecn: EcnMode,
 }
 
 impl Default for TcpSenderConfig {
@@ -184,6 +198,7 @@ impl Default for TcpSenderConfig {
             prr: true,
             prr_conservative: false,
             slow_start_after_idle: true,
+            ecn: EcnMode::Off,
         }
     }
 }
@@ -235,6 +250,10 @@ pub struct SenderStats {
     pub in_recovery: bool,
     /// After an RTO, until everything outstanding at the timeout is acknowledged.
     pub in_loss: bool,
+    /// Window reductions for ECN (CWR episodes).
+    pub ecn_reductions: u64,
+    /// Bytes acknowledged that arrived CE-marked, as AccECN feedback reported them.
+    pub ce_bytes_acked: u64,
 }
 
 /// One transmitted, not yet cumulatively acknowledged segment of the scoreboard.
@@ -395,6 +414,15 @@ pub struct TcpSender {
     rack_lost: u64,
     rack_timeouts: u64,
     idle_restarts: u64,
+
+    // --- ECN.
+    /// The recovery episode in progress is an ECN window reduction (no loss).
+    pub(super) ecn_cwr: bool,
+    /// Classic ECN: set CWR on the next new segment.
+    pub(super) cwr_pending: bool,
+    accecn: AccEcnSender,
+    ecn_reductions: u64,
+    ce_bytes_acked: u64,
 }
 
 /// RACK_sent_after (RFC 8985 §6.2): (t1, seq1) was sent after (t2, seq2).
@@ -457,6 +485,11 @@ impl TcpSender {
             rack_lost: 0,
             rack_timeouts: 0,
             idle_restarts: 0,
+            ecn_cwr: false,
+            cwr_pending: false,
+            accecn: AccEcnSender::default(),
+            ecn_reductions: 0,
+            ce_bytes_acked: 0,
         }
     }
 
@@ -547,8 +580,9 @@ impl TcpSender {
         // Recovery exit (RFC 6675 §5: HighACK ≥ RecoveryPoint), end of the post-RTO phase.
         if let Some(rp) = self.recovery_point {
             if self.snd_una >= rp {
-                if self.in_recovery {
+                if self.in_recovery || self.ecn_cwr {
                     self.in_recovery = false;
+                    self.ecn_cwr = false;
                     self.fast_rtx_pending = false;
                     self.cc.on_recovery_exit(now);
                 }
@@ -557,6 +591,8 @@ impl TcpSender {
         }
         // Recovery entry (RFC 6675 §5 (a)/(b), RFC 8985 §6.2 step 5).
         self.maybe_enter_recovery(now);
+        // ECN feedback: a window reduction, at most one per round trip.
+        let ce_acked = self.ecn_feedback(now, ack, acc.newly_acked);
         // RFC 8985 §7.4.2 (after a recovery entry, which forgets the probe: one reduction).
         let pure_dupack = !cum_advanced && ack.n_sack == 0;
         self.tlp_on_ack(now, ack.cum_ack, pure_dupack, prior_flight_size);
@@ -590,7 +626,7 @@ impl TcpSender {
             rate,
             in_recovery: self.in_recovery,
             mss: self.cfg.mss,
-            ce_acked: 0,
+            ce_acked,
         };
         self.cc.on_ack(&info);
         if self.cc.mark_app_limited() {
@@ -847,6 +883,10 @@ impl TcpSender {
     /// RACK marked a segment lost), at most once per episode: not during recovery or after an
     /// RTO, not before HighACK ≥ the previous RecoveryPoint.
     fn maybe_enter_recovery(&mut self, now: Instant) {
+        if self.ecn_cwr && (self.dupacks >= self.cfg.dup_thresh || self.lost_bytes > 0) {
+            self.cwr_to_recovery();
+            return;
+        }
         if !self.in_recovery
             && !self.in_loss
             && self.snd_una < self.snd_nxt
@@ -875,6 +915,55 @@ impl TcpSender {
         self.tlp_reset(); // RFC 8985 §7.1
         // (4.2): the controller sets ssthresh/cwnd from FlightSize.
         self.cc.on_loss_event(now, self.snd_nxt - self.snd_una, self.cfg.mss);
+    }
+
+    /// A loss during an ECN window reduction: fast recovery from here (RFC 6675 (4.1), (4.3)),
+    /// keeping the reduction in progress (no second `on_loss_event`).
+    fn cwr_to_recovery(&mut self) {
+        self.ecn_cwr = false;
+        self.in_recovery = true;
+        self.fast_recovery_count += 1;
+        self.recovery_point = Some(self.snd_nxt);
+        if let Some(f) = self.segs.front_mut() {
+            if !f.lost && !f.sacked {
+                f.lost = true;
+                self.lost_bytes += f.len as u64;
+            }
+            self.lost_marked_upto = self.lost_marked_upto.max(f.end());
+        }
+        self.fast_rtx_pending = true;
+        self.high_rxt = self.snd_una;
+        self.rescue_rxt = None;
+    }
+
+    /// The ECN feedback of `ack` (which newly acknowledged `newly_acked` bytes): starts a CWR
+    /// episode on ECE or newly CE-marked bytes. Returns the CE-marked bytes AccECN reports.
+    fn ecn_feedback(&mut self, now: Instant, ack: &AckSegment, newly_acked: u64) -> u64 {
+        let (signal, ce_bytes) = match (self.cfg.ecn, ack.accecn) {
+            (EcnMode::Classic, _) => (ack.ece, 0),
+            (EcnMode::L4s, Some(fb)) => {
+                let (_, b) = self.accecn.on_ack(fb, newly_acked, self.cfg.mss);
+                (b > 0, b)
+            }
+            _ => (false, 0),
+        };
+        self.ce_bytes_acked += ce_bytes;
+        if signal
+            && !self.in_recovery
+            && !self.ecn_cwr
+            && !self.in_loss
+            && self.snd_una < self.snd_nxt
+            && self.recovery_point.is_none_or(|rp| self.snd_una >= rp)
+        {
+            self.ecn_cwr = true;
+            self.ecn_reductions += 1;
+            self.recovery_point = Some(self.snd_nxt);
+            self.prr = Prr::start(self.snd_nxt - self.snd_una);
+            self.tlp_reset();
+            self.cwr_pending = self.cfg.ecn == EcnMode::Classic;
+            self.cc.on_ecn_mark(now, self.snd_nxt - self.snd_una, self.cfg.mss);
+        }
+        ce_bytes
     }
 
     // ------------------------------------------------------------------ RTT / RTO
@@ -948,6 +1037,7 @@ impl TcpSender {
         self.lost_marked_upto = self.snd_nxt;
         self.high_rxt = self.snd_una;
         self.in_recovery = false;
+        self.ecn_cwr = false;
         self.fast_rtx_pending = false;
         self.in_loss = true;
         self.recovery_point = Some(self.snd_nxt);
@@ -987,6 +1077,8 @@ impl TcpSender {
             done: self.is_done(),
             in_recovery: self.in_recovery,
             in_loss: self.in_loss,
+            ecn_reductions: self.ecn_reductions,
+            ce_bytes_acked: self.ce_bytes_acked,
         }
     }
 

@@ -199,7 +199,7 @@ pub const SECTIONS: [(&str, &[&str]); 12] = [
         &[
             "queue_limit", "scheduler", "qdisc", "driver", "hw_queue_limit", "aql", "aql_limit_low", "aql_limit_high",
             "aql_threshold", "buffer_sizer", "wqm_limit", "wqm_interval", "wqm_variant", "pie_estimator",
-            "dequeue_cost",
+            "dequeue_cost", "ecn", "ce_threshold", "ce_threshold_l4s_only", "air_ce_threshold",
         ],
     ),
     ("wired", &["rate", "delay", "queue_limit", "loss", "loss_up", "qdisc"]),
@@ -217,7 +217,7 @@ pub const SECTIONS: [(&str, &[&str]); 12] = [
             "hystart", "extra_acked", "app", "request_bytes", "response_bytes", "think_time", "requests", "interval",
             "profile", "ack_policy", "zero_rtt", "initial_cwnd", "page", "connections", "idle", "idle_timeout",
             "reconnect", "history", "history_guard", "split", "split_wired_cc", "app_rate", "app_class", "utility",
-            "ac",
+            "ac", "ecn",
         ],
     ),
     (

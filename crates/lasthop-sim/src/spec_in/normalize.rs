@@ -132,7 +132,6 @@ const RECONNECTS: &[&str] = &["1rtt", "0rtt"];
 const HISTORIES: &[&str] = &["none", "mean", "ewma"];
 const HISTORY_GUARDS: &[&str] = &["none", "rtt"];
 const QDISCS: &[&str] = &["fifo", "codel", "pie", "fq_codel"];
-const CONGESTION_CONTROLS: &[&str] = &["newreno", "cubic", "bbr"];
 const SCHEDULERS: &[&str] = &["round_robin", "airtime"];
 const BUFFER_SIZERS: &[&str] = &["none", "wqm"];
 const WQM_VARIANTS: &[&str] = &["aimd", "aiad", "miad", "mimd"];
@@ -477,12 +476,36 @@ fn ap_section(top: &Table, cell: &mut Cell) -> Res<Value> {
     if dequeue_cost > crate::spec::MAX_DEQUEUE_COST_NS {
         return Err(ap.fail("dequeue_cost", "at most 100us (a host's per-packet transmit path)"));
     }
+    let (ecn, ce_threshold, l4s_only, air) = ap_ecn(&ap, &qdisc)?;
     cell.driver = driver.clone();
-    Ok(json!({"queue_limit": ap_queue as u64, "scheduler": scheduler, "qdisc": qdisc, "driver": driver,
+    Ok(json!({"ecn": ecn, "ce_threshold_ns": ce_threshold, "ce_threshold_l4s_only": l4s_only, "air_ce_threshold_ns": air,
+              "queue_limit": ap_queue as u64, "scheduler": scheduler, "qdisc": qdisc, "driver": driver,
               "hw_queue_limit": hw_queue_limit as u64, "aql": aql, "aql_limit_low_ns": aql_low,
               "aql_limit_high_ns": aql_high, "aql_threshold_ns": aql_threshold, "buffer_sizer": buffer_sizer,
               "wqm_limit_ns": wqm_limit, "wqm_interval_ns": wqm_interval, "wqm_variant": wqm_variant,
               "pie_estimator": pie_estimator, "dequeue_cost_ns": dequeue_cost}))
+}
+
+/// `[ap]`'s ECN marking: whether the discipline marks (default: as Linux sets it up), CoDel's
+/// CE threshold and its L4S selector, and the threshold of marking at the air.
+fn ap_ecn(ap: &Table, qdisc: &str) -> Res<(Option<bool>, u64, bool, u64)> {
+    if qdisc == "fifo" && ap.has("ecn") {
+        return Err(ap.fail("ecn", "only with an AQM that marks (qdisc = \"codel\", \"pie\" or \"fq_codel\")"));
+    }
+    let ecn = ap.bool_opt("ecn", None)?;
+    let codel = qdisc == "codel" || qdisc == "fq_codel";
+    if !codel {
+        if let Some(k) = ["ce_threshold", "ce_threshold_l4s_only"].iter().find(|k| ap.has(k)) {
+            return Err(ap.fail(k, "only with qdisc = \"codel\" or \"fq_codel\" (CoDel's CE threshold)"));
+        }
+    }
+    let ce_threshold = ap.duration("ce_threshold", Some(0), false)?;
+    let l4s_only = ap.bool("ce_threshold_l4s_only", false)?;
+    if l4s_only && ce_threshold == 0 {
+        return Err(ap.fail("ce_threshold_l4s_only", "only with a ce_threshold > 0"));
+    }
+    let air = ap.duration("air_ce_threshold", Some(0), false)?;
+    Ok((ecn, ce_threshold, l4s_only, air))
 }
 
 fn wired_section(top: &Table) -> Res<Value> {
@@ -570,8 +593,9 @@ fn flows_section(top: &Table, cell: &Cell, stations: &Stations) -> Res<Flows> {
     Ok((flows, overflow))
 }
 
-const TCP_KEYS: [&str; 10] = [
+const TCP_KEYS: [&str; 11] = [
     "cc", "bytes", "pacing", "hystart", "extra_acked", "app", "request_bytes", "response_bytes", "think_time", "requests",
+    "ecn",
 ];
 const QUIC_KEYS: [&str; 11] = [
     "profile", "ack_policy", "zero_rtt", "initial_cwnd", "page", "connections", "idle", "idle_timeout", "reconnect",
@@ -692,7 +716,12 @@ fn transport_keys(t: &Table, p: &str, v: &mut Value) -> Res<(String, Option<(&'s
         return Err(t.fail("bytes", "not with page (the page sets the object sizes)"));
     }
     let objects: Vec<u64> = page.as_deref().and_then(pages::objects).unwrap_or_default().into_iter().map(|o| o.1).collect();
-    let cc = if tcp { t.choice("cc", "cubic", CONGESTION_CONTROLS, "")? } else { "cubic".into() };
+    let cc = if tcp { t.choice("cc", "cubic", &crate::spec::CONGESTION_CONTROLS, "")? } else { "cubic".into() };
+    let ecn_names: Vec<&str> = lasthop_algo::ecn::EcnMode::NAMES.iter().map(|m| m.0).collect();
+    let ecn = if tcp { t.choice("ecn", "off", &ecn_names, "")? } else { "off".into() };
+    if let Some(why) = crate::spec::ecn_mismatch(&cc, &ecn) {
+        return Err(t.fail("ecn", why));
+    }
     let mut big: Option<(&'static str, String)> = None;
     let mut count = |t: &Table, key: &'static str, default: Option<i128>, lo: i128| -> Res<u64> {
         let n = t.int_opt(key, default.map(Some), Some(lo), None, None)?.unwrap_or_default();
@@ -749,6 +778,7 @@ fn transport_keys(t: &Table, p: &str, v: &mut Value) -> Res<(String, Option<(&'s
         return Err(t.fail("extra_acked", "only with cc = \"bbr\""));
     }
     v["cc"] = json!(cc);
+    v["ecn"] = json!(ecn);
     v["bytes"] = json!(nbytes);
     v["app"] = json!(app);
     v["objects"] = json!(objects);
@@ -767,6 +797,9 @@ fn py_round_u128(a: u128, b: u128) -> u64 {
 /// The split proxy and Virtual Wires keys of a flow (world/hosts/vwire.rs).
 fn split_keys(t: &Table, v: &mut Value, tcp_down: bool, app: &str) -> Res<()> {
     let split = t.bool("split", false)?;
+    if split && t.has("ecn") {
+        return Err(t.fail("ecn", "not with split = true (the split proxy's connections carry no ECN)"));
+    }
     if split && !tcp_down {
         return Err(t.fail("split", "only for pattern = \"tcp\" with direction = \"down\""));
     }
@@ -776,7 +809,7 @@ fn split_keys(t: &Table, v: &mut Value, tcp_down: bool, app: &str) -> Res<()> {
     if let Some(k) = ["split_wired_cc", "app_class", "utility"].iter().find(|k| t.has(k) && !split) {
         return Err(t.fail(k, "only with split = true"));
     }
-    let wired_cc = if split { t.choice("split_wired_cc", "bbr", CONGESTION_CONTROLS, "")? } else { "bbr".into() };
+    let wired_cc = if split { t.choice("split_wired_cc", "bbr", &crate::spec::CONGESTION_CONTROLS, "")? } else { "bbr".into() };
     let app_class = if split { t.choice_opt("app_class", Some(None), APP_CLASSES, "")? } else { None };
     let utility = if split { t.custom("utility", parse_utility, UTILITY_TEXT)? } else { None };
     let pattern_tcp = v["pattern"] == "tcp";

@@ -7,6 +7,9 @@ use super::*;
 impl World {
     /// A packet for station `dest` enters the AP's queue of its first hop.
     pub(super) fn ap_enqueue(&mut self, dest: u32, p: PktRef, now: Instant) {
+        if self.air_ce_threshold.is_some() {
+            self.pkts[p.id as usize].at_ap = now;
+        }
         let sta = self.next_hop(0, dest);
         let k = self.slot_of(p);
         // `scratch_dup` is empty here (whoever takes it drains what nested calls add).
@@ -90,6 +93,25 @@ impl World {
         };
         if !self.scratch_dup.is_empty() {
             self.drop_scratch();
+        }
+        if let Some(p) = p {
+            self.ecn_left_queue(p);
+        }
+        p
+    }
+
+    /// Marking at the air (`ap.air_ce_threshold`): an L4S packet of the AP that waited longer
+    /// than the threshold since it entered the AP's queues is marked CE as it is put into an
+    /// aggregate. Returns the packet's handle, marked or not.
+    #[inline]
+    pub(super) fn air_mark(&mut self, mut p: PktRef, now: Instant) -> PktRef {
+        if let Some(th) = self.air_ce_threshold {
+            let pk = &mut self.pkts[p.id as usize];
+            if pk.ecn == Ecn::Ect1 && now.saturating_since(pk.at_ap) > th {
+                pk.ecn = Ecn::Ce;
+                p.ecn = Ecn::Ce;
+                self.ce_marked[p.flow as usize] += 1;
+            }
         }
         p
     }

@@ -59,7 +59,8 @@ impl Arena {
             if pk.next == NO_NEXT {
                 break;
             }
-            cur = PktRef { id: pk.next, len: pk.next_len, flow: self.pkts[pk.next as usize].flow };
+            let n = &self.pkts[pk.next as usize];
+            cur = PktRef { id: pk.next, len: pk.next_len, flow: n.flow, ecn: n.ecn };
         }
     }
 
@@ -73,7 +74,7 @@ impl Arena {
             pk.ghost = true;
             (pk.next, pk.next_len) = next.map_or((NO_NEXT, 0), |n| (n.id, n.len));
             self.live_ghosts += 1;
-            next = Some(PktRef { id: self.put(pk), len: q.len, flow: q.flow });
+            next = Some(PktRef { id: self.put(pk), len: q.len, flow: q.flow, ecn: pk.ecn });
         }
         next.expect("an MPDU has an MSDU")
     }

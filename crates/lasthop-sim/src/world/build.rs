@@ -115,10 +115,11 @@ impl World {
         };
         // mac80211's flow queue (FQ-CoDel at the AP and relays): its defaults, with the smaller
         // memory limit mac80211 sets on hardware without VHT (`ieee80211_txq_setup_flows`).
-        let fq_cfg = MacFqConfig {
-            memory_limit: if matches!(standard, Standard::Vht | Standard::He) { MacFqConfig::default().memory_limit } else { MacFqConfig::MEMORY_LIMIT_NO_VHT },
-            ..MacFqConfig::default()
-        };
+        let fq_cfg = spec.mac_fq_config(if matches!(standard, Standard::Vht | Standard::He) {
+            MacFqConfig::default().memory_limit
+        } else {
+            MacFqConfig::MEMORY_LIMIT_NO_VHT
+        });
         let mut relays = new_relays(&spec, seed, &mut stations, &ed, &mut media, schedule, fq_cfg);
         // The other ACs' EDCAFs (none when every flow uses one AC).
         for (n, slots) in plan.node_slots.iter().enumerate() {
@@ -216,6 +217,8 @@ impl World {
             vwire: vwire::new_host(&spec, seed),
             ext: None,
             counters: vec![FlowCounters::default(); n_flows],
+            ce_marked: vec![0; n_flows],
+            air_ce_threshold: (spec.ap.air_ce_threshold_ns > 0).then_some(Duration(spec.ap.air_ce_threshold_ns)),
             totals: Totals::default(),
             ts_goodput: Series::new(n_flows, bins, bin),
             ts_delay_sum: Series::new(n_flows, bins, bin),

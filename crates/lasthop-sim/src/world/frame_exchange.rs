@@ -184,7 +184,7 @@ impl World {
             // The AP's driver: from mac80211's queues (the AQM decides there what it drops) or
             // from the firmware's.
             Dir::Down => match self.with_driver(k, now, |d, mac| d.take(mac, sta, |p: &PktRef| fits(p.len))).expect("the AP's driver") {
-                Take::Got(p) => p,
+                Take::Got(p) => self.air_mark(p, now),
                 other => return other,
             },
             Dir::Up if matches!(self.stations[sta as usize].ac[k].queue, AnyQdisc::Fifo(_)) => {

@@ -92,6 +92,9 @@ impl World {
             self.drop_pkt(d, DropWhy::Queue);
         }
         self.scratch_dup = drops;
+        if let Some(p) = p {
+            self.ecn_left_queue(p);
+        }
         p
     }
 

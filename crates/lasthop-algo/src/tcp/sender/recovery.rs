@@ -135,7 +135,7 @@ impl TcpSender {
 
     /// Sending in this recovery episode is governed by PRR.
     pub(super) fn prr_active(&self) -> bool {
-        self.in_recovery && self.cfg.prr && !self.is_bbr()
+        (self.in_recovery || self.ecn_cwr) && self.cfg.prr && !self.is_bbr()
     }
 
     /// RFC 6937 §3 per-ACK step (`delivered_data` = this ACK's DeliveredData).
@@ -152,7 +152,12 @@ impl TcpSender {
     /// RFC 8985 §7.2: a PTO may run (not in fast or RTO recovery, nothing SACKed, data
     /// outstanding).
     fn tlp_eligible(&self) -> bool {
-        self.cfg.tlp && !self.in_recovery && !self.in_loss && self.sacked_bytes == 0 && self.snd_una < self.snd_nxt
+        self.cfg.tlp
+            && !self.in_recovery
+            && !self.ecn_cwr
+            && !self.in_loss
+            && self.sacked_bytes == 0
+            && self.snd_una < self.snd_nxt
     }
 
     /// RFC 8985 §7.2 TLP_calc_PTO, as an expiry time.

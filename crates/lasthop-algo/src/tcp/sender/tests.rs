@@ -3,6 +3,7 @@
 //! transmissions, and drives `poll_transmit` / `poll_ack` / `poll_timeout` by hand.
 
 use super::*;
+use crate::ecn::{Ecn, EcnMode};
 use crate::tcp::{data_ip_len, TcpReceiver, TcpReceiverConfig};
 use alloc::collections::VecDeque;
 use alloc::vec;
@@ -39,6 +40,11 @@ struct Net {
     log: Vec<Log>,
     samples: Vec<(Instant, RateSample)>,
     delivered: u64,
+    /// Step marking at the link (DCTCP's K as a sojourn time): an ECN-capable segment that
+    /// waits longer than this for the link is marked CE; a Not-ECT one passes.
+    mark_above: Option<Duration>,
+    /// CE marks made by the link.
+    marks: u64,
 }
 
 impl Net {
@@ -60,6 +66,8 @@ impl Net {
             log: Vec::new(),
             samples: Vec::new(),
             delivered: 0,
+            mark_above: None,
+            marks: 0,
         }
     }
 
@@ -73,10 +81,13 @@ impl Net {
     }
 
     fn pump(&mut self) {
-        while let Some(seg) = self.s.poll_transmit(self.now, 0) {
+        while let Some(mut seg) = self.s.poll_transmit(self.now, 0) {
             self.log.push(Log::Sent { t: self.now, seg });
             let ser = data_ip_len(seg.len) as u64 * 1_000_000_000 / self.rate;
             let start = self.link_free.max(self.now);
+            if self.mark_above.is_some_and(|k| start.saturating_since(self.now) > k) && seg.ecn.set_ce() {
+                self.marks += 1;
+            }
             self.link_free = start + Duration::from_nanos(ser);
             let mut dropped = false;
             for d in self.drops.iter_mut() {
@@ -503,7 +514,7 @@ fn respects_receiver_window() {
 // ---------------------------------------------------------------- receiver alone
 
 fn seg(k: u64) -> DataSegment {
-    DataSegment { seq: segs(k), len: MSS, retransmit: false }
+    DataSegment { seq: segs(k), len: MSS, retransmit: false, ecn: Ecn::NotEct, cwr: false }
 }
 
 #[test]
@@ -777,4 +788,5 @@ fn rack_timer_detects_loss_before_rto() {
     assert!(rtx_at > sack_at && rtx_at - sack_at <= reo + Duration::from_millis(2), "{:?} after the SACK", rtx_at - sack_at);
 }
 
+mod ecn;
 mod recovery;

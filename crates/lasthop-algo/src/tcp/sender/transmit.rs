@@ -1,6 +1,7 @@
 //! The sender's transmission side: pipe (RFC 6675 §4), pacing and TCP small queues, the
 //! segment to send next (RFC 6675 §5 NextSeg's rules) and `poll_transmit`.
 
+use crate::ecn::{Ecn, EcnMode};
 use super::*;
 
 impl TcpSender {
@@ -281,7 +282,7 @@ impl TcpSender {
         self.bytes_sent += len as u64;
         self.segments_sent += 1;
         self.last_send = Some(now);
-        if self.in_recovery {
+        if self.in_recovery || self.ecn_cwr {
             self.prr.on_sent(len as u64); // RFC 6937: prr_out += data sent
         }
         // RFC 6298 (5.1).
@@ -293,6 +294,13 @@ impl TcpSender {
             self.next_release = Some(now + Duration::from_nanos(gap));
         }
         self.cc.on_sent(now, len, in_flight);
-        DataSegment { seq, len, retransmit }
+        // ECN (RFC 3168 §6.1.5: classic senders mark new data only; L4S all data). CWR rides
+        // on the next new segment after a reduction (§6.1.2).
+        let ecn = match self.cfg.ecn {
+            EcnMode::Classic if retransmit => Ecn::NotEct,
+            m => m.codepoint(),
+        };
+        let cwr = !retransmit && core::mem::take(&mut self.cwr_pending);
+        DataSegment { seq, len, retransmit, ecn, cwr }
     }
 }

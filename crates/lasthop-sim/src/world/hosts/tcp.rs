@@ -20,7 +20,7 @@
 use crate::world::{DropWhy, Ev, PktRef, TcpMeta, World};
 use crate::spec::FlowSpec;
 use lasthop_algo::cc::cubic::HyStartConfig;
-use lasthop_algo::cc::{BbrConfig, CcConfig, CubicConfig, NewRenoConfig};
+use lasthop_algo::cc::{BbrConfig, CcConfig, CubicConfig};
 use lasthop_algo::tcp::{
     ack_ip_len, data_ip_len, TcpReceiver, TcpReceiverConfig, TcpSender, TcpSenderConfig,
 };
@@ -72,14 +72,14 @@ pub(in crate::world) struct ReqResp {
 /// The congestion controller a TCP flow's spec asks for (`cc`, `hystart`, `extra_acked`),
 /// its name, and whether it paces by default (BBR).
 pub(in crate::world) fn cc_config(f: &FlowSpec, seed: u64) -> (CcConfig, &'static str, bool) {
-    match f.cc.as_str() {
-        "newreno" => (CcConfig::NewReno(NewRenoConfig::default()), "newreno", false),
-        "bbr" => (CcConfig::Bbr(BbrConfig { extra_acked: f.extra_acked, seed, ..BbrConfig::default() }), "bbr", true),
-        _ => {
-            let d = CubicConfig::default();
+    let name = crate::spec::CONGESTION_CONTROLS.iter().find(|n| **n == f.cc).copied().unwrap_or("cubic");
+    match crate::spec::cc_named(name).expect("a listed controller") {
+        CcConfig::Bbr(d) => (CcConfig::Bbr(BbrConfig { extra_acked: f.extra_acked, seed, ..d }), name, true),
+        CcConfig::Cubic(d) => {
             let hystart = HyStartConfig { enabled: f.hystart, paced: f.pacing.unwrap_or(false), ..d.hystart };
-            (CcConfig::Cubic(CubicConfig { hystart, ..d }), "cubic", false)
+            (CcConfig::Cubic(CubicConfig { hystart, ..d }), name, false)
         }
+        other => (other, name, false),
     }
 }
 
@@ -115,8 +115,9 @@ pub(in crate::world) fn new_conn(f: &FlowSpec, sender_at_server: bool, seed: u64
     // TCP small queues: a station's socket sends through mac80211, which lowers its pacing
     // shift to 7 (`tx_sk_pacing_shift`); the server's keeps Linux's 10.
     let pacing_shift = if sender_at_server { 10 } else { MAC80211_PACING_SHIFT };
-    let scfg = TcpSenderConfig { mss, cc: ccfg, pacing: f.pacing.unwrap_or(pace_default), pacing_shift, ..TcpSenderConfig::default() };
-    let rcfg = TcpReceiverConfig { mss, ..TcpReceiverConfig::default() };
+    let ecn = crate::spec::ecn_mode(&f.ecn);
+    let scfg = TcpSenderConfig { mss, cc: ccfg, pacing: f.pacing.unwrap_or(pace_default), pacing_shift, ecn, ..TcpSenderConfig::default() };
+    let rcfg = TcpReceiverConfig { mss, ecn, ..TcpReceiverConfig::default() };
     let mut sender = TcpSender::new(scfg, now);
     if rr.is_none() && f.app_rate_bps == 0 {
         sender.app_write(if f.bytes == 0 { u64::MAX } else { f.bytes });
@@ -160,7 +161,20 @@ impl World {
             min_rtt_ns: s.min_rtt.as_nanos(),
             requests_completed: c.rr.as_ref().map(|r| r.completed),
             response_time_ns: c.rr.as_ref().map(|r| r.response_time.summary()),
+            ecn: (c.sender.config().ecn != lasthop_algo::ecn::EcnMode::Off).then(|| crate::output::EcnOut {
+                mode: self.flows_ecn_name(f).to_string(),
+                ce_marked: self.ce_marked[f],
+                ce_received: c.receiver.ce_segments(),
+                reductions: s.ecn_reductions,
+                ce_bytes_acked: s.ce_bytes_acked,
+            }),
         })
+    }
+
+    /// The name of flow `f`'s ECN mode, as a spec writes it.
+    fn flows_ecn_name(&self, f: usize) -> &'static str {
+        let mode = self.tcp[f].as_ref().map(|c| c.sender.config().ecn).unwrap_or_default();
+        lasthop_algo::ecn::EcnMode::NAMES.iter().find(|n| n.1 == mode).map_or("off", |n| n.0)
     }
 
     /// Start a TCP flow: the sender sends its first window.
@@ -194,7 +208,8 @@ impl World {
             let len = data_ip_len(seg.len);
             let at_server = conn.sender_at_server;
             conn.queued_below += len as u64;
-            let p = self.alloc(f, len, now);
+            let mut p = self.alloc(f, len, now);
+            self.set_ecn(&mut p, seg.ecn);
             self.pkts[p.id as usize].tcp = TcpMeta::Data { seg, rev: false };
             if seg.retransmit && now >= self.warmup {
                 self.ts_retx.add(f as usize, now.as_nanos(), 1.0);
@@ -211,7 +226,7 @@ impl World {
             let conn = self.tcp[f as usize].as_mut().expect("tcp flow");
             let Some(ack) = conn.receiver.poll_ack(now) else { break };
             let receiver_at_server = !conn.sender_at_server;
-            let p = self.alloc_control(f, ack_ip_len(ack.n_sack), now);
+            let p = self.alloc_control(f, ack.ip_len(), now);
             self.pkts[p.id as usize].tcp = TcpMeta::Ack { ack, rev: false };
             if receiver_at_server {
                 self.wired_send(p, crate::world::Dir::Down, now);
@@ -338,7 +353,9 @@ impl World {
         let f = pk.flow;
         let fi = f as usize;
         match pk.tcp {
-            TcpMeta::Data { seg, rev: false } => {
+            TcpMeta::Data { mut seg, rev: false } => {
+                // The segment as the network delivers it: its ECN field may now say CE.
+                seg.ecn = pk.ecn;
                 let newly = self.tcp[fi].as_mut().unwrap().receiver.handle_segment(t, &seg);
                 if t >= self.warmup {
                     let d = (t - pk.created).as_nanos();

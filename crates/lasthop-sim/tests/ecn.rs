@@ -1,0 +1,79 @@
+//! ECN end to end: the codepoint a TCP sender sets crosses the wired link, the AP's queues and
+//! the air; the AP's discipline marks instead of dropping; the receiver echoes; the sender
+//! reduces. Figures are printed (`cargo test -p lasthop-sim --release --test ecn -- --nocapture`).
+
+mod common;
+use common::*;
+use serde_json::{json, Value};
+
+fn tcp_flow(sta: u32, cc: &str, ecn: &str) -> Value {
+    json!({"station": sta, "direction": "down", "pattern": "tcp", "rate_bps": 0, "packet_size": 1500,
+           "start_ns": 0, "stop_ns": 8_000_000_000u64, "cc": cc, "ecn": ecn, "bytes": 0, "pacing": null,
+           "hystart": true, "extra_acked": true})
+}
+
+/// Two CUBIC downloads to two stations over mac80211's FQ-CoDel (ECN on, as mac80211 sets it):
+/// the classic ECN flow is marked, never loses a packet to CoDel, and reduces once per marked
+/// round trip; the other flow is dropped instead.
+fn cell(qdisc: &str, ecn0: &str) -> Value {
+    let mut s = base("vht", 80, 800);
+    s["sim"]["duration_ns"] = json!(8_000_000_000u64);
+    s["sim"]["warmup_ns"] = json!(2_000_000_000u64);
+    s["wired"]["delay_ns"] = json!(10_000_000u64);
+    s["ap"]["qdisc"] = json!(qdisc);
+    s["ap"]["queue_limit"] = json!(8192);
+    s["stations"] = json!([station(9, 2), station(9, 2)]);
+    s["flows"] = json!([tcp_flow(0, "cubic", ecn0), tcp_flow(1, "cubic", "off")]);
+    s
+}
+
+#[test]
+fn classic_ecn_is_marked_not_dropped() {
+    let d = run(&cell("fq_codel", "classic"), 1);
+    let e = &d["flows"][0]["tcp"]["ecn"];
+    println!("ecn flow: {e}, retransmits {} vs {}", d["flows"][0]["tcp"]["retransmits"], d["flows"][1]["tcp"]["retransmits"]);
+    assert_eq!(e["mode"], "classic");
+    let marked = e["ce_marked"].as_u64().unwrap();
+    assert!(marked > 0, "CoDel marked the ECN flow");
+    // Every mark reached the receiver (nothing is lost on this channel after the AP).
+    assert_eq!(e["ce_received"].as_u64().unwrap(), marked);
+    assert!(e["reductions"].as_u64().unwrap() >= 1 && e["reductions"].as_u64().unwrap() <= marked);
+    assert_eq!(d["flows"][0]["tcp"]["retransmits"], 0, "CoDel marks the ECN flow instead of dropping it");
+    assert!(d["flows"][1]["tcp"]["retransmits"].as_u64().unwrap() > 0, "and drops the other one");
+    assert!(d["flows"][1]["tcp"].get("ecn").is_none());
+}
+
+/// With ECN off at the AP (`ap.ecn = false`) the same flow is dropped like the other.
+#[test]
+fn ap_ecn_off_drops() {
+    let mut s = cell("fq_codel", "classic");
+    s["ap"]["ecn"] = json!(false);
+    let d = run(&s, 1);
+    assert_eq!(d["flows"][0]["tcp"]["ecn"]["ce_marked"], 0);
+    assert!(d["flows"][0]["tcp"]["retransmits"].as_u64().unwrap() > 0);
+}
+
+/// The marking point at the air sees the wait below mac80211 (the firmware's queue, AQL): an
+/// ECN-capable L4S packet is marked there although the qdisc never sees a standing queue. (A
+/// classic flow's ECT(0) packets are left alone by the L4S threshold.)
+#[test]
+fn air_threshold_marks_only_l4s() {
+    let mut s = cell("fq_codel", "classic");
+    s["ap"]["driver"] = json!("firmware");
+    s["ap"]["air_ce_threshold_ns"] = json!(1_000_000u64);
+    s["ap"]["ecn"] = json!(false);
+    let d = run(&s, 1);
+    assert_eq!(d["flows"][0]["tcp"]["ecn"]["ce_marked"], 0, "ECT(0) is not L4S");
+}
+
+#[test]
+fn bad_ecn_is_one_problem_naming_the_key() {
+    for (cc, ecn, want) in [("cubic", "l4s", "react"), ("bbr", "classic", "does not react"), ("cubic", "on", "\"off\"")] {
+        let mut s = cell("fq_codel", "off");
+        s["flows"][0]["cc"] = json!(cc);
+        s["flows"][0]["ecn"] = json!(ecn);
+        let p = lasthop_sim::validate_json(&s.to_string());
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert!(p[0].0 == "flows[0].ecn" && p[0].2.contains(want), "{p:?}");
+    }
+}
