@@ -219,3 +219,47 @@ def _wait_for(cond, proc, timeout: float = 20) -> None:
             proc.kill()
             raise AssertionError("emulator did not come up")
         time.sleep(0.1)
+
+
+# The TCP transfer above from a CUBIC socket (`TCP_CONGESTION`: the host's default may be BBR,
+# which ignores ECN) with the kernel's classic ECN asked for
+# (`net.ipv4.tcp_ecn` = the script's second argument; the station's default 2 accepts it).
+ECN_TRANSFER = TRANSFER.replace(
+    'time.sleep(0.5)\n',
+    'time.sleep(0.5)\n'
+    'subprocess.run([sys.executable, "-m", "lasthop", "emu", "exec", "--name", emu, "server", "--",\n'
+    '    sys.executable, "-c", "import sys; open(\'/proc/sys/net/ipv4/tcp_ecn\', \'w\').write(sys.argv[1])'
+    '", sys.argv[2]], check=True)\n',
+).replace('buf = b"x" * 65536', 's.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, b"cubic"); buf = b"x" * 65536')
+
+
+@needs_netns
+def test_kernel_ecn_is_marked_by_the_model(tmp_path):
+    """A kernel CUBIC download through the modelled AP's FQ-CoDel with a 5 ms CE threshold
+    (mac80211's `ce_threshold`): with the kernel's classic ECN on, the model's marks are written
+    into the real packets' IP headers and the real sender backs off on them, so the queue the
+    download builds is far shorter than with ECN off, where nothing is marked (and the 20 ms
+    CoDel target rarely bites)."""
+    p50 = {}
+    for ecn in ("1", "0"):
+        name = f"t{os.getpid() % 100000}e{ecn}"
+        out = tmp_path / ecn
+        out.mkdir()
+        # HT MCS 1 (13 Mb/s): the kernel's window is many times the 5 ms the threshold allows.
+        body = HT_CELL.format(qdisc="fq_codel", sched="round_robin", n=1).replace("mcs = 7", "mcs = 1")
+        spec = _spec(out, body.replace('scheduler = "round_robin"', 'scheduler = "round_robin"\n    ce_threshold = "5ms"'))
+        script = out / "transfer.py"
+        script.write_text(ECN_TRANSFER)
+        r = _emu_run(out, spec, name, sys.executable, str(script), "3000000", ecn)
+        assert r.returncode == 0, r.stderr[-2000:]
+        doc = json.loads((out / "cell-emu-s1.json").read_text())
+        emu = doc["data"]["emu"]
+        down = [f for f in doc["data"]["flows"] if f["direction"] == "down" and f["delivered_packets"] > 1000]
+        p50[ecn] = down[0]["delay_ns"]["p50"] / 1e6
+        print(f"tcp_ecn={ecn}: CE-marked {emu['ce_marked']}, dropped {emu['packets_dropped_by_model']}, "
+              f"one-way delay p50 {p50[ecn]:.1f} ms")
+        if ecn == "1":
+            assert emu["ce_marked"] > 10, emu
+        else:
+            assert emu["ce_marked"] == 0, emu
+    assert p50["1"] < 0.6 * p50["0"], p50

@@ -75,6 +75,8 @@ pub struct EmuStats {
     pub packets_written: u64,
     pub bytes_written: u64,
     pub packets_dropped_by_model: u64,
+    /// Packets written out with CE that the model marked (their IP header rewritten).
+    pub ce_marked: u64,
     /// Not IPv4 between the server and a station (station ↔ station, IPv6, other addresses).
     pub packets_unroutable: u64,
     pub tun_write_failures: u64,
@@ -167,6 +169,10 @@ impl Pool {
     fn packet(&self, t: u32) -> &[u8] {
         let s = t as usize * SLOT;
         &self.buf[s..s + self.len[t as usize] as usize]
+    }
+    fn packet_mut(&mut self, t: u32) -> &mut [u8] {
+        let s = t as usize * SLOT;
+        &mut self.buf[s..s + self.len[t as usize] as usize]
     }
     fn release(&mut self, t: u32) {
         self.free.push(t);
@@ -522,7 +528,7 @@ pub fn run(spec: Spec, built: &Built, opts: &Options, stop: &mut dyn FnMut() -> 
                         world.add_external_flow_on(sta, dir, leg, format!("other flows of station {sta} {}{what}", if dir == Dir::Up { "up" } else { "down" }))
                     }),
                 };
-                world.inject(flow, n as u32, tag);
+                world.inject_ecn(flow, n as u32, tag, crate::ip_ecn::read(pool.packet(tag)));
             }
         }
         // Write what the cell delivered; forget what it dropped.
@@ -535,6 +541,9 @@ pub fn run(spec: Spec, built: &Built, opts: &Options, stop: &mut dyn FnMut() -> 
                         let (sta, dir) = world.flow_route(e.flow);
                         let leg = world.external_leg(e.flow);
                         let dest = lay.dest(sta, dir, leg);
+                        if e.ce && crate::ip_ecn::read(pool.packet(e.tag)) != lasthop_algo::ecn::Ecn::Ce && crate::ip_ecn::set_ce(pool.packet_mut(e.tag)) {
+                            st.ce_marked += 1;
+                        }
                         let bytes = pool.packet(e.tag);
                         match built.tuns[dest].send(bytes) {
                             Ok(true) => {

@@ -20,6 +20,7 @@ pub mod emu;
 pub mod emu_nl;
 pub mod fuzzing;
 mod ifreq;
+pub mod ip_ecn;
 pub mod netns;
 pub mod nl;
 mod nsops;

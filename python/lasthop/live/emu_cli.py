@@ -201,6 +201,7 @@ def _summary(doc: dict[str, Any]) -> str:
     e = d["emu"]
     lines = [f"emulated {e['wall_ns'] / 1e9:.1f} s: {e['packets_read']} packets in, "
              f"{e['packets_written']} out, {e['packets_dropped_by_model']} dropped by the model, "
+             f"{e.get('ce_marked', 0)} CE-marked by the model, "
              f"{e['packets_unroutable']} unroutable; write lateness p50 "
              f"{e['lateness_p50_ns'] / 1e3:.0f} us, p99 {e['lateness_p99_ns'] / 1e3:.0f} us"]
     for f in d["flows"]:

@@ -12,6 +12,10 @@
 //! should write it to the destination TUN) or dropped (the host frees its buffer). Real
 //! programs' ACKs are packets like any other, so they contend for the medium.
 //!
+//! The packet's ECN field goes in with it ([`World::inject_ecn`]): the model's disciplines
+//! mark ECN-capable packets as they mark simulated ones, and the fate says whether the packet
+//! left CE-marked, for the host to write the mark into the real packet.
+//!
 //! Each external flow (a 5-tuple, chosen by the host) is a flow of the run with pattern
 //! "external": FQ-CoDel hashes it on its own, and its counters, delay histogram and time
 //! series appear in the result file like a simulated flow's.
@@ -52,6 +56,9 @@ pub struct ExtEvent {
     pub flow: u32,
     pub at: Instant,
     pub fate: ExtFate,
+    /// A queue or the air marked the packet CE on its way: the host writes CE into the
+    /// packet's IP header before it writes the packet out.
+    pub ce: bool,
 }
 
 /// How many of [`World::series_mut`]'s series are per flow.
@@ -169,6 +176,7 @@ impl World {
         self.tcp.push(None);
         self.quic.push(None);
         self.counters.push(FlowCounters::default());
+        self.ce_marked.push(0);
         if let Some(v) = self.vwire.as_deref_mut() {
             v.by_flow.push(None);
         }
@@ -207,13 +215,20 @@ impl World {
     /// wired leg uplink at the AP's end of the wired link, on a WiFi leg downlink in the AP's
     /// queue for the station.
     pub fn inject(&mut self, flow: u32, len: u32, tag: u32) {
+        self.inject_ecn(flow, len, tag, Ecn::NotEct);
+    }
+
+    /// [`World::inject`] for a packet whose IP header carries ECN field `ecn`: the model's
+    /// queues may mark it, and its [`ExtEvent`] says so.
+    pub fn inject_ecn(&mut self, flow: u32, len: u32, tag: u32, ecn: Ecn) {
         let now = self.q.now();
         let (sta, dir) = {
             let fl = &self.flows[flow as usize];
             debug_assert!(fl.pattern == Pattern::External, "flow {flow} is not external");
             (fl.station, fl.dir)
         };
-        let p = self.alloc(flow, len, now);
+        let mut p = self.alloc(flow, len, now);
+        self.set_ecn(&mut p, ecn);
         self.pkts[p.id as usize].tcp = TcpMeta::External { tag };
         match (dir, self.external_leg(flow)) {
             (Dir::Down, ExtLeg::Wifi) => self.ap_enqueue(sta, p, now),
@@ -253,7 +268,7 @@ impl World {
         let TcpMeta::External { tag } = pk.tcp else { unreachable!("not an external packet") };
         if !pk.ghost {
             if let Some(h) = self.ext.as_deref_mut() {
-                h.out.push(ExtEvent { tag, flow: pk.flow, at: t, fate: ExtFate::Delivered });
+                h.out.push(ExtEvent { tag, flow: pk.flow, at: t, fate: ExtFate::Delivered, ce: pk.ecn == Ecn::Ce });
             }
         }
         // Counters, delay and goodput like any delivered packet (a ghost is only released).
@@ -270,7 +285,7 @@ impl World {
         if let (TcpMeta::External { tag }, false) = (pk.tcp, pk.ghost) {
             let at = self.q.now();
             if let Some(h) = self.ext.as_deref_mut() {
-                h.out.push(ExtEvent { tag, flow: pk.flow, at, fate: ExtFate::Dropped });
+                h.out.push(ExtEvent { tag, flow: pk.flow, at, fate: ExtFate::Dropped, ce: false });
             }
         }
     }
