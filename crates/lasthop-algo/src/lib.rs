@@ -4,7 +4,8 @@
 //! * [`aqm`]: queue disciplines behind one `Qdisc` trait (FIFO tail drop, CoDel, PIE, FQ-CoDel).
 //! * [`control`]: receiver ACK policies, the history-based initial congestion window, and
 //!   aggctl (aggregation estimator, rate allocator).
-//! * [`cc`]: congestion controllers (NewReno, CUBIC with HyStart++, BBR).
+//! * [`cc`]: congestion controllers (NewReno, CUBIC with HyStart++, BBR, and the L4S
+//!   scalable controllers DCTCP and TCP Prague).
 //! * [`tcp`]: TCP sender and receiver endpoints.
 //! * [`ecn`]: the IP ECN field and TCP's Accurate ECN counters (RFC 3168, RFC 9768).
 //! * [`quic`]: a QUIC endpoint model (RFC 9000/9002 timing, Chromium's congestion control,

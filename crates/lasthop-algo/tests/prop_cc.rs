@@ -1,14 +1,17 @@
-//! Property tests of the congestion controllers (NewReno, CUBIC with HyStart++, BBR, and
-//! `AnyCc`): generated sequences of sender events (ACKs with and without rate samples and RTT
-//! samples, losses, recovery exits, RTOs, idle restarts, slow-start exits, sends, time) checked
-//! for: cwnd at least one SMSS after every event, ssthresh at least one SMSS for the
-//! window-based controllers, a positive pacing rate for BBR and none for the others, a known
-//! state name, no panic (arithmetic overflow included, as tests build with debug assertions),
-//! and determinism (same events, same outputs).
+//! Property tests of the congestion controllers (NewReno, CUBIC with HyStart++, BBR, DCTCP,
+//! Prague, and `AnyCc`): generated sequences of sender events (ACKs with and without rate
+//! samples, RTT samples and CE-marked bytes (at most the bytes acknowledged), losses, ECN
+//! reduction episodes, recovery exits, RTOs, idle restarts, slow-start exits, sends, time)
+//! checked for: cwnd at least one SMSS after every event (two for Prague), ssthresh at least
+//! one SMSS for the window-based controllers, a positive pacing rate for BBR (and for Prague
+//! once it has seen an RTT; never before) and none for the others, a known state name for
+//! BBR, α in [0, 1] and Prague's fractional window finite and positive, no panic (arithmetic
+//! overflow included, as tests build with debug assertions), and determinism (same events,
+//! same outputs).
 
 use lasthop_algo::cc::{
-    AckInfo, AnyCc, Bbr, BbrConfig, CcConfig, CongestionControl, Cubic, CubicConfig, NewReno,
-    NewRenoConfig, RateSample,
+    AckInfo, AnyCc, Bbr, BbrConfig, CcConfig, CongestionControl, Cubic, CubicConfig, Dctcp,
+    DctcpConfig, NewReno, NewRenoConfig, Prague, PragueConfig, RateSample,
 };
 use lasthop_core::{Duration, Instant};
 use proptest::prelude::*;
@@ -19,10 +22,13 @@ use common::cases;
 #[derive(Clone, Copy, Debug)]
 enum Ev {
     /// An ACK: `acked` new bytes (0: duplicate), whether snd_una advanced, an RTT sample in
-    /// µs, and a delivery-rate sample (rate in bytes/s, app-limited, newly lost bytes).
-    Ack { acked: u32, cum: bool, rtt_us: Option<u32>, rate: Option<(u64, bool, u32)> },
+    /// µs, a delivery-rate sample (rate in bytes/s, app-limited, newly lost bytes), and the
+    /// CE-marked bytes (capped at the bytes acknowledged).
+    Ack { acked: u32, cum: bool, rtt_us: Option<u32>, rate: Option<(u64, bool, u32)>, ce: u32 },
     Sent(u16),
     Loss,
+    /// The sender starts an ECN reduction episode (outside recovery and other episodes).
+    EcnMark,
     RecoveryExit,
     Rto,
     IdleRestart(u32),
@@ -39,9 +45,11 @@ fn ev() -> impl Strategy<Value = Ev> {
             // InitialCwnd·gain/SRTT in bytes/s, truncates to 0 only beyond ~1000 s.
             prop::option::of(prop_oneof![1u32..1_000_000, Just(0u32), Just(120_000_000u32)]),
             prop::option::of((prop_oneof![0u64..2_000_000_000, Just(u64::MAX)], any::<bool>(), 0u32..100_000)),
-        ).prop_map(|(acked, cum, rtt_us, rate)| Ev::Ack { acked, cum, rtt_us, rate }),
+            prop_oneof![5 => Just(0u32), 3 => 0u32..200_000, 2 => Just(u32::MAX)],
+        ).prop_map(|(acked, cum, rtt_us, rate, ce)| Ev::Ack { acked, cum, rtt_us, rate, ce }),
         3 => (0u16..=9000).prop_map(Ev::Sent),
         1 => Just(Ev::Loss),
+        1 => Just(Ev::EcnMark),
         1 => Just(Ev::RecoveryExit),
         1 => Just(Ev::Rto),
         1 => (0u32..1_000_000).prop_map(Ev::IdleRestart),
@@ -78,11 +86,33 @@ fn bbr_cfg() -> impl Strategy<Value = BbrConfig> {
     )
 }
 
+fn dctcp_cfg() -> impl Strategy<Value = DctcpConfig> {
+    (0.001f64..=1.0, 0.0f64..=1.0, 0u32..8).prop_map(|(g, initial_alpha, abc_l)| DctcpConfig {
+        g,
+        initial_alpha,
+        reno: NewRenoConfig { abc_l, ..NewRenoConfig::default() },
+    })
+}
+
+fn prague_cfg() -> impl Strategy<Value = PragueConfig> {
+    (0.001f64..=1.0, any::<bool>(), 0u64..200_000_000, 0u32..600, any::<bool>(), prop_oneof![Just(12_500u64), 0u64..10_000_000])
+        .prop_map(|(g, rtt_scaling, target_ns, rtt_transition_rounds, halve_on_first_mark, min_rate)| PragueConfig {
+            g,
+            rtt_scaling,
+            rtt_target: Duration(target_ns),
+            rtt_transition_rounds,
+            halve_on_first_mark,
+            min_rate,
+        })
+}
+
 fn cc_cfg() -> impl Strategy<Value = CcConfig> {
     prop_oneof![
         (0u32..8).prop_map(|abc_l| CcConfig::NewReno(NewRenoConfig { abc_l, ..NewRenoConfig::default() })),
         cubic_cfg().prop_map(CcConfig::Cubic),
         bbr_cfg().prop_map(CcConfig::Bbr),
+        dctcp_cfg().prop_map(CcConfig::Dctcp),
+        prague_cfg().prop_map(CcConfig::Prague),
     ]
 }
 
@@ -98,11 +128,15 @@ fn drive(cc: &mut AnyCc, mss: u32, evs: &[Ev]) -> Result<Vec<Said>, TestCaseErro
     let mut min_rtt = Duration::MAX;
     let mut srtt = Duration::ZERO;
     let mut in_recovery = false;
+    let mut in_cwr = false;
     let mut trace = Vec::with_capacity(evs.len());
     let is_bbr = matches!(cc, AnyCc::Bbr(_));
+    let is_prague = matches!(cc, AnyCc::Prague(_));
+    // Prague paces once an ACK has told it a non-zero smoothed RTT.
+    let mut prague_knows_rtt = false;
     for e in evs {
         match *e {
-            Ev::Ack { acked, cum, rtt_us, rate } => {
+            Ev::Ack { acked, cum, rtt_us, rate, ce } => {
                 let acked = (acked as u64).min(in_flight);
                 let prior = in_flight;
                 in_flight -= acked;
@@ -135,8 +169,9 @@ fn drive(cc: &mut AnyCc, mss: u32, evs: &[Ev]) -> Result<Vec<Said>, TestCaseErro
                     rate,
                     in_recovery,
                     mss,
-                    ce_acked: 0,
+                    ce_acked: (ce as u64).min(acked),
                 };
+                prague_knows_rtt |= !srtt.is_zero();
                 cc.on_ack(&a);
                 let _ = cc.mark_app_limited();
             }
@@ -146,18 +181,28 @@ fn drive(cc: &mut AnyCc, mss: u32, evs: &[Ev]) -> Result<Vec<Said>, TestCaseErro
             }
             Ev::Loss => {
                 if !in_recovery {
+                    // A loss during an ECN episode turns it into a loss recovery.
                     in_recovery = true;
+                    in_cwr = false;
                     cc.on_loss_event(now, in_flight, mss);
                 }
             }
+            Ev::EcnMark => {
+                if !in_recovery && !in_cwr {
+                    in_cwr = true;
+                    cc.on_ecn_mark(now, in_flight, mss);
+                }
+            }
             Ev::RecoveryExit => {
-                if in_recovery {
+                if in_recovery || in_cwr {
                     in_recovery = false;
+                    in_cwr = false;
                     cc.on_recovery_exit(now);
                 }
             }
             Ev::Rto => {
                 in_recovery = false;
+                in_cwr = false;
                 cc.on_rto(now, in_flight, mss);
                 in_flight = 0;
             }
@@ -167,11 +212,24 @@ fn drive(cc: &mut AnyCc, mss: u32, evs: &[Ev]) -> Result<Vec<Said>, TestCaseErro
         }
         let (cwnd, ssthresh, pacing, state) = (cc.cwnd(), cc.ssthresh(), cc.pacing_rate(), cc.state());
         prop_assert!(cwnd >= mss as u64, "cwnd {} below one SMSS ({}) after {:?}", cwnd, mss, e);
+        match &*cc {
+            AnyCc::Dctcp(c) => prop_assert!((0.0..=1.0).contains(&c.alpha()), "DCTCP α {}", c.alpha()),
+            AnyCc::Prague(c) => {
+                prop_assert!((0.0..=1.0).contains(&c.alpha()), "Prague α {}", c.alpha());
+                prop_assert!(c.window().is_finite() && c.window() > 0.0, "Prague window {}", c.window());
+                prop_assert!(cwnd >= 2 * mss as u64, "Prague cwnd {} below two SMSS", cwnd);
+            }
+            _ => {}
+        }
         if is_bbr {
             prop_assert!(pacing.is_some_and(|r| r > 0), "BBR pacing rate {:?} after {:?}", pacing, e);
             prop_assert!(["startup", "drain", "probe_bw", "probe_rtt"].contains(&state), "state {}", state);
         } else {
-            prop_assert_eq!(pacing, None);
+            if is_prague && prague_knows_rtt {
+                prop_assert!(pacing.is_some_and(|r| r > 0), "Prague pacing rate {:?} after {:?}", pacing, e);
+            } else {
+                prop_assert_eq!(pacing, None);
+            }
             prop_assert!(ssthresh >= mss as u64, "ssthresh {} below one SMSS after {:?}", ssthresh, e);
             prop_assert_eq!(cc.in_slow_start(), cwnd < ssthresh, "in_slow_start disagrees with cwnd < ssthresh");
         }
@@ -204,6 +262,8 @@ proptest! {
             CcConfig::NewReno(c) => AnyCc::NewReno(NewReno::new(c, start, mss, iw)),
             CcConfig::Cubic(c) => AnyCc::Cubic(Cubic::new(c, start, mss, iw)),
             CcConfig::Bbr(c) => AnyCc::Bbr(Bbr::new(c, start, mss, iw)),
+            CcConfig::Dctcp(c) => AnyCc::Dctcp(Dctcp::new(c, start, mss, iw)),
+            CcConfig::Prague(c) => AnyCc::Prague(Prague::new(c, start, mss, iw)),
         };
         prop_assert_eq!(via_enum, drive(&mut direct, mss, &evs)?);
     }

@@ -11,14 +11,26 @@
 //! * [`cubic`]: RFC 9438, with HyStart++ (RFC 9406).
 //! * [`bbr`]: BBR v1 (draft-cardwell-iccrg-bbr-congestion-control-00), with the Linux
 //!   ACK-aggregation ("extra_acked") estimator, switchable.
+//! * [`dctcp`]: DCTCP (RFC 8257) over NewReno: the window reduced by α/2, α the moving average
+//!   of the fraction of CE-marked bytes.
+//! * [`prague`]: TCP Prague (draft-briscoe-iccrg-prague-congestion-control, Linux
+//!   `tcp_prague.c`), the L4S scalable controller: DCTCP's α on a fractional window, increase
+//!   on unmarked bytes only, RTT independence below a 25 ms virtual RTT, its own pacing rate.
+//!
+//! DCTCP and Prague need the per-byte CE feedback of Accurate ECN ([`AckInfo::ce_acked`]) and
+//! react to ECN only in [`EcnMode::L4s`]; the others react to classic ECN as to a loss.
 
 pub mod bbr;
 pub mod cubic;
+pub mod dctcp;
 pub mod newreno;
+pub mod prague;
 
 pub use bbr::{Bbr, BbrConfig};
 pub use cubic::{Cubic, CubicConfig};
+pub use dctcp::{Dctcp, DctcpConfig};
 pub use newreno::{NewReno, NewRenoConfig};
+pub use prague::{Prague, PragueConfig};
 
 use crate::ecn::EcnMode;
 use lasthop_core::{Duration, Instant};
@@ -117,12 +129,13 @@ pub trait CongestionControl {
     fn cwnd(&self) -> u64;
     /// Slow-start threshold in bytes (u64::MAX while unset).
     fn ssthresh(&self) -> u64;
-    /// The controller's own pacing rate in bytes/s, if it has one (BBR). Others return None and
-    /// the sender derives one from cwnd/srtt when pacing is on.
+    /// The controller's own pacing rate in bytes/s, if it has one (BBR; Prague once it knows an
+    /// RTT). Others return None and the sender derives one from cwnd/srtt when pacing is on.
     fn pacing_rate(&self) -> Option<u64>;
     fn in_slow_start(&self) -> bool;
     /// Short name of the current state for time series ("slow_start", "avoidance",
-    /// "recovery", "startup", "drain", "probe_bw", "probe_rtt", ...).
+    /// "recovery", "cwr" (an ECN reduction episode), "startup", "drain", "probe_bw",
+    /// "probe_rtt", ...).
     fn state(&self) -> &'static str;
 }
 
@@ -132,25 +145,31 @@ pub enum CcConfig {
     NewReno(NewRenoConfig),
     Cubic(CubicConfig),
     Bbr(BbrConfig),
+    Dctcp(DctcpConfig),
+    Prague(PragueConfig),
 }
 
 impl CcConfig {
     /// Whether the controller reacts to the ECN feedback of `mode` (a flow whose packets are
     /// ECN-capable must have a controller that slows down on marks, or marking AQMs would
-    /// never signal it): loss-based controllers to RFC 3168's, none of them to L4S's; BBR v1
-    /// ignores ECN.
+    /// never signal it): loss-based controllers to RFC 3168's; DCTCP and Prague to L4S's only
+    /// (they need Accurate ECN's count of marked bytes, and without ECN at all they are a
+    /// configuration error here); BBR v1 ignores ECN.
     pub fn reacts_to(&self, mode: EcnMode) -> bool {
-        match (self, mode) {
-            (_, EcnMode::Off) => true,
-            (CcConfig::NewReno(_) | CcConfig::Cubic(_), EcnMode::Classic) => true,
-            _ => false,
-        }
+        matches!(
+            (self, mode),
+            (CcConfig::NewReno(_) | CcConfig::Cubic(_) | CcConfig::Bbr(_), EcnMode::Off)
+                | (CcConfig::NewReno(_) | CcConfig::Cubic(_), EcnMode::Classic)
+                | (CcConfig::Dctcp(_) | CcConfig::Prague(_), EcnMode::L4s)
+        )
     }
     pub fn build(&self, now: Instant, mss: u32, initial_cwnd: u64) -> AnyCc {
         match self {
             CcConfig::NewReno(c) => AnyCc::NewReno(NewReno::new(*c, now, mss, initial_cwnd)),
             CcConfig::Cubic(c) => AnyCc::Cubic(Cubic::new(*c, now, mss, initial_cwnd)),
             CcConfig::Bbr(c) => AnyCc::Bbr(Bbr::new(*c, now, mss, initial_cwnd)),
+            CcConfig::Dctcp(c) => AnyCc::Dctcp(Dctcp::new(*c, now, mss, initial_cwnd)),
+            CcConfig::Prague(c) => AnyCc::Prague(Prague::new(*c, now, mss, initial_cwnd)),
         }
     }
 }
@@ -161,6 +180,8 @@ pub enum AnyCc {
     NewReno(NewReno),
     Cubic(Cubic),
     Bbr(Bbr),
+    Dctcp(Dctcp),
+    Prague(Prague),
 }
 
 macro_rules! dispatch {
@@ -169,6 +190,8 @@ macro_rules! dispatch {
             AnyCc::NewReno($c) => $e,
             AnyCc::Cubic($c) => $e,
             AnyCc::Bbr($c) => $e,
+            AnyCc::Dctcp($c) => $e,
+            AnyCc::Prague($c) => $e,
         }
     };
 }
@@ -182,6 +205,9 @@ impl CongestionControl for AnyCc {
     }
     fn on_recovery_exit(&mut self, now: Instant) {
         dispatch!(self, c => c.on_recovery_exit(now))
+    }
+    fn on_ecn_mark(&mut self, now: Instant, bif: u64, mss: u32) {
+        dispatch!(self, c => c.on_ecn_mark(now, bif, mss))
     }
     fn on_rto(&mut self, now: Instant, bif: u64, mss: u32) {
         dispatch!(self, c => c.on_rto(now, bif, mss))

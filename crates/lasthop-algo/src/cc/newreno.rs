@@ -101,6 +101,15 @@ impl NewReno {
         self.in_recovery
     }
 
+    /// Set the window after a reduction decided elsewhere (DCTCP's ECN response, which grows
+    /// and reacts to loss as NewReno does): ssthresh := `ssthresh`, cwnd := `cwnd`, and the
+    /// congestion-avoidance byte counter restarts.
+    pub(super) fn set_window(&mut self, cwnd: u64, ssthresh: u64) {
+        self.ssthresh = ssthresh.max(self.mss as u64);
+        self.cwnd = cwnd.max(self.mss as u64);
+        self.bytes_acked = 0;
+    }
+
     /// RFC 5681 eq. 4: ssthresh = max(FlightSize / 2, 2·SMSS).
     fn reduced_ssthresh(&self, bytes_in_flight: u64) -> u64 {
         (bytes_in_flight / 2).max(2 * self.mss as u64)
