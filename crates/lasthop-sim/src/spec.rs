@@ -527,7 +527,7 @@ fn yes() -> bool {
 const QDISCS: [&str; 4] = ["fifo", "codel", "pie", "fq_codel"];
 
 /// `flows[].cc`: the TCP congestion controllers by name.
-pub const CONGESTION_CONTROLS: [&str; 3] = ["newreno", "cubic", "bbr"];
+pub const CONGESTION_CONTROLS: [&str; 5] = ["newreno", "cubic", "bbr", "dctcp", "prague"];
 
 /// The controller `name` with its defaults (None for an unknown name).
 pub fn cc_named(name: &str) -> Option<lasthop_algo::cc::CcConfig> {
@@ -536,6 +536,8 @@ pub fn cc_named(name: &str) -> Option<lasthop_algo::cc::CcConfig> {
         "newreno" => CcConfig::NewReno(NewRenoConfig::default()),
         "cubic" => CcConfig::Cubic(CubicConfig::default()),
         "bbr" => CcConfig::Bbr(BbrConfig::default()),
+        "dctcp" => CcConfig::Dctcp(DctcpConfig::default()),
+        "prague" => CcConfig::Prague(PragueConfig::default()),
         _ => return None,
     })
 }

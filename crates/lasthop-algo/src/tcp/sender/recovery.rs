@@ -30,7 +30,7 @@
 //!     control function alone at the end of a window reduction).
 //! * **RFC 6937 Proportional Rate Reduction** (`prr`), for NewReno and CUBIC (BBR keeps its own
 //!   packet conservation in recovery, as in Linux where a controller with its own control
-//!   function bypasses PRR): §3 at the start of recovery prr_delivered := 0, prr_out := 0,
+//!   function bypasses PRR; so does Prague, for the same reason): §3 at the start of recovery prr_delivered := 0, prr_out := 0,
 //!   RecoverFS := snd.nxt − snd.una; on each ACK in recovery that delivers data
 //!   (DeliveredData = change in snd.una + change in SACKed bytes, > 0; the ACK that starts
 //!   recovery included) prr_delivered += DeliveredData and, with pipe per RFC 6675 and
@@ -127,15 +127,18 @@ impl Prr {
 }
 
 impl TcpSender {
-    fn is_bbr(&self) -> bool {
-        matches!(self.cc, AnyCc::Bbr(_))
+    /// A controller with its own control function (Linux's `cong_control` hook: BBR and
+    /// tcp_prague's `prague_cong_control`), which Linux's stack leaves its window to: no PRR,
+    /// no window reduction at the end of a TLP repair, no restart after idle.
+    fn own_control(&self) -> bool {
+        matches!(self.cc, AnyCc::Bbr(_) | AnyCc::Prague(_))
     }
 
     // ------------------------------------------------------------------ PRR
 
     /// Sending in this recovery episode is governed by PRR.
     pub(super) fn prr_active(&self) -> bool {
-        (self.in_recovery || self.ecn_cwr) && self.cfg.prr && !self.is_bbr()
+        (self.in_recovery || self.ecn_cwr) && self.cfg.prr && !self.own_control()
     }
 
     /// RFC 6937 §3 per-ACK step (`delivered_data` = this ACK's DeliveredData).
@@ -263,7 +266,7 @@ impl TcpSender {
             // Only one of the original and the probe arrived: the probe repaired a loss.
             self.tlp.end_seq = None;
             self.tlp.loss_repairs += 1;
-            if !self.is_bbr() {
+            if !self.own_control() {
                 self.cc.on_loss_event(now, prior_flight, self.cfg.mss);
                 self.cc.on_recovery_exit(now);
             }
@@ -281,7 +284,7 @@ impl TcpSender {
     /// Linux-style restart after idle, before data leaves with nothing in flight.
     pub(super) fn restart_after_idle(&mut self, now: Instant) {
         if !self.cfg.slow_start_after_idle
-            || self.is_bbr()
+            || self.own_control()
             || self.snd_una != self.snd_nxt
             || self.app_written <= self.snd_nxt
         {

@@ -70,7 +70,7 @@ pub(in crate::world) struct ReqResp {
 }
 
 /// The congestion controller a TCP flow's spec asks for (`cc`, `hystart`, `extra_acked`),
-/// its name, and whether it paces by default (BBR).
+/// its name, and whether it paces by default (BBR, and Prague, which sets its own rate).
 pub(in crate::world) fn cc_config(f: &FlowSpec, seed: u64) -> (CcConfig, &'static str, bool) {
     let name = crate::spec::CONGESTION_CONTROLS.iter().find(|n| **n == f.cc).copied().unwrap_or("cubic");
     match crate::spec::cc_named(name).expect("a listed controller") {
@@ -79,6 +79,7 @@ pub(in crate::world) fn cc_config(f: &FlowSpec, seed: u64) -> (CcConfig, &'stati
             let hystart = HyStartConfig { enabled: f.hystart, paced: f.pacing.unwrap_or(false), ..d.hystart };
             (CcConfig::Cubic(CubicConfig { hystart, ..d }), name, false)
         }
+        CcConfig::Prague(d) => (CcConfig::Prague(d), name, true),
         other => (other, name, false),
     }
 }
