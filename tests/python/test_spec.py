@@ -47,7 +47,8 @@ def test_defaults_filled():
                "aql_threshold_ns": 24_000_000, "buffer_sizer": "none",
                "wqm_limit_ns": 2_500_000, "wqm_interval_ns": 100_000_000,
                "wqm_variant": "aimd", "pie_estimator": "timestamp",
-               "dequeue_cost_ns": 0},
+               "dequeue_cost_ns": 0, "ecn": None, "ce_threshold_ns": 0,
+               "ce_threshold_l4s_only": False, "air_ce_threshold_ns": 0},
         "wired": {"rate_bps": 10_000_000_000, "delay_ns": 1_000_000, "queue_limit": 1000,
                   "loss": 0.0, "loss_up": None, "qdisc": "fifo"},
         "channel": {"path_loss": "log_distance", "exponent": 3.5, "tx_power_dbm": 20.0,
@@ -122,7 +123,7 @@ pattern = "saturated"
                              "rate_bps": 1_500_000, "packet_size": 1500,
                              "start_ns": 100_000_000, "stop_ns": 1_000_000_000,
                              # TCP keys are present, at their defaults, on every normalized flow
-                             "cc": "cubic", "bytes": 0, "pacing": None, "hystart": True,
+                             "cc": "cubic", "ecn": "off", "bytes": 0, "pacing": None, "hystart": True,
                              "extra_acked": True, "app": "bulk", "request_bytes": 0,
                              "response_bytes": 0, "think_time_ns": 0, "requests": 0,
                              "profile": "quic", "ack_policy": None, "zero_rtt": False,
