@@ -1,4 +1,4 @@
-"""`lasthop reproduce`: the registry of suites (one module per paper, plus `phy-mac`).
+"""`lasthop reproduce`: the registry of suites (one module per paper, plus `phy-mac` and `l4s`).
 
 See `framework.py` for what a suite declares and how it is run and reported.
 """
@@ -17,6 +17,7 @@ SUITES: dict[str, str] = {
     "cwnd-history": ".cwnd_history",
     "vwire": ".vwire",
     "aggctl": ".aggctl",
+    "l4s": ".l4s",
 }
 
 
