@@ -1,7 +1,8 @@
 //! lasthop-algo: decision-makers that run unchanged in the simulator, the emulator and the live
 //! daemons. Everything here is sans-IO (see `lasthop_core::controller`) and `no_std + alloc`.
 //!
-//! * [`aqm`]: queue disciplines behind one `Qdisc` trait (FIFO tail drop, CoDel, PIE, FQ-CoDel).
+//! * [`aqm`]: queue disciplines behind one `Qdisc` trait (FIFO tail drop, CoDel, PIE, FQ-CoDel,
+//!   the DualQ Coupled AQM DualPI2 for L4S).
 //! * [`control`]: receiver ACK policies, the history-based initial congestion window, and
 //!   aggctl (aggregation estimator, rate allocator).
 //! * [`cc`]: congestion controllers (NewReno, CUBIC with HyStart++, BBR, and the L4S

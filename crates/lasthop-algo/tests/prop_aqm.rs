@@ -1,6 +1,6 @@
-//! Property tests of the queue disciplines (Fifo, CoDel, PIE, FQ-CoDel, AnyQdisc, mac80211's
-//! flow queue) and of the WQM buffer sizer: generated operation sequences checked against the
-//! invariants every discipline promises (module doc of `lasthop_algo::aqm`):
+//! Property tests of the queue disciplines (Fifo, CoDel, PIE, FQ-CoDel, DualPI2, AnyQdisc,
+//! mac80211's flow queue) and of the WQM buffer sizer: generated operation sequences checked
+//! against the invariants every discipline promises (module doc of `lasthop_algo::aqm`):
 //!
 //! * conservation, in packets and bytes: arrived = dropped + dequeued + queued, and the
 //!   discipline's counters equal what the host saw;
@@ -8,14 +8,14 @@
 //!   after a drain nothing is left;
 //! * limits: the packet (and byte) limits hold after every operation;
 //! * monotone counters; FIFO order where the discipline promises it (per flow for the flow
-//!   queues); spurious timer calls are no-ops; no panic; determinism (same operations, same
-//!   outputs).
+//!   queues, per ECN class for DualPI2's two queues); spurious timer calls are no-ops; no
+//!   panic; determinism (same operations, same outputs).
 
 use lasthop_algo::ecn::Ecn;
 use lasthop_algo::aqm::{
-    AnyQdisc, AqmConfig, Codel, CodelConfig, Fifo, FifoConfig, FqCodel, FqCodelConfig, MacFq,
-    MacFqConfig, Pie, PieConfig, PieEstimator, Qdisc, QdiscStats, Wqm, WqmConfig, WqmInput,
-    WqmOutput, WqmVariant,
+    AnyQdisc, AqmConfig, Codel, CodelConfig, DualPi2, DualPi2Config, DualPi2Scheduler, Fifo,
+    FifoConfig, FqCodel, FqCodelConfig, MacFq, MacFqConfig, Pie, PieConfig, PieEstimator, Qdisc,
+    QdiscStats, Wqm, WqmConfig, WqmInput, WqmOutput, WqmVariant,
 };
 use lasthop_core::{BitRate, Bytes, Controller, Duration, Instant};
 use proptest::prelude::*;
@@ -67,6 +67,12 @@ trait Under: Qdisc<TP> {
     /// Whether arrivals dropped at enqueue are always the arriving packet and all packets
     /// leave in arrival order (single FIFO queue), or only per flow.
     fn single_fifo(&self) -> bool;
+    /// With `single_fifo` false: packets leave in arrival order within each ECN class (L4S
+    /// identifier or not, as sent) rather than within each flow, and an arrival dropped at
+    /// enqueue is always the arriving packet (two FIFO queues).
+    fn fifo_per_ecn_class(&self) -> bool {
+        false
+    }
 }
 
 impl Under for Fifo<TP> {
@@ -134,6 +140,47 @@ impl Under for Pie<TP> {
     }
 }
 
+impl Under for DualPi2<TP> {
+    fn timers(&mut self, now: Instant) {
+        while let Some(t) = self.poll_timeout().filter(|&t| t <= now) {
+            self.handle_timeout(t);
+        }
+    }
+    fn spurious(&mut self, now: Instant) {
+        if self.poll_timeout().is_none_or(|t| t > now) {
+            let before = *self.vars();
+            self.handle_timeout(now);
+            assert_eq!(before, *self.vars(), "early DualPI2 timeout changed state");
+        } else {
+            self.handle_timeout(now);
+        }
+    }
+    fn limits_ok(&self) -> Result<(), String> {
+        let c = self.params();
+        if self.len_packets() > c.limit_packets {
+            return Err("dualpi2 over its packet limit".into());
+        }
+        if c.limit_bytes != 0 && self.len_bytes() > c.limit_bytes {
+            return Err("dualpi2 over its byte limit".into());
+        }
+        for p in [self.base_prob(), self.p_c(), self.p_cl(), self.p_l()] {
+            if !(0.0..=1.0).contains(&p) {
+                return Err(format!("dualpi2 probability {p} outside [0, 1]"));
+            }
+        }
+        if self.l_len_packets() + self.c_len_packets() != self.len_packets() {
+            return Err("dualpi2 queue lengths do not add up".into());
+        }
+        Ok(())
+    }
+    fn single_fifo(&self) -> bool {
+        false
+    }
+    fn fifo_per_ecn_class(&self) -> bool {
+        true
+    }
+}
+
 impl Under for FqCodel<TP> {
     fn limits_ok(&self) -> Result<(), String> {
         if self.len_packets() > self.params().limit_packets {
@@ -155,6 +202,7 @@ impl Under for AnyQdisc<TP> {
     fn spurious(&mut self, now: Instant) {
         match self {
             AnyQdisc::Pie(q) => q.spurious(now),
+            AnyQdisc::DualPi2(q) => q.spurious(now),
             _ => {
                 assert_eq!(self.poll_timeout(), None);
                 self.handle_timeout(now);
@@ -167,10 +215,14 @@ impl Under for AnyQdisc<TP> {
             AnyQdisc::Codel(q) => q.limits_ok(),
             AnyQdisc::Pie(q) => q.limits_ok(),
             AnyQdisc::FqCodel(q) => q.limits_ok(),
+            AnyQdisc::DualPi2(q) => q.limits_ok(),
         }
     }
     fn single_fifo(&self) -> bool {
-        !matches!(self, AnyQdisc::FqCodel(_))
+        !matches!(self, AnyQdisc::FqCodel(_) | AnyQdisc::DualPi2(_))
+    }
+    fn fifo_per_ecn_class(&self) -> bool {
+        matches!(self, AnyQdisc::DualPi2(_))
     }
 }
 
@@ -194,8 +246,10 @@ fn drive<Q: Under>(q: &mut Q, ops: &[Op]) -> Result<(Vec<Out>, QdiscStats), Test
     // Last id to leave, per flow (or overall for a single FIFO).
     let mut last_out: BTreeMap<u32, u64> = BTreeMap::new();
     let fifo = q.single_fifo();
+    let per_class = q.fifo_per_ecn_class();
     let leave = |p: TP, last_out: &mut BTreeMap<u32, u64>| -> Result<(), TestCaseError> {
-        let key = if fifo { 0 } else { p.flow };
+        // The class of a packet is that of its ECN field as sent (a queue may have marked it CE).
+        let key = if fifo { 0 } else if per_class { ecn_of(p.len).is_l4s() as u32 } else { p.flow };
         if let Some(&prev) = last_out.get(&key) {
             prop_assert!(p.id > prev, "out of order: {} after {} (flow {})", p.id, prev, p.flow);
         }
@@ -213,7 +267,7 @@ fn drive<Q: Under>(q: &mut Q, ops: &[Op]) -> Result<(Vec<Out>, QdiscStats), Test
                 inside.insert(pkt.id, pkt);
                 if let Err(v) = q.enqueue(now, pkt) {
                     prop_assert!(inside.remove(&v.id).is_some(), "rejected unknown packet {v:?}");
-                    if fifo {
+                    if fifo || per_class {
                         prop_assert_eq!(v.id, pkt.id, "a FIFO discipline dropped a queued packet");
                     } else {
                         leave(v, &mut last_out)?;
@@ -389,12 +443,47 @@ fn fq_codel_cfg() -> impl Strategy<Value = FqCodelConfig> {
         .prop_map(|(c, ecn, ce_threshold, ce_threshold_l4s_only)| FqCodelConfig { ecn, ce_threshold, ce_threshold_l4s_only, ..c })
 }
 
+fn dualpi2_cfg() -> impl Strategy<Value = DualPi2Config> {
+    (
+        (0usize..64, prop_oneof![Just(0u64), 1u64..20_000], dur_ns(0, 40_000_000), dur_ns(100_000, 60_000_000)),
+        (0.0f64..2.0, 0.0f64..10.0, 0.0f64..4.0),
+        (dur_ns(0, 3_000_000), prop_oneof![Just(Duration::ZERO), dur_ns(1, 2_000_000)], prop::option::of(0u64..4000)),
+        (any::<bool>(), dur_ns(0, 100_000_000), prop_oneof![Just(None), (0u8..=100).prop_map(Some)]),
+        (prop_oneof![Just(0u64), 0u64..6000], any::<bool>(), any::<u64>()),
+    )
+        .prop_map(|(limits, gains, l4s, sched, misc)| {
+            let ((limit_packets, limit_bytes, target, t_update), (alpha, beta, coupling)) = (limits, gains);
+            let ((step_thresh, ramp_range, th_len), (drop_on_overload, tshift, wrr)) = (l4s, sched);
+            let (min_backlog, derandomize, seed) = misc;
+            DualPi2Config {
+                limit_packets,
+                limit_bytes,
+                target,
+                t_update,
+                alpha,
+                beta,
+                coupling,
+                step_thresh,
+                ramp_range,
+                th_len,
+                drop_on_overload,
+                tshift,
+                scheduler: wrr.map_or(DualPi2Scheduler::TsFifo, |c_weight| DualPi2Scheduler::Wrr { c_weight }),
+                min_backlog,
+                derandomize,
+                seed,
+                ..Default::default()
+            }
+        })
+}
+
 fn aqm_cfg() -> impl Strategy<Value = AqmConfig> {
     prop_oneof![
         fifo_cfg().prop_map(AqmConfig::Fifo),
         codel_cfg().prop_map(AqmConfig::Codel),
         pie_cfg().prop_map(AqmConfig::Pie),
         fq_codel_cfg().prop_map(AqmConfig::FqCodel),
+        dualpi2_cfg().prop_map(AqmConfig::DualPi2),
     ]
 }
 
@@ -443,6 +532,11 @@ proptest! {
     #[test]
     fn fq_codel_invariants(cfg in fq_codel_cfg(), ops in ops(300)) {
         deterministic(|| FqCodel::new(cfg), &ops)?;
+    }
+
+    #[test]
+    fn dualpi2_invariants(cfg in dualpi2_cfg(), ops in ops(300)) {
+        deterministic(|| DualPi2::new(cfg), &ops)?;
     }
 
     #[test]

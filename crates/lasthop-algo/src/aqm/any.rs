@@ -1,11 +1,14 @@
 //! Run-time choice of queue discipline: [`AqmConfig`] names a discipline and its parameters,
 //! [`AqmConfig::build`] makes an [`AnyQdisc`], which implements [`Qdisc`] by dispatching to
-//! FIFO tail drop, CoDel (RFC 8289), PIE (RFC 8033) or FQ-CoDel (RFC 8290).
+//! FIFO tail drop, CoDel (RFC 8289), PIE (RFC 8033), FQ-CoDel (RFC 8290) or DualPI2 (RFC 9332).
 //!
-//! Only PIE has a periodic timer; [`AnyQdisc::poll_timeout`] / [`AnyQdisc::handle_timeout`]
-//! forward to it and are no-ops for the others.
+//! PIE and DualPI2 have a periodic timer; [`AnyQdisc::poll_timeout`] /
+//! [`AnyQdisc::handle_timeout`] forward to it and are no-ops for the others.
 
-use super::{Codel, CodelConfig, Fifo, FifoConfig, FqCodel, FqCodelConfig, Pie, PieConfig};
+use super::{
+    Codel, CodelConfig, DualPi2, DualPi2Config, Fifo, FifoConfig, FqCodel, FqCodelConfig, Pie,
+    PieConfig,
+};
 use super::{Qdisc, QdiscStats, QueuedPacket};
 use lasthop_core::Instant;
 
@@ -16,6 +19,7 @@ pub enum AqmConfig {
     Codel(CodelConfig),
     Pie(PieConfig),
     FqCodel(FqCodelConfig),
+    DualPi2(DualPi2Config),
 }
 
 impl Default for AqmConfig {
@@ -25,15 +29,16 @@ impl Default for AqmConfig {
 }
 
 impl AqmConfig {
-    /// Build the discipline. `seed` replaces the `seed` field of PIE's and FQ-CoDel's configs
-    /// (PIE's random-drop stream, FQ-CoDel's hash perturbation); FIFO and CoDel use no
-    /// randomness.
+    /// Build the discipline. `seed` replaces the `seed` field of PIE's, FQ-CoDel's and DualPI2's
+    /// configs (PIE's random-drop stream, FQ-CoDel's hash perturbation, DualPI2's mark/drop
+    /// stream); FIFO and CoDel use no randomness.
     pub fn build<P: QueuedPacket>(&self, seed: u64) -> AnyQdisc<P> {
         match *self {
             AqmConfig::Fifo(c) => AnyQdisc::Fifo(Fifo::new(c)),
             AqmConfig::Codel(c) => AnyQdisc::Codel(Codel::new(c)),
             AqmConfig::Pie(c) => AnyQdisc::Pie(Pie::new(PieConfig { seed, ..c })),
             AqmConfig::FqCodel(c) => AnyQdisc::FqCodel(FqCodel::new(FqCodelConfig { seed, ..c })),
+            AqmConfig::DualPi2(c) => AnyQdisc::DualPi2(DualPi2::new(DualPi2Config { seed, ..c })),
         }
     }
     /// Short name for logs and configs.
@@ -43,6 +48,7 @@ impl AqmConfig {
             AqmConfig::Codel(_) => "codel",
             AqmConfig::Pie(_) => "pie",
             AqmConfig::FqCodel(_) => "fq_codel",
+            AqmConfig::DualPi2(_) => "dualpi2",
         }
     }
 }
@@ -54,6 +60,7 @@ pub enum AnyQdisc<P> {
     Codel(Codel<P>),
     Pie(Pie<P>),
     FqCodel(FqCodel<P>),
+    DualPi2(DualPi2<P>),
 }
 
 macro_rules! each {
@@ -63,22 +70,26 @@ macro_rules! each {
             AnyQdisc::Codel($q) => $e,
             AnyQdisc::Pie($q) => $e,
             AnyQdisc::FqCodel($q) => $e,
+            AnyQdisc::DualPi2($q) => $e,
         }
     };
 }
 
 impl<P: QueuedPacket> AnyQdisc<P> {
-    /// Next timer deadline (PIE's periodic update), if any.
+    /// Next timer deadline (PIE's or DualPI2's periodic update), if any.
     pub fn poll_timeout(&self) -> Option<Instant> {
         match self {
             AnyQdisc::Pie(q) => q.poll_timeout(),
+            AnyQdisc::DualPi2(q) => q.poll_timeout(),
             _ => None,
         }
     }
     /// Run timers due at `now`.
     pub fn handle_timeout(&mut self, now: Instant) {
-        if let AnyQdisc::Pie(q) = self {
-            q.handle_timeout(now);
+        match self {
+            AnyQdisc::Pie(q) => q.handle_timeout(now),
+            AnyQdisc::DualPi2(q) => q.handle_timeout(now),
+            _ => {}
         }
     }
     pub fn name(&self) -> &'static str {
@@ -87,6 +98,7 @@ impl<P: QueuedPacket> AnyQdisc<P> {
             AnyQdisc::Codel(_) => "codel",
             AnyQdisc::Pie(_) => "pie",
             AnyQdisc::FqCodel(_) => "fq_codel",
+            AnyQdisc::DualPi2(_) => "dualpi2",
         }
     }
 }
@@ -121,7 +133,7 @@ mod tests {
     use crate::aqm::test_util::{random_ops, TP};
     use lasthop_core::{Duration, Rng};
 
-    fn configs(case: u64) -> [AqmConfig; 4] {
+    fn configs(case: u64) -> [AqmConfig; 5] {
         let small = 1 + (case as usize * 11) % 150;
         [
             AqmConfig::Fifo(FifoConfig {
@@ -141,6 +153,11 @@ mod tests {
             AqmConfig::FqCodel(FqCodelConfig {
                 limit_packets: small,
                 flows: 1 + case as usize % 16,
+                ..Default::default()
+            }),
+            AqmConfig::DualPi2(DualPi2Config {
+                limit_packets: small,
+                target: Duration::from_millis(1 + case % 20),
                 ..Default::default()
             }),
         ]

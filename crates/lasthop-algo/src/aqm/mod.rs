@@ -5,14 +5,16 @@
 //! and satisfies conservation: `arrived = dropped + dequeued + queued`.
 //!
 //! Disciplines: [`Fifo`] (tail drop), [`Codel`] (RFC 8289), [`Pie`] (RFC 8033), [`FqCodel`]
-//! (RFC 8290), [`MacFq`] (mac80211's per-station queues over one flow table), and [`AnyQdisc`] /
-//! [`AqmConfig`] to pick one at run time.
+//! (RFC 8290), [`DualPi2`] (the DualQ Coupled AQM of RFC 9332 for L4S, with Linux
+//! `sch_dualpi2`'s defaults), [`MacFq`] (mac80211's per-station queues over one flow table), and
+//! [`AnyQdisc`] / [`AqmConfig`] to pick one at run time.
 //!
 //! Buffer sizer: [`Wqm`] ("Battling Latency in Modern Wireless Networks"), a sans-IO controller
 //! that sets a queue's packet limit from the drain time it estimates.
 
 pub mod any;
 pub mod codel;
+pub mod dualpi2;
 pub mod fifo;
 pub mod fq_codel;
 pub mod mac_fq;
@@ -23,6 +25,7 @@ pub(crate) mod test_util;
 
 pub use any::{AnyQdisc, AqmConfig};
 pub use codel::{Codel, CodelConfig};
+pub use dualpi2::{DualPi2, DualPi2Config, DualPi2Counters, DualPi2Scheduler, DualPi2Vars};
 pub use fifo::{Fifo, FifoConfig};
 pub use fq_codel::{FqCodel, FqCodelConfig};
 pub use mac_fq::{MacFq, MacFqConfig, TinStats};

@@ -659,6 +659,10 @@ fn with_limit(aqm: AqmConfig, limit: usize) -> AqmConfig {
             c.limit_packets = limit;
             AqmConfig::FqCodel(c)
         }
+        AqmConfig::DualPi2(mut c) => {
+            c.limit_packets = limit;
+            AqmConfig::DualPi2(c)
+        }
     }
 }
 
