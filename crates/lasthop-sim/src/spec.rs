@@ -524,7 +524,14 @@ fn yes() -> bool {
     true
 }
 
-const QDISCS: [&str; 4] = ["fifo", "codel", "pie", "fq_codel"];
+/// The queue disciplines by name (`ap.qdisc`, `wired.qdisc`, `stations[].qdisc`).
+pub const QDISCS: [&str; 5] = ["fifo", "codel", "pie", "fq_codel", "dualpi2"];
+
+/// `QDISCS` as a message lists them.
+fn qdiscs_allowed() -> String {
+    let names: Vec<String> = QDISCS.iter().map(|n| format!("{n:?}")).collect();
+    format!("one of {}", names.join(", "))
+}
 
 /// `flows[].cc`: the TCP congestion controllers by name.
 pub const CONGESTION_CONTROLS: [&str; 5] = ["newreno", "cubic", "bbr", "dctcp", "prague"];
@@ -566,7 +573,6 @@ pub fn ecn_mismatch(cc: &str, ecn: &str) -> Option<String> {
         format!("cc = {cc:?} does not react to {ecn:?} ECN marks; with it use cc = {}", fit.join(" or "))
     })
 }
-const QDISCS_ALLOWED: &str = "one of \"fifo\", \"codel\", \"pie\", \"fq_codel\"";
 
 /// Discipline `name` (RFC defaults) holding at most `limit` packets.
 pub fn qdisc_config(name: &str, limit: usize) -> lasthop_algo::aqm::AqmConfig {
@@ -575,6 +581,7 @@ pub fn qdisc_config(name: &str, limit: usize) -> lasthop_algo::aqm::AqmConfig {
         "codel" => AqmConfig::Codel(CodelConfig { limit_packets: limit, ..Default::default() }),
         "pie" => AqmConfig::Pie(PieConfig { limit_packets: limit, ..Default::default() }),
         "fq_codel" => AqmConfig::FqCodel(FqCodelConfig { limit_packets: limit, ..Default::default() }),
+        "dualpi2" => AqmConfig::DualPi2(DualPi2Config { limit_packets: limit, ..Default::default() }),
         _ => AqmConfig::Fifo(FifoConfig { limit_packets: limit, limit_bytes: 0 }),
     }
 }
@@ -620,6 +627,7 @@ impl Spec {
                 let d = FqCodelConfig::default();
                 AqmConfig::FqCodel(FqCodelConfig { ecn: self.ap.ecn.unwrap_or(d.ecn), ce_threshold, ce_threshold_l4s_only: l4s_only, ..d })
             }
+            "dualpi2" => AqmConfig::DualPi2(DualPi2Config::default()),
             _ => AqmConfig::Fifo(FifoConfig::default()),
         }
     }
@@ -808,8 +816,8 @@ impl Spec {
         if self.ap.queue_limit == 0 {
             bad("ap.queue_limit", "0".into(), "at least 1 packet".into());
         }
-        if !["fifo", "codel", "pie", "fq_codel"].contains(&self.ap.qdisc.as_str()) {
-            bad("ap.qdisc", format!("{:?}", self.ap.qdisc), "one of \"fifo\", \"codel\", \"pie\", \"fq_codel\"".into());
+        if !QDISCS.contains(&self.ap.qdisc.as_str()) {
+            bad("ap.qdisc", format!("{:?}", self.ap.qdisc), qdiscs_allowed());
         }
         if !DRIVERS.iter().any(|d| d.0 == self.ap.driver) {
             let names: Vec<String> = DRIVERS.iter().map(|d| format!("{:?}", d.0)).collect();
@@ -868,7 +876,7 @@ impl Spec {
             bad("wired.queue_limit", "0".into(), "at least 1 packet".into());
         }
         if !QDISCS.contains(&self.wired.qdisc.as_str()) {
-            bad("wired.qdisc", format!("{:?}", self.wired.qdisc), QDISCS_ALLOWED.into());
+            bad("wired.qdisc", format!("{:?}", self.wired.qdisc), qdiscs_allowed());
         }
 
     }
@@ -910,7 +918,7 @@ impl Spec {
                 bad(&format!("stations[{i}].queue_limit"), "0".into(), "at least 1 packet".into());
             }
             if !QDISCS.contains(&st.qdisc.as_str()) {
-                bad(&format!("stations[{i}].qdisc"), format!("{:?}", st.qdisc), QDISCS_ALLOWED.into());
+                bad(&format!("stations[{i}].qdisc"), format!("{:?}", st.qdisc), qdiscs_allowed());
             }
             if st.qdisc != "fifo" && self.stations.iter().any(|c| c.parent == Some(i as u32)) {
                 bad(&format!("stations[{i}].qdisc"), format!("{:?}", st.qdisc), "\"fifo\" for a relay (its interface queue is configured by [ap])".into());

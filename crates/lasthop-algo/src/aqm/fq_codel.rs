@@ -427,7 +427,7 @@ mod tests {
                 mtu: if case % 5 == 0 { 0 } else { 1514 },
                 seed: case,
                 ecn: case % 2 == 0,
-                ce_threshold: (case % 3 == 0).then(|| Duration::from_micros(700 * (1 + case as u64 % 4))),
+                ce_threshold: (case % 3 == 0).then(|| Duration::from_micros(700 * (1 + case % 4))),
                 ce_threshold_l4s_only: case % 4 == 0,
             };
             let mut q = FqCodel::new(cfg);

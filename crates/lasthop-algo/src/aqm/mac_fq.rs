@@ -612,7 +612,7 @@ mod tests {
                 interval: Duration::from_millis(2 + case % 30),
                 seed: case,
                 ecn: case % 2 == 0,
-                ce_threshold: (case % 3 == 0).then(|| Duration::from_micros(700 * (1 + case as u64 % 4))),
+                ce_threshold: (case % 3 == 0).then(|| Duration::from_micros(700 * (1 + case % 4))),
                 ce_threshold_l4s_only: case % 4 == 0,
             };
             let mut q: MacFq<TP> = MacFq::new(cfg, tins);

@@ -131,7 +131,6 @@ const ACK_POLICIES: &[&str] = &["tcp_acking", "ack_decimation", "ack_frequency"]
 const RECONNECTS: &[&str] = &["1rtt", "0rtt"];
 const HISTORIES: &[&str] = &["none", "mean", "ewma"];
 const HISTORY_GUARDS: &[&str] = &["none", "rtt"];
-const QDISCS: &[&str] = &["fifo", "codel", "pie", "fq_codel"];
 const SCHEDULERS: &[&str] = &["round_robin", "airtime"];
 const BUFFER_SIZERS: &[&str] = &["none", "wqm"];
 const WQM_VARIANTS: &[&str] = &["aimd", "aiad", "miad", "mimd"];
@@ -423,7 +422,7 @@ fn mac_section(top: &Table, cell: &mut Cell) -> Res<Value> {
 fn ap_section(top: &Table, cell: &mut Cell) -> Res<Value> {
     let ap = Table::new(top.has("ap").then(|| top.raw("ap")).flatten(), "ap", "ap", "a table [ap]")?;
     let scheduler = ap.choice("scheduler", "round_robin", SCHEDULERS, "")?;
-    let qdisc = ap.choice("qdisc", "fifo", QDISCS, "")?;
+    let qdisc = ap.choice("qdisc", "fifo", &crate::spec::QDISCS, "")?;
     // txqueuelen (1000) in front of a qdisc; mac80211's own flow queue holds 8192 (`fq_init`).
     let ap_queue = ap.int("queue_limit", if qdisc == "fq_codel" { 8192 } else { 1000 }, Some(1), Some(MAX_QUEUE))?;
     let drivers: Vec<&str> = crate::spec::DRIVERS.iter().map(|d| d.0).collect();
@@ -489,8 +488,8 @@ fn ap_section(top: &Table, cell: &mut Cell) -> Res<Value> {
 /// `[ap]`'s ECN marking: whether the discipline marks (default: as Linux sets it up), CoDel's
 /// CE threshold and its L4S selector, and the threshold of marking at the air.
 fn ap_ecn(ap: &Table, qdisc: &str) -> Res<(Option<bool>, u64, bool, u64)> {
-    if qdisc == "fifo" && ap.has("ecn") {
-        return Err(ap.fail("ecn", "only with an AQM that marks (qdisc = \"codel\", \"pie\" or \"fq_codel\")"));
+    if (qdisc == "fifo" || qdisc == "dualpi2") && ap.has("ecn") {
+        return Err(ap.fail("ecn", "only with qdisc = \"codel\", \"pie\" or \"fq_codel\" (a FIFO never marks, DualPI2 always does)"));
     }
     let ecn = ap.bool_opt("ecn", None)?;
     let codel = qdisc == "codel" || qdisc == "fq_codel";
@@ -515,7 +514,7 @@ fn wired_section(top: &Table) -> Res<Value> {
     let queue = w.int("queue_limit", 1000, Some(1), Some(MAX_QUEUE))?;
     let loss = w.float("loss", 0.0, 0.0, 1.0, false)?;
     let loss_up = w.float_opt("loss_up", None, 0.0, 1.0, false)?;
-    let qdisc = w.choice("qdisc", "fifo", QDISCS, "")?;
+    let qdisc = w.choice("qdisc", "fifo", &crate::spec::QDISCS, "")?;
     Ok(json!({"rate_bps": rate, "delay_ns": delay, "queue_limit": queue as u64, "loss": loss, "loss_up": loss_up,
               "qdisc": qdisc}))
 }

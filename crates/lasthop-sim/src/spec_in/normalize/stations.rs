@@ -82,7 +82,7 @@ fn station(t: &Table, cell: &Cell, earlier: &Stations) -> Res<(i128, Value)> {
         ));
     }
     let queue = t.int("queue_limit", 1000, Some(1), Some(MAX_QUEUE))?;
-    let sta_qdisc = t.choice("qdisc", "fifo", QDISCS, "")?;
+    let sta_qdisc = t.choice("qdisc", "fifo", &crate::spec::QDISCS, "")?;
     let first = earlier.len() as i128;
     let none_text = "nothing: the first station has no earlier station to relay for it";
     let parent_text = if first > 0 { format!("the index of an earlier station (0..={})", first - 1) } else { none_text.to_owned() };

@@ -1,0 +1,31 @@
+"""`lasthop reproduce l4s` end to end (quick)."""
+from __future__ import annotations
+
+import json
+
+from helpers import run_cli
+
+
+def test_l4s_quick_reports_every_claim(tmp_path):
+    out = tmp_path / "l4s"
+    r = run_cli("reproduce", "l4s", "--quick", "-o", str(out), "-q", timeout=600)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads((out / "claims.json").read_text())
+    claims = {c["claim"]: c for c in doc["claims"]}
+    assert set(claims) == {"L1", "L2", "L3", "L4", "LW1", "LW2", "LW3"}
+    # DualPI2's L queue holds Prague's delay near its 1 ms step on a wired bottleneck.
+    assert claims["L1"]["verdict"] == "holds", claims["L1"]
+    # The WiFi rows report every marking point and threshold with both drivers.
+    for cid in ("LW1", "LW2"):
+        assert claims[cid]["verdict"] == "reported"
+        assert len(claims[cid]["detail"]) == 8, claims[cid]["detail"].keys()
+    # With the pull driver the qdisc's sojourn is the wait to the air: marking at either point
+    # gives the same runs.
+    assert claims["LW1"]["detail"]["pull 2ms"] == claims["LW2"]["detail"]["pull 2ms"]
+    # Behind a firmware queue, marking at the air at 1 ms starves Prague; at the qdisc it does not.
+    assert sum(claims["LW2"]["detail"]["firmware 1ms"]["ratio"]) < 0.1
+    assert sum(claims["LW1"]["detail"]["firmware 1ms"]["ratio"]) > 0.5
+    for c in claims.values():
+        if c["verdict"] == "misses":
+            assert c["miss_class"] and c["explanation"], c
+    assert doc["tally"]["total"]["reported"] == 3
