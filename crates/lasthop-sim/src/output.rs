@@ -221,6 +221,23 @@ pub struct QuicOut {
     /// The server's congestion-window history, when `history` is not "none".
     #[serde(skip_serializing_if = "Option::is_none")]
     pub history: Option<HistoryOut>,
+    /// Flows with ECN: the server's view (RFC 9000 §13.4).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ecn: Option<QuicEcnOut>,
+}
+
+/// What ECN did on a QUIC flow's last server endpoint.
+#[derive(Serialize, Debug, Clone)]
+pub struct QuicEcnOut {
+    pub mode: String,
+    /// The flow's packets that a queue or the air marked CE (all its connections).
+    pub ce_marked: u64,
+    /// CE-marked packets the client reported in its ACK frames' ECN counts.
+    pub ce_reported: u64,
+    /// Congestion events started by an increased CE count.
+    pub congestion_events: u64,
+    /// ECN validation failed and the server stopped marking.
+    pub validation_failed: bool,
 }
 
 /// One connection of a QUIC flow and its transfer.

@@ -183,10 +183,10 @@ fn default_rx_delivery() -> String {
 pub struct ApSpec {
     pub queue_limit: u32,
     pub scheduler: String,
-    /// Queue discipline of each station's queue at the AP: "fifo", "codel", "pie" (RFC
-    /// defaults: CoDel 5 ms / 100 ms, PIE 15 ms; one per station sharing `queue_limit` as
-    /// txqueuelen) or "fq_codel" (mac80211's flow queue, `lasthop_algo::aqm::MacFq`, with
-    /// `queue_limit` as its packet limit).
+    /// Queue discipline of each station's queue at the AP: "fifo", "codel", "pie", "dualpi2"
+    /// (RFC defaults: CoDel 5 ms / 100 ms, PIE 15 ms, DualPI2 as sch_dualpi2; one per station
+    /// sharing `queue_limit` as txqueuelen) or "fq_codel" (mac80211's flow queue,
+    /// `lasthop_algo::aqm::MacFq`, with `queue_limit` as its packet limit). See [`QDISCS`].
     #[serde(default = "default_qdisc")]
     pub qdisc: String,
     /// "pull": aggregates are built from the station queues at channel access (ath9k since it

@@ -124,3 +124,21 @@ fn air_threshold_marks_l4s_packets_below_the_qdisc() {
     println!("air marking, 5 ms: {e}");
     assert!(e["ce_marked"].as_u64().unwrap() > 0 && e["reductions"].as_u64().unwrap() > 0, "{e}");
 }
+
+/// QUIC with classic ECN (RFC 9000 §13.4): the AP's CE threshold marks the server's datagrams,
+/// the client's ACK frames count them, validation holds, and the server's congestion events
+/// follow the marks.
+#[test]
+fn quic_ecn_counts_reach_the_server() {
+    let mut s = cell("fq_codel", "off");
+    s["ap"]["ce_threshold_ns"] = json!(5_000_000u64);
+    s["flows"] = json!([{"station": 0, "direction": "down", "pattern": "quic", "rate_bps": 0, "packet_size": 1378,
+                         "start_ns": 0, "stop_ns": 8_000_000_000u64, "ecn": "classic"}]);
+    let d = run(&s, 1);
+    let e = &d["flows"][0]["quic"]["ecn"];
+    println!("quic ecn: {e}");
+    assert_eq!(e["validation_failed"], false, "{e}");
+    let (marked, reported) = (e["ce_marked"].as_u64().unwrap(), e["ce_reported"].as_u64().unwrap());
+    assert!(marked > 0 && reported <= marked && reported + 10 >= marked, "{e}");
+    assert!(e["congestion_events"].as_u64().unwrap() > 0, "{e}");
+}

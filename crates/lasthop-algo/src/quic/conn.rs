@@ -19,6 +19,7 @@ use alloc::vec::Vec;
 use lasthop_core::{Duration, Instant};
 
 /// The send path: packet building, pacing and the bookkeeping of what was sent.
+mod ecn;
 mod send;
 
 /// Retransmittable frames one packet may carry (their records are kept inline per packet).
@@ -69,6 +70,8 @@ struct SentPacket {
     first_sent_time: Instant,
     app_limited: bool,
     tx_in_flight: u64,
+    /// Sent with an ECT codepoint (for ECN validation).
+    ect: bool,
 }
 
 /// One packet-number space: sender and receiver state and the CRYPTO stream.
@@ -94,6 +97,11 @@ struct SpaceState {
     crypto_send: SendBuf,
     crypto_recv: RecvBuf,
     crypto_done: bool,
+    /// ECN counts of the packets received in this space (RFC 9000 §13.4.1).
+    ecn_recv: EcnCounts,
+    /// The peer's ECN counts in the last ACK frame processed, and its largest acknowledged.
+    ecn_peer: EcnCounts,
+    ecn_largest: Option<u64>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -584,7 +592,7 @@ impl QuicConnection {
             if self.state == State::Closed {
                 return;
             }
-            self.handle_packet(now, p);
+            self.handle_packet(now, p, dg.ecn);
         }
     }
 
@@ -597,7 +605,7 @@ impl QuicConnection {
         }
     }
 
-    fn handle_packet(&mut self, now: Instant, p: &Packet) {
+    fn handle_packet(&mut self, now: Instant, p: &Packet, ecn: crate::ecn::Ecn) {
         let sp = p.space();
         let si = sp.idx();
         if !self.keys_for(p.ty) {
@@ -617,6 +625,7 @@ impl QuicConnection {
             }
         }
         self.stats.packets_received += 1;
+        self.ecn_received(si, ecn);
         // §10.1: any processed packet restarts the idle timer.
         self.last_activity = now;
         self.eliciting_sent_since_recv = false;
@@ -851,6 +860,7 @@ impl QuicConnection {
         acked.clear();
         let mut largest_newly: Option<SentPacket> = None;
         let mut any_eliciting = false;
+        let mut newly_ect = 0u64;
         {
             let s = &mut self.spaces[si];
             s.largest_acked = Some(s.largest_acked.map_or(largest, |l| l.max(largest)));
@@ -868,6 +878,7 @@ impl QuicConnection {
                                     self.stats.spurious_losses += 1;
                                 }
                                 p.state = SentState::Acked;
+                                newly_ect += p.ect as u64;
                                 // Only its data counts (already out of flight).
                                 let mut c = *p;
                                 c.in_flight = false;
@@ -876,6 +887,7 @@ impl QuicConnection {
                             }
                             SentState::Outstanding => {
                                 p.state = SentState::Acked;
+                                newly_ect += p.ect as u64;
                                 if p.ack_eliciting {
                                     any_eliciting = true;
                                 }
@@ -971,7 +983,11 @@ impl QuicConnection {
                 newly_lost: 0,
             }
         });
-        // A.7: detect losses, then the controller hears about acknowledged bytes.
+        // A.7: ECN counts (§B.7 ProcessECN), detect losses, then the controller hears about
+        // acknowledged bytes.
+        let acked_packets = self.scratch.iter().filter(|p| p.in_flight).count().max(1) as u64;
+        let ce_packets = self.ecn_on_ack(now, sp, ack, newly_ect, largest_newly.map(|p| p.time_sent));
+        let ce_acked = (ce_packets.min(acked_packets) * newly_acked_bytes) / acked_packets;
         let lost_bytes = self.detect_and_handle_lost(now, sp);
         if newly_acked_bytes > 0 {
             let mss = self.cfg.max_udp_payload;
@@ -996,7 +1012,7 @@ impl QuicConnection {
                 }),
                 in_recovery: self.in_recovery,
                 mss,
-                ce_acked: 0,
+                ce_acked,
             };
             self.cc.on_ack(&info);
             if self.cc.mark_app_limited() {

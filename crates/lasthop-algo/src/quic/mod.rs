@@ -55,6 +55,13 @@
 //!   retransmissions before its new data; reassembly tracked by ranges; data delivered (and
 //!   consumed) as soon as it is in order. Flow control per stream and per connection (§4):
 //!   the receiver sends MAX_STREAM_DATA / MAX_DATA when less than half the window remains.
+//! * ECN (`ecn`, [`conn`]'s `ecn` module): every packet carries the mode's codepoint until
+//!   validation fails; each packet-number space counts the codepoints it receives (§13.4.1)
+//!   and ACK frames carry the counts (§19.3.2); the sender validates them (§13.4.2.1: counts
+//!   never decrease, and the increase covers the newly acknowledged ECT packets) and an
+//!   increased CE count is a congestion event (RFC 9002 §7.1, §B.7 `ProcessECN`) under the
+//!   same one-per-recovery-period rule as a loss, reported to the controller as an ECN signal
+//!   (`on_ecn_mark`) with the newly CE-marked bytes (`ce_acked`) for scalable controllers.
 //! * Lifecycle: idle timeout (§10.1, the smaller of both ends, at least 3 PTO), explicit
 //!   close with CONNECTION_CLOSE (the closing/draining periods are not modelled: both ends
 //!   stop at once).
@@ -62,7 +69,7 @@
 //! Simplified or left out: packets that cannot be decrypted yet (1-RTT before the handshake
 //! completes, after a lost Handshake packet) are dropped rather than buffered; no Retry,
 //! version negotiation, connection migration, key update, stream limits (MAX_STREAMS), stream
-//! resets, DATA_BLOCKED frames, ECN or the client's anti-deadlock PTO (§6.2.2.1); a STREAM
+//! resets, DATA_BLOCKED frames or the client's anti-deadlock PTO (§6.2.2.1); a STREAM
 //! frame always carries its Length; persistent congestion sets cwnd to one packet (the
 //! controller's RTO response) rather than kMinimumWindow = 2 packets.
 
@@ -77,7 +84,7 @@ mod stream;
 mod tests;
 
 pub use conn::QuicConnection;
-pub use packet::{AckFrame, Datagram, Frame, Packet, PacketType, Space, TransportParams};
+pub use packet::{AckFrame, Datagram, EcnCounts, Frame, Packet, PacketType, Space, TransportParams};
 pub use rtt::RttEstimator;
 
 use crate::cc::cubic::HyStartConfig;
@@ -180,6 +187,10 @@ pub struct QuicConfig {
     pub packet_threshold: u64,
     /// Persistent congestion (RFC 9002 §7.6). Default on.
     pub persistent_congestion: bool,
+    /// ECN (RFC 9000 §13.4, RFC 9002 §7.1): the codepoint sent (classic ECT(0), L4S ECT(1)),
+    /// ECN counts in ACK frames, validation of the path, and a congestion event on an
+    /// increased CE count. Default off.
+    pub ecn: crate::ecn::EcnMode,
 }
 
 /// Bytes of the ClientHello (with the session ticket when resuming).
@@ -215,6 +226,7 @@ impl QuicConfig {
             server_handshake_bytes: 3000,
             packet_threshold: 3,
             persistent_congestion: true,
+            ecn: crate::ecn::EcnMode::Off,
         }
     }
 
@@ -339,6 +351,12 @@ pub struct QuicStats {
     pub pto_count: u64,
     pub probes_sent: u64,
     pub congestion_events: u64,
+    /// Of those, started by an increased ECN-CE count (RFC 9002 §7.1).
+    pub ecn_congestion_events: u64,
+    /// CE-marked packets the peer reported (the increases of its ECN-CE counts).
+    pub ecn_ce_reported: u64,
+    /// ECN validation failed (RFC 9000 §13.4.2.1): the endpoint stopped marking.
+    pub ecn_failed: bool,
     pub persistent_congestion: u64,
     /// Stream payload bytes sent the first time and again.
     pub stream_bytes_sent: u64,

@@ -124,6 +124,33 @@ pub struct AckFrame {
     pub ack_delay: Duration,
     n: u8,
     ranges: [(u64, u64); MAX_ACK_RANGES],
+    /// The ECN counts (frame type 0x03, §19.3.2), when the endpoint reports them.
+    pub ecn: Option<EcnCounts>,
+}
+
+/// ECN Counts of an ACK frame (RFC 9000 §19.3.2): packets of the space received with each
+/// ECN codepoint (§13.4.1).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EcnCounts {
+    pub ect0: u64,
+    pub ect1: u64,
+    pub ce: u64,
+}
+
+impl EcnCounts {
+    /// Count one packet received with `ecn` (Not-ECT is not counted).
+    pub fn count(&mut self, ecn: crate::ecn::Ecn) {
+        use crate::ecn::Ecn;
+        match ecn {
+            Ecn::Ect0 => self.ect0 += 1,
+            Ecn::Ect1 => self.ect1 += 1,
+            Ecn::Ce => self.ce += 1,
+            Ecn::NotEct => {}
+        }
+    }
+    pub fn total(&self) -> u64 {
+        self.ect0 + self.ect1 + self.ce
+    }
 }
 
 impl AckFrame {
@@ -134,6 +161,7 @@ impl AckFrame {
             ack_delay: Duration::from_nanos(ack_delay.as_nanos() / unit * unit),
             n: 0,
             ranges: [(0, 0); MAX_ACK_RANGES],
+            ecn: None,
         };
         for r in ranges.into_iter().take(MAX_ACK_RANGES) {
             debug_assert!(r.0 <= r.1);
@@ -173,6 +201,9 @@ impl AckFrame {
         for &(s, l) in &r[1..] {
             len += varint_len(prev_smallest - l - 2) + varint_len(l - s);
             prev_smallest = s;
+        }
+        if let Some(e) = self.ecn {
+            len += varint_len(e.ect0) + varint_len(e.ect1) + varint_len(e.ce);
         }
         len
     }
@@ -264,6 +295,8 @@ impl Packet {
 pub struct Datagram {
     pub packets: Vec<Packet>,
     pub len: u32,
+    /// The IP header's ECN field: as the sender sets it, then as the network delivers it.
+    pub ecn: crate::ecn::Ecn,
 }
 
 impl Datagram {

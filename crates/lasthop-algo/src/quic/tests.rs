@@ -28,17 +28,40 @@ struct Link {
     rng: Rng,
     count: u64,
     q: VecDeque<(Instant, Datagram)>,
+    /// Step marking: an ECN-capable datagram that waits longer than this is marked CE.
+    mark_above: Option<Duration>,
+    marks: u64,
+    /// The path clears the ECN field (an ECN-bleaching middlebox).
+    bleach: bool,
 }
 
 impl Link {
     fn new(delay: Duration) -> Self {
-        Link { delay, rate_bps: None, busy_until: Instant::ZERO, drops: vec![], loss: 0.0, rng: Rng::from_seed(7), count: 0, q: VecDeque::new() }
+        Link {
+            delay,
+            rate_bps: None,
+            busy_until: Instant::ZERO,
+            drops: vec![],
+            loss: 0.0,
+            rng: Rng::from_seed(7),
+            count: 0,
+            q: VecDeque::new(),
+            mark_above: None,
+            marks: 0,
+            bleach: false,
+        }
     }
-    fn send(&mut self, now: Instant, dg: Datagram) {
+    fn send(&mut self, now: Instant, mut dg: Datagram) {
         let i = self.count;
         self.count += 1;
         let lost = self.drops.contains(&i) || (self.loss > 0.0 && self.rng.bernoulli(self.loss));
         let start = self.busy_until.max(now);
+        if self.bleach {
+            dg.ecn = crate::ecn::Ecn::NotEct;
+        }
+        if !lost && self.mark_above.is_some_and(|k| start.saturating_since(now) > k) && dg.ecn.set_ce() {
+            self.marks += 1;
+        }
         let tx = self.rate_bps.map_or(Duration::ZERO, |r| Duration::from_nanos(dg.ip_len() as u64 * 8 * 1_000_000_000 / r));
         self.busy_until = start + tx;
         if !lost {
@@ -339,7 +362,7 @@ fn ack_dg(pn: u64, ranges: &[(u64, u64)], delay: Duration) -> Datagram {
     let a = AckFrame::new(delay, ranges.iter().copied());
     let frames = vec![Frame::Ack(a)];
     let len = 50;
-    Datagram { packets: vec![Packet { ty: PacketType::OneRtt, pn, frames, len }], len }
+    Datagram { packets: vec![Packet { ty: PacketType::OneRtt, pn, frames, len }], len, ecn: crate::ecn::Ecn::NotEct }
 }
 
 fn sender_with_10_packets() -> QuicConnection {
@@ -752,3 +775,5 @@ fn config_validation_names_the_field() {
     assert_eq!(QuicConfig { initial_cwnd_bytes: Some(40_000), ..d }.initial_cwnd(), 40_000);
     assert_eq!(d.initial_cwnd(), 13_500);
 }
+
+mod ecn;

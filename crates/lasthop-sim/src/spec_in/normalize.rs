@@ -640,7 +640,7 @@ fn flow(t: &Table, cell: &Cell, n_sta: usize) -> Res<(Vec<usize>, Value, Option<
     };
     if p != "tcp" {
         for k in TCP_KEYS {
-            let both = matches!(k, "bytes" | "pacing");
+            let both = matches!(k, "bytes" | "pacing" | "ecn");
             if t.has(k) && !(p == "quic" && both) {
                 let extra = if both { " or \"quic\"" } else { "" };
                 return Err(t.fail(k, format!("only for pattern = \"tcp\"{extra}")));
@@ -717,7 +717,10 @@ fn transport_keys(t: &Table, p: &str, v: &mut Value) -> Res<(String, Option<(&'s
     let objects: Vec<u64> = page.as_deref().and_then(pages::objects).unwrap_or_default().into_iter().map(|o| o.1).collect();
     let cc = if tcp { t.choice("cc", "cubic", &crate::spec::CONGESTION_CONTROLS, "")? } else { "cubic".into() };
     let ecn_names: Vec<&str> = lasthop_algo::ecn::EcnMode::NAMES.iter().map(|m| m.0).collect();
-    let ecn = if tcp { t.choice("ecn", "off", &ecn_names, "")? } else { "off".into() };
+    let ecn = if tcp || quic { t.choice("ecn", "off", &ecn_names, "")? } else { "off".into() };
+    if quic && ecn == "l4s" {
+        return Err(t.fail("ecn", "\"off\" or \"classic\" for QUIC (its controller is Chromium's CUBIC)"));
+    }
     if let Some(why) = crate::spec::ecn_mismatch(&cc, &ecn) {
         return Err(t.fail("ecn", why));
     }

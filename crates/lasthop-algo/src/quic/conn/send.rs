@@ -24,7 +24,7 @@ impl QuicConnection {
         if budget < 64 {
             return None;
         }
-        let mut dg = Datagram { packets: self.packet_pool.pop().unwrap_or_default(), len: 0 };
+        let mut dg = Datagram { packets: self.packet_pool.pop().unwrap_or_default(), len: 0, ecn: self.ecn_codepoint() };
         let mut built = [Built::default(); 3];
         for sp in Space::ALL {
             let room = (budget - dg.len as u64) as u32;
@@ -95,7 +95,7 @@ impl QuicConnection {
         self.stats.packets_sent += 1;
         self.stats.bytes_sent += len as u64;
         let _ = now;
-        Datagram { packets, len }
+        Datagram { packets, len, ecn: self.ecn_codepoint() }
     }
 
     fn pacer_ready(&self, now: Instant) -> bool {
@@ -363,7 +363,9 @@ impl QuicConnection {
             (Space::AppData, Some(t)) => now - t,
             _ => Duration::ZERO,
         };
-        AckFrame::new(delay, s.recv.iter().rev().map(|(a, e)| (a, e - 1)))
+        let mut ack = AckFrame::new(delay, s.recv.iter().rev().map(|(a, e)| (a, e - 1)));
+        ack.ecn = self.ecn_counts(sp.idx());
+        ack
     }
 
     fn on_packet_sent(&mut self, now: Instant, p: &Packet, b: Built) {
@@ -415,6 +417,7 @@ impl QuicConnection {
             first_sent_time: self.first_sent_time,
             app_limited: self.app_limited_until > 0,
             tx_in_flight: self.bytes_in_flight,
+            ect: self.ecn_codepoint() != crate::ecn::Ecn::NotEct,
         };
         let s = &mut self.spaces[si];
         if ack_eliciting {

@@ -135,6 +135,7 @@ fn config(f: &FlowSpec, role: Role) -> QuicConfig {
         initial_cwnd_packets: f.initial_cwnd,
         zero_rtt: f.zero_rtt,
         idle_timeout: Duration::from_nanos(f.idle_timeout_ns),
+        ecn: crate::spec::ecn_mode(&f.ecn),
         ..base
     };
     if let Some(p) = f.pacing {
@@ -353,6 +354,13 @@ impl World {
                     samples: kept.map_or(0, |p| p.samples()),
                 }
             }),
+            ecn: (self.spec.flows[f].ecn != "off").then(|| crate::output::QuicEcnOut {
+                mode: self.spec.flows[f].ecn.clone(),
+                ce_marked: self.ce_marked[f],
+                ce_reported: s.ecn_ce_reported,
+                congestion_events: s.ecn_congestion_events,
+                validation_failed: s.ecn_failed,
+            }),
         })
     }
 
@@ -498,7 +506,9 @@ impl World {
                 self.quic_dgrams.len() as u32 - 1
             }
         };
-        let p = if to_client { self.alloc(f, len, now) } else { self.alloc_control(f, len, now) };
+        let ecn = self.quic_dgrams[slot as usize].as_ref().map_or(Default::default(), |d| d.ecn);
+        let mut p = if to_client { self.alloc(f, len, now) } else { self.alloc_control(f, len, now) };
+        self.set_ecn(&mut p, ecn);
         self.pkts[p.id as usize].tcp = TcpMeta::Quic { slot, to_client };
         let q = self.quic[f as usize].as_deref_mut().expect("quic flow");
         if q.multi() {
@@ -557,8 +567,10 @@ impl World {
         let TcpMeta::Quic { slot, to_client } = pk.tcp else { unreachable!("not a QUIC packet") };
         let f = pk.flow;
         let fi = f as usize;
-        let dg = self.quic_dgrams[slot as usize].take().expect("datagram in flight");
+        let mut dg = self.quic_dgrams[slot as usize].take().expect("datagram in flight");
         self.quic_free.push(slot);
+        // The datagram as the network delivers it: its ECN field may now say CE.
+        dg.ecn = pk.ecn;
         {
             // With several connections: a new connection's first datagram sets up the server's
             // endpoint; a datagram of an earlier connection finds no state and is discarded.
