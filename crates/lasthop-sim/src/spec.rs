@@ -171,7 +171,11 @@ pub struct MacSpec {
     /// symbol carrying its last octet, once its FCS checks, as ns-3's PHY does) or "ppdu" (all
     /// at the end of the PPDU, as a NIC that raises one receive interrupt per A-MPDU).
     #[serde(default = "default_rx_delivery")]
-    pub rx_delivery: String,
+    pub rx_delivery: String,    /// The TXOP limit of `mac.access_category` in the EDCA Parameter Set the AP advertises
+    /// (hostapd's `wmm_ac_*_txop_limit`, units of 32 µs); None: Table 9-155's (0 for BE and
+    /// BK: one frame exchange per TXOP).
+    #[serde(default)]
+    pub txop_limit_ns: Option<u64>,
 }
 
 fn default_rx_delivery() -> String {
@@ -247,6 +251,18 @@ pub struct ApSpec {
     /// can: the wait in the driver's and the firmware's queues.
     #[serde(default)]
     pub air_ce_threshold_ns: u64,
+    /// The AP's own EDCA parameters for `mac.access_category` (hostapd's `tx_queue_data*_cwmin`,
+    /// `_cwmax`, `_aifs`), when they differ from the set it advertises (`mac.cw_min` ...).
+    #[serde(default)]
+    pub cw_min: Option<u32>,
+    #[serde(default)]
+    pub cw_max: Option<u32>,
+    #[serde(default)]
+    pub aifsn: Option<u32>,
+    /// The AP's own TXOP limit for `mac.access_category` (hostapd's `tx_queue_data*_burst`);
+    /// None: the advertised one (`mac.txop_limit_ns`).
+    #[serde(default)]
+    pub txop_limit_ns: Option<u64>,
 }
 
 /// `ap.dequeue_cost`'s bound: a host's per-packet transmit path takes microseconds, and the
@@ -524,6 +540,35 @@ fn yes() -> bool {
     true
 }
 
+/// The smallest AIFSN an EDCA Parameter Set may give non-AP stations, and an AP may use for
+/// itself (IEEE 802.11-2020 §9.4.2.28: "The minimum value of the AIFSN subfield is 2"; an AP
+/// may use 1, §10.2.3.2).
+pub const AIFSN_MIN_STA: u32 = 2;
+pub const AIFSN_MIN_AP: u32 = 1;
+
+/// The TXOP Limit field counts 32 µs in one octet (IEEE 802.11-2020 §9.4.2.28): 0..=8.16 ms.
+pub const TXOP_UNIT_NS: u64 = 32_000;
+pub const TXOP_MAX_NS: u64 = 255 * TXOP_UNIT_NS;
+
+/// Problems of the EDCA values of `section` (mac: the set the AP advertises; ap: the AP's own):
+/// CWmin and CWmax of the form 2^k − 1 up to 32767 (ECWmin/ECWmax in four bits), CWmin ≤
+/// CWmax, AIFSN from `aifsn_min` to 15.
+fn edca_problems(section: &str, (cw_min, cw_max, aifsn, txop): (Option<u32>, Option<u32>, Option<u32>, Option<u64>), aifsn_min: u32, bad: &mut dyn FnMut(&str, String, String)) {
+    if let Some(v) = txop.filter(|&v| v > TXOP_MAX_NS || v % TXOP_UNIT_NS != 0) {
+        bad(&format!("{section}.txop_limit"), format!("{v}ns"), "a multiple of 32us up to 8.16ms".into());
+    }
+    let cw_ok = |v: u32| v <= 32767 && (v + 1).is_power_of_two();
+    if let Some(v) = cw_min.filter(|&v| !cw_ok(v)) {
+        bad(&format!("{section}.cw_min"), v.to_string(), "2^k - 1, at most 32767".into());
+    }
+    if let Some(v) = cw_max.filter(|&v| !cw_ok(v) || cw_min.is_some_and(|c| c > v)) {
+        bad(&format!("{section}.cw_max"), v.to_string(), "2^k - 1, at most 32767, and >= cw_min".into());
+    }
+    if let Some(v) = aifsn.filter(|v| !(aifsn_min..=15).contains(v)) {
+        bad(&format!("{section}.aifsn"), v.to_string(), format!("{aifsn_min}..=15"));
+    }
+}
+
 /// The queue disciplines by name (`ap.qdisc`, `wired.qdisc`, `stations[].qdisc`).
 pub const QDISCS: [&str; 5] = ["fifo", "codel", "pie", "fq_codel", "dualpi2"];
 
@@ -793,26 +838,13 @@ impl Spec {
         if AccessCategory::parse(&m.access_category).is_none() {
             bad("mac.access_category", format!("{:?}", m.access_category), "one of \"BK\", \"BE\", \"VI\", \"VO\"".into());
         }
-        let cw_ok = |v: u32| v <= 32767 && (v + 1).is_power_of_two();
-        if let Some(v) = m.cw_min {
-            if !cw_ok(v) {
-                bad("mac.cw_min", v.to_string(), "2^k - 1, at most 32767".into());
-            }
-        }
-        if let Some(v) = m.cw_max {
-            if !cw_ok(v) || m.cw_min.is_some_and(|c| c > v) {
-                bad("mac.cw_max", v.to_string(), "2^k - 1, at most 32767, and >= cw_min".into());
-            }
-        }
-        if let Some(v) = m.aifsn {
-            if !(1..=15).contains(&v) {
-                bad("mac.aifsn", v.to_string(), "1..=15".into());
-            }
-        }
+        edca_problems("mac", (m.cw_min, m.cw_max, m.aifsn, m.txop_limit_ns), AIFSN_MIN_STA, bad);
     }
 
     /// `ap` and `wired`.
     fn ap_wired_problems(&self, bad: &mut dyn FnMut(&str, String, String)) {
+        let a = &self.ap;
+        edca_problems("ap", (a.cw_min, a.cw_max, a.aifsn, a.txop_limit_ns), AIFSN_MIN_AP, bad);
         if self.ap.queue_limit == 0 {
             bad("ap.queue_limit", "0".into(), "at least 1 packet".into());
         }

@@ -394,7 +394,8 @@ pub struct World {
     aggregation: bool,
     max_mpdus: u32,
     /// PPDU time limit of an A-MPDU, per access category slot (TXOP limits of VI and VO).
-    max_ppdu: Vec<Duration>,
+    /// PPDU time limit per AC slot: [the AP's, the stations'] (TXOP limits, `world/wmm.rs`).
+    max_ppdu: Vec<[Duration; 2]>,
     retry_limit: u32,
     qos: bool,
     control_rate: u64,

@@ -386,3 +386,64 @@ fn a_queue_emptied_by_another_acs_overflow_stops_contending() {
         assert_eq!(w.station_ampdu_hist(sta)[0].first().copied().unwrap_or(0), 0, "station {sta}: a PPDU without MPDUs");
     }
 }
+
+/// VHT 80 MHz MCS 9 ×2 with one saturated downlink and one saturated uplink station.
+fn up_down(secs: u64) -> Value {
+    let mut s = base("vht", 80, 800);
+    s["sim"]["duration_ns"] = json!(secs * SEC);
+    s["stations"] = json!([station(9, 2), station(9, 2)]);
+    s["flows"] = json!([flow(0, "down", "saturated", 0, 1500, secs * SEC), flow(1, "up", "saturated", 0, 1500, secs * SEC)]);
+    s
+}
+
+/// `mac.txop_limit` (the TXOP limit the AP advertises in its EDCA Parameter Set) shortens the
+/// stations' A-MPDUs until their exchange fits it; the AP keeps its own (`ap.txop_limit = 0`:
+/// one exchange, no limit beyond `mac.max_ppdu_time`).
+#[test]
+fn advertised_txop_limit_shortens_the_stations_ampdus_only() {
+    let d = run(&up_down(2), 1);
+    let (down0, up0) = (d["stations"][0]["mean_ampdu_down"].as_f64().unwrap(), d["stations"][1]["mean_ampdu_up"].as_f64().unwrap());
+    let mut s = up_down(2);
+    s["mac"]["txop_limit_ns"] = json!(1_024_000u64);
+    s["ap"]["txop_limit_ns"] = json!(0);
+    let d = run(&s, 1);
+    let (down1, up1) = (d["stations"][0]["mean_ampdu_down"].as_f64().unwrap(), d["stations"][1]["mean_ampdu_up"].as_f64().unwrap());
+    // 1.024 ms less SIFS and the Block Ack at 24 Mb/s leaves ~0.97 ms of PPDU: 58 MPDUs of
+    // 1500 octets at 780 Mb/s (preamble included), against 64 without the limit.
+    let txv = TxVector { standard: Standard::Vht, mcs: 9, nss: 2, channel_width: 80, guard_interval: 800 };
+    let psdu = frame::max_psdu_for_time(&txv, Band::Ghz5, lasthop_core::Duration::from_micros(1024 - 16 - 32), u32::MAX);
+    let cap = frame::full_size_mpdus(psdu, true, 64) as f64;
+    println!("A-MPDU up {up0:.1} -> {up1:.1} (cap {cap}), down {down0:.1} -> {down1:.1}");
+    assert!(up0 > 60.0 && up1 <= cap + 0.5 && up1 > cap - 6.0, "{up0} {up1} {cap}");
+    assert!((down1 - down0).abs() < 1.0, "the AP's own A-MPDUs keep their length: {down0} {down1}");
+}
+
+/// The AP's own EDCA (`ap.cw_min`, `ap.aifsn`, hostapd's tx_queue_data*) against the set its
+/// stations use: a smaller window and AIFSN 1 win the AP more TXOPs, so its downlink gains
+/// airtime over the saturated uplink.
+#[test]
+fn ap_edca_gives_the_ap_more_txops() {
+    let share = |d: &Value| {
+        let s = &d["stations"];
+        let down = s[0]["airtime_rx_ns"].as_f64().unwrap();
+        down / (down + s[1]["airtime_tx_ns"].as_f64().unwrap())
+    };
+    let base = share(&run(&up_down(2), 1));
+    let mut s = up_down(2);
+    s["ap"]["cw_min"] = json!(3);
+    s["ap"]["aifsn"] = json!(1);
+    let fast = share(&run(&s, 1));
+    println!("AP's share of the airtime: {base:.3} -> {fast:.3}");
+    assert!((0.4..0.6).contains(&base) && fast > base + 0.15, "{base} {fast}");
+}
+
+#[test]
+fn edca_values_outside_802_11_are_one_problem_each() {
+    for (sec, key, v) in [("mac", "aifsn", json!(1)), ("ap", "aifsn", json!(0)), ("mac", "txop_limit_ns", json!(1_000_000u64)), ("ap", "cw_min", json!(8)), ("ap", "txop_limit_ns", json!(9_000_000u64))] {
+        let mut s = up_down(1);
+        s[sec][key] = v.clone();
+        let p = lasthop_sim::validate_json(&s.to_string());
+        assert_eq!(p.len(), 1, "{sec}.{key} = {v}: {p:?}");
+        assert_eq!(p[0].0, format!("{sec}.{}", key.trim_end_matches("_ns")), "{p:?}");
+    }
+}

@@ -190,7 +190,7 @@ pub const SECTIONS: [(&str, &[&str]); 12] = [
         "mac",
         &[
             "aggregation", "max_ampdu_mpdus", "max_ampdu_bytes", "max_ppdu_time", "retry_limit", "beacon_interval",
-            "access_category", "cw_min", "cw_max", "aifsn", "eifs_after_collision", "aggregation_min_rate",
+            "access_category", "cw_min", "cw_max", "aifsn", "txop_limit", "eifs_after_collision", "aggregation_min_rate",
             "max_amsdu_bytes", "rx_delivery",
         ],
     ),
@@ -199,7 +199,8 @@ pub const SECTIONS: [(&str, &[&str]); 12] = [
         &[
             "queue_limit", "scheduler", "qdisc", "driver", "hw_queue_limit", "aql", "aql_limit_low", "aql_limit_high",
             "aql_threshold", "buffer_sizer", "wqm_limit", "wqm_interval", "wqm_variant", "pie_estimator",
-            "dequeue_cost", "ecn", "ce_threshold", "ce_threshold_l4s_only", "air_ce_threshold",
+            "dequeue_cost", "ecn", "ce_threshold", "ce_threshold_l4s_only", "air_ce_threshold", "cw_min", "cw_max",
+            "aifsn", "txop_limit",
         ],
     ),
     ("wired", &["rate", "delay", "queue_limit", "loss", "loss_up", "qdisc"]),
@@ -489,6 +490,13 @@ impl<'a> Table<'a> {
         let dj = default.map_or(Default::Required, |d| Default::Is(json!(d)));
         let schema = quantity_schema(&["ns", "us", "ms", "s"]);
         Ok(self.get(name, default.map(Some), dj, check, DURATION_TEXT, Some(schema))?.unwrap_or_default())
+    }
+
+    /// An optional duration (null when absent).
+    pub(crate) fn duration_opt(&self, name: &str) -> Res<Option<u64>> {
+        let check = |v: &Raw| parse_duration(v).map_err(Bad);
+        let schema = quantity_schema(&["ns", "us", "ms", "s"]);
+        self.get(name, Some(None), Default::Null, check, DURATION_TEXT, Some(schema))
     }
 
     /// A positive duration whose default may exceed u64 (a multiple of another key).

@@ -371,22 +371,7 @@ fn mac_section(top: &Table, cell: &mut Cell) -> Res<Value> {
         ));
     }
     let ac = mac.choice("access_category", "BE", ACCESS_CATEGORIES, "")?;
-    let cw_text = "2^k - 1 for k in 0..=15 (0, 1, 3, 7, ..., 32767)";
-    let cw_ok = |v: i128| (0..16).any(|k| (1i128 << k) - 1 == v);
-    let cw_min = mac.int_opt("cw_min", Some(None), None, None, Some(cw_text))?;
-    if cw_min.is_some_and(|v| !cw_ok(v)) {
-        return Err(mac.fail("cw_min", cw_text));
-    }
-    let cw_max = mac.int_opt("cw_max", Some(None), None, None, Some(cw_text))?;
-    if cw_max.is_some_and(|v| !cw_ok(v)) {
-        return Err(mac.fail("cw_max", cw_text));
-    }
-    if let (Some(lo), Some(hi)) = (cw_min, cw_max) {
-        if lo > hi {
-            return Err(mac.fail("cw_min", "must be <= mac.cw_max"));
-        }
-    }
-    let aifsn = mac.int_opt("aifsn", Some(None), Some(1), Some(15), None)?;
+    let (cw_min, cw_max, aifsn, txop) = edca_keys(&mac, crate::spec::AIFSN_MIN_STA)?;
     let eifs_after_collision = mac.bool("eifs_after_collision", false)?;
     let agg_min_rate = if mac.has("aggregation_min_rate") { mac.rate("aggregation_min_rate", Some(0))? } else { 0 };
     // A-MSDU: the largest Maximum A-MSDU Length of the amendment (HT 3839 or 7935, VHT/HE
@@ -415,6 +400,7 @@ fn mac_section(top: &Table, cell: &mut Cell) -> Res<Value> {
     Ok(json!({"aggregation": aggregation, "max_ampdu_mpdus": max_mpdus as u64, "max_ampdu_bytes": max_bytes as u64,
               "max_ppdu_time_ns": max_ppdu, "retry_limit": retry_limit as u64, "beacon_interval_ns": beacon,
               "access_category": ac, "cw_min": opt(cw_min), "cw_max": opt(cw_max), "aifsn": opt(aifsn),
+              "txop_limit_ns": txop,
               "eifs_after_collision": eifs_after_collision, "aggregation_min_rate_bps": agg_min_rate,
               "max_amsdu_bytes": max_amsdu as u64, "rx_delivery": rx_delivery}))
 }
@@ -476,13 +462,45 @@ fn ap_section(top: &Table, cell: &mut Cell) -> Res<Value> {
         return Err(ap.fail("dequeue_cost", "at most 100us (a host's per-packet transmit path)"));
     }
     let (ecn, ce_threshold, l4s_only, air) = ap_ecn(&ap, &qdisc)?;
+    let (ap_cw_min, ap_cw_max, ap_aifsn, ap_txop) = edca_keys(&ap, crate::spec::AIFSN_MIN_AP)?;
     cell.driver = driver.clone();
-    Ok(json!({"ecn": ecn, "ce_threshold_ns": ce_threshold, "ce_threshold_l4s_only": l4s_only, "air_ce_threshold_ns": air,
+    let opt = |v: Option<i128>| v.map_or(Value::Null, |x| json!(x as u64));
+    Ok(json!({"cw_min": opt(ap_cw_min), "cw_max": opt(ap_cw_max), "aifsn": opt(ap_aifsn), "txop_limit_ns": ap_txop, "ecn": ecn, "ce_threshold_ns": ce_threshold, "ce_threshold_l4s_only": l4s_only, "air_ce_threshold_ns": air,
               "queue_limit": ap_queue as u64, "scheduler": scheduler, "qdisc": qdisc, "driver": driver,
               "hw_queue_limit": hw_queue_limit as u64, "aql": aql, "aql_limit_low_ns": aql_low,
               "aql_limit_high_ns": aql_high, "aql_threshold_ns": aql_threshold, "buffer_sizer": buffer_sizer,
               "wqm_limit_ns": wqm_limit, "wqm_interval_ns": wqm_interval, "wqm_variant": wqm_variant,
               "pie_estimator": pie_estimator, "dequeue_cost_ns": dequeue_cost}))
+}
+
+/// The EDCA values of a section (`[mac]`: the set the AP advertises; `[ap]`: its own):
+/// CWmin/CWmax of the form 2^k − 1, CWmin ≤ CWmax, AIFSN from `aifsn_min` (IEEE 802.11-2020
+/// §9.4.2.28).
+/// CWmin, CWmax, AIFSN and the TXOP limit (ns) of a section, each if given.
+type EdcaKeys = (Option<i128>, Option<i128>, Option<i128>, Option<u64>);
+
+fn edca_keys(t: &Table, aifsn_min: u32) -> Res<EdcaKeys> {
+    let cw_text = "2^k - 1 for k in 0..=15 (0, 1, 3, 7, ..., 32767)";
+    let cw_ok = |v: i128| (0..16).any(|k| (1i128 << k) - 1 == v);
+    let cw_min = t.int_opt("cw_min", Some(None), None, None, Some(cw_text))?;
+    if cw_min.is_some_and(|v| !cw_ok(v)) {
+        return Err(t.fail("cw_min", cw_text));
+    }
+    let cw_max = t.int_opt("cw_max", Some(None), None, None, Some(cw_text))?;
+    if cw_max.is_some_and(|v| !cw_ok(v)) {
+        return Err(t.fail("cw_max", cw_text));
+    }
+    if let (Some(lo), Some(hi)) = (cw_min, cw_max) {
+        if lo > hi {
+            return Err(t.fail("cw_min", format!("must be <= {}.cw_max", t.key("").trim_end_matches('.'))));
+        }
+    }
+    let aifsn = t.int_opt("aifsn", Some(None), Some(aifsn_min as i128), Some(15), None)?;
+    let txop = t.duration_opt("txop_limit")?;
+    if txop.is_some_and(|v| v > crate::spec::TXOP_MAX_NS || v % crate::spec::TXOP_UNIT_NS != 0) {
+        return Err(t.fail("txop_limit", "a multiple of 32us up to 8.16ms (the TXOP Limit field, IEEE 802.11-2020 §9.4.2.28)"));
+    }
+    Ok((cw_min, cw_max, aifsn, txop))
 }
 
 /// `[ap]`'s ECN marking: whether the discipline marks (default: as Linux sets it up), CoDel's

@@ -20,8 +20,8 @@ struct MacParams {
     ampdu_bytes: u32,
     response_len: u32,
     control_rate: u64,
-    /// PPDU time limit per access category slot.
-    max_ppdu: Vec<Duration>,
+    /// PPDU time limit per access category slot, for the AP's and the stations' A-MPDUs.
+    max_ppdu: Vec<[Duration; 2]>,
 }
 
 impl MacParams {
@@ -42,7 +42,11 @@ impl MacParams {
         };
         let control_rate = spec.phy.control_rate_bps;
         let response = phy::legacy_duration(control_rate, response_len, band);
-        let max_ppdu = plan.acs.iter().map(|&ac| wmm::ppdu_limit(ac, qos, Duration(m.max_ppdu_time_ns), timing.sifs, response)).collect();
+        let max_ppdu = plan
+            .acs
+            .iter()
+            .map(|&ac| wmm::txop_overrides(spec, ac).map(|t| wmm::ppdu_limit(ac, t, qos, Duration(m.max_ppdu_time_ns), timing.sifs, response)))
+            .collect();
         MacParams { aggregation, win, max_mpdus, ampdu_bytes, response_len, control_rate, max_ppdu }
     }
 }

@@ -124,7 +124,7 @@ impl World {
         // ath9k-like: no aggregation at or below the configured rate (6.5 Mb/s).
         let single = self.aggregation_min_rate > 0 && txv.data_rate_bps() <= self.aggregation_min_rate;
         let max_n = if single { 1 } else { max_n };
-        let max_psdu = self.max_psdu(sta, k, &txv);
+        let max_psdu = self.max_psdu(sta, dir, k, &txv);
         let mut psdu = self.build_ampdu(sta, dir, k, now, max_n, max_psdu, &mut mpdus);
         if single && self.standard == Standard::Ht {
             // A plain MPDU (HT has no single-MPDU A-MPDU format requirement).
@@ -152,17 +152,24 @@ impl World {
         Tx { contender: c, kind: TxKind::Data { sta, dir, ac: k as u8, txv, snr }, mpdus, ppdu_end: now + d }
     }
 
-    /// The largest PSDU of station `sta` in slot `k` at rate `txv`: the A-MPDU length cap, and
-    /// the AC's PPDU time limit at that rate (computed once per rate).
-    pub(super) fn max_psdu(&mut self, sta: u32, k: usize, txv: &TxVector) -> u32 {
+    /// The largest PSDU on station `sta`'s link in `dir` and slot `k` at rate `txv`: the A-MPDU
+    /// length cap, and the AC's PPDU time limit for the transmitter (the AP's for its own
+    /// downlink, the stations' otherwise: a relay is a station) at that rate (computed once per
+    /// rate and direction).
+    pub(super) fn max_psdu(&mut self, sta: u32, dir: Dir, k: usize, txv: &TxVector) -> u32 {
         let s = &mut self.stations[sta as usize];
+        let by_ap = dir == Dir::Down && s.parent.is_none();
+        let limit = self.max_ppdu[k][!by_ap as usize];
         let (cap, a) = (s.psdu_cap, &mut s.ac[k]);
-        let r = rate_key(txv) as usize;
+        let r = rate_key(txv) as usize + (dir == Dir::Up) as usize * 8 * 12;
         if a.psdu_by_rate.is_empty() {
-            a.psdu_by_rate.resize(8 * 12, 0);
+            a.psdu_by_rate.resize(2 * 8 * 12, 0);
         }
         if a.psdu_by_rate[r] == 0 {
-            a.psdu_by_rate[r] = frame::max_psdu_for_time(txv, self.band, self.max_ppdu[k], cap).max(1);
+            // A TXOP limit shorter than one frame exchange still lets one MPDU go (the 802.11
+            // exception for a single frame that exceeds the limit).
+            let one = (frame::mpdu_len(1500, self.qos) + frame::MPDU_DELIMITER).min(cap);
+            a.psdu_by_rate[r] = frame::max_psdu_for_time(txv, self.band, limit, cap).max(one).max(1);
         }
         a.psdu_by_rate[r]
     }

@@ -176,7 +176,7 @@ impl World {
         if !self.aggregation || txv.data_rate_bps() <= self.aggregation_min_rate {
             return 1;
         }
-        frame::full_size_mpdus(self.max_psdu(link, self.ac_plan.main as usize, txv), self.qos, self.max_mpdus)
+        frame::full_size_mpdus(self.max_psdu(link, Dir::Down, self.ac_plan.main as usize, txv), self.qos, self.max_mpdus)
     }
 
     /// A forwarding node's measurement instant: sample its interface queue and, with WQM, hand

@@ -35,6 +35,11 @@
 //! exchanges), so for those ACs the A-MPDU's PPDU time limit is lowered until the whole
 //! exchange — the PPDU, SIFS and the Block Ack — fits the TXOP limit (§10.23.2, TXOP limits);
 //! AC_BE and AC_BK (limit 0: one frame exchange per TXOP) keep `mac.max_ppdu_time`.
+//! `mac.txop_limit` (the limit the AP advertises in its EDCA Parameter Set, which the stations
+//! use) and `ap.txop_limit` (the AP's own) set the limit of `mac.access_category` the same way:
+//! a station's A-MPDUs, or the AP's, are shortened until their exchange fits (0 = one frame
+//! exchange, no PPDU limit beyond `mac.max_ppdu_time`). A TXOP holder that could send several
+//! exchanges within a longer limit sends one longer A-MPDU here.
 //!
 //! `mac.cw_min`, `mac.cw_max` and `mac.aifsn` override the parameters of `mac.access_category`
 //! only. Mesh relays (one interface queue), the firmware driver model and the WQM buffer sizer
@@ -252,8 +257,9 @@ pub(super) fn eifs_exempt(medium: &Medium, txs: &[Tx]) -> Vec<ContenderId> {
 }
 
 /// The EDCA parameters of an EDCAF of `ac` at the AP (`ap`) or a station: Table 9-155 (DCF
-/// for `ofdm`); `mac.cw_min`, `mac.cw_max`, `mac.aifsn` override those of
-/// `mac.access_category` only.
+/// for `ofdm`); for `mac.access_category` only, `mac.cw_min`, `mac.cw_max`, `mac.aifsn` (the
+/// EDCA Parameter Set the AP advertises) override them, and at the AP `ap.cw_min`,
+/// `ap.cw_max`, `ap.aifsn` (its own, hostapd's `tx_queue_data*`) override those.
 pub(super) fn edca_params(spec: &Spec, ac: AccessCategory, ap: bool) -> EdcaParams {
     if spec.standard() == Standard::Ofdm {
         return EdcaParams::dcf();
@@ -264,17 +270,35 @@ pub(super) fn edca_params(spec: &Spec, ac: AccessCategory, ap: bool) -> EdcaPara
         p.cw_min = m.cw_min.unwrap_or(p.cw_min);
         p.cw_max = m.cw_max.unwrap_or(p.cw_max);
         p.aifsn = m.aifsn.unwrap_or(p.aifsn);
+        if ap {
+            let a = &spec.ap;
+            p.cw_min = a.cw_min.unwrap_or(p.cw_min);
+            p.cw_max = a.cw_max.unwrap_or(p.cw_max);
+            p.aifsn = a.aifsn.unwrap_or(p.aifsn);
+        }
     }
     p
 }
 
 /// The PPDU time limit of an A-MPDU in `ac`: `max_ppdu`, and for an AC with a TXOP limit
-/// (Table 9-155) the longest PPDU whose exchange — PPDU, SIFS, `response` — fits it.
-pub(super) fn ppdu_limit(ac: AccessCategory, qos: bool, max_ppdu: Duration, sifs: Duration, response: Duration) -> Duration {
-    match ac.txop_limit() {
-        Some(txop) if qos => max_ppdu.min(txop - (sifs + response)),
+/// (Table 9-155, or `txop` for `mac.access_category`) the longest PPDU whose exchange — PPDU,
+/// SIFS, `response` — fits it.
+pub(super) fn ppdu_limit(ac: AccessCategory, txop: Option<Duration>, qos: bool, max_ppdu: Duration, sifs: Duration, response: Duration) -> Duration {
+    match txop.or(ac.txop_limit()).filter(|t| !t.is_zero()) {
+        Some(txop) if qos => max_ppdu.min(Duration(txop.0.saturating_sub((sifs + response).0))),
         _ => max_ppdu,
     }
+}
+
+/// The TXOP limits of `ac` that the spec sets, for the AP and for the stations
+/// (`ap.txop_limit`, `mac.txop_limit`: `mac.access_category` only; the AP's own falls back to
+/// the advertised one). None: Table 9-155's.
+pub(super) fn txop_overrides(spec: &Spec, ac: AccessCategory) -> [Option<Duration>; 2] {
+    if ac != spec.main_ac() {
+        return [None, None];
+    }
+    let sta = spec.mac.txop_limit_ns.map(Duration);
+    [spec.ap.txop_limit_ns.map(Duration).or(sta), sta]
 }
 
 impl World {
