@@ -5,6 +5,7 @@
     lasthop validate SPEC                            check a spec without simulating
     lasthop bench [--quick] [--compare-ns3]          time the fixed scenarios and the TCP cells
     lasthop sweep SPEC --vary KEY=V1,V2 [--seeds K]   run a grid of specs x seeds (sweep_cli.py)
+    lasthop tune SPEC [--budget N] [--seeds K]       search the AP's levers (tune.py, tune_cli.py)
     lasthop version                                  print the code version
     lasthop table|plot|report -i RESULTS ...         analysis from files (analysis_cli.py)
     lasthop export --flent RESULTS [-o OUT]          flent's .flent.gz files (flent_export.py)
@@ -115,6 +116,9 @@ def _parser(core_only: bool = False) -> argparse.ArgumentParser:
     from .new_cli import add_parsers as _add_new
     _add_new(sub)
 
+    from .tune_cli import add_parser as _add_tune
+    _add_tune(sub)
+
     from .live.soak import add_parser as _add_soak
     _add_soak(sub)
     return p
@@ -191,6 +195,14 @@ def _cmd_new(args: argparse.Namespace) -> int:
 
 
 COMMANDS.update({"new": _cmd_new, "schema": _cmd_new, "completion": _cmd_new})
+
+
+def _cmd_tune(args: argparse.Namespace) -> int:
+    from .tune_cli import cmd_tune
+    return cmd_tune(args)
+
+
+COMMANDS["tune"] = _cmd_tune
 
 
 def _cmd_soak(args: argparse.Namespace) -> int:
