@@ -76,7 +76,7 @@ def _parser(core_only: bool = False) -> argparse.ArgumentParser:
     b.add_argument("--emu", action="store_true",
                    help="the emulator against the simulator: iperf3/ping through `lasthop emu` "
                         "(needs root, iperf3, ping), and its capacity (live/emu_bench.py)")
-    b.add_argument("--live", nargs="?", const="wqm", choices=["wqm", "vwire", "proxy", "aggctl", "quic"], default=None,
+    b.add_argument("--live", nargs="?", const="wqm", choices=["wqm", "vwire", "proxy", "aggctl", "quic", "tune"], default=None,
                    metavar="TOOL",
                    help="a live tool across the emulator's AP host next to the simulator: wqm "
                         "(W1/W2 live and the AP host's cost; needs iperf3, ping; live/bench.py), "
@@ -84,7 +84,9 @@ def _parser(core_only: bool = False) -> argparse.ArgumentParser:
                         "and a checked 2 GB load between namespaces; live/bench_proxy.py), or aggctl "
                         "(aggctl send|recv across the emulator, 1 and 5 receivers, and pacing "
                         "precision; live/bench_aggctl.py), or quic (quic vs bquic and the history "
-                        "across the emulator; live/bench_quic.py); needs root")
+                        "across the emulator; live/bench_quic.py), or tune (lasthop tune's choice "
+                        "for a household cell with kernel TCP, next to the simulator; "
+                        "live/bench_tune.py); needs root")
     b.add_argument("--runs", type=int, default=5, metavar="N",
                    help="--live: runs per configuration (default 5)")
     b.add_argument("-o", "--out", default="results/bench", metavar="DIR",

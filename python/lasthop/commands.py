@@ -202,6 +202,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     from .bench import run_bench
 
+    if getattr(args, "live", None) == "tune":
+        from .live.bench_tune import run_live_tune
+        return run_live_tune(args.out, seconds=12 if args.quick else 20, budget=16 if args.quick else 32)
     if getattr(args, "live", None) == "proxy":
         from .live.bench_proxy import run_live_proxy
         return run_live_proxy(args.out)

@@ -1,0 +1,174 @@
+"""`lasthop bench --live tune`: the configuration `lasthop tune` picks, across the emulator with
+kernel TCP, next to the simulator's figures and to the default's (docs/tune.md).
+
+1. `lasthop tune` on a household cell (four 802.11ac stations at MCS 9 ×2, 7 ×2, 4 ×1, 1 ×1,
+   each with a download, an upload and a ping; FQ-CoDel in the stations; the AP with mac80211's
+   FQ-CoDel, airtime fairness and a firmware queue under AQL).
+2. The emulator on the same cell (its [[flows]] removed: the traffic is real), once as written
+   (the default) and once with the chosen configuration (the EDCA values, TXOP limits and AQL
+   limits act in the model): per station an iperf3 CUBIC download and upload and a ping every
+   50 ms from the server.
+3. The worst ping p99, the total goodput and the worst station's download share of each, beside
+   the simulator's for the same specs.
+
+Needs root, iperf3 and ping. Writes DIR/live-bench-tune.json and prints a table.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+HOUSE = """\
+name = "house"
+description = "four stations at MCS 9x2, 7x2, 4x1, 1x1; download, upload and ping each"
+[sim]
+duration = "{secs}s"
+warmup = "3s"
+[phy]
+standard = "vht"
+channel_width = 80
+[ap]
+qdisc = "fq_codel"
+scheduler = "airtime"
+driver = "firmware"
+[wired]
+rate = "1Gbps"
+delay = "10ms"
+[[stations]]
+mcs = 9
+nss = 2
+qdisc = "fq_codel"
+[[stations]]
+mcs = 7
+nss = 2
+qdisc = "fq_codel"
+[[stations]]
+mcs = 4
+nss = 1
+qdisc = "fq_codel"
+[[stations]]
+mcs = 1
+nss = 1
+qdisc = "fq_codel"
+[[flows]]
+stations = "all"
+direction = "down"
+pattern = "tcp"
+[[flows]]
+stations = "all"
+direction = "up"
+pattern = "tcp"
+[[flows]]
+stations = "all"
+pattern = "ping"
+interval = "50ms"
+"""
+
+RRUL = r"""#!/bin/bash
+# rrul.sh NSTA SECONDS OUT: per station an iperf3 CUBIC download and upload and a 50 ms ping
+n=$1; t=$2; out=$3
+for i in $(seq 0 $((n-1))); do
+  lasthop emu exec sta$i -- iperf3 -s -1 -p $((5201+i)) >/dev/null 2>&1 &
+  lasthop emu exec server -- iperf3 -s -1 -p $((6201+i)) >/dev/null 2>&1 &
+done
+sleep 1
+for i in $(seq 0 $((n-1))); do
+  lasthop emu exec server -- iperf3 -c 10.77.1.$((i+1)) -p $((5201+i)) -t $t -C cubic -J > $out/down-$i.json &
+  lasthop emu exec sta$i -- iperf3 -c 10.77.0.1 -p $((6201+i)) -t $t -C cubic -J > $out/up-$i.json &
+  lasthop emu exec server -- ping -i 0.05 -w $t 10.77.1.$((i+1)) > $out/ping-$i.txt &
+done
+wait
+"""
+
+WARMUP_S = 3
+
+
+def _rtts(path: Path) -> list[float]:
+    """The RTTs (ms) of a ping log, after the warm-up."""
+    out = []
+    for line in path.read_text().splitlines():
+        m = re.search(r"icmp_seq=(\d+) .*time=([\d.]+) ms", line)
+        if m and int(m.group(1)) * 0.05 >= WARMUP_S:
+            out.append(float(m.group(2)))
+    return out
+
+
+def _p99(xs: list[float]) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(0.99 * len(xs)))] if xs else float("nan")
+
+
+def _emulate(spec_doc_text: str, out: Path, script: Path, n: int, secs: int) -> dict[str, Any]:
+    """The cell in the emulator with the RRUL script; its figures."""
+    text = spec_doc_text.split("\n[[flows]]")[0] + "\n"
+    spec = out / "emu.toml"
+    spec.write_text(text)
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}")
+    r = subprocess.run([sys.executable, "-m", "lasthop", "emu", "run", str(spec), "--name", "lht",
+                        "-o", str(out), "--stats", "0", "-q", "--", str(script), str(n), str(secs), str(out)],
+                       capture_output=True, text=True, env=env)
+    if r.returncode != 0:
+        raise RuntimeError(f"emu run: exit {r.returncode}: {r.stderr.strip()[-800:]}")
+    down = [json.loads((out / f"down-{i}.json").read_text())["end"]["sum_received"]["bits_per_second"] for i in range(n)]
+    up = [json.loads((out / f"up-{i}.json").read_text())["end"]["sum_received"]["bits_per_second"] for i in range(n)]
+    p99 = [_p99(_rtts(out / f"ping-{i}.txt")) for i in range(n)]
+    total = sum(down)
+    emu = json.loads(next(out.glob("*-emu-s*.json")).read_text())["data"]["emu"]
+    return {"latency_ms": max(p99), "ping_p99_ms": p99, "goodput_bps": total + sum(up),
+            "down_bps": down, "up_bps": up, "worst_share": min(down) / (total / n) if total > 0 else float("nan"),
+            "lateness_p99_us": emu["lateness_p99_ns"] / 1e3, "model_drops": emu["packets_dropped_by_model"]}
+
+
+def run_live_tune(out_dir: str, seconds: int = 20, budget: int = 32) -> int:
+    missing = [p for p in ("iperf3", "ping", "ip") if shutil.which(p) is None]
+    if os.geteuid() != 0 or missing:
+        why = "needs root" if os.geteuid() != 0 else f"needs {', '.join(missing)} (Debian packages)"
+        print(f"lasthop: error: bench --live tune {why}", file=sys.stderr)
+        return 2
+    from ..tune import apply, tune, write_toml
+    from ..spec import parse_toml
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    cell_text = HOUSE.format(secs=seconds)
+    cell = out / "house.toml"
+    cell.write_text(cell_text)
+    print(f"lasthop bench --live tune: lasthop tune (budget {budget}, 3 seeds) ...", file=sys.stderr, flush=True)
+    rep = tune(cell, out / "tune", budget, 3, progress=None)
+    chosen_text = write_toml(apply(parse_toml(cell_text, str(cell)), rep["chosen"]["values"]))
+    report: dict[str, Any] = {"seconds": seconds, "chosen": rep["chosen"]["values"],
+                              "simulator": {"default": rep["baseline"], "chosen": {k: rep["chosen"][k] for k in ("latency_ms", "goodput_bps", "worst_share")}}}
+    with tempfile.TemporaryDirectory(prefix="lasthop-live-tune-") as tmp_s:
+        tmp = Path(tmp_s)
+        script = tmp / "rrul.sh"
+        script.write_text(RRUL)
+        script.chmod(0o755)
+        report["emulator"] = {}
+        for label, text in (("default", cell_text), ("chosen", chosen_text)):
+            run = tmp / label
+            run.mkdir()
+            print(f"lasthop bench --live tune: the emulator, {label} ...", file=sys.stderr, flush=True)
+            report["emulator"][label] = _emulate(text, run, script, 4, seconds)
+    path = out / "live-bench-tune.json"
+    path.write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
+    print(_table(report))
+    print(f"figures: {path}")
+    return 0
+
+
+def _table(r: dict[str, Any]) -> str:
+    lines = [f"chosen: {', '.join(f'{k}={v}' for k, v in r['chosen'].items()) or '(the default)'}",
+             f"{'':10s} {'':9s} {'ping p99':>10s} {'goodput':>10s} {'worst share':>12s}"]
+    for host in ("simulator", "emulator"):
+        for label in ("default", "chosen"):
+            x = r[host][label]
+            lines.append(f"{host:10s} {label:9s} {x['latency_ms']:8.1f}ms {x['goodput_bps'] / 1e6:7.1f}Mb/s "
+                         f"{x['worst_share'] * 100:10.1f} %")
+    return "\n".join(lines)
