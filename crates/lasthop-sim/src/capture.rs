@@ -100,10 +100,20 @@ pub enum TcpRec {
     #[default]
     None,
     /// A data segment: bytes [seq, seq + len) of its connection; `retransmit`: sent again by
-    /// TCP (not a MAC retry).
-    Data { seq: u32, len: u32, rev: bool, retransmit: bool },
-    /// A pure ACK: cumulative ACK, up to 3 SACK blocks [start, end), receive window in bytes.
-    Ack { ack: u32, sack: [(u32, u32); lasthop_algo::tcp::MAX_SACK_BLOCKS], n_sack: u8, rwnd: u32, rev: bool },
+    /// TCP (not a MAC retry); `cwr`: the CWR flag (RFC 3168).
+    Data { seq: u32, len: u32, rev: bool, retransmit: bool, cwr: bool },
+    /// A pure ACK: cumulative ACK, up to 3 SACK blocks [start, end), receive window in bytes;
+    /// `ece`: the ECE flag (classic ECN); `accecn`: the ACE field and the AccECN option's ECEB
+    /// (RFC 9768).
+    Ack {
+        ack: u32,
+        sack: [(u32, u32); lasthop_algo::tcp::MAX_SACK_BLOCKS],
+        n_sack: u8,
+        rwnd: u32,
+        rev: bool,
+        ece: bool,
+        accecn: Option<(u8, u32)>,
+    },
 }
 
 impl TcpRec {
@@ -133,6 +143,8 @@ pub struct MpduRec {
     pub sent_ms: u32,
     /// The TCP segment carried, if any.
     pub tcp: TcpRec,
+    /// The IP header's ECN field as the packet went on the air (RFC 3168 §5).
+    pub ecn: u8,
 }
 
 /// The records of one capture, and the cell parameters needed to write them out.
@@ -395,7 +407,7 @@ impl TcpOut {
     fn of(t: &TcpRec) -> Option<TcpOut> {
         match *t {
             TcpRec::None => None,
-            TcpRec::Data { seq, len, rev, retransmit } => Some(TcpOut {
+            TcpRec::Data { seq, len, rev, retransmit, .. } => Some(TcpOut {
                 kind: "data",
                 rev,
                 seq: Some(seq),

@@ -40,6 +40,10 @@
 //!   typically negotiates; the SYNs that would announce it are not captured, so tools show
 //!   the raw field unless told the factor). Data senders advertise [`TCP_SENDER_RWND`].
 //! - A correct TCP checksum over the IPv4 pseudo-header; payload: zeros of the segment length.
+//! - ECN: the IP header's ECN field as the packet went on the air (CE where a queue marked
+//!   it); CWR on data segments and ECE on ACKs (RFC 3168 §6.1); with Accurate ECN the ACE field
+//!   in AE, CWR, ECE and the AccECN option (kind 172, EE0B and ECEB, 8 octets, RFC 9768 §3.2)
+//!   after the SACK option, as the simulator counts it in the ACK's length.
 
 use crate::capture::{Capture, MpduRec, Node, PhyRec, PpduKind, PpduRec, TcpRec};
 use lasthop_wifi::mac::frame;
@@ -304,6 +308,10 @@ pub const TCP_WSCALE: u32 = 7;
 /// receiver's default buffer, 6 MiB.
 pub const TCP_SENDER_RWND: u64 = 6 << 20;
 const TCP_ACK: u8 = 0x10;
+const TCP_ECE: u8 = 0x40;
+const TCP_CWR: u8 = 0x80;
+/// The AccECN option, AccECN0 order (RFC 9768 §3.2.3): kind 172, EE0B then ECEB.
+const ACCECN0: u8 = 172;
 
 /// Initial sequence number of one end of a TCP connection of `flow` (`rev`: the request
 /// connection): deterministic, spread over the 32-bit space. The SYN (not captured) takes the
@@ -329,6 +337,12 @@ pub struct TcpHdr {
     /// SACK blocks [left edge, right edge), wire sequence numbers: `sack[..n_sack]`.
     pub sack: [(u32, u32); 3],
     pub n_sack: u8,
+    /// The AE flag (RFC 9768 §3.2.2: the ACE field's top bit, in the header's reserved bits).
+    pub ae: bool,
+    /// The AccECN option's ECEB field, when the segment carries the option.
+    pub eceb: Option<u32>,
+    /// The IP header's ECN field.
+    pub ip_ecn: u8,
 }
 
 impl TcpHdr {
@@ -355,10 +369,21 @@ pub fn tcp_options(tsval: u32, tsecr: u32, sack: &[(u32, u32)]) -> Vec<u8> {
     o
 }
 
+/// The options of `h`: [`tcp_options`], then the AccECN option when it carries one (kind 172,
+/// length 8: EE0B = 0, ECEB; RFC 9768 §3.2.3).
+fn tcp_options_of(h: &TcpHdr) -> Vec<u8> {
+    let mut o = tcp_options(h.tsval, h.tsecr, h.sack_blocks());
+    if let Some(eceb) = h.eceb {
+        o.extend_from_slice(&[ACCECN0, 8, 0, 0, 0]);
+        o.extend_from_slice(&eceb.to_be_bytes()[1..]);
+    }
+    o
+}
+
 /// The TCP header (with options and a correct checksum over the IPv4 pseudo-header, the header
 /// and `payload_len` zero octets of payload).
 pub fn tcp_header(src: [u8; 4], dst: [u8; 4], h: &TcpHdr, payload_len: u32) -> Vec<u8> {
-    let opts = tcp_options(h.tsval, h.tsecr, h.sack_blocks());
+    let opts = tcp_options_of(h);
     let hlen = 20 + opts.len();
     let mut t = Vec::with_capacity(12 + hlen);
     // Pseudo-header first (stripped below): source, destination, zero, protocol, TCP length.
@@ -370,7 +395,7 @@ pub fn tcp_header(src: [u8; 4], dst: [u8; 4], h: &TcpHdr, payload_len: u32) -> V
     t.extend_from_slice(&h.dport.to_be_bytes());
     t.extend_from_slice(&h.seq.to_be_bytes());
     t.extend_from_slice(&h.ack.to_be_bytes());
-    t.push(((hlen / 4) as u8) << 4);
+    t.push((((hlen / 4) as u8) << 4) | h.ae as u8);
     t.push(h.flags);
     t.extend_from_slice(&h.window.to_be_bytes());
     t.extend_from_slice(&[0, 0, 0, 0]); // checksum, urgent pointer
@@ -385,11 +410,24 @@ pub fn tcp_header(src: [u8; 4], dst: [u8; 4], h: &TcpHdr, payload_len: u32) -> V
 /// The IPv4 header (protocol 6) and TCP header of a segment whose IP packet is `ip_len`
 /// octets (payload: zeros up to `ip_len`). None if `ip_len` is too short for the headers.
 pub fn ip_tcp_header(ip_len: u32, id: u16, src: [u8; 4], dst: [u8; 4], h: &TcpHdr) -> Option<Vec<u8>> {
-    let thlen = 20 + tcp_options(h.tsval, h.tsecr, h.sack_blocks()).len() as u32;
+    let thlen = 20 + tcp_options_of(h).len() as u32;
     let payload = ip_len.checked_sub(20 + thlen)?;
     let mut v = ip_header(ip_len, id, 6, src, dst);
+    set_ip_ecn(&mut v, h.ip_ecn);
     v.extend_from_slice(&tcp_header(src, dst, h, payload));
     Some(v)
+}
+
+/// Write the ECN field `ecn` into the IPv4 header at the start of `pkt` (the TOS octet's low
+/// bits, RFC 3168 §5) and recompute its checksum.
+fn set_ip_ecn(pkt: &mut [u8], ecn: u8) {
+    if ecn & 3 == 0 {
+        return;
+    }
+    pkt[1] = (pkt[1] & !3) | (ecn & 3);
+    pkt[10..12].copy_from_slice(&[0, 0]);
+    let c = ip_checksum(&pkt[..20]);
+    pkt[10..12].copy_from_slice(&c.to_be_bytes());
 }
 
 /// The IPv4 header (DF, TTL 64, valid checksum) of a packet of `ip_len` octets.
@@ -421,17 +459,29 @@ pub fn tcp_fields(m: &MpduRec, uplink: bool) -> Option<TcpHdr> {
     let (sport, dport) = if uplink { (station_port, server_port) } else { (server_port, station_port) };
     let snd = tcp_isn(m.flow, rev, true).wrapping_add(1);
     let rcv = tcp_isn(m.flow, rev, false).wrapping_add(1);
-    let mut h = TcpHdr { sport, dport, flags: TCP_ACK, tsval: m.sent_ms, tsecr: 0, ..TcpHdr::default() };
+    let mut h = TcpHdr { sport, dport, flags: TCP_ACK, tsval: m.sent_ms, tsecr: 0, ip_ecn: m.ecn, ..TcpHdr::default() };
     let window = match m.tcp {
-        TcpRec::Data { seq, .. } => {
+        TcpRec::Data { seq, cwr, .. } => {
             (h.seq, h.ack) = (snd.wrapping_add(seq), rcv);
+            if cwr {
+                h.flags |= TCP_CWR;
+            }
             TCP_SENDER_RWND >> TCP_WSCALE
         }
-        TcpRec::Ack { ack, rwnd, .. } => {
+        TcpRec::Ack { ack, rwnd, ece, accecn, .. } => {
             (h.seq, h.ack) = (rcv, snd.wrapping_add(ack));
             for (b, &(l, r)) in h.sack.iter_mut().zip(m.tcp.sack_blocks()) {
                 *b = (snd.wrapping_add(l), snd.wrapping_add(r));
                 h.n_sack += 1;
+            }
+            if ece {
+                h.flags |= TCP_ECE;
+            }
+            if let Some((ace, eceb)) = accecn {
+                // RFC 9768 §3.2.2: ACE = AE, CWR, ECE (most significant first).
+                h.ae = ace & 4 != 0;
+                h.flags |= if ace & 2 != 0 { TCP_CWR } else { 0 } | if ace & 1 != 0 { TCP_ECE } else { 0 };
+                h.eceb = Some(eceb);
             }
             rwnd as u64 >> TCP_WSCALE
         }
@@ -459,7 +509,11 @@ pub fn data_frame(cap: &Capture, tx: Node, rx: Node, m: &MpduRec) -> Vec<u8> {
     debug_assert!(m.tcp == TcpRec::None || tcp.is_some(), "TCP packet too short for its headers");
     match tcp {
         Some(h) => f.extend_from_slice(&h),
-        None => f.extend_from_slice(&ip_udp_header(m.ip_len, m.seq as u16, src, dst, port, port)),
+        None => {
+            let start = f.len();
+            f.extend_from_slice(&ip_udp_header(m.ip_len, m.seq as u16, src, dst, port, port));
+            set_ip_ecn(&mut f[start..], m.ecn);
+        }
     }
     f.resize(len - 4, 0);
     push_fcs(&mut f);
@@ -722,7 +776,7 @@ mod tests {
     #[test]
     fn frame_sizes_match_the_model() {
         let c = cap(Standard::Vht, true, 8);
-        let m = MpduRec { seq: 4097, flow: 1, ip_len: 1500, retry: true, ok: true, sent_ms: 0, tcp: TcpRec::None };
+        let m = MpduRec { seq: 4097, flow: 1, ip_len: 1500, retry: true, ok: true, sent_ms: 0, tcp: TcpRec::None, ecn: 0 };
         let f = data_frame(&c, Node::Station(1), Node::Ap, &m);
         assert_eq!(f.len() as u32, frame::mpdu_len(1500, true));
         assert_eq!(&f[..2], &[0x88, 0x09]);
@@ -813,7 +867,8 @@ mod tests {
             retry: false,
             ok: true,
             sent_ms: 42,
-            tcp: TcpRec::Data { seq: 3000, len: 1000, rev: false, retransmit: false },
+            tcp: TcpRec::Data { seq: 3000, len: 1000, rev: false, retransmit: false, cwr: false },
+            ecn: 0,
         };
         let f = data_frame(&c, Node::Ap, Node::Station(1), &m);
         assert_eq!(f.len() as u32, frame::mpdu_len(m.ip_len, true));
@@ -830,7 +885,7 @@ mod tests {
         let a = MpduRec {
             ip_len: ack_ip_len(2),
             sent_ms: 43,
-            tcp: TcpRec::Ack { ack: 3000, sack: [(5000, 6000), (7000, 8000), (0, 0)], n_sack: 2, rwnd: 1 << 20, rev: false },
+            tcp: TcpRec::Ack { ack: 3000, sack: [(5000, 6000), (7000, 8000), (0, 0)], n_sack: 2, rwnd: 1 << 20, rev: false, ece: false, accecn: None },
             ..m
         };
         let f = data_frame(&c, Node::Station(1), Node::Ap, &a);
@@ -846,7 +901,7 @@ mod tests {
         assert_eq!(u32::from_be_bytes(ip[56..60].try_into().unwrap()), isn_d.wrapping_add(5000));
         assert_eq!(u32::from_be_bytes(ip[68..72].try_into().unwrap()), isn_d.wrapping_add(8000));
         // The request connection uses server port 81.
-        let r = MpduRec { tcp: TcpRec::Data { seq: 0, len: 1000, rev: true, retransmit: false }, ..m };
+        let r = MpduRec { tcp: TcpRec::Data { seq: 0, len: 1000, rev: true, retransmit: false, cwr: false }, ..m };
         let f = data_frame(&c, Node::Station(1), Node::Ap, &r);
         let ip = &f[34..f.len() - 4];
         assert_eq!(u16::from_be_bytes([ip[22], ip[23]]), TCP_REQUEST_PORT);
@@ -859,5 +914,46 @@ mod tests {
         assert_eq!(station_mac(300), [2, 0, 0, 0, 1, 45]);
         assert_eq!(station_ip(0), [10, 0, 1, 1]);
         assert_eq!(station_ip(254), [10, 0, 1, 255]);
+    }
+
+    /// ECN in the written packets: the IP ECN field (checksum still valid), CWR on a data
+    /// segment, ECE on an ACK, and with AccECN the ACE field in AE/CWR/ECE and the AccECN option
+    /// filling exactly the 8 octets the simulator counts in the ACK's length.
+    #[test]
+    fn ecn_fields() {
+        use lasthop_algo::tcp::{data_ip_len, ACCECN_OPTION_LEN, IP_TCP_HEADERS};
+        let c = cap(Standard::Vht, true, 8);
+        let d = MpduRec {
+            seq: 5,
+            flow: 1,
+            ip_len: data_ip_len(1000),
+            retry: false,
+            ok: true,
+            sent_ms: 42,
+            tcp: TcpRec::Data { seq: 0, len: 1000, rev: false, retransmit: false, cwr: true },
+            ecn: 3,
+        };
+        let f = data_frame(&c, Node::Ap, Node::Station(1), &d);
+        let ip = &f[34..f.len() - 4];
+        assert_eq!(ip[1] & 3, 3, "CE");
+        assert_eq!(ip_checksum(&ip[..20]), 0, "the IPv4 checksum holds");
+        assert_eq!(tcp_checksum_residue(ip), 0);
+        assert_eq!(ip[33] & 0xc0, 0x80, "CWR, no ECE");
+        for ace in 0..8u8 {
+            let a = MpduRec {
+                ip_len: IP_TCP_HEADERS + ACCECN_OPTION_LEN,
+                tcp: TcpRec::Ack { ack: 0, sack: [(0, 0); 3], n_sack: 0, rwnd: 1 << 20, rev: false, ece: false, accecn: Some((ace, 0x12_3456)) },
+                ecn: 0,
+                ..d
+            };
+            let f = data_frame(&c, Node::Station(1), Node::Ap, &a);
+            let ip = &f[34..f.len() - 4];
+            assert_eq!(ip.len() as u32, a.ip_len);
+            let (ae, cwr, ece) = (ip[32] & 1, ip[33] >> 7 & 1, ip[33] >> 6 & 1);
+            assert_eq!(ae << 2 | cwr << 1 | ece, ace);
+            assert_eq!((ip[32] >> 4) as u32 * 4, a.ip_len - 20, "the option is in the header");
+            assert_eq!(&ip[52..60], &[172, 8, 0, 0, 0, 0x12, 0x34, 0x56]);
+            assert_eq!(tcp_checksum_residue(ip), 0);
+        }
     }
 }

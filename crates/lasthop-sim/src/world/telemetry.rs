@@ -279,7 +279,7 @@ impl World {
                         let tcp = match pk.tcp {
                             TcpMeta::None | TcpMeta::Quic { .. } | TcpMeta::Aggctl { .. } | TcpMeta::External { .. } => TcpRec::None,
                             TcpMeta::Data { seg, rev } => {
-                                TcpRec::Data { seq: seg.seq as u32, len: seg.len, rev, retransmit: seg.retransmit }
+                                TcpRec::Data { seq: seg.seq as u32, len: seg.len, rev, retransmit: seg.retransmit, cwr: seg.cwr }
                             }
                             TcpMeta::Ack { ack, rev } => TcpRec::Ack {
                                 ack: ack.cum_ack as u32,
@@ -287,10 +287,12 @@ impl World {
                                 n_sack: ack.n_sack,
                                 rwnd: ack.rwnd.min(u32::MAX as u64) as u32,
                                 rev,
+                                ece: ack.ece,
+                                accecn: ack.accecn.map(|f| (f.ace, f.eceb)),
                             },
                         };
                         let sent_ms = (pk.created.as_nanos() / 1_000_000) as u32;
-                        MpduRec { seq, flow: pk.flow, ip_len: p.len, retry: pk.retries > 0 || pk.ghost, ok, sent_ms, tcp }
+                        MpduRec { seq, flow: pk.flow, ip_len: p.len, retry: pk.retries > 0 || pk.ghost, ok, sent_ms, tcp, ecn: pk.ecn.bits() }
                     });
                     let Some(idx) = cap.data(now.as_nanos(), t, r, phy, ampdu, collision, mpdus) else { return };
                     if response_sent {
