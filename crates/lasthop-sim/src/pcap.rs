@@ -851,25 +851,30 @@ mod tests {
         assert!(ip_tcp_header(51, 0, SERVER_IP, station_ip(0), &h).is_none());
     }
 
+    /// A 1000-byte data segment of flow 1, MPDU 5, sent at 42 ms.
+    fn segment_1000() -> MpduRec {
+        MpduRec {
+            seq: 5,
+            flow: 1,
+            ip_len: lasthop_algo::tcp::data_ip_len(1000),
+            retry: false,
+            ok: true,
+            sent_ms: 42,
+            tcp: TcpRec::Data { seq: 0, len: 1000, rev: false, retransmit: false, cwr: false },
+            ecn: 0,
+        }
+    }
+
     #[test]
     fn tcp_mpdus() {
-        use lasthop_algo::tcp::{ack_ip_len, data_ip_len};
+        use lasthop_algo::tcp::ack_ip_len;
         let c = cap(Standard::Vht, true, 8);
         let isn_d = tcp_isn(1, false, true).wrapping_add(1);
         let isn_a = tcp_isn(1, false, false).wrapping_add(1);
         assert_ne!(isn_d, isn_a);
         assert_ne!(tcp_isn(1, true, true), isn_d.wrapping_sub(1));
         // Downlink data segment of the main connection: server:80 → station:40001.
-        let m = MpduRec {
-            seq: 5,
-            flow: 1,
-            ip_len: data_ip_len(1000),
-            retry: false,
-            ok: true,
-            sent_ms: 42,
-            tcp: TcpRec::Data { seq: 3000, len: 1000, rev: false, retransmit: false, cwr: false },
-            ecn: 0,
-        };
+        let m = MpduRec { tcp: TcpRec::Data { seq: 3000, len: 1000, rev: false, retransmit: false, cwr: false }, ..segment_1000() };
         let f = data_frame(&c, Node::Ap, Node::Station(1), &m);
         assert_eq!(f.len() as u32, frame::mpdu_len(m.ip_len, true));
         let ip = &f[34..f.len() - 4];
@@ -921,18 +926,9 @@ mod tests {
     /// filling exactly the 8 octets the simulator counts in the ACK's length.
     #[test]
     fn ecn_fields() {
-        use lasthop_algo::tcp::{data_ip_len, ACCECN_OPTION_LEN, IP_TCP_HEADERS};
+        use lasthop_algo::tcp::{ACCECN_OPTION_LEN, IP_TCP_HEADERS};
         let c = cap(Standard::Vht, true, 8);
-        let d = MpduRec {
-            seq: 5,
-            flow: 1,
-            ip_len: data_ip_len(1000),
-            retry: false,
-            ok: true,
-            sent_ms: 42,
-            tcp: TcpRec::Data { seq: 0, len: 1000, rev: false, retransmit: false, cwr: true },
-            ecn: 3,
-        };
+        let d = MpduRec { tcp: TcpRec::Data { seq: 0, len: 1000, rev: false, retransmit: false, cwr: true }, ecn: 3, ..segment_1000() };
         let f = data_frame(&c, Node::Ap, Node::Station(1), &d);
         let ip = &f[34..f.len() - 4];
         assert_eq!(ip[1] & 3, 3, "CE");
