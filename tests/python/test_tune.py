@@ -49,7 +49,9 @@ def test_tune_writes_the_choice_and_resumes(tmp_path):
     assert r.returncode == 0, r.stderr
     rep = json.loads((out / "tune.json").read_text())
     cands = rep["candidates"]
-    assert len(cands) == 4 and cands[0]["values"] == {}
+    # The baseline, the three drawn candidates, then any the refinement tried.
+    assert len(cands) >= 4 and cands[0]["values"] == {}
+    assert rep["chosen"]["meets_constraints"] or len(cands) == 4
     assert all(math.isfinite(c["latency_ms"]) and c["goodput_bps"] > 0 for c in cands)
     # The Pareto set: no member is dominated by another candidate.
     front = [c for c in cands if c["pareto"]]
