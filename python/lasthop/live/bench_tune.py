@@ -25,6 +25,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ..children import die_with_parent
+
 HOUSE = """\
 name = "house"
 description = "four stations at MCS 9x2, 7x2, 4x1, 1x1; download, upload and ping each"
@@ -111,9 +113,10 @@ def _emulate(spec_doc_text: str, out: Path, script: Path, n: int, secs: int) -> 
     spec = out / "emu.toml"
     spec.write_text(text)
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}")
+    # The emulator ends with this process (its reaper removes the namespaces after a SIGKILL).
     r = subprocess.run([sys.executable, "-m", "lasthop", "emu", "run", str(spec), "--name", "lht",
                         "-o", str(out), "--stats", "0", "-q", "--", str(script), str(n), str(secs), str(out)],
-                       capture_output=True, text=True, env=env)
+                       capture_output=True, text=True, env=env, preexec_fn=die_with_parent)
     if r.returncode != 0:
         raise RuntimeError(f"emu run: exit {r.returncode}: {r.stderr.strip()[-800:]}")
     down = [json.loads((out / f"down-{i}.json").read_text())["end"]["sum_received"]["bits_per_second"] for i in range(n)]
