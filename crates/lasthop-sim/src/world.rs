@@ -60,6 +60,7 @@ mod frame_exchange;
 mod ap_host;
 mod arena;
 mod relay;
+mod ecn;
 use hosts::{aggctl, ext, quic, tcp, vwire};
 pub use ext::{ExtEvent, ExtFate, ExtLeg};
 use arena::Arena;
@@ -119,8 +120,6 @@ struct Pkt {
     mpdu: u32,
     /// The IP header's ECN field (RFC 3168 §5).
     ecn: Ecn,
-    /// When it entered the AP's queues (kept only with `ap.air_ce_threshold`).
-    at_ap: Instant,
 }
 
 const NO_NEXT: u32 = u32::MAX;
@@ -475,6 +474,8 @@ pub struct World {
     pub ce_marked: Vec<u64>,
     /// `ap.air_ce_threshold`: marking at the air, if on.
     air_ce_threshold: Option<Duration>,
+    /// With it: when each packet (by arena index) entered the AP's queues.
+    at_ap: Vec<Instant>,
     pub totals: Totals,
     pub ts_goodput: Series,
     pub ts_delay_sum: Series,
@@ -670,7 +671,6 @@ impl World {
             next_len: 0,
             mpdu: 0,
             ecn: Ecn::NotEct,
-            at_ap: Instant::ZERO,
         });
         PktRef { id, len, flow, ecn: Ecn::NotEct }
     }
@@ -946,25 +946,6 @@ impl World {
             self.ecn_left_queue(p);
         }
         p
-    }
-
-    /// A packet handle left a queue discipline: a CE mark it got there becomes the packet's
-    /// (a discipline only ever turns ECT into CE), counted for its flow.
-    #[inline]
-    fn ecn_left_queue(&mut self, p: PktRef) {
-        let pk = &mut self.pkts[p.id as usize];
-        if p.ecn != pk.ecn {
-            debug_assert!(p.ecn == Ecn::Ce && pk.ecn.is_capable(), "{:?} -> {:?}", pk.ecn, p.ecn);
-            pk.ecn = p.ecn;
-            self.ce_marked[p.flow as usize] += 1;
-        }
-    }
-
-    /// Give a new packet its ECN field (the handle and the arena's copy).
-    #[inline]
-    pub(in crate::world) fn set_ecn(&mut self, p: &mut PktRef, ecn: Ecn) {
-        p.ecn = ecn;
-        self.pkts[p.id as usize].ecn = ecn;
     }
 
     fn station_enqueue(&mut self, sta: u32, p: PktRef, now: Instant) {

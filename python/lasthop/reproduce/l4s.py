@@ -12,6 +12,8 @@ own queues sit below any qdisc that marks.
 """
 from __future__ import annotations
 
+from typing import Callable
+
 from .framework import Check, Claim, ClaimResult, Figure, SuiteRun, SweepDef
 from .framework import mean as _mean
 
@@ -131,28 +133,25 @@ def _fmt_point(p: dict) -> str:
 
 # ------------------------------------------------------------------ claims (wired: the literature)
 
-def _check_wired_l4s_delay(run: SuiteRun) -> ClaimResult:
-    p = _point(run, "wired")
-    return ClaimResult(_fmt_point(p),
-                       [Check("L4S queueing delay p99", p["l4s_p99_ms"], hi=2.0, unit=" ms")],
-                       "the L queue's step marking does not hold Prague's queue near 1 ms",
-                       p, miss_class="model gap")
+def _wired_check(label: str, metric: str, why: str, unit: str, lo: float | None = None,
+                 hi: float | None = None) -> Callable[[SuiteRun], ClaimResult]:
+    """A claim on one figure of the wired DualPI2 point, checked per seed against [lo, hi]."""
+    def check(run: SuiteRun) -> ClaimResult:
+        p = _point(run, "wired")
+        return ClaimResult(_fmt_point(p), [Check(label, p[metric], lo=lo, hi=hi, unit=unit)], why, p,
+                           miss_class="model gap")
+    return check
 
 
-def _check_wired_classic_delay(run: SuiteRun) -> ClaimResult:
-    p = _point(run, "wired")
-    return ClaimResult(_fmt_point(p),
-                       [Check("classic queueing delay p50", p["classic_p50_ms"], lo=7.5, hi=22.5, unit=" ms")],
-                       "PI2 does not hold the Classic queue around its 15 ms target",
-                       p, miss_class="model gap")
-
-
-def _check_wired_balance(run: SuiteRun) -> ClaimResult:
-    p = _point(run, "wired")
-    return ClaimResult(_fmt_point(p),
-                       [Check("Prague / CUBIC goodput", p["ratio"], lo=0.5, hi=2.0, unit="×")],
-                       "the coupling (k = 2) does not balance a scalable and a Classic flow",
-                       p, miss_class="model gap")
+_check_wired_l4s_delay = _wired_check("L4S queueing delay p99", "l4s_p99_ms",
+                                      "the L queue's step marking does not hold Prague's queue near 1 ms",
+                                      " ms", hi=2.0)
+_check_wired_classic_delay = _wired_check("classic queueing delay p50", "classic_p50_ms",
+                                          "PI2 does not hold the Classic queue around its 15 ms target",
+                                          " ms", lo=7.5, hi=22.5)
+_check_wired_balance = _wired_check("Prague / CUBIC goodput", "ratio",
+                                    "the coupling (k = 2) does not balance a scalable and a Classic flow",
+                                    "×", lo=0.5, hi=2.0)
 
 
 # ------------------------------------------------------------------ claims (WiFi: beyond)

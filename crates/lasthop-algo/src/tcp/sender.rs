@@ -898,6 +898,16 @@ impl TcpSender {
     }
 
     fn enter_recovery(&mut self, now: Instant) {
+        self.begin_fast_recovery();
+        self.prr = Prr::start(self.snd_nxt - self.snd_una); // RFC 6937 §3
+        self.tlp_reset(); // RFC 8985 §7.1
+        // (4.2): the controller sets ssthresh/cwnd from FlightSize.
+        self.cc.on_loss_event(now, self.snd_nxt - self.snd_una, self.cfg.mss);
+    }
+
+    /// RFC 6675 §5 (4.1), (4.3): the recovery state of a fast retransmission, without the
+    /// controller's reduction (a loss starts one; a loss inside an ECN reduction keeps it).
+    pub(super) fn begin_fast_recovery(&mut self) {
         self.in_recovery = true;
         self.fast_recovery_count += 1;
         self.recovery_point = Some(self.snd_nxt); // (4.1) RecoveryPoint = HighData
@@ -911,59 +921,6 @@ impl TcpSender {
         self.fast_rtx_pending = true; // (4.3)
         self.high_rxt = self.snd_una;
         self.rescue_rxt = None;
-        self.prr = Prr::start(self.snd_nxt - self.snd_una); // RFC 6937 §3
-        self.tlp_reset(); // RFC 8985 §7.1
-        // (4.2): the controller sets ssthresh/cwnd from FlightSize.
-        self.cc.on_loss_event(now, self.snd_nxt - self.snd_una, self.cfg.mss);
-    }
-
-    /// A loss during an ECN window reduction: fast recovery from here (RFC 6675 (4.1), (4.3)),
-    /// keeping the reduction in progress (no second `on_loss_event`).
-    fn cwr_to_recovery(&mut self) {
-        self.ecn_cwr = false;
-        self.in_recovery = true;
-        self.fast_recovery_count += 1;
-        self.recovery_point = Some(self.snd_nxt);
-        if let Some(f) = self.segs.front_mut() {
-            if !f.lost && !f.sacked {
-                f.lost = true;
-                self.lost_bytes += f.len as u64;
-            }
-            self.lost_marked_upto = self.lost_marked_upto.max(f.end());
-        }
-        self.fast_rtx_pending = true;
-        self.high_rxt = self.snd_una;
-        self.rescue_rxt = None;
-    }
-
-    /// The ECN feedback of `ack` (which newly acknowledged `newly_acked` bytes): starts a CWR
-    /// episode on ECE or newly CE-marked bytes. Returns the CE-marked bytes AccECN reports.
-    fn ecn_feedback(&mut self, now: Instant, ack: &AckSegment, newly_acked: u64) -> u64 {
-        let (signal, ce_bytes) = match (self.cfg.ecn, ack.accecn) {
-            (EcnMode::Classic, _) => (ack.ece, 0),
-            (EcnMode::L4s, Some(fb)) => {
-                let (_, b) = self.accecn.on_ack(fb, newly_acked, self.cfg.mss);
-                (b > 0, b)
-            }
-            _ => (false, 0),
-        };
-        self.ce_bytes_acked += ce_bytes;
-        if signal
-            && !self.in_recovery
-            && !self.ecn_cwr
-            && !self.in_loss
-            && self.snd_una < self.snd_nxt
-            && self.recovery_point.is_none_or(|rp| self.snd_una >= rp)
-        {
-            self.ecn_cwr = true;
-            self.ecn_reductions += 1;
-            self.recovery_point = Some(self.snd_nxt);
-            self.prr = Prr::start(self.snd_nxt - self.snd_una);
-            self.tlp_reset();
-            self.cwr_pending = self.cfg.ecn == EcnMode::Classic;
-            self.cc.on_ecn_mark(now, self.snd_nxt - self.snd_una, self.cfg.mss);
-        }
-        ce_bytes
     }
 
     // ------------------------------------------------------------------ RTT / RTO
@@ -1093,6 +1050,7 @@ impl TcpSender {
     }
 }
 
+mod ecn;
 mod recovery;
 mod transmit;
 

@@ -8,7 +8,11 @@ impl World {
     /// A packet for station `dest` enters the AP's queue of its first hop.
     pub(super) fn ap_enqueue(&mut self, dest: u32, p: PktRef, now: Instant) {
         if self.air_ce_threshold.is_some() {
-            self.pkts[p.id as usize].at_ap = now;
+            let i = p.id as usize;
+            if i >= self.at_ap.len() {
+                self.at_ap.resize(i + 1, Instant::ZERO);
+            }
+            self.at_ap[i] = now;
         }
         let sta = self.next_hop(0, dest);
         let k = self.slot_of(p);
@@ -96,22 +100,6 @@ impl World {
         }
         if let Some(p) = p {
             self.ecn_left_queue(p);
-        }
-        p
-    }
-
-    /// Marking at the air (`ap.air_ce_threshold`): an L4S packet of the AP that waited longer
-    /// than the threshold since it entered the AP's queues is marked CE as it is put into an
-    /// aggregate. Returns the packet's handle, marked or not.
-    #[inline]
-    pub(super) fn air_mark(&mut self, mut p: PktRef, now: Instant) -> PktRef {
-        if let Some(th) = self.air_ce_threshold {
-            let pk = &mut self.pkts[p.id as usize];
-            if pk.ecn == Ecn::Ect1 && now.saturating_since(pk.at_ap) > th {
-                pk.ecn = Ecn::Ce;
-                p.ecn = Ecn::Ce;
-                self.ce_marked[p.flow as usize] += 1;
-            }
         }
         p
     }

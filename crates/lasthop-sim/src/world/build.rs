@@ -223,6 +223,7 @@ impl World {
             counters: vec![FlowCounters::default(); n_flows],
             ce_marked: vec![0; n_flows],
             air_ce_threshold: (spec.ap.air_ce_threshold_ns > 0).then_some(Duration(spec.ap.air_ce_threshold_ns)),
+            at_ap: Vec::new(),
             totals: Totals::default(),
             ts_goodput: Series::new(n_flows, bins, bin),
             ts_delay_sum: Series::new(n_flows, bins, bin),
