@@ -6,6 +6,7 @@ Needs the Debian packages libns3-dev, libgsl-dev and libsqlite3-dev (ns-3.37) an
 lasthop. Run from the repository root (about 5 to 8 minutes on two cores):
 
     .venv/bin/python reference/ns3/compare_load.py      # writes reference/ns3/load.csv
+    .venv/bin/python reference/ns3/compare_load.py --lasthop-only   # ns-3's columns kept, a minute
 
 ns-3 is used only as an external program (reference/ns3/load.cc links against it); lasthop
 contains no ns-3 code. Both sides: VHT 80 MHz MCS 9 with 2 streams (or as given), no channel
@@ -36,6 +37,10 @@ DURATION_S, WARMUP_S = 6, 2
 # WifiMacQueue), without and with mac80211's airtime queue limit.
 FIRMWARE = {"driver": "firmware", "hw_queue_limit": 500, "aql": False}
 FIRMWARE_AQL = {**FIRMWARE, "aql": True}
+# ... with mac80211's airtime fairness (the DRR of `ieee80211_next_txq`, on where the driver
+# reports airtime: ath10k sets NL80211_EXT_FEATURE_AIRTIME_FAIRNESS with
+# WMI_SERVICE_REPORT_AIRTIME); the other rows schedule round-robin, as ns-3 has no airtime DRR.
+FIRMWARE_AIRTIME = {**FIRMWARE, "scheduler": "airtime"}
 
 # (group, label, n, rate0 Mb/s, rate Mb/s, qdisc, lasthop's AP driver keys, station 0 Poisson)
 SCENARIOS = (
@@ -47,7 +52,7 @@ SCENARIOS = (
     + [("firmware", f"10 sta, 700 + 9 x 10 Mb/s, FQ-CoDel, firmware 500{a}{p}", 10, 700, 10, "fq_codel", fw, poisson)
        for fw, a in ((FIRMWARE, ""), (FIRMWARE_AQL, " + AQL")) for poisson, p in ((False, ""), (True, ", poisson"))]
     + [("firmware", f"20 sta x 100 Mb/s, FQ-CoDel, firmware 500{a}", 20, 100, 100, "fq_codel", fw, False)
-       for fw, a in ((FIRMWARE, ""), (FIRMWARE_AQL, " + AQL"))]
+       for fw, a in ((FIRMWARE, ""), (FIRMWARE_AQL, " + AQL"), (FIRMWARE_AIRTIME, ", airtime DRR"))]
 )
 
 
@@ -72,6 +77,13 @@ def run_ns3(n: int, rate0: int, rate: int, qdisc: str) -> dict:
     return {"sta": sta, "ampdu": ampdu}
 
 
+def start_ns(i: int) -> int:
+    """Station i's flow starts when load.cc starts its UdpClient: 0.1 s + i ms. Started at the
+    same instant, twenty equal CBR flows would bring their packets to the AP in the same order at
+    every period, locked in phase with the driver's wake-ups (see README, the firmware rows)."""
+    return 100_000_000 + i * 1_000_000
+
+
 def lasthop_spec(n: int, rate0: int, rate: int, qdisc: str, driver: dict | None = None,
                  poisson0: bool = False) -> dict:
     dur = DURATION_S * 10**9
@@ -89,7 +101,7 @@ def lasthop_spec(n: int, rate0: int, rate: int, qdisc: str, driver: dict | None 
                       "queue_limit": 1000} for _ in range(n)],
         "flows": [{"station": i, "direction": "down", "pattern": "poisson" if poisson0 and i == 0 else "cbr",
                    "rate_bps": (rate0 if i == 0 else rate) * 1_000_000, "packet_size": 1500,
-                   "start_ns": 0, "stop_ns": dur} for i in range(n)],
+                   "start_ns": start_ns(i), "stop_ns": dur} for i in range(n)],
     }
 
 
@@ -123,15 +135,34 @@ def summary(r: dict) -> dict:
     }
 
 
+def ns3_columns(cols: list[str]) -> dict[tuple, dict]:
+    """ns-3's columns of the current load.csv, by scenario key (for --lasthop-only)."""
+    out: dict[tuple, dict] = {}
+    with open(HERE / "load.csv", newline="") as fh:
+        rows = {r["scenario"]: r for r in csv.DictReader(fh)}
+    for _, label, n, rate0, rate, qdisc, _, _ in SCENARIOS:
+        r = rows.get(label)
+        if r is not None:
+            out[(n, rate0, rate, qdisc)] = {c: float(r[f"ns3_{c}"]) for c in cols}
+    return out
+
+
 def main() -> int:
+    lasthop_only = "--lasthop-only" in sys.argv[1:]
+    if lasthop_only:
+        return write_rows(lasthop_only=True)
     if shutil.which("pkg-config") is None or subprocess.run(["pkg-config", "--exists", "ns3-wifi"]).returncode:
         print("ns-3 not found: apt-get install libns3-dev libgsl-dev libsqlite3-dev", file=sys.stderr)
         return 2
     build_ns3()
+    return write_rows(lasthop_only=False)
+
+
+def write_rows(lasthop_only: bool) -> int:
     cols = ["goodput_mbps", "sta0_goodput_mbps", "others_goodput_mbps", "others_loss_pct", "others_p99_ms", "mean_delay_ms",
             "p99_spread", "jain", "ampdu_mean"]
     rows = []
-    ns3: dict[tuple, dict] = {}
+    ns3: dict[tuple, dict] = ns3_columns(cols) if lasthop_only else {}
     for group, label, n, rate0, rate, qdisc, driver, poisson0 in SCENARIOS:
         key = (n, rate0, rate, qdisc)
         if key not in ns3:
