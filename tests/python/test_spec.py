@@ -124,7 +124,7 @@ pattern = "saturated"
                              "rate_bps": 1_500_000, "packet_size": 1500,
                              "start_ns": 100_000_000, "stop_ns": 1_000_000_000,
                              # TCP keys are present, at their defaults, on every normalized flow
-                             "cc": "cubic", "ecn": "off", "bytes": 0, "pacing": None, "hystart": True,
+                             "cc": "cubic", "ecn": "off", "bytes": 0, "pacing": None, "hystart": "linux",
                              "extra_acked": True, "app": "bulk", "request_bytes": 0,
                              "response_bytes": 0, "think_time_ns": 0, "requests": 0,
                              "profile": "quic", "ack_policy": None, "zero_rtt": False,
@@ -262,6 +262,17 @@ def test_tcp_and_cross_flows_normalize(tmp_path):
     f0, f1 = s.normalized["flows"]
     assert (f0["pattern"], f0["cc"], f0["bytes"], f0["extra_acked"], f0["rate_bps"]) == ("tcp", "bbr", 1_000_000, False, 0)
     assert (f1["direction"], f1["pattern"], f1["rate_bps"]) == ("cross", "cbr", 10_000_000)
+
+
+@pytest.mark.parametrize("given,want", [
+    (None, "linux"), ('"linux"', "linux"), ('"hystart++"', "hystart++"), ('"off"', "off"),
+    ("true", "linux"), ("false", "off"),
+])
+def test_cubic_slow_start_exit(given, want):
+    body = '[sim]\nduration="1s"\n[[stations]]\nmcs=7\n[[flows]]\npattern="tcp"\ncc="cubic"\n'
+    if given is not None:
+        body += f"hystart={given}\n"
+    assert norm(body).normalized["flows"][0]["hystart"] == want
 
 
 def test_flow_access_category():

@@ -59,11 +59,14 @@ fn ev() -> impl Strategy<Value = Ev> {
 }
 
 fn cubic_cfg() -> impl Strategy<Value = CubicConfig> {
-    (0.01f64..4.0, 0.05f64..0.95, any::<bool>(), any::<bool>(), 0u32..8, any::<bool>(), any::<bool>(), 1u32..8).prop_map(
-        |(c, beta, fast_convergence, reno_friendly, abc_l, hy, paced, num_connections)| {
+    (0.01f64..4.0, 0.05f64..0.95, any::<bool>(), any::<bool>(), 0u32..8, any::<bool>(), any::<bool>(), 1u32..8, any::<bool>()).prop_map(
+        |(c, beta, fast_convergence, reno_friendly, abc_l, hy, paced, num_connections, linux)| {
             let mut cfg = CubicConfig { c, beta, fast_convergence, reno_friendly, abc_l, num_connections, ..CubicConfig::default() };
             cfg.hystart.enabled = hy;
             cfg.hystart.paced = paced;
+            if linux {
+                cfg.hystart.variant = lasthop_algo::cc::cubic::HyStartVariant::Linux;
+            }
             cfg
         },
     )

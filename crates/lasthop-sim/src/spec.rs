@@ -12,7 +12,7 @@ mod choices;
 mod rules;
 pub use rules::utility_of;
 use rules::{ac_problem, vwire_flow_problems, vwire_problems};
-pub use choices::{cc_named, ecn_mismatch, ecn_mode, AIFSN_MIN_AP, AIFSN_MIN_STA, CONGESTION_CONTROLS, QDISCS, TXOP_MAX_NS, TXOP_UNIT_NS};
+pub use choices::{cc_named, ecn_mismatch, ecn_mode, hystart_variant, HYSTARTS, AIFSN_MIN_AP, AIFSN_MIN_STA, CONGESTION_CONTROLS, QDISCS, TXOP_MAX_NS, TXOP_UNIT_NS};
 use choices::{edca_problems, qdiscs_allowed};
 pub use aggctl::AggctlSpec;
 
@@ -423,9 +423,9 @@ pub struct FlowSpec {
     /// TCP: pacing at the sender (default: on for BBR, off otherwise).
     #[serde(default)]
     pub pacing: Option<bool>,
-    /// TCP CUBIC: HyStart++ in slow start.
-    #[serde(default = "yes")]
-    pub hystart: bool,
+    /// TCP CUBIC: the slow-start exit, a name of [`HYSTARTS`] ("linux", "hystart++", "off").
+    #[serde(default = "default_hystart", deserialize_with = "choices::hystart_name")]
+    pub hystart: String,
     /// TCP BBR: the ACK-aggregation (extra_acked) estimator.
     #[serde(default = "yes")]
     pub extra_acked: bool,
@@ -535,6 +535,9 @@ fn default_app() -> String {
 
 fn default_ecn() -> String {
     "off".into()
+}
+fn default_hystart() -> String {
+    HYSTARTS[0].into()
 }
 fn default_cc() -> String {
     "cubic".into()

@@ -97,11 +97,14 @@ fn prague_keeps_its_queue_short_under_a_ce_threshold() {
     println!("prague {e}; one-way p99 prague {:.1} ms, cubic {:.1} ms; goodput {:.0} / {:.0} Mb/s",
              p99(0), p99(1), d["flows"][0]["goodput_bps"].as_f64().unwrap() / 1e6, d["flows"][1]["goodput_bps"].as_f64().unwrap() / 1e6);
     let (marked, got) = (e["ce_marked"].as_u64().unwrap(), e["ce_received"].as_u64().unwrap());
-    assert!(marked > 100 && got == marked, "{e}");
-    // The counters' bytes: every CE segment carried 1448 payload bytes; the last few may be
-    // unacknowledged when the run ends.
+    // Nothing is lost after the AP; the marks of the packets still queued or on the air when
+    // the run ends (at most the 5 ms threshold's worth and an aggregate) are not received yet.
+    assert!(marked > 100 && got <= marked && marked - got <= 200, "{e}");
+    // The counters' bytes: every CE segment carried 1448 payload bytes; those of the last window
+    // may be unacknowledged when the run ends.
     let bytes = e["ce_bytes_acked"].as_u64().unwrap();
-    assert!(bytes <= got * 1448 && bytes + 64 * 1448 >= got * 1448, "{bytes} vs {got}");
+    let window = d["flows"][0]["tcp"]["cwnd_bytes"].as_u64().unwrap();
+    assert!(bytes <= got * 1448 && bytes + window >= got * 1448, "{bytes} vs {got}, window {window}");
     assert_eq!(d["flows"][0]["tcp"]["retransmits"], 0);
     // 10 ms of wired delay each way: Prague's one-way delay stays within ~10 ms of it.
     assert!(p99(0) < 20.0 && p99(0) < p99(1) - 10.0, "{} vs {}", p99(0), p99(1));

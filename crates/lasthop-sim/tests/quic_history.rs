@@ -138,7 +138,9 @@ fn zero_rtt_reconnect_records_at_the_client_hello_and_keeps_the_window() {
 #[test]
 fn rtt_guard_reverts_when_a_competing_flow_has_filled_the_queue() {
     // History from an empty path; then a TCP CUBIC bulk flow to another station starts and
-    // keeps the 300-packet queue (up to 36 ms) standing when the second connection opens.
+    // keeps the 300-packet queue (up to 36 ms) standing when the second connection opens. Its
+    // slow start runs to the first loss (no HyStart): Linux's HyStart would leave it early and
+    // fill the queue only seconds later.
     let secs = 6;
     let mut s = path(secs, 19, 0.0);
     s["stations"] = json!([station(9, 2), station(9, 2)]);
@@ -146,6 +148,7 @@ fn rtt_guard_reverts_when_a_competing_flow_has_filled_the_queue() {
         let mut fl = flows(MB, 2, "mean", json!({"idle_ns": 2_000_000_000u64, "history_guard": guard}), secs);
         let mut tcp = flow(1, "down", "tcp", 0, 1500, secs * 1_000_000_000);
         tcp["cc"] = json!("cubic");
+        tcp["hystart"] = json!("off");
         tcp["start_ns"] = json!(1_000_000_000u64);
         fl.as_array_mut().unwrap().push(tcp);
         s["flows"] = fl;

@@ -9,7 +9,11 @@
 - the rate anomaly (Heusse et al., INFOCOM 2003): two fast stations and one slow one, saturated
   downlink, round-robin vs airtime-fair scheduling;
 - the same disciplines on the wired bottleneck (50 Mb/s, 20 ms one way, WiFi much faster): one
-  CUBIC download and a ping, `wired.qdisc` FIFO-1000, PIE, CoDel, FQ-CoDel.
+  CUBIC upload from the station and a ping, `wired.qdisc` FIFO-1000, PIE, CoDel, FQ-CoDel. The
+  upload makes the wired queue a router's (the AP's egress to the server), the bottleneck RFC
+  8289 speaks of. A download would queue in the server's own qdisc, which Linux's TCP small
+  queues (modelled: `pacing_rate >> 10` bytes of the socket below it) keep to about a
+  millisecond whatever the discipline, so FIFO never fills there.
 
 Latency CDFs per discipline: the ping's RTT at the quantiles every result file reports
 (`delay_ns.cdf_ns`, 1–99 %), averaged over seeds quantile by quantile.
@@ -31,8 +35,8 @@ DESCRIPTION = ("Latency under load: HT 40 MHz MCS 7 ×2 (270 Mb/s), 10 ms base R
                "ping to the same station, airtime-fair scheduling; then a firmware queue of 1024 frames below, "
                "with and without AQL. Rate anomaly: VHT "
                "80 MHz, two stations at MCS 9 ×2 and one at MCS 0 ×1, saturated downlink to each. Wired "
-               "bottleneck: 50 Mb/s, 20 ms one way (40 ms base RTT), VHT 80 MHz MCS 9 ×2, one CUBIC download "
-               "and a ping, queue discipline on the wired link.")
+               "bottleneck: 50 Mb/s, 20 ms one way (40 ms base RTT), VHT 80 MHz MCS 9 ×2, one CUBIC upload "
+               "and a ping, queue discipline on the wired link (the AP's egress).")
 
 QDISCS = ["fifo", "pie", "codel", "fq_codel"]
 PING = {"stations": 0, "direction": "down", "pattern": "ping", "interval": "20ms"}
@@ -83,7 +87,7 @@ def sweeps(quick: bool) -> list[SweepDef]:
             "mac": {"aggregation": True, "max_ampdu_mpdus": 64},
             "wired": {"rate": "50Mbps", "delay": "20ms", "queue_limit": 1000, "qdisc": "fifo"},
             "stations": [{"count": 1, "mcs": 9, "nss": 2}],
-            "flows": [{"stations": 0, "direction": "down", "pattern": "tcp", "cc": "cubic"}, PING],
+            "flows": [{"stations": 0, "direction": "up", "pattern": "tcp", "cc": "cubic"}, PING],
         }, [("wired.qdisc", QDISCS)], seeds=5, quick_seeds=3,
             quick={"sim": {"duration": "8s", "warmup": "3s"}}),
     ]
@@ -250,7 +254,7 @@ def claims() -> list[Claim]:
               "per seed: total higher; airtime shares within 25% of each other", _check_anomaly, CLASS,
               "project band: equal airtime within 25% allows for the Block Ack and retry airtime the "
               "deficit scheduler charges after the fact"),
-        Claim("Q4", "One CUBIC download through a 50 Mb/s wired bottleneck, by its queue discipline",
+        Claim("Q4", "One CUBIC upload through a 50 Mb/s wired bottleneck router, by its queue discipline",
               "CoDel keeps the standing queue near its 5 ms target at full throughput (RFC 8289); "
               "FIFO-1000 fills its buffer",
               "per seed, ping p50 queueing: CoDel and FQ-CoDel < 15 ms and ≥ 5× below FIFO, goodput ≥ 90% "
@@ -332,10 +336,10 @@ def figures(run: SuiteRun) -> list[Figure]:
         ax.grid(alpha=0.3, which="both")
         ax.legend(fontsize=8, loc="lower right")
     axes[0].set_ylabel("CDF")
-    fig.suptitle("Latency beside one CUBIC download, by queue discipline")
+    fig.suptitle("Latency beside one CUBIC transfer, by queue discipline")
     fig.tight_layout()
     out.append(Figure("Latency CDFs per discipline", "CDF of the ping RTT (quantiles 1–99 %, each the mean over "
-                      "seeds) beside one CUBIC download: left, the discipline of the AP's station queue "
-                      "(airtime-fair, ath9k-like); right, the discipline of the wired bottleneck "
-                      "(`wired.qdisc`; legend: the download's goodput).", fig))
+                      "seeds) beside one CUBIC transfer: left, a download, the discipline of the AP's station "
+                      "queue (airtime-fair, ath9k-like); right, an upload, the discipline of the wired "
+                      "bottleneck at the AP's egress (`wired.qdisc`; legend: the transfer's goodput).", fig))
     return out

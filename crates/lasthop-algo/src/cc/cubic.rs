@@ -1,4 +1,4 @@
-//! CUBIC congestion control (RFC 9438) with HyStart++ slow start (RFC 9406).
+//! CUBIC congestion control (RFC 9438) with HyStart++ slow start (RFC 9406) or Linux's HyStart.
 //!
 //! CUBIC (RFC 9438 §4):
 //! * §4.2 window increase function W_cubic(t) = C·(t − K)³ + W_max, in SMSS units, with
@@ -35,6 +35,27 @@
 //!   enter congestion avoidance with ssthresh = cwnd. A loss in slow start or CSS ends
 //!   HyStart++ (normal loss response).
 //!
+//! Linux's HyStart ([`HyStartVariant::Linux`]; `hystart_update`, `bictcp_hystart_reset` and
+//! `cubictcp_acked` in net/ipv4/tcp_cubic.c, Linux 5.7 and later, after Ha and Rhee, "Taming the
+//! Elephants: New TCP Slow Start", 2011): Linux never adopted HyStart++; its CUBIC leaves slow
+//! start for congestion avoidance at once, with ssthresh = cwnd, when either detector fires.
+//! * Rounds as above (Linux: snd_una passing `end_seq`, snd_nxt at the round's start); a round
+//!   start records its time (`round_start`, `last_ack`) and clears `curr_rtt` and `sample_cnt`.
+//! * Only ACKs with an RTT sample are seen (`sample->rtt_us < 0` returns), only in slow start,
+//!   and only from cwnd ≥ `hystart_low_window` (16 segments).
+//! * Delay: `curr_rtt` is the round's minimum RTT; from the ninth sample of a round on
+//!   (`HYSTART_MIN_SAMPLES` = 8), exit if curr_rtt > delay_min + clamp(delay_min/8, 4 ms, 16 ms).
+//!   `delay_min` is CUBIC's own minimum RTT, from every ACK except those within 1 s (HZ) of a
+//!   congestion-avoidance epoch's start, forgotten at an RTO (`bictcp_reset`).
+//! * ACK train: an ACK within `hystart_ack_delta_us` (2 ms) of the train's last one extends
+//!   the train (a longer gap ends it for the round); exit once the train spans more than
+//!   delay_min + ack_delay from the round's start, halved for a sender that does not pace
+//!   (`SK_PACING_NONE`), where ack_delay = min(1 ms, 4 · 65 536 B / pacing rate)
+//!   (`hystart_ack_delay`, `sk_gso_max_size` 65 536) and the pacing rate is Linux's slow-start
+//!   one, 2 · cwnd / srtt (`tcp_update_pacing_rate`, `tcp_pacing_ss_ratio` 200 %).
+//! * Growth in slow start is Linux's `tcp_slow_start`: cwnd += acknowledged, no RFC 3465 limit,
+//!   capped at ssthresh. An RTO (`cubictcp_state` to TCP_CA_Loss) arms HyStart again.
+//!
 //! Growth happens only on ACKs that advance snd_una ([`AckInfo::cum_acked`] > 0; RFC 5681 §3.1
 //! grows cwnd per ACK that cumulatively acknowledges new data, and §3.2 step 1 / RFC 3042 leave
 //! cwnd unchanged on the first two duplicate ACKs), by `newly_acked` (SACKed bytes included).
@@ -61,11 +82,50 @@
 use super::{AckInfo, CongestionControl};
 use lasthop_core::{Duration, Instant};
 
-/// HyStart++ parameters (RFC 9406 §4.3 recommended values as defaults).
+/// Which slow-start exit runs (see the module documentation).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum HyStartVariant {
+    /// HyStart++ (RFC 9406): Conservative Slow Start, then congestion avoidance.
+    #[default]
+    Rfc9406,
+    /// Linux's HyStart (net/ipv4/tcp_cubic.c): straight to congestion avoidance.
+    Linux,
+}
+
+impl HyStartVariant {
+    /// The spec's names, in the order of the variants.
+    pub const NAMES: [&'static str; 2] = ["hystart++", "linux"];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            HyStartVariant::Rfc9406 => Self::NAMES[0],
+            HyStartVariant::Linux => Self::NAMES[1],
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            n if n == Self::NAMES[0] => Some(HyStartVariant::Rfc9406),
+            n if n == Self::NAMES[1] => Some(HyStartVariant::Linux),
+            _ => None,
+        }
+    }
+}
+
+/// HyStart parameters: RFC 9406 §4.3's recommended values as defaults; Linux's HyStart reads
+/// `min_rtt_thresh`, `max_rtt_thresh`, `min_rtt_divisor` and `n_rtt_sample` too (its
+/// `HYSTART_DELAY_MIN`, `HYSTART_DELAY_MAX`, the shift by 3 and `HYSTART_MIN_SAMPLES` have the
+/// same values), and `paced`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct HyStartConfig {
-    /// Use HyStart++ in the initial slow start. Default true.
+    /// Use HyStart in slow start. Default true.
     pub enabled: bool,
+    /// HyStart++ or Linux's HyStart. Default HyStart++.
+    pub variant: HyStartVariant,
+    /// Linux: `hystart_low_window`, in SMSS. Default 16.
+    pub low_window: u32,
+    /// Linux: `hystart_ack_delta_us`. Default 2 ms.
+    pub ack_delta: Duration,
     /// The sender paces: L = infinity (RFC 9406 §4.3). Default false (L = `l_non_paced`).
     pub paced: bool,
     /// L for a non-paced sender, in SMSS. Default 8.
@@ -88,6 +148,9 @@ impl Default for HyStartConfig {
     fn default() -> Self {
         HyStartConfig {
             enabled: true,
+            variant: HyStartVariant::Rfc9406,
+            low_window: 16,
+            ack_delta: Duration::from_millis(2),
             paced: false,
             l_non_paced: 8,
             min_rtt_thresh: Duration::from_millis(4),
@@ -156,7 +219,7 @@ pub enum CubicRegion {
 /// How the initial slow start ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SlowStartExit {
-    /// HyStart++ finished CSS_ROUNDS of CSS (RFC 9406 §4.2).
+    /// HyStart++ finished CSS_ROUNDS of CSS (RFC 9406 §4.2), or Linux's HyStart fired.
     HyStart,
     Loss,
     Rto,
@@ -211,6 +274,12 @@ struct HyStart {
     rtt_sample_count: u32,
     css_baseline_min_rtt: Option<Duration>,
     css_rounds_done: u32,
+    /// Linux: `found`, the start of the round and the ACK train's last ACK, CUBIC's
+    /// `delay_min`.
+    found: bool,
+    round_start: Instant,
+    last_ack: Instant,
+    delay_min: Option<Duration>,
 }
 
 /// RFC 9438 CUBIC.
@@ -279,6 +348,10 @@ impl Cubic {
                 rtt_sample_count: 0,
                 css_baseline_min_rtt: None,
                 css_rounds_done: 0,
+                found: !cfg.hystart.enabled,
+                round_start: Instant::ZERO,
+                last_ack: Instant::ZERO,
+                delay_min: None,
             },
             loss_events: 0,
             rtos: 0,
@@ -442,6 +515,99 @@ impl Cubic {
         }
     }
 
+    fn linux(&self) -> bool {
+        self.cfg.hystart.variant == HyStartVariant::Linux
+    }
+
+    /// Linux's `cubictcp_acked`: CUBIC's `delay_min` from every ACK with an RTT sample, except
+    /// in the first second of a congestion-avoidance epoch.
+    fn linux_delay_sample(&mut self, a: &AckInfo) {
+        let Some(rtt) = a.rtt else { return };
+        if self.t_epoch.is_some_and(|t| a.now - t < Duration::from_secs(1)) {
+            return;
+        }
+        let rtt = rtt.max(Duration::from_micros(1));
+        if self.hy.delay_min.is_none_or(|d| rtt < d) {
+            self.hy.delay_min = Some(rtt);
+        }
+    }
+
+    /// Linux's `hystart_update` for one ACK in slow start (see the module documentation).
+    /// Returns whether it left slow start (ssthresh = cwnd).
+    fn linux_hystart_on_ack(&mut self, a: &AckInfo) -> bool {
+        let h = self.cfg.hystart;
+        let Some(rtt) = a.rtt else { return false };
+        // `cubictcp_acked` drops the samples of an epoch's first second before HyStart too.
+        if self.t_epoch.is_some_and(|t| a.now - t < Duration::from_secs(1)) {
+            return false;
+        }
+        let Some(delay_min) = self.hy.delay_min else { return false };
+        if let Some(rs) = a.rate {
+            if rs.prior_delivered >= self.hy.round_end_delivered {
+                // `bictcp_hystart_reset`.
+                self.hy.round_end_delivered = a.delivered;
+                self.hy.rounds += 1;
+                self.hy.round_start = a.now;
+                self.hy.last_ack = a.now;
+                self.hy.current_round_min_rtt = None;
+                self.hy.rtt_sample_count = 0;
+            }
+        }
+        if self.cwnd < h.low_window as u64 * self.mss as u64 {
+            return false;
+        }
+        let mut found = false;
+        // ACK-train detection.
+        if a.now - self.hy.last_ack <= h.ack_delta {
+            self.hy.last_ack = a.now;
+            let rate = if a.srtt.is_zero() { 0.0 } else { 2.0 * self.cwnd as f64 / a.srtt.as_secs_f64() };
+            let ack_delay = if rate > 0.0 {
+                Duration::from_secs_f64((4.0 * 65_536.0 / rate).min(1e-3))
+            } else {
+                Duration::ZERO
+            };
+            let mut threshold = delay_min + ack_delay;
+            if !h.paced {
+                threshold = threshold / 2;
+            }
+            found |= a.now - self.hy.round_start > threshold;
+        }
+        // Delay detection.
+        let cur = self.hy.current_round_min_rtt.map_or(rtt, |m| m.min(rtt));
+        self.hy.current_round_min_rtt = Some(cur);
+        if self.hy.rtt_sample_count < h.n_rtt_sample {
+            self.hy.rtt_sample_count += 1;
+        } else {
+            let eta = (delay_min / h.min_rtt_divisor.max(1) as u64).clamp(h.min_rtt_thresh, h.max_rtt_thresh);
+            found |= cur > delay_min + eta;
+        }
+        if found {
+            self.hy.found = true;
+            self.ssthresh = self.cwnd;
+            self.end_slow_start(a.now, SlowStartExit::HyStart);
+        }
+        found
+    }
+
+    /// One ACK of slow start under Linux's HyStart: detection, then `tcp_slow_start`'s growth,
+    /// or congestion avoidance's if HyStart just fired.
+    fn linux_slow_start(&mut self, a: &AckInfo) {
+        if !self.hy.found && self.linux_hystart_on_ack(a) {
+            if a.cum_acked > 0 {
+                self.congestion_avoidance(a);
+            }
+            return;
+        }
+        if a.cum_acked == 0 {
+            return;
+        }
+        self.region = CubicRegion::SlowStart;
+        self.cwnd = self.cwnd.saturating_add(a.newly_acked).min(self.ssthresh);
+        if self.cwnd >= self.ssthresh {
+            self.end_slow_start(a.now, SlowStartExit::Ssthresh);
+        }
+    }
+
     /// Start of a congestion-avoidance epoch (RFC 9438 §4.2, §4.8, §4.10).
     fn start_epoch(&mut self, now: Instant) {
         let cwnd = self.cwnd as f64 + self.cwnd_frac;
@@ -540,6 +706,9 @@ impl CongestionControl for Cubic {
         if a.mss > 0 {
             self.mss = a.mss;
         }
+        if self.linux() {
+            self.linux_delay_sample(a);
+        }
         if a.in_recovery || self.in_recovery {
             self.region = CubicRegion::Recovery;
             return;
@@ -553,6 +722,10 @@ impl CongestionControl for Cubic {
             return;
         }
         if self.cwnd < self.ssthresh {
+            if self.linux() {
+                self.linux_slow_start(a);
+                return;
+            }
             if self.hy.phase != HyPhase::Off {
                 self.hystart_on_ack(a);
                 return;
@@ -601,6 +774,13 @@ impl CongestionControl for Cubic {
         self.set_cwnd_f(self.mss as f64);
         self.after_rto = true;
         self.loss_w_max = false;
+        if self.linux() && self.cfg.hystart.enabled {
+            // `cubictcp_state(TCP_CA_Loss)`: `bictcp_reset` (found, delay_min) and
+            // `bictcp_hystart_reset`; the next ACK with a rate sample starts a round.
+            self.hy.found = false;
+            self.hy.delay_min = None;
+            self.hy.round_end_delivered = 0;
+        }
         self.in_recovery = false;
         self.region = CubicRegion::SlowStart;
     }

@@ -122,7 +122,9 @@
 //!   round trip). The episode is Linux's CWR state: the controller is told once
 //!   (`on_ecn_mark`), PRR paces what is sent as in fast recovery, only new data is sent (no
 //!   NextSeg rules 1, 3, 4), no loss probe runs, and it ends like a recovery
-//!   (`on_recovery_exit`) once everything outstanding at its start is acknowledged. A loss detected during it turns it into fast recovery without a
+//!   (`on_recovery_exit`) once data sent after its start is acknowledged (Linux holds CWR "until
+//!   something *above* high_seq is ACKed for CWR bit to reach receiver", so the ECE echoed
+//!   until the CWR segment arrives starts no second reduction). A loss detected during it turns it into fast recovery without a
 //!   second reduction (Linux `tcp_enter_recovery` keeps an ongoing cwnd reduction). Classic
 //!   senders set CWR on the next new segment.
 //!
@@ -577,9 +579,13 @@ impl TcpSender {
             newly_lost += self.rack_detect_loss(now);
         }
 
-        // Recovery exit (RFC 6675 §5: HighACK ≥ RecoveryPoint), end of the post-RTO phase.
+        // Recovery exit (RFC 6675 §5: HighACK ≥ RecoveryPoint), end of the post-RTO phase. An
+        // ECN window reduction ends only once data above its point is acknowledged (Linux
+        // `tcp_fastretrans_alert`: "CWR is to be held something *above* high_seq is ACKed for
+        // CWR bit to reach receiver"), so the ECE still echoed until then starts no second one.
         if let Some(rp) = self.recovery_point {
-            if self.snd_una >= rp {
+            let cwr_only = self.ecn_cwr && !self.in_recovery;
+            if self.snd_una >= rp && (!cwr_only || self.snd_una > rp) {
                 if self.in_recovery || self.ecn_cwr {
                     self.in_recovery = false;
                     self.ecn_cwr = false;

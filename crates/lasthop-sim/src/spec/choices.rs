@@ -1,6 +1,8 @@
 //! The spec's lists of choices that the rules and the spec reader share, each written once: the
-//! queue disciplines, the TCP congestion controllers and which ECN each reacts to, and the
-//! limits 802.11 puts on EDCA parameters.
+//! queue disciplines, the TCP congestion controllers and which ECN each reacts to, CUBIC's
+//! slow-start exits, and the limits 802.11 puts on EDCA parameters.
+
+use lasthop_algo::cc::cubic::HyStartVariant;
 
 /// The smallest AIFSN an EDCA Parameter Set may give non-AP stations, and an AP may use for
 /// itself (IEEE 802.11-2020 §9.4.2.28: "The minimum value of the AIFSN subfield is 2"; an AP
@@ -38,6 +40,30 @@ pub const QDISCS: [&str; 5] = ["fifo", "codel", "pie", "fq_codel", "dualpi2"];
 pub(super) fn qdiscs_allowed() -> String {
     let names: Vec<String> = QDISCS.iter().map(|n| format!("{n:?}")).collect();
     format!("one of {}", names.join(", "))
+}
+
+/// `flows[].hystart` (TCP CUBIC): the slow-start exits by name, the default first; `true` and
+/// `false` stand for the default and "off".
+pub const HYSTARTS: [&str; 3] = [HyStartVariant::NAMES[1], HyStartVariant::NAMES[0], "off"];
+
+/// The slow-start exit `name` asks for (None: off).
+pub fn hystart_variant(name: &str) -> Option<HyStartVariant> {
+    HyStartVariant::from_name(name)
+}
+
+/// `hystart` in a typed spec: a name, or a boolean standing for the default (true) or "off"
+/// (false), as the spec reader takes it.
+pub(super) fn hystart_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    #[derive(serde::Deserialize)]
+    #[serde(untagged)]
+    enum NameOrBool {
+        Name(String),
+        Bool(bool),
+    }
+    Ok(match <NameOrBool as serde::Deserialize>::deserialize(d)? {
+        NameOrBool::Name(n) => n,
+        NameOrBool::Bool(b) => if b { HYSTARTS[0] } else { "off" }.into(),
+    })
 }
 
 /// `flows[].cc`: the TCP congestion controllers by name.

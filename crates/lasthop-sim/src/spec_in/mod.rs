@@ -478,6 +478,21 @@ impl<'a> Table<'a> {
         Ok(self.choice_opt(name, Some(Some(default)), choices, why)?.unwrap_or_else(|| default.to_owned()))
     }
 
+    /// One of `choices` (the first is the default), or a boolean standing for `on` (true) or
+    /// `off` (false).
+    pub(crate) fn choice_or_bool(&self, name: &str, choices: &[&str], on: &str, off: &str) -> Res<String> {
+        let list: Vec<String> = choices.iter().map(|c| format!("\"{c}\"")).collect();
+        let text = format!("one of {}, or true (\"{on}\") or false (\"{off}\")", list.join("|"));
+        let check = |v: &Raw| match v {
+            Raw::Str(s) if choices.contains(&s.as_str()) => Ok(s.clone()),
+            Raw::Bool(b) => Ok(if *b { on } else { off }.to_owned()),
+            _ => Err(Bad(text.clone())),
+        };
+        let schema = json!({"oneOf": [{"enum": choices}, {"type": "boolean"}]});
+        let d = choices[0].to_owned();
+        Ok(self.get(name, Some(Some(d.clone())), Default::Is(json!(d)), check, &text, Some(schema))?.unwrap_or(d))
+    }
+
     /// A duration in ns (`positive`: not zero); `default` None: required.
     pub(crate) fn duration(&self, name: &str, default: Option<u64>, positive: bool) -> Res<u64> {
         let check = |v: &Raw| {

@@ -723,7 +723,8 @@ fn transport_keys(t: &Table, p: &str, v: &mut Value) -> Res<(String, Option<(&'s
         return Err(t.fail("history_guard", "\"none\" unless history is \"mean\" or \"ewma\""));
     }
     v["pacing"] = json!(if tcp || quic { t.bool_opt("pacing", None)? } else { None });
-    v["hystart"] = json!(!tcp || t.bool("hystart", true)?);
+    let hystarts = &crate::spec::HYSTARTS;
+    v["hystart"] = json!(if tcp { t.choice_or_bool("hystart", hystarts, hystarts[0], "off")? } else { hystarts[0].into() });
     v["extra_acked"] = json!(!tcp || t.bool("extra_acked", true)?);
     let app = if tcp { t.choice("app", "bulk", &["bulk", "request_response"], "")? } else { "bulk".into() };
     let rr = app == "request_response";

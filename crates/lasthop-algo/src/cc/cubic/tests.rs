@@ -377,3 +377,120 @@ fn loss_in_slow_start_ends_hystart() {
     assert_eq!(cc.stats().slow_start_exit.unwrap().1, SlowStartExit::Loss);
     assert_eq!(cc.stats().w_max, Some(20 * M));
 }
+
+// ---- Linux's HyStart ----
+
+fn linux(paced: bool) -> CubicConfig {
+    CubicConfig {
+        hystart: HyStartConfig { variant: HyStartVariant::Linux, paced, ..HyStartConfig::default() },
+        ..CubicConfig::default()
+    }
+}
+
+fn rounds() -> Rounds {
+    Rounds { now: Instant::ZERO, delivered: 0 }
+}
+
+#[test]
+fn linux_hystart_names_round_trip() {
+    for v in [HyStartVariant::Rfc9406, HyStartVariant::Linux] {
+        assert_eq!(HyStartVariant::from_name(v.name()), Some(v));
+    }
+    assert_eq!(HyStartVariant::from_name("hystart"), None);
+}
+
+#[test]
+fn linux_hystart_delay_goes_straight_to_avoidance() {
+    // ACKs 100 ms / cwnd apart (over 2 ms from 16 segments on): no ACK train.
+    let mut cc = Cubic::new(linux(false), Instant::ZERO, MSS, 10 * M);
+    let mut r = rounds();
+    for _ in 0..3 {
+        let before = cc.cwnd();
+        hy_round(&mut cc, &mut r, |_, _| ms(100));
+        assert_eq!(cc.cwnd(), 2 * before, "no limit on slow start's growth per ACK");
+    }
+    assert_eq!(cc.cwnd(), 80 * M);
+    // 100 → 130 ms within the round: from the ninth sample on, the round's minimum (≥ 113 ms)
+    // exceeds delay_min + clamp(100/8, 4, 16) = 112.5 ms.
+    hy_round(&mut cc, &mut r, |i, n| ms(113) + ms(17) * i / n);
+    assert_eq!(cc.state(), "avoidance");
+    let st = cc.stats();
+    assert_eq!(st.slow_start_exit.unwrap().1, SlowStartExit::HyStart);
+    assert_eq!(st.hystart_css_entries, 0);
+    // Eight ACKs of slow start; the ninth sample fired (ssthresh = cwnd = 88), the rest of the
+    // round grew in avoidance.
+    assert_eq!(cc.ssthresh(), 88 * M);
+    assert!(cc.cwnd() > 88 * M && cc.cwnd() < 95 * M, "{}", cc.cwnd());
+}
+
+#[test]
+fn linux_hystart_ignores_a_rise_below_its_threshold_and_small_windows() {
+    let mut cc = Cubic::new(linux(false), Instant::ZERO, MSS, 10 * M);
+    let mut r = rounds();
+    hy_round(&mut cc, &mut r, |_, _| ms(100));
+    // Below hystart_low_window (16 segments) nothing is detected, whatever the delay.
+    let mut cc2 = cc.clone();
+    let mut r2 = Rounds { now: r.now, delivered: r.delivered };
+    assert_eq!(cc2.cwnd(), 20 * M);
+    hy_round(&mut cc, &mut r, |_, _| ms(112));
+    assert_eq!(cc.state(), "slow_start");
+    assert_eq!(cc.cwnd(), 40 * M);
+    let mut small = Cubic::new(linux(false), Instant::ZERO, MSS, 4 * M);
+    let mut r3 = rounds();
+    hy_round(&mut small, &mut r3, |_, _| ms(100));
+    hy_round(&mut small, &mut r3, |_, _| ms(200));
+    assert_eq!((small.state(), small.cwnd()), ("slow_start", 16 * M));
+    hy_round(&mut cc2, &mut r2, |_, _| ms(113));
+    assert_eq!(cc2.state(), "avoidance");
+}
+
+#[test]
+fn linux_hystart_ack_train_halved_without_pacing() {
+    // 20 ms RTT, ACKs spread over the whole round (the bottleneck sets their spacing): from
+    // 16 segments on they are under 2 ms apart, and the train passes
+    // (delay_min + ack_delay) / 2 ≈ 10.5 ms within the round.
+    let mut cc = Cubic::new(linux(false), Instant::ZERO, MSS, 10 * M);
+    let mut r = rounds();
+    hy_round(&mut cc, &mut r, |_, _| ms(20));
+    assert_eq!(cc.state(), "slow_start");
+    hy_round(&mut cc, &mut r, |_, _| ms(20));
+    assert_eq!(cc.state(), "avoidance");
+    // 20 ACKs 1 ms apart from cwnd 20: the 12th is past 10.5 ms from the round's start.
+    assert_eq!(cc.ssthresh(), 31 * M);
+    // A pacing sender waits for the whole delay_min + ack_delay (21 ms): ACKs spread over a
+    // flat 20 ms never span it.
+    let mut p = Cubic::new(linux(true), Instant::ZERO, MSS, 10 * M);
+    let mut rp = rounds();
+    for _ in 0..3 {
+        hy_round(&mut p, &mut rp, |_, _| ms(20));
+    }
+    assert_eq!((p.state(), p.cwnd()), ("slow_start", 80 * M));
+    // 23.5 ms: below the delay detector's 20 + 4 ms, but the train now spans over 21 ms.
+    hy_round(&mut p, &mut rp, |_, _| Duration::from_micros(23_500));
+    assert_eq!(p.state(), "avoidance");
+    assert!(p.ssthresh() > 150 * M, "{}", p.ssthresh());
+}
+
+#[test]
+fn linux_hystart_is_armed_again_by_an_rto() {
+    let mut cc = Cubic::new(linux(false), Instant::ZERO, MSS, 10 * M);
+    let mut r = rounds();
+    for _ in 0..3 {
+        hy_round(&mut cc, &mut r, |_, _| ms(100));
+    }
+    hy_round(&mut cc, &mut r, |_, _| ms(130));
+    assert_eq!(cc.state(), "avoidance");
+    cc.on_rto(r.now, 0, MSS);
+    assert_eq!(cc.cwnd(), M);
+    // Slow start again towards ssthresh, HyStart armed: delay_min is learnt anew (200 ms), and
+    // a rise past 200 + 16 ms ends it before ssthresh.
+    let ssthresh = cc.ssthresh();
+    for _ in 0..5 {
+        hy_round(&mut cc, &mut r, |_, _| ms(200));
+    }
+    assert_eq!((cc.state(), cc.cwnd()), ("slow_start", 32 * M));
+    assert!(ssthresh > 32 * M);
+    hy_round(&mut cc, &mut r, |_, _| ms(220));
+    assert_eq!(cc.state(), "avoidance");
+    assert!(cc.ssthresh() < ssthresh);
+}

@@ -76,7 +76,13 @@ pub(in crate::world) fn cc_config(f: &FlowSpec, seed: u64) -> (CcConfig, &'stati
     match crate::spec::cc_named(name).expect("a listed controller") {
         CcConfig::Bbr(d) => (CcConfig::Bbr(BbrConfig { extra_acked: f.extra_acked, seed, ..d }), name, true),
         CcConfig::Cubic(d) => {
-            let hystart = HyStartConfig { enabled: f.hystart, paced: f.pacing.unwrap_or(false), ..d.hystart };
+            let variant = crate::spec::hystart_variant(&f.hystart);
+            let hystart = HyStartConfig {
+                enabled: variant.is_some(),
+                variant: variant.unwrap_or_default(),
+                paced: f.pacing.unwrap_or(false),
+                ..d.hystart
+            };
             (CcConfig::Cubic(CubicConfig { hystart, ..d }), name, false)
         }
         CcConfig::Prague(d) => (CcConfig::Prague(d), name, true),

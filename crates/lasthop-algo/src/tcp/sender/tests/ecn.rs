@@ -103,3 +103,43 @@ fn loss_inside_cwr_is_retransmitted_once_reduced() {
     });
     assert!(first_loss_cut.is_some_and(|ss| ss * 2 >= cwnd.saturating_sub(2 * MSS as u64)), "{first_loss_cut:?} vs {cwnd}");
 }
+
+/// The ECE the receiver keeps echoing until the CWR segment reaches it starts no second
+/// reduction: the episode lasts until data above its point is acknowledged (Linux
+/// `tcp_fastretrans_alert`, state CWR), and an ECE after that is a new mark.
+#[test]
+fn ece_until_the_cwr_arrives_is_one_reduction() {
+    let mut s = TcpSender::new(TcpSenderConfig { ecn: EcnMode::Classic, ..Net::newreno() }, Instant::ZERO);
+    s.app_write(segs(1000));
+    let mut t = Instant::ZERO;
+    let mut sent: Vec<DataSegment> = Vec::new();
+    let send = |s: &mut TcpSender, t: Instant, sent: &mut Vec<DataSegment>| {
+        while let Some(seg) = s.poll_transmit(t, 0) {
+            sent.push(seg);
+        }
+    };
+    send(&mut s, t, &mut sent);
+    let point = s.snd_nxt;
+    assert_eq!(point, segs(10));
+    let ack = |k: u64, ece: bool| AckSegment { cum_ack: segs(k), rwnd: 1 << 30, ece, ..AckSegment::default() };
+    // A mark on segment 0: ECE from its ACK on, one reduction; the CWR rides the next new segment.
+    for k in 1..=10 {
+        t += Duration::from_millis(1);
+        s.handle_ack(t, &ack(k, true));
+        send(&mut s, t, &mut sent);
+    }
+    assert_eq!(s.stats().ecn_reductions, 1);
+    let cwr = sent.iter().find(|g| g.cwr).expect("a CWR segment");
+    assert_eq!(cwr.seq, point, "the first new segment after the reduction carries CWR");
+    // The ACK of everything before the CWR segment still carries ECE: the same episode.
+    assert_eq!(s.snd_una, point);
+    // Once the CWR segment is acknowledged without ECE, the episode is over ...
+    t += Duration::from_millis(1);
+    s.handle_ack(t, &ack(11, false));
+    send(&mut s, t, &mut sent);
+    assert_eq!(s.stats().ecn_reductions, 1);
+    // ... and a later ECE is a new mark: a second reduction.
+    t += Duration::from_millis(1);
+    s.handle_ack(t, &ack(12, true));
+    assert_eq!(s.stats().ecn_reductions, 2);
+}
