@@ -10,7 +10,9 @@ baseline (mac80211's defaults when left out). The levers, each as 802.11 and Lin
 - the AP's own EDCA (`ap.cw_min`, `ap.aifsn`: hostapd `tx_queue_data2_cwmin`/`_aifs`, AIFSN ≥ 1);
 - AQL's per-station limits (`ap.aql_limit_low`/`_high`, mac80211's `aql_txq_limit`), with a
   driver that queues below mac80211;
-- the airtime scheduler (`ap.scheduler`: mac80211's airtime DRR or round robin).
+- the airtime scheduler (`ap.scheduler`: mac80211's airtime DRR or round robin);
+- TCP ACK filtering of the uploads' ACKs in the AP's flow queue (`ap.ack_filter`, sch_cake's
+  `ack-filter`, RFC 3449 §5.2.1), with mac80211's FQ-CoDel.
 
 The search evaluates the baseline and up to `budget` candidates drawn without repetition from
 the product of the levers' values (a seeded, deterministic order), each over `seeds` seeds, as
@@ -66,6 +68,7 @@ LEVERS: tuple[Lever, ...] = (
     Lever("ap.aifsn", (3, 2, 1), "hostapd.conf tx_queue_data2_aifs"),
     Lever("ap.aql", ("5ms/12ms", "2ms/4ms", "1ms/2ms"), "debugfs: /sys/kernel/debug/ieee80211/phy0/aql_txq_limit"),
     Lever("ap.scheduler", ("airtime", "round_robin"), "mac80211 airtime fairness: debugfs airtime_flags"),
+    Lever("ap.ack_filter", ("off", "conservative", "aggressive"), "tc: sch_cake's ack-filter / ack-filter-aggressive"),
 )
 
 
@@ -226,6 +229,12 @@ def host_commands(values: dict[str, Any]) -> list[str]:
         out.append(f"echo '2 {lo} {hi}' > /sys/kernel/debug/ieee80211/phy0/aql_txq_limit")
     if values.get("ap.scheduler") == "round_robin":
         out.append("echo 0 > /sys/kernel/debug/ieee80211/phy0/airtime_flags")
+    if values.get("ap.ack_filter", "off") != "off":
+        mode = "ack-filter" if values["ap.ack_filter"] == "conservative" else "ack-filter-aggressive"
+        # mac80211 takes every packet into its own queues, so a qdisc above it holds nothing to
+        # filter unless it shapes: cake's shaper just below the link rate moves the queue there.
+        out.append("# the ACK filter works where packets wait: cake shaping just below the link's rate")
+        out.append(f"tc qdisc replace dev wlan0 root cake bandwidth <rate> besteffort {mode}")
     return out
 
 

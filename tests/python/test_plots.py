@@ -36,7 +36,8 @@ bin = "50ms"
 standard = "vht"
 channel_width = 40
 [ap]
-queue_limit = 200               # the CUBIC download overflows it: retransmits
+queue_limit = 200               # the CUBIC download overflows it (slow start to the first
+                                # loss, no HyStart): retransmits
 [[stations]]
 mcs = 7
 error_model = "snr"
@@ -50,6 +51,7 @@ mcs = 4
 stations = 0
 direction = "down"
 pattern = "tcp"
+hystart = "off"
 [[flows]]
 stations = 1
 direction = "up"

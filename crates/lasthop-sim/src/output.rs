@@ -29,6 +29,13 @@ pub struct Stats {
     pub beacons: u64,
     /// Packets still queued, in flight or held for reordering when the run ended.
     pub packets_in_system: u64,
+    /// TCP ACKs the AP's ACK filter took out of its queues (`ap.ack_filter`; absent when 0).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub ack_filtered: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 #[derive(Serialize, Debug, Clone)]
@@ -529,6 +536,7 @@ pub fn collect(w: &World) -> RunData {
             collisions: t.collisions,
             beacons: t.beacons,
             packets_in_system: w.packets_in_system(),
+            ack_filtered: w.ack_filtered,
         },
         channel: Channel {
             busy_ns: t.busy_ns,

@@ -12,7 +12,7 @@ mod choices;
 mod rules;
 pub use rules::utility_of;
 use rules::{ac_problem, vwire_flow_problems, vwire_problems};
-pub use choices::{cc_named, ecn_mismatch, ecn_mode, hystart_variant, HYSTARTS, AIFSN_MIN_AP, AIFSN_MIN_STA, CONGESTION_CONTROLS, QDISCS, TXOP_MAX_NS, TXOP_UNIT_NS};
+pub use choices::{cc_named, ecn_mismatch, ecn_mode, hystart_variant, ACK_FILTERS, HYSTARTS, AIFSN_MIN_AP, AIFSN_MIN_STA, CONGESTION_CONTROLS, QDISCS, TXOP_MAX_NS, TXOP_UNIT_NS};
 use choices::{edca_problems, qdiscs_allowed};
 pub use aggctl::AggctlSpec;
 
@@ -254,6 +254,10 @@ pub struct ApSpec {
     /// can: the wait in the driver's and the firmware's queues.
     #[serde(default)]
     pub air_ce_threshold_ns: u64,
+    /// TCP ACK filtering in the AP's flow queue (sch_cake's `ack-filter`), a name of
+    /// [`ACK_FILTERS`]: "off", "conservative", "aggressive".
+    #[serde(default = "default_ack_filter")]
+    pub ack_filter: String,
     /// The AP's own EDCA parameters for `mac.access_category` (hostapd's `tx_queue_data*_cwmin`,
     /// `_cwmax`, `_aifs`), when they differ from the set it advertises (`mac.cw_min` ...).
     #[serde(default)]
@@ -535,6 +539,9 @@ fn default_app() -> String {
 
 fn default_ecn() -> String {
     "off".into()
+}
+fn default_ack_filter() -> String {
+    ACK_FILTERS[0].into()
 }
 fn default_hystart() -> String {
     HYSTARTS[0].into()

@@ -61,6 +61,7 @@ mod ap_host;
 mod arena;
 mod relay;
 mod ecn;
+mod ack_filter;
 use hosts::{aggctl, ext, quic, tcp, vwire};
 pub use ext::{ExtEvent, ExtFate, ExtLeg};
 use arena::Arena;
@@ -476,6 +477,9 @@ pub struct World {
     air_ce_threshold: Option<Duration>,
     /// With it: when each packet (by arena index) entered the AP's queues.
     at_ap: Vec<Instant>,
+    /// `ap.ack_filter`, and the ACKs it took out of the AP's queues.
+    ack_filter: ack_filter::AckFilter,
+    pub ack_filtered: u64,
     pub totals: Totals,
     pub ts_goodput: Series,
     pub ts_delay_sum: Series,
@@ -659,19 +663,7 @@ impl World {
     /// A packet that does not count as offered load (TCP ACKs).
     #[inline]
     fn alloc_control(&mut self, flow: u32, len: u32, now: Instant) -> PktRef {
-        let id = self.pkts.put(Pkt {
-            flow,
-            created: now,
-            retries: 0,
-            ghost: false,
-            tcp: TcpMeta::None,
-            echo: Echo::None,
-            aql: 0,
-            next: NO_NEXT,
-            next_len: 0,
-            mpdu: 0,
-            ecn: Ecn::NotEct,
-        });
+        let id = self.pkts.put(Pkt::fresh(flow, now, TcpMeta::None));
         PktRef { id, len, flow, ecn: Ecn::NotEct }
     }
 

@@ -49,7 +49,8 @@ Beyond the paper: the same transfers with the WiFi link as the bottleneck (wired
 average-path delay, no wired loss; the station at 802.11ac 40 MHz MCS 7, one stream: 150 Mb/s
 PHY) for QUIC and Bursty QUIC; and the safety analysis the paper lacks: the history is recorded
 on an empty good path, then the path gets worse before the next connection — a TCP CUBIC flow
-appears, or a 50 Mb/s non-responsive cross flow takes half the bottleneck — and the cost of the
+appears and fills the bottleneck's queue (its slow start runs to the first loss, `hystart =
+"off"`), or a 50 Mb/s non-responsive cross flow takes half the bottleneck — and the cost of the
 history window is measured, with and without the RTT guard (`history_guard = "rtt"`: the
 default window if the handshake RTT exceeds the smallest recorded RTT by more than 25 %).
 """
@@ -155,8 +156,12 @@ def _worse(kind: str) -> dict:
     s["flows"][0]["idle"] = "2s"
     s["flows"][0]["idle_timeout"] = "30s"
     if kind == "tcp":
+        # A CUBIC flow that fills the bottleneck's queue before the second connection opens:
+        # its slow start runs to the first loss. With Linux's HyStart it would leave slow start
+        # near the path's BDP and fill the queue only seconds later, after the connection.
         s["stations"][0]["count"] = 2
-        s["flows"].append({"stations": 1, "direction": "down", "pattern": "tcp", "cc": "cubic", "start": "1.4s"})
+        s["flows"].append({"stations": 1, "direction": "down", "pattern": "tcp", "cc": "cubic", "start": "1.4s",
+                           "hystart": "off"})
     else:
         s["flows"].append({"direction": "cross", "pattern": "cbr", "rate": "50Mbps", "start": "1.4s"})
     return s

@@ -317,6 +317,32 @@ impl<P: QueuedPacket> MacFq<P> {
         (f.q.len(), f.backlog)
     }
 
+    /// The packets queued in the flow a packet of `flow_hash` for `tin` joins, oldest first.
+    pub fn flow_packets(&self, tin: u32, flow_hash: u32) -> impl Iterator<Item = &P> + '_ {
+        self.flows[self.flow_for(tin, flow_hash)].q.iter().map(|s| &s.pkt)
+    }
+
+    /// Take the `at`-th packet (oldest first) out of that flow, as sch_cake's ACK filter takes a
+    /// redundant ACK out of its flow (`cake_ack_filter`): the backlogs shrink as for a packet
+    /// dropped at the limit, and it counts as a drop of the discipline. The flow keeps its place
+    /// in the scheduler (it still holds the packet that made the other redundant).
+    pub fn remove_from_flow(&mut self, tin: u32, flow_hash: u32, at: usize) -> Option<P> {
+        let fid = self.flow_for(tin, flow_hash);
+        let Flow { q, backlog, rank, tin: ft, .. } = &mut self.flows[fid];
+        let s = q.remove(at)?;
+        let l = s.pkt.len_bytes() as u64;
+        *backlog -= l;
+        let ti = &mut self.tins[*ft as usize];
+        ti.packets -= 1;
+        ti.bytes -= l;
+        self.totals.packets -= 1;
+        self.totals.bytes -= l;
+        self.totals.shrank(fid as u32, *backlog, rank, q.is_empty());
+        self.stats.dropped += 1;
+        self.stats.dropped_bytes += l;
+        Some(s.pkt)
+    }
+
     fn flow_for(&self, tin: u32, flow_hash: u32) -> usize {
         self.flow_at(tin, self.bucket_of(flow_hash))
     }

@@ -42,6 +42,9 @@ pub(super) fn qdiscs_allowed() -> String {
     format!("one of {}", names.join(", "))
 }
 
+/// `ap.ack_filter`: sch_cake's ACK filter modes (`ack-filter`, `ack-filter-aggressive`), off first.
+pub const ACK_FILTERS: [&str; 3] = ["off", "conservative", "aggressive"];
+
 /// `flows[].hystart` (TCP CUBIC): the slow-start exits by name, the default first; `true` and
 /// `false` stand for the default and "off".
 pub const HYSTARTS: [&str; 3] = [HyStartVariant::NAMES[1], HyStartVariant::NAMES[0], "off"];

@@ -200,7 +200,7 @@ pub const SECTIONS: [(&str, &[&str]); 12] = [
             "queue_limit", "scheduler", "qdisc", "driver", "hw_queue_limit", "aql", "aql_limit_low", "aql_limit_high",
             "aql_threshold", "buffer_sizer", "wqm_limit", "wqm_interval", "wqm_variant", "pie_estimator",
             "dequeue_cost", "ecn", "ce_threshold", "ce_threshold_l4s_only", "air_ce_threshold", "cw_min", "cw_max",
-            "aifsn", "txop_limit",
+            "aifsn", "txop_limit", "ack_filter",
         ],
     ),
     ("wired", &["rate", "delay", "queue_limit", "loss", "loss_up", "qdisc"]),

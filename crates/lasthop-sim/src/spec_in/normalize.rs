@@ -464,11 +464,15 @@ fn ap_section(top: &Table, cell: &mut Cell) -> Res<Value> {
         return Err(ap.fail("dequeue_cost", "at most 100us (a host's per-packet transmit path)"));
     }
     let (ecn, ce_threshold, l4s_only, air) = ap_ecn(&ap, &qdisc)?;
+    let ack_filter = ap.choice("ack_filter", crate::spec::ACK_FILTERS[0], &crate::spec::ACK_FILTERS, "")?;
+    if ack_filter != crate::spec::ACK_FILTERS[0] && qdisc != "fq_codel" {
+        return Err(ap.fail("ack_filter", "\"off\" unless qdisc = \"fq_codel\" (the filter works in the flow queue, as sch_cake's)"));
+    }
     let (ap_cw_min, ap_cw_max, ap_aifsn, ap_txop) = edca_keys(&ap, crate::spec::AIFSN_MIN_AP)?;
     cell.driver = driver.clone();
     let opt = |v: Option<i128>| v.map_or(Value::Null, |x| json!(x as u64));
     Ok(json!({"cw_min": opt(ap_cw_min), "cw_max": opt(ap_cw_max), "aifsn": opt(ap_aifsn), "txop_limit_ns": ap_txop, "ecn": ecn, "ce_threshold_ns": ce_threshold, "ce_threshold_l4s_only": l4s_only, "air_ce_threshold_ns": air,
-              "queue_limit": ap_queue as u64, "scheduler": scheduler, "qdisc": qdisc, "driver": driver,
+              "ack_filter": ack_filter, "queue_limit": ap_queue as u64, "scheduler": scheduler, "qdisc": qdisc, "driver": driver,
               "hw_queue_limit": hw_queue_limit as u64, "aql": aql, "aql_limit_low_ns": aql_low,
               "aql_limit_high_ns": aql_high, "aql_threshold_ns": aql_threshold, "buffer_sizer": buffer_sizer,
               "wqm_limit_ns": wqm_limit, "wqm_interval_ns": wqm_interval, "wqm_variant": wqm_variant,

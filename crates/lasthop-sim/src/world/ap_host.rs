@@ -28,6 +28,9 @@ impl World {
                 self.unschedule_emptied(k);
             }
         }
+        if kept && self.ack_filter != ack_filter::AckFilter::Off {
+            self.filter_acks(k, sta, p);
+        }
         if kept {
             // mac80211 wakes the driver; a pull driver has the AP contend for its queues
             // (also while it is taking frames for an aggregate).

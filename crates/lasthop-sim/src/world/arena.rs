@@ -4,7 +4,9 @@
 //! an MPDU the recipient already holds is a ghost copy of that chain, which never counts in a
 //! flow's statistics.
 
-use super::{Pkt, PktRef, NO_NEXT};
+use super::{Echo, Pkt, PktRef, TcpMeta, NO_NEXT};
+use lasthop_algo::ecn::Ecn;
+use lasthop_core::Instant;
 use std::ops::{Deref, DerefMut};
 
 pub(super) struct Arena {
@@ -92,5 +94,24 @@ impl DerefMut for Arena {
     #[inline]
     fn deref_mut(&mut self) -> &mut [Pkt] {
         &mut self.pkts
+    }
+}
+
+impl Pkt {
+    /// A packet of `flow` made at `created`, not yet sent, alone in its MPDU, Not-ECT.
+    pub(super) fn fresh(flow: u32, created: Instant, tcp: TcpMeta) -> Pkt {
+        Pkt {
+            flow,
+            created,
+            retries: 0,
+            ghost: false,
+            tcp,
+            echo: Echo::None,
+            aql: 0,
+            next: NO_NEXT,
+            next_len: 0,
+            mpdu: 0,
+            ecn: Ecn::NotEct,
+        }
     }
 }

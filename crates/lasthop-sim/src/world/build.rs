@@ -224,6 +224,8 @@ impl World {
             ce_marked: vec![0; n_flows],
             air_ce_threshold: (spec.ap.air_ce_threshold_ns > 0).then_some(Duration(spec.ap.air_ce_threshold_ns)),
             at_ap: Vec::new(),
+            ack_filter: super::ack_filter::AckFilter::named(&spec.ap.ack_filter),
+            ack_filtered: 0,
             totals: Totals::default(),
             ts_goodput: Series::new(n_flows, bins, bin),
             ts_delay_sum: Series::new(n_flows, bins, bin),

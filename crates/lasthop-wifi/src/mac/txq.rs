@@ -274,6 +274,19 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
     pub fn room(&self) -> usize {
         self.total_limit.saturating_sub(self.limit_len())
     }
+    /// A filter over `sta`'s flow queue (sch_cake's ACK filter): `pick` is handed the packets of
+    /// the flow `p` joined, oldest first, and names one to take out. Only with mac80211's flow
+    /// queue; None otherwise, or when `pick` names none.
+    pub fn take_from_flow_of(&mut self, sta: u32, p: &P, pick: impl FnOnce(&mut dyn Iterator<Item = &P>) -> Option<usize>) -> Option<P>
+    where
+        P: QueuedPacket,
+    {
+        let Queues::Fq { fq, base } = &self.queues else { return None };
+        let (tin, hash) = (base + sta, p.flow_hash());
+        let at = pick(&mut fq.borrow().flow_packets(tin, hash))?;
+        fq.borrow_mut().remove_from_flow(tin, hash, at)
+    }
+
     /// Whether the stations share mac80211's flow queue (FQ-CoDel).
     pub fn is_fq(&self) -> bool {
         matches!(self.queues, Queues::Fq { .. })
