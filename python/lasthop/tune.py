@@ -263,13 +263,14 @@ def write_toml(doc: dict[str, Any]) -> str:
 
 
 def tune(path: str | Path, out: Path, budget: int, seeds: int, jobs: int | None = None,
-         ray: str | None = None, progress: Callable[[int, int, Candidate], None] | None = None
-         ) -> dict[str, Any]:
-    """Run the search; write `out`/tune.json, chosen.toml, chosen.txt; return the report."""
+         ray: str | None = None, progress: Callable[[int, int, Candidate], None] | None = None,
+         exclude: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Run the search; write `out`/tune.json, chosen.toml, chosen.txt; return the report.
+    `exclude`: lever keys left out of the search."""
     if budget < 1:
         raise TuneError(f"--budget {budget}: at least 1 candidate")
     cell = load_cell(path)
-    levers = applicable(cell)
+    levers = [lv for lv in applicable(cell) if lv.key not in exclude]
     base = Candidate({})
     cands = [base] + [Candidate(v) for v in candidates(levers, budget, seed=(cell.get("sim") or {}).get("seed", 1))]
     out.mkdir(parents=True, exist_ok=True)

@@ -142,6 +142,12 @@ def test_bad_arguments_fail_early(tmp_path, capsys):
         assert cli.main(["emu", "up", str(spec), "--realtime", prio, "-o", str(tmp_path)]) == 2
         err = capsys.readouterr().err
         assert err == f"lasthop: error: --realtime = {prio}: a SCHED_FIFO priority, 1 to 99\n", err
+    # The model's ACK filter cannot read real packets' ACKs: refused, nothing built.
+    fq = _spec(tmp_path, HT_CELL.format(qdisc="fq_codel", sched="airtime", n=1).replace(
+        'qdisc = "fq_codel"', 'qdisc = "fq_codel"\nack_filter = "conservative"'))
+    assert cli.main(["emu", "up", str(fq), "-o", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "ap.ack_filter" in err and err.count("\n") == 1, err
     assert not list(tmp_path.glob("*.json"))
 
 

@@ -646,6 +646,14 @@ pub fn up(req: UpRequest) -> Result<UpOutcome, UpError> {
     if let Some((path, value, allowed)) = spec.problems().first() {
         return Err(UpError::User(format!("{path} = {value}: {allowed}")));
     }
+    if spec.ap.ack_filter != lasthop_sim::spec::ACK_FILTERS[0] {
+        // The model's ACK filter reads its own TCP segments; real packets carry theirs in bytes
+        // the model never parses, so their ACKs would pass unfiltered.
+        return Err(UpError::User(format!(
+            "ap.ack_filter = {:?}: \"off\" in the emulator (it filters the model's own TCP ACKs, not real packets')",
+            spec.ap.ack_filter
+        )));
+    }
     if !crate::netns::is_root() {
         return Err(UpError::User("lasthop emu needs root (CAP_NET_ADMIN)".into()));
     }
