@@ -48,7 +48,7 @@ def test_defaults_filled():
                "wqm_limit_ns": 2_500_000, "wqm_interval_ns": 100_000_000,
                "wqm_variant": "aimd", "pie_estimator": "timestamp",
                "dequeue_cost_ns": 0, "ecn": None, "ce_threshold_ns": 0,
-               "ce_threshold_l4s_only": False, "air_ce_threshold_ns": 0,
+               "ce_threshold_l4s_only": False, "air_ce_threshold_ns": 0, "ack_filter": "off",
                "cw_min": None, "cw_max": None, "aifsn": None, "txop_limit_ns": None},
         "wired": {"rate_bps": 10_000_000_000, "delay_ns": 1_000_000, "queue_limit": 1000,
                   "loss": 0.0, "loss_up": None, "qdisc": "fifo"},

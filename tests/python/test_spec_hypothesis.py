@@ -151,6 +151,7 @@ KEYS: dict[str, dict[str, K]] = {
            "dequeue_cost": duration("0s", "2us", "100us", bad=("101us", "1ms")),
            "ecn": BOOL, "ce_threshold": duration("0s", "1ms", "5ms"), "ce_threshold_l4s_only": BOOL,
            "air_ce_threshold": duration("0s", "1ms", "5ms"),
+           "ack_filter": choice("off", "conservative", "aggressive"),
            "cw_min": ints([0, 1, 7, 15, 1023], [2, 1024]), "cw_max": ints([15, 63, 1023], [16, 32768]),
            "aifsn": ints([1, 2, 7, 15], [0, 16]),
            "txop_limit": duration("0s", "32us", "2.048ms", bad=("1ms", "9ms"))},
