@@ -134,6 +134,7 @@
 
 use super::{AckSegment, DataSegment};
 use super::rtt::RttEstimator;
+use loss::sent_after;
 use recovery::{Prr, Tlp};
 use crate::cc::{AckInfo, AnyCc, CcConfig, CongestionControl, NewRenoConfig, RateSample};
 use crate::ecn::{AccEcnSender, EcnMode};
@@ -425,11 +426,6 @@ pub struct TcpSender {
     accecn: AccEcnSender,
     ecn_reductions: u64,
     ce_bytes_acked: u64,
-}
-
-/// RACK_sent_after (RFC 8985 §6.2): (t1, seq1) was sent after (t2, seq2).
-fn sent_after(t1: Instant, seq1: u64, t2: Instant, seq2: u64) -> bool {
-    t1 > t2 || (t1 == t2 && seq1 > seq2)
 }
 
 impl TcpSender {
@@ -782,109 +778,6 @@ impl TcpSender {
         }
     }
 
-    /// RFC 6675 IsLost, applied to the scoreboard: marks newly lost segments, returns their
-    /// bytes.
-    fn mark_lost(&mut self) -> u64 {
-        if self.sacked_bytes == 0 {
-            return 0;
-        }
-        let thresh_segs = self.cfg.dup_thresh as u64;
-        let thresh_bytes = (self.cfg.dup_thresh as u64 - 1) * self.cfg.mss as u64;
-        let lo = self.segs.partition_point(|g| g.seq < self.lost_marked_upto);
-        let hi = self.segs.partition_point(|g| g.seq < self.high_sacked);
-        let (mut cnt, mut bytes) = (0u64, 0u64);
-        let mut boundary = None;
-        for j in (lo..hi).rev() {
-            let g = &self.segs[j];
-            if g.sacked {
-                cnt += 1;
-                bytes += g.len as u64;
-            } else if cnt >= thresh_segs || bytes > thresh_bytes {
-                boundary = Some(j);
-                break;
-            }
-        }
-        let Some(b) = boundary else { return 0 };
-        let mut newly = 0;
-        for j in lo..=b {
-            let g = &mut self.segs[j];
-            if !g.sacked && !g.lost {
-                g.lost = true;
-                newly += g.len as u64;
-            }
-        }
-        self.lost_bytes += newly;
-        self.lost_marked_upto = self.segs[b].end();
-        newly
-    }
-
-    /// RACK.reo_wnd (RFC 8985 §6.2 step 4, without the D-SACK adaptation: our receiver sends
-    /// no D-SACK, so RACK.reo_wnd_mult stays 1): 0 while no reordering has been seen and the
-    /// sender is in recovery (fast or RTO) or more than (DupThresh − 1)·SMSS are SACKed, else
-    /// min(min_RTT/4, SRTT).
-    fn rack_reo_wnd(&self) -> Duration {
-        let dup_sacked = self.sacked_bytes > (self.cfg.dup_thresh as u64 - 1) * self.cfg.mss as u64;
-        if !self.rack_reordering_seen && (self.in_recovery || self.in_loss || dup_sacked) {
-            return Duration::ZERO;
-        }
-        let q = self.min_rtt.unwrap_or(Duration::ZERO) / 4;
-        q.min(self.rtt.srtt().unwrap_or(Duration::ZERO))
-    }
-
-    /// RACK_detect_loss (RFC 8985 §6.2 step 5) and the reordering timer (§6.3): every
-    /// unacknowledged transmission sent before RACK.xmit_ts/RACK.end_seq is lost once now ≥
-    /// its xmit_ts + RACK.rtt + RACK.reo_wnd; for the others the timer is armed at the latest
-    /// such deadline (the RFC's max of the remaining times). Segments already marked lost and
-    /// not retransmitted since are skipped (the RFC's xmit_ts := ∞). A lost retransmission
-    /// stops counting in pipe and becomes eligible for NextSeg rule 1 again (HighRxt is moved
-    /// back to it). Returns the bytes newly declared lost.
-    fn rack_detect_loss(&mut self, now: Instant) -> u64 {
-        let Some(xts) = self.rack_xmit_ts else { return 0 };
-        let (end_seq, reo) = (self.rack_end_seq, self.rack_reo_wnd());
-        let wait = self.rack_rtt + reo;
-        let (mut newly, mut count, mut timeout) = (0u64, 0u64, None::<Instant>);
-        let mut lowest_rtx: Option<u64> = None;
-        let (mut lost_add, mut rtx_sub) = (0u64, 0u64);
-        for g in self.segs.iter_mut() {
-            if !sent_after(xts, end_seq, g.tx_time, g.end()) {
-                // Segments never retransmitted are in send order: none further can qualify
-                // (a later retransmitted one was resent after its own first transmission).
-                if !g.retransmitted {
-                    break;
-                }
-                continue;
-            }
-            if g.sacked || (g.lost && !g.rtx) {
-                continue;
-            }
-            let deadline = g.tx_time + wait;
-            if now >= deadline {
-                let len = g.len as u64;
-                if !g.lost {
-                    g.lost = true;
-                    lost_add += len;
-                }
-                if g.rtx {
-                    g.rtx = false;
-                    rtx_sub += len;
-                    lowest_rtx.get_or_insert(g.seq);
-                }
-                newly += len;
-                count += 1;
-            } else {
-                timeout = Some(timeout.map_or(deadline, |t| t.max(deadline)));
-            }
-        }
-        self.lost_bytes += lost_add;
-        self.rtx_bytes -= rtx_sub;
-        self.rack_lost += count;
-        if let Some(s) = lowest_rtx {
-            self.high_rxt = self.high_rxt.min(s).max(self.snd_una);
-        }
-        self.rack_deadline = timeout;
-        newly
-    }
-
     /// Recovery entry (RFC 6675 §5: DupAcks ≥ DupThresh or a segment IsLost; RFC 8985: or
     /// RACK marked a segment lost), at most once per episode: not during recovery or after an
     /// RTO, not before HighACK ≥ the previous RecoveryPoint.
@@ -1057,6 +950,7 @@ impl TcpSender {
 }
 
 mod ecn;
+mod loss;
 mod recovery;
 mod transmit;
 

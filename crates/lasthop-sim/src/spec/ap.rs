@@ -1,0 +1,156 @@
+//! `[ap]`: the AP's queues, driver, disciplines, ECN marking, ACK filter and its own EDCA, with
+//! the defaults of the keys it leaves out, and the driver and PIE-estimator lists.
+
+use super::{yes, ACK_FILTERS};
+use serde::Deserialize;
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApSpec {
+    pub queue_limit: u32,
+    pub scheduler: String,
+    /// Queue discipline of each station's queue at the AP: "fifo", "codel", "pie", "dualpi2"
+    /// (RFC defaults: CoDel 5 ms / 100 ms, PIE 15 ms, DualPI2 as sch_dualpi2; one per station
+    /// sharing `queue_limit` as txqueuelen) or "fq_codel" (mac80211's flow queue,
+    /// `lasthop_algo::aqm::MacFq`, with `queue_limit` as its packet limit). See [`super::QDISCS`].
+    #[serde(default = "super::default_qdisc")]
+    pub qdisc: String,
+    /// "pull": aggregates are built from the station queues at channel access (ath9k since it
+    /// pulls from mac80211's queues, no queue below them); "ath9k": the pre-4.10 ath9k, which
+    /// takes up to 123 frames per access category from the queues into its own (`TxqSet`
+    /// driver stage) and builds aggregates from those; "firmware": frames move from the station
+    /// queues into per-station hardware/firmware queues (`hw_queue_limit` packets in total),
+    /// from which aggregates are built, as ath10k's push path moves them, gated by the airtime
+    /// queue limit when `aql` is on; "mt76": the same hardware queues, filled as mt76's tx
+    /// worker fills them (`lasthop_wifi::mac::mt76`). See [`DRIVERS`].
+    #[serde(default = "default_driver")]
+    pub driver: String,
+    #[serde(default = "default_hw_queue_limit")]
+    pub hw_queue_limit: u32,
+    #[serde(default = "yes")]
+    pub aql: bool,
+    /// mac80211's AQL defaults: a station may queue more while its pending airtime is below
+    /// the low limit, or below the high limit while the total is under the threshold.
+    #[serde(default = "default_aql_low")]
+    pub aql_limit_low_ns: u64,
+    #[serde(default = "default_aql_high")]
+    pub aql_limit_high_ns: u64,
+    #[serde(default = "default_aql_threshold")]
+    pub aql_threshold_ns: u64,
+    /// "none" or "wqm": the interface queue's packet limit is set by the WQM buffer sizer
+    /// (`lasthop_algo::aqm::wqm`) at the AP and at every relay (FIFO only).
+    #[serde(default = "default_buffer_sizer")]
+    pub buffer_sizer: String,
+    /// WQM `limit` (acceptable drain time) and measurement interval.
+    #[serde(default = "default_wqm_limit")]
+    pub wqm_limit_ns: u64,
+    #[serde(default = "default_wqm_interval")]
+    pub wqm_interval_ns: u64,
+    /// "aimd" (the paper's), "aiad", "miad", "mimd".
+    #[serde(default = "default_wqm_variant")]
+    pub wqm_variant: String,
+    /// With qdisc = "pie": how it estimates the queueing delay, a name of [`PIE_ESTIMATORS`].
+    #[serde(default = "default_pie_estimator")]
+    pub pie_estimator: String,
+    /// The host's transmit-path time per packet at the AP and every relay: a burst of frames
+    /// the driver takes from the queues is dequeued this far apart, as the queue disciplines
+    /// see it (`lasthop_wifi::mac::qdisc_run`); 0 = all at one instant. At most
+    /// [`MAX_DEQUEUE_COST_NS`].
+    #[serde(default)]
+    pub dequeue_cost_ns: u64,
+    /// Whether the AP's discipline marks ECN-capable packets instead of dropping them; None:
+    /// as Linux sets it up (mac80211's flow queue and fq_codel on, codel and pie off).
+    #[serde(default)]
+    pub ecn: Option<bool>,
+    /// CoDel's CE threshold in the AP's discipline (codel, fq_codel), 0 = off; with
+    /// `ce_threshold_l4s_only`, for L4S packets only (fq_codel's `ce_threshold_selector`).
+    #[serde(default)]
+    pub ce_threshold_ns: u64,
+    #[serde(default)]
+    pub ce_threshold_l4s_only: bool,
+    /// Marking at the air: an L4S packet whose time since it entered the AP's queues exceeds
+    /// this when it is put into an aggregate is marked CE (0 = off). It sees what no qdisc
+    /// can: the wait in the driver's and the firmware's queues.
+    #[serde(default)]
+    pub air_ce_threshold_ns: u64,
+    /// TCP ACK filtering in the AP's flow queue (sch_cake's `ack-filter`), a name of
+    /// [`ACK_FILTERS`]: "off", "conservative", "aggressive".
+    #[serde(default = "default_ack_filter")]
+    pub ack_filter: String,
+    /// The AP's own EDCA parameters for `mac.access_category` (hostapd's `tx_queue_data*_cwmin`,
+    /// `_cwmax`, `_aifs`), when they differ from the set it advertises (`mac.cw_min` ...).
+    #[serde(default)]
+    pub cw_min: Option<u32>,
+    #[serde(default)]
+    pub cw_max: Option<u32>,
+    #[serde(default)]
+    pub aifsn: Option<u32>,
+    /// The AP's own TXOP limit for `mac.access_category` (hostapd's `tx_queue_data*_burst`);
+    /// None: the advertised one (`mac.txop_limit_ns`).
+    #[serde(default)]
+    pub txop_limit_ns: Option<u64>,
+}
+
+/// `ap.dequeue_cost`'s bound: a host's per-packet transmit path takes microseconds, and the
+/// model does not hold frames back for it (a host slower than the air is not modelled).
+pub const MAX_DEQUEUE_COST_NS: u64 = 100_000;
+
+/// `ap.driver`: each AP driver's name and whether frames wait in the hardware below mac80211's
+/// station queues (`hw_queue_limit`, AQL; aggregates built from the hardware's per-station
+/// queues).
+pub const DRIVERS: [(&str, bool); 4] = [("pull", false), ("ath9k", false), ("firmware", true), ("mt76", true)];
+
+/// Whether `driver` keeps frames in the hardware below mac80211 (see [`DRIVERS`]).
+pub fn hardware_queue(driver: &str) -> bool {
+    DRIVERS.iter().any(|&(n, hw)| hw && n == driver)
+}
+
+/// The drivers without a hardware queue, as a message lists them: `"pull" or "ath9k"`.
+pub fn pull_drivers_text() -> String {
+    let names: Vec<String> = DRIVERS.iter().filter(|d| !d.1).map(|d| format!("{:?}", d.0)).collect();
+    names.join(" or ")
+}
+
+/// `ap.pie_estimator`: RFC 8033 §4.3's timestamps, or the departure rate of §5.2 as Linux 3.x's
+/// sch_pie measured it (`lasthop_algo::aqm::pie::dq_rate`).
+pub const PIE_ESTIMATORS: [(&str, lasthop_algo::aqm::PieEstimator); 2] = [
+    ("timestamp", lasthop_algo::aqm::PieEstimator::Timestamp),
+    ("dequeue_rate", lasthop_algo::aqm::PieEstimator::DequeueRate),
+];
+
+fn default_pie_estimator() -> String {
+    "timestamp".into()
+}
+
+fn default_buffer_sizer() -> String {
+    "none".into()
+}
+fn default_wqm_limit() -> u64 {
+    2_500_000
+}
+fn default_wqm_interval() -> u64 {
+    100_000_000
+}
+fn default_wqm_variant() -> String {
+    "aimd".into()
+}
+
+fn default_driver() -> String {
+    "pull".into()
+}
+fn default_hw_queue_limit() -> u32 {
+    1024
+}
+fn default_aql_low() -> u64 {
+    5_000_000
+}
+fn default_aql_high() -> u64 {
+    12_000_000
+}
+fn default_aql_threshold() -> u64 {
+    24_000_000
+}
+
+fn default_ack_filter() -> String {
+    ACK_FILTERS[0].into()
+}

@@ -1,0 +1,100 @@
+//! The flows' own sources: a CBR or Poisson flow's next packet, and saturated flows kept
+//! backlogged at their first queue.
+
+use super::*;
+
+impl World {
+    /// Flow `f`'s source is due: its next packet, and the one after it scheduled.
+    pub(super) fn on_flow_next(&mut self, f: u32) {
+        let now = self.q.now();
+        let fl = &self.flows[f as usize];
+        if fl.pattern == Pattern::Aggctl {
+            self.aggctl_on_send(f);
+            return;
+        }
+        if now >= fl.stop {
+            return;
+        }
+        if fl.pattern == Pattern::Saturated {
+            self.fill_saturated(f, now);
+            return;
+        }
+        if fl.pattern == Pattern::Tcp {
+            self.tcp_start(f);
+            return;
+        }
+        if fl.pattern == Pattern::Quic {
+            self.quic_start(f);
+            return;
+        }
+        let (size, dir, sta, ping) = (fl.size, fl.dir, fl.station, fl.pattern == Pattern::Ping);
+        let p = self.alloc(f, size, now);
+        if ping {
+            self.pkts[p.id as usize].echo = Echo::Request;
+        }
+        match dir {
+            Dir::Down => self.wired_send(p, Dir::Down, now),
+            Dir::Up => self.station_enqueue(sta, p, now),
+        }
+        // Next departure: CBR on an exact schedule (no drift), Poisson exponential gaps.
+        let fl = &mut self.flows[f as usize];
+        fl.k += 1;
+        let next = match fl.pattern {
+            Pattern::Cbr | Pattern::Ping => {
+                let ns = (fl.k as u128 * fl.size as u128 * 8 * 1_000_000_000 / fl.rate_bps as u128) as u64;
+                fl.start + Duration(ns)
+            }
+            _ => {
+                let mean = fl.size as f64 * 8.0 / fl.rate_bps as f64;
+                now + Duration::from_secs_f64(fl.rng.exponential(mean)).max(Duration(1))
+            }
+        };
+        if next < fl.stop {
+            self.q.schedule(next, Ev::FlowNext(f));
+        }
+    }
+
+    /// A saturated flow keeps its entry queue filled to its target.
+    pub(super) fn fill_saturated(&mut self, f: u32, now: Instant) {
+        let (sta, dir, size, target, k) = {
+            let fl = &self.flows[f as usize];
+            (fl.station, fl.dir, fl.size, fl.sat_target, fl.ac as usize)
+        };
+        for _ in 0..target {
+            let full = match dir {
+                Dir::Down => self.txqs[k].room() == 0,
+                Dir::Up => match self.stations[sta as usize].relay {
+                    Some(r) => self.relays[r as usize].txqs.room() == 0,
+                    None => {
+                        let a = &self.stations[sta as usize].ac[k];
+                        a.queue.len_packets() + a.stash.is_some() as usize >= self.spec.stations[sta as usize].queue_limit as usize
+                    }
+                },
+            };
+            if full {
+                break;
+            }
+            let p = self.alloc(f, size, now);
+            match dir {
+                Dir::Down => self.ap_enqueue(sta, p, now),
+                Dir::Up => self.station_enqueue(sta, p, now),
+            }
+        }
+    }
+
+    /// One packet of a saturated flow left its queue: put a fresh one behind it.
+    #[inline]
+    pub(super) fn refill(&mut self, flow: Option<u32>, now: Instant) {
+        if let Some(f) = flow {
+            let fl = &self.flows[f as usize];
+            if now < fl.stop && now >= fl.start {
+                let (sta, dir, size) = (fl.station, fl.dir, fl.size);
+                let p = self.alloc(f, size, now);
+                match dir {
+                    Dir::Down => self.ap_enqueue(sta, p, now),
+                    Dir::Up => self.station_enqueue(sta, p, now),
+                }
+            }
+        }
+    }
+}
