@@ -4,6 +4,8 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from contextlib import contextmanager
+from typing import Iterator
 
 
 def die_with_parent() -> None:
@@ -21,3 +23,19 @@ def die_with_parent() -> None:
             os._exit(1)
     except (OSError, AttributeError):
         pass
+
+
+@contextmanager
+def stop_unwinds() -> Iterator[None]:
+    """While active, SIGTERM and SIGHUP raise SystemExit(128 + signum) in the main thread, as
+    SIGINT raises KeyboardInterrupt: `subprocess.run` then kills and reaps its child, and `with`
+    blocks (temporary directories) clean up, before the process ends."""
+    def unwind(signum: int, _frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    old = {s: signal.signal(s, unwind) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)

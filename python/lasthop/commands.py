@@ -201,7 +201,22 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from .bench import run_bench
+    from .children import stop_unwinds
 
+    # The live and emulator benches run programs and emulators as children in temporary
+    # directories: a stop signal unwinds them (children reaped, directories removed).
+    with stop_unwinds():
+        code = _live_bench(args)
+    if code is not None:
+        return code
+    if getattr(args, "sweep", False):
+        from .sweep_cli import bench_sweep
+        return bench_sweep()
+    return run_bench(quick=args.quick, compare_ns3=args.compare_ns3)
+
+
+def _live_bench(args: argparse.Namespace) -> int | None:
+    """`bench --live KIND` or `bench --emu`: its exit code; None for the other benches."""
     if getattr(args, "live", None) == "tune":
         from .live.bench_tune import run_live_tune
         return run_live_tune(args.out, seconds=12 if args.quick else 20, budget=16 if args.quick else 32)
@@ -225,10 +240,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if getattr(args, "emu", False):
         from .live.emu_bench import run_emu_bench
         return run_emu_bench(args.out, seconds=5 if args.quick else 10)
-    if getattr(args, "sweep", False):
-        from .sweep_cli import bench_sweep
-        return bench_sweep()
-    return run_bench(quick=args.quick, compare_ns3=args.compare_ns3)
+    return None
 
 
 def cmd_version(_args: argparse.Namespace) -> int:
