@@ -50,15 +50,17 @@ fn ecn_flags(a: &AckSegment) -> (bool, u8) {
 /// `cake_tcph_sack_compare(old, new)`: −1 if `old` SACKs anything `new` does not (or a block
 /// below `new`'s cumulative ACK, a D-SACK), else 1 if `new` SACKs more bytes, else 0.
 fn sack_compare(old: &AckSegment, new: &AckSegment) -> i8 {
-    let blocks = |a: &AckSegment| a.sack[..(a.n_sack as usize).min(a.sack.len())].to_vec();
+    fn blocks(a: &AckSegment) -> &[(u64, u64)] {
+        &a.sack[..(a.n_sack as usize).min(a.sack.len())]
+    }
     let (a, b) = (blocks(old), blocks(new));
     let bytes = |v: &[(u64, u64)]| v.iter().map(|(s, e)| e - s).sum::<u64>();
-    for &(s, e) in &a {
+    for &(s, e) in a {
         if s < new.cum_ack || !b.iter().any(|&(bs, be)| bs <= s && be >= e) {
             return -1;
         }
     }
-    if bytes(&b) > bytes(&a) { 1 } else { 0 }
+    if bytes(b) > bytes(a) { 1 } else { 0 }
 }
 
 /// Which of `queue` (a flow's packets, oldest first, ending with `trigger`) to take out.
