@@ -431,17 +431,37 @@ fn close_match<'a>(word: &str, possibilities: &[&'a str]) -> Option<&'a str> {
     best.map(|(_, x)| x)
 }
 
+/// Past this many keys the list of allowed keys no longer reads as one line of an error.
+const ALLOWED_LIST_MAX: usize = 16;
+
 /// `_unknown_key`: the closest allowed key (difflib), else one equal ignoring case
 /// (`str.lower()`; Rust's `to_lowercase` is the same full mapping with final sigma, though its
-/// Unicode version may be newer than Python's), else the list of allowed keys.
+/// Unicode version may be newer than Python's), else the list of allowed keys; where that list
+/// is too long for one line (`[[flows]]` has dozens), the allowed keys that begin with the
+/// unknown key's first character, and where docs/spec.md lists them all.
 pub fn unknown_key(key: &str, allowed: &[&str]) -> String {
     let close = close_match(key, allowed).or_else(|| {
         let lower = key.to_lowercase();
         allowed.iter().copied().find(|a| a.to_lowercase() == lower)
     });
-    match close {
-        Some(c) => format!("unknown key; did you mean \"{c}\"?"),
-        None => format!("unknown key; allowed: {}", allowed.join(", ")),
+    if let Some(c) = close {
+        return format!("unknown key; did you mean \"{c}\"?");
+    }
+    if allowed.len() <= ALLOWED_LIST_MAX {
+        return format!("unknown key; allowed: {}", allowed.join(", "));
+    }
+    let n = allowed.len();
+    let first = key.chars().next().map(|c| c.to_lowercase().collect::<String>());
+    let same: Vec<&str> = match &first {
+        Some(f) => allowed.iter().copied().filter(|a| a.to_lowercase().starts_with(f.as_str())).collect(),
+        None => Vec::new(),
+    };
+    match first {
+        Some(f) if !same.is_empty() => format!(
+            "unknown key; of the {n} allowed here, those beginning with \"{f}\": {} (docs/spec.md lists all)",
+            same.join(", ")
+        ),
+        _ => format!("unknown key; none of the {n} allowed here is close (docs/spec.md lists them)"),
     }
 }
 
@@ -784,6 +804,19 @@ mod tests {
 
     fn v(x: &[&str]) -> Vec<String> {
         x.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_long_list_of_allowed_keys_is_narrowed_to_one_line() {
+        let many: Vec<String> = (0..40).map(|i| format!("{}key_{i}", if i % 2 == 0 { "a" } else { "b" })).collect();
+        let refs: Vec<&str> = many.iter().map(String::as_str).collect();
+        let m = unknown_key("Azzzzzzzzzzzzzz", &refs);
+        assert!(m.starts_with("unknown key; of the 40 allowed here, those beginning with \"a\": akey_0, akey_2,"), "{m}");
+        assert!(m.ends_with("(docs/spec.md lists all)") && !m.contains("bkey"), "{m}");
+        let m = unknown_key("qqqqqqqqqqqq", &refs);
+        assert_eq!(m, "unknown key; none of the 40 allowed here is close (docs/spec.md lists them)");
+        assert_eq!(unknown_key("", &refs), m);
+        assert!(unknown_key("akey_1", &refs).contains("did you mean"));
     }
 
     #[test]
