@@ -207,9 +207,14 @@ def test_history_raises_the_window_and_survives_a_restart(tmp_path, site):
     h, rec = tmp_path / "history.json", tmp_path / "conns.jsonl"
     srv = Server(site, "--history", str(h), "--record", str(rec))
     try:
-        for _ in range(2):
+        for i in range(2):
             rc, res = _get(f"https://127.0.0.1:{srv.port}/big.bin")
             assert rc == 0, res
+            # The server records a connection's window when it closes, which may come after
+            # the client has its body: the next connection can use it only from then on.
+            deadline = time.monotonic() + 20
+            while (not rec.exists() or len(rec.read_text().splitlines()) <= i) and time.monotonic() < deadline:
+                time.sleep(0.05)
         time.sleep(1.5)  # the history is saved at most once a second
     finally:
         srv.stop()
