@@ -2,6 +2,13 @@
 //! order of scheduling. Two events at the same instant therefore run in the order they were
 //! scheduled, on every machine, which is half of the determinism contract (the other half is
 //! per-entity random streams).
+//!
+//! Beside the one-shot events, the queue holds **timers**: one pending instant per timer, re-armed
+//! in place ([`EventQueue::set_timer`]). An endpoint whose deadline moves on every packet (a TCP
+//! sender's RTO and pacing, a QUIC connection's loss timer) re-arms its timer instead of
+//! scheduling a new event and leaving the old one to be skipped when it comes up. A re-armed
+//! timer takes the next `seq`, as a newly scheduled event would, so the order of everything
+//! that runs is the same as with one event per arming; only the skipped events are gone.
 
 use lasthop_core::Instant;
 use std::cmp::Ordering;
@@ -11,13 +18,6 @@ struct Entry<E> {
     /// `(time, seq)` packed for one comparison: time in the high 64 bits.
     key: u128,
     ev: E,
-}
-
-impl<E> Entry<E> {
-    #[inline]
-    fn time(&self) -> Instant {
-        Instant((self.key >> 64) as u64)
-    }
 }
 
 // Reversed: BinaryHeap is a max-heap and we want the earliest first. (A 4-ary heap was tried
@@ -39,22 +39,154 @@ impl<E> Ord for Entry<E> {
     }
 }
 
+/// A timer of an [`EventQueue`]: the index of its slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimerId(u32);
+
+/// The key of a timer that is not armed (above every real key: times are below 2⁶⁴ − 1 ns).
+const UNARMED: u128 = u128::MAX;
+
+/// The timers: an indexed binary min-heap of timer ids by key, with each timer's position in it
+/// (so a re-armed timer moves up or down in place).
+struct Timers<E> {
+    /// Per timer: its key (`UNARMED` when not pending), its event, its position in `heap`.
+    key: Vec<u128>,
+    ev: Vec<E>,
+    pos: Vec<u32>,
+    /// Armed timers' ids, a min-heap on `key`.
+    heap: Vec<u32>,
+}
+
+impl<E> Timers<E> {
+    fn new() -> Self {
+        Timers { key: Vec::new(), ev: Vec::new(), pos: Vec::new(), heap: Vec::new() }
+    }
+
+    #[inline]
+    fn top_key(&self) -> u128 {
+        self.heap.first().map_or(UNARMED, |&id| self.key[id as usize])
+    }
+
+    #[inline]
+    fn place(&mut self, i: usize, id: u32) {
+        self.heap[i] = id;
+        self.pos[id as usize] = i as u32;
+    }
+
+    fn sift_up(&mut self, mut i: usize) {
+        let id = self.heap[i];
+        let k = self.key[id as usize];
+        while i > 0 {
+            let parent = (i - 1) / 2;
+            let pid = self.heap[parent];
+            if self.key[pid as usize] <= k {
+                break;
+            }
+            self.place(i, pid);
+            i = parent;
+        }
+        self.place(i, id);
+    }
+
+    fn sift_down(&mut self, mut i: usize) {
+        let id = self.heap[i];
+        let k = self.key[id as usize];
+        let n = self.heap.len();
+        loop {
+            let l = 2 * i + 1;
+            if l >= n {
+                break;
+            }
+            let r = l + 1;
+            let c = if r < n && self.key[self.heap[r] as usize] < self.key[self.heap[l] as usize] { r } else { l };
+            let cid = self.heap[c];
+            if self.key[cid as usize] >= k {
+                break;
+            }
+            self.place(i, cid);
+            i = c;
+        }
+        self.place(i, id);
+    }
+
+    /// Set timer `id`'s key (armed or not), keeping the heap in order.
+    fn set(&mut self, id: u32, key: u128) {
+        let old = self.key[id as usize];
+        self.key[id as usize] = key;
+        if old == UNARMED {
+            self.heap.push(id);
+            let last = self.heap.len() - 1;
+            self.pos[id as usize] = last as u32;
+            self.sift_up(last);
+        } else if key < old {
+            self.sift_up(self.pos[id as usize] as usize);
+        } else {
+            self.sift_down(self.pos[id as usize] as usize);
+        }
+    }
+
+    /// Disarm timer `id` (armed), keeping the heap in order.
+    fn remove(&mut self, id: u32) {
+        let i = self.pos[id as usize] as usize;
+        self.key[id as usize] = UNARMED;
+        let last = self.heap.pop().expect("an armed timer is in the heap");
+        if last != id {
+            self.place(i, last);
+            // The moved timer came from the bottom: it may belong above or below `i`.
+            self.sift_up(i);
+            let j = self.pos[last as usize] as usize;
+            self.sift_down(j);
+        }
+    }
+}
+
 pub struct EventQueue<E> {
     heap: BinaryHeap<Entry<E>>,
+    timers: Timers<E>,
     seq: u64,
     now: Instant,
     processed: u64,
 }
 
-impl<E> Default for EventQueue<E> {
+impl<E: Copy> Default for EventQueue<E> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<E> EventQueue<E> {
+impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
-        EventQueue { heap: BinaryHeap::with_capacity(1024), seq: 0, now: Instant::ZERO, processed: 0 }
+        EventQueue { heap: BinaryHeap::with_capacity(1024), timers: Timers::new(), seq: 0, now: Instant::ZERO, processed: 0 }
+    }
+
+    /// A new timer, not armed, that delivers `ev` when it fires.
+    pub fn add_timer(&mut self, ev: E) -> TimerId {
+        let id = self.timers.key.len() as u32;
+        self.timers.key.push(UNARMED);
+        self.timers.ev.push(ev);
+        self.timers.pos.push(0);
+        TimerId(id)
+    }
+
+    /// Arm timer `id` at `time` (never before now), replacing its pending instant if it has one.
+    /// Armed at that very instant already, it keeps its place (as one pending event would);
+    /// otherwise it takes the next `seq`, as scheduling a new event does.
+    #[inline]
+    pub fn set_timer(&mut self, id: TimerId, time: Instant) {
+        debug_assert!(time >= self.now, "timer armed in the past");
+        let time = if time < self.now { self.now } else { time };
+        let old = self.timers.key[id.0 as usize];
+        if old != UNARMED && (old >> 64) as u64 == time.as_nanos() {
+            return;
+        }
+        self.timers.set(id.0, ((time.as_nanos() as u128) << 64) | self.seq as u128);
+        self.seq += 1;
+    }
+
+    /// Timer `id`'s pending instant, if it is armed.
+    pub fn timer_at(&self, id: TimerId) -> Option<Instant> {
+        let k = self.timers.key[id.0 as usize];
+        (k != UNARMED).then_some(Instant((k >> 64) as u64))
     }
 
     #[inline]
@@ -74,13 +206,21 @@ impl<E> EventQueue<E> {
     /// The next event at or before `until`, advancing `now` to its time.
     #[inline]
     pub fn pop_until(&mut self, until: Instant) -> Option<E> {
-        if self.heap.peek()?.time() > until {
+        let tk = self.timers.top_key();
+        let hk = self.heap.peek().map_or(UNARMED, |e| e.key);
+        let key = tk.min(hk);
+        if key == UNARMED || ((key >> 64) as u64) > until.as_nanos() {
             return None;
         }
-        let e = self.heap.pop()?;
-        self.now = e.time();
+        self.now = Instant((key >> 64) as u64);
         self.processed += 1;
-        Some(e.ev)
+        if tk < hk {
+            let id = self.timers.heap[0];
+            self.timers.remove(id);
+            Some(self.timers.ev[id as usize])
+        } else {
+            self.heap.pop().map(|e| e.ev)
+        }
     }
 
     /// Move `now` forward to `t` (a real-time host: nothing happened between the last event
@@ -95,11 +235,13 @@ impl<E> EventQueue<E> {
     pub fn processed(&self) -> u64 {
         self.processed
     }
+    /// Events and armed timers pending.
     pub fn pending(&self) -> usize {
-        self.heap.len()
+        self.heap.len() + self.timers.heap.len()
     }
     pub fn peek_time(&self) -> Option<Instant> {
-        self.heap.peek().map(|e| e.time())
+        let key = self.timers.top_key().min(self.heap.peek().map_or(UNARMED, |e| e.key));
+        (key != UNARMED).then_some(Instant((key >> 64) as u64))
     }
 }
 
@@ -144,6 +286,77 @@ mod tests {
                 }
             }
             assert_eq!(q.pending(), reference.len());
+        }
+    }
+
+    /// Timers re-armed in place against the way they replace: one event per arming, a
+    /// generation per timer, stale events skipped when they come up. Interleaved with one-shot
+    /// events, the same events run in the same order at the same instants, and only the stale
+    /// ones are gone from the count.
+    #[test]
+    fn timers_run_as_one_event_per_arming_with_stale_ones_skipped() {
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        enum Ev {
+            Once(u64),
+            Timer(usize, u64),
+        }
+        let mut rng = lasthop_core::Rng::from_seed(7);
+        for _ in 0..40 {
+            let n_timers = 1 + rng.gen_range_inclusive(6) as usize;
+            let mut q = EventQueue::new();
+            let ids: Vec<TimerId> = (0..n_timers).map(|t| q.add_timer(Ev::Timer(t, 0))).collect();
+            // The reference: a plain queue, timers as generation-stamped events.
+            let mut r: EventQueue<Ev> = EventQueue::new();
+            let mut gen = vec![0u64; n_timers];
+            let mut at: Vec<Option<u64>> = vec![None; n_timers];
+            let (mut ran, mut ran_ref, mut stale) = (Vec::new(), Vec::new(), 0u64);
+            let mut once = 0u64;
+            for _ in 0..3000 {
+                match rng.gen_range_inclusive(3) {
+                    0 => {
+                        let span = if rng.gen_range_inclusive(1) == 0 { 3 } else { 5000 };
+                        let t = q.now().as_nanos() + rng.gen_range_inclusive(span);
+                        q.schedule(Instant(t), Ev::Once(once));
+                        r.schedule(Instant(t), Ev::Once(once));
+                        once += 1;
+                    }
+                    1 => {
+                        let k = rng.gen_range_inclusive(n_timers as u64 - 1) as usize;
+                        let span = if rng.gen_range_inclusive(1) == 0 { 2 } else { 4000 };
+                        let t = q.now().as_nanos() + rng.gen_range_inclusive(span);
+                        q.set_timer(ids[k], Instant(t));
+                        if at[k] != Some(t) {
+                            at[k] = Some(t);
+                            gen[k] += 1;
+                            r.schedule(Instant(t), Ev::Timer(k, gen[k]));
+                        }
+                        assert_eq!(q.timer_at(ids[k]), Some(Instant(t)));
+                    }
+                    _ => {
+                        if let Some(e) = q.pop_until(Instant(u64::MAX)) {
+                            if let Ev::Timer(k, _) = e {
+                                assert_eq!(q.timer_at(ids[k]), None);
+                            }
+                            ran.push((q.now().as_nanos(), e));
+                        }
+                        // The reference runs up to the same instant and event.
+                        while ran_ref.len() < ran.len() {
+                            let e = r.pop_until(Instant(u64::MAX)).expect("the reference has it");
+                            match e {
+                                Ev::Timer(k, g) if g != gen[k] => stale += 1,
+                                Ev::Timer(k, _) => {
+                                    at[k] = None;
+                                    ran_ref.push((r.now().as_nanos(), Ev::Timer(k, 0)));
+                                }
+                                once => ran_ref.push((r.now().as_nanos(), once)),
+                            }
+                        }
+                        assert_eq!(ran, ran_ref);
+                    }
+                }
+            }
+            assert_eq!(q.processed() + stale, r.processed());
+            assert_eq!(q.peek_time().is_some(), q.pending() > 0);
         }
     }
 }

@@ -195,22 +195,23 @@ enum Ev {
     Beacon,
     /// Report progress to the host.
     Progress,
-    /// A TCP connection's timer (RTO, delayed ACK, pacing, queue drained); stale if the
-    /// generation moved on.
-    TcpTimer(u32, u64),
-    /// A QUIC flow's timer (loss detection, PTO, ACK delay, pacing, idle); stale if the
-    /// generation moved on.
-    QuicTimer(u32, u64),
-    /// The split proxy (`world/hosts/vwire.rs`): a tick, a paced application, or a flow's timer.
-    Vwire(u32, u64),
+    /// A TCP connection's timer (RTO, delayed ACK, pacing, queue drained): an engine timer,
+    /// re-armed in place.
+    TcpTimer(u32),
+    /// A QUIC flow's timer (loss detection, PTO, ACK delay, pacing, idle): an engine timer,
+    /// re-armed in place.
+    QuicTimer(u32),
+    /// The split proxy (`world/hosts/vwire.rs`): a tick, a paced application, or a flow's
+    /// timer (an engine timer, re-armed in place).
+    Vwire(u32),
     /// Measurement instant of a forwarding node's interface queue (the AP = 0, relay station
     /// `s` = 1 + s): samples it and runs its buffer sizer.
     NodeTick(u32),
     /// The wired link's serialiser finished a packet (links with a queue discipline).
     WiredTxDone(Dir),
-    /// An aggctl timer: flow `f`'s estimator, or the allocator's watchdog (`u32::MAX`); stale
-    /// if the generation moved on.
-    AggctlTimer(u32, u64),
+    /// An aggctl timer (an engine timer, re-armed in place): flow `f`'s estimator, or the
+    /// allocator's watchdog (`u32::MAX`).
+    AggctlTimer(u32),
     /// Station `s` changes its number of spatial streams (`nss_change`).
     NssChange(u32),
 }
@@ -633,12 +634,12 @@ impl World {
                 }
                 Ev::ExchangeEnd(ch) => self.on_exchange_end(ch),
                 Ev::Beacon => self.on_beacon(),
-                Ev::TcpTimer(f, g) => self.on_tcp_timer(f, g),
-                Ev::QuicTimer(f, g) => self.on_quic_timer(f, g),
+                Ev::TcpTimer(f) => self.on_tcp_timer(f),
+                Ev::QuicTimer(f) => self.on_quic_timer(f),
                 Ev::NodeTick(n) => self.on_node_tick(n),
-                Ev::Vwire(t, g) => self.on_vwire(t, g),
+                Ev::Vwire(t) => self.on_vwire(t),
                 Ev::WiredTxDone(d) => self.on_wired_tx_done(d),
-                Ev::AggctlTimer(f, g) => self.on_aggctl_timer(f, g),
+                Ev::AggctlTimer(f) => self.on_aggctl_timer(f),
                 Ev::NssChange(s) => self.on_nss_change(s),
                 Ev::Progress => {
                     let now = self.q.now();
@@ -852,35 +853,6 @@ impl World {
     /// A ghost copy of the MPDU headed by `p` for its retransmission (`Arena::ghost_copy`).
     fn ghost_copy(&mut self, p: PktRef) -> PktRef {
         self.pkts.ghost_copy(p, &mut self.chain_buf)
-    }
-}
-
-/// The host-side timer of an endpoint pair (a TCP or QUIC flow): one pending event, moved only
-/// when the wanted instant changes; an event whose generation is not the latest is stale.
-#[derive(Default)]
-struct EndpointTimer {
-    at: Option<Instant>,
-    gen: u64,
-}
-
-impl EndpointTimer {
-    /// The generation of a new event to schedule at `t`, or None if one for `t` is pending.
-    fn arm(&mut self, t: Instant) -> Option<u64> {
-        if self.at == Some(t) {
-            return None;
-        }
-        self.at = Some(t);
-        self.gen += 1;
-        Some(self.gen)
-    }
-
-    /// Whether an event of generation `gen` is the pending one (it is then consumed).
-    fn fire(&mut self, gen: u64) -> bool {
-        if self.gen != gen {
-            return false;
-        }
-        self.at = None;
-        true
     }
 }
 

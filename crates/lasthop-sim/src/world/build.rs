@@ -141,9 +141,12 @@ impl World {
         let ap_data = PerAc::from_vec(ap_data.into_iter().map(|c| c.expect("the AP carries every AC in use")).collect());
         let wqm_cfg = wqm_config(&spec, timing, &mac);
         let (wqm, ap_limit) = wqm_hosts(wqm_cfg, &stations, &mut relays, n_ch);
-        let fl = new_flows(&spec, seed, &plan, n_sta);
+        let mut q = EventQueue::new();
+        let fl = new_flows(&spec, seed, &plan, n_sta, &mut q);
         let bins = spec.sim.duration_ns.div_ceil(spec.sim.bin_ns) as usize;
         let bin = spec.sim.bin_ns;
+        let aggctl = aggctl::new_host(&spec, seed, bins, bin, &mut q);
+        let vwire = vwire::new_host(&spec, seed, &mut q);
         let n_flows = fl.flows.len();
         let ack_lowest = phy::legacy_duration(6_000_000, frame::ACK, band);
         let mut txqs = ap_txqs(&spec, seed, n_sta, n_ac, schedule, fq_cfg);
@@ -154,7 +157,7 @@ impl World {
         let (wired_down, wired_up) = (wired_link(&spec, seed, 0), wired_link(&spec, seed, 1));
         World {
             seed,
-            q: EventQueue::new(),
+            q,
             end: Instant(spec.sim.duration_ns),
             warmup: Instant(spec.sim.warmup_ns),
             standard,
@@ -214,11 +217,11 @@ impl World {
             quic: fl.quic,
             quic_dgrams: Vec::new(),
             quic_free: Vec::new(),
-            aggctl: aggctl::new_host(&spec, seed, bins, bin),
+            aggctl,
             wired_delay: Duration(spec.wired.delay_ns),
             progress_step: Duration((spec.sim.duration_ns / 200).max(1)),
             capture: None,
-            vwire: vwire::new_host(&spec, seed),
+            vwire,
             ext: None,
             counters: vec![FlowCounters::default(); n_flows],
             ce_marked: vec![0; n_flows],
@@ -411,7 +414,7 @@ fn wqm_hosts(cfg: Option<WqmConfig>, stations: &[Station], relays: &mut [Relay],
 
 /// The spec's flows with their TCP/QUIC endpoints, and which saturated source feeds each
 /// (slot, station) queue.
-fn new_flows(spec: &Spec, seed: u64, plan: &AcPlan, n_sta: usize) -> Flows {
+fn new_flows(spec: &Spec, seed: u64, plan: &AcPlan, n_sta: usize, q: &mut EventQueue<Ev>) -> Flows {
     let n_ac = plan.len();
     let n = spec.flows.len();
     let mut out = Flows {
@@ -458,9 +461,10 @@ fn new_flows(spec: &Spec, seed: u64, plan: &AcPlan, n_sta: usize) -> Flows {
                 spec.stations[sta].queue_limit as usize
             }
         };
-        out.quic.push((pattern == Pattern::Quic).then(|| Box::new(quic::new_flow(f))));
+        out.quic.push((pattern == Pattern::Quic).then(|| Box::new(quic::new_flow(f, q.add_timer(Ev::QuicTimer(i as u32))))));
         out.tcp.push((pattern == Pattern::Tcp).then(|| {
-            tcp::new_conn(&vwire::server_side(f), dir == Dir::Down, Rng::stream(seed, StreamKind::Other, i as u64).next_u64())
+            let timer = q.add_timer(Ev::TcpTimer(i as u32));
+            tcp::new_conn(&vwire::server_side(f), dir == Dir::Down, Rng::stream(seed, StreamKind::Other, i as u64).next_u64(), timer)
         }));
         out.flows.push(Flow {
             station: f.station,

@@ -222,7 +222,7 @@ impl TcpSender {
             self.first_sent_time = now;
             self.delivered_time = now;
         }
-        let (seq, len, retransmit) = match next {
+        let (seq, len, retransmit, idx) = match next {
             Next::New(len) => {
                 let seq = self.snd_nxt;
                 self.segs.push_back(Seg {
@@ -240,7 +240,7 @@ impl TcpSender {
                     tx_in_flight: 0,
                 });
                 self.snd_nxt += len as u64;
-                (seq, len, false)
+                (seq, len, false, self.segs.len() - 1)
             }
             Next::Rtx { idx, kind } => {
                 let g = &mut self.segs[idx];
@@ -266,13 +266,15 @@ impl TcpSender {
                     self.rto_deadline = Some(now + self.rto());
                 }
                 self.retransmits += 1;
-                (seq, len, true)
+                (seq, len, true, idx)
             }
             _ => unreachable!(),
         };
         let in_flight = self.pipe();
-        let idx = self.segs.partition_point(|g| g.seq < seq);
+        // The segment just sent: the one pushed, or the one `next` named (segments are kept in
+        // sequence order, one per sequence number).
         let g = &mut self.segs[idx];
+        debug_assert_eq!(g.seq, seq);
         g.tx_time = now;
         g.delivered = self.delivered;
         g.delivered_time = self.delivered_time;

@@ -20,6 +20,7 @@
 //! Report payloads live in a slab while they cross the network (`Pkt::tcp` holds
 //! `TcpMeta::Aggctl` with the slot); the slot is freed when the original arrives or is dropped.
 
+use crate::engine::{EventQueue, TimerId};
 use crate::world::{Dir, Ev, PktRef, TcpMeta, TxVector, World};
 use crate::metrics::Series;
 use crate::spec::Spec;
@@ -40,7 +41,7 @@ const ALLOCATOR: u32 = u32::MAX;
 /// The aggctl side of the world: the allocator, the flows' senders and receivers.
 pub(in crate::world) struct AggctlHost {
     alloc: RateAllocator,
-    alloc_timer: crate::world::EndpointTimer,
+    alloc_timer: TimerId,
     /// By flow index (None for other flows).
     flows: Vec<Option<AggFlow>>,
     /// The aggctl flow received by each station.
@@ -68,7 +69,7 @@ pub(in crate::world) struct AggctlHost {
 /// One aggctl flow: its sender's rate and its receiver's estimator, with the host's counters.
 struct AggFlow {
     est: AggregationEstimator,
-    timer: crate::world::EndpointTimer,
+    timer: TimerId,
     jitter: Rng,
     rate: BitRate,
     joined: bool,
@@ -93,7 +94,7 @@ struct AggFlow {
 }
 
 /// The host if the spec has aggctl flows or stream changes.
-pub(in crate::world) fn new_host(spec: &Spec, seed: u64, bins: usize, bin: u64) -> Option<Box<AggctlHost>> {
+pub(in crate::world) fn new_host(spec: &Spec, seed: u64, bins: usize, bin: u64, q: &mut EventQueue<Ev>) -> Option<Box<AggctlHost>> {
     let any_flow = spec.flows.iter().any(|f| f.pattern == "aggctl");
     if !any_flow && spec.stations.iter().all(|s| s.nss_change.is_none()) {
         return None;
@@ -114,7 +115,7 @@ pub(in crate::world) fn new_host(spec: &Spec, seed: u64, bins: usize, bin: u64) 
                 let origin = Instant(f.start_ns);
                 AggFlow {
                     est: AggregationEstimator::new(a.estimator_config(), origin).expect("estimator parameters validated with the spec"),
-                    timer: crate::world::EndpointTimer::default(),
+                    timer: q.add_timer(Ev::AggctlTimer(i as u32)),
                     jitter: Rng::stream(seed, StreamKind::Other, (5 << 32) + i as u64),
                     rate: BitRate(0),
                     joined: false,
@@ -138,7 +139,7 @@ pub(in crate::world) fn new_host(spec: &Spec, seed: u64, bins: usize, bin: u64) 
     let n_flows = spec.flows.len();
     Some(Box::new(AggctlHost {
         alloc,
-        alloc_timer: crate::world::EndpointTimer::default(),
+        alloc_timer: q.add_timer(Ev::AggctlTimer(ALLOCATOR)),
         flows,
         sta_flow,
         reports: Vec::new(),
@@ -261,10 +262,8 @@ impl World {
             }
         }
         if let Some(t) = h.alloc.poll_timeout() {
-            let t = t.max(now);
-            if let Some(g) = h.alloc_timer.arm(t) {
-                self.q.schedule(t, Ev::AggctlTimer(ALLOCATOR, g));
-            }
+            let timer = h.alloc_timer;
+            self.q.set_timer(timer, t.max(now));
         }
     }
 
@@ -278,27 +277,19 @@ impl World {
             return;
         }
         let Some(t) = a.est.poll_timeout() else { return };
-        let t = t.max(now);
-        if let Some(g) = a.timer.arm(t) {
-            self.q.schedule(t, Ev::AggctlTimer(f, g));
-        }
+        let timer = a.timer;
+        self.q.set_timer(timer, t.max(now));
     }
 
-    pub(in crate::world) fn on_aggctl_timer(&mut self, f: u32, gen: u64) {
+    pub(in crate::world) fn on_aggctl_timer(&mut self, f: u32) {
         let now = self.q.now();
         let h = self.aggctl.as_deref_mut().expect("aggctl host");
         if f == ALLOCATOR {
-            if !h.alloc_timer.fire(gen) {
-                return;
-            }
             h.alloc.handle_timeout(now);
             self.aggctl_apply(now);
             return;
         }
         let a = h.flows[f as usize].as_mut().expect("aggctl flow");
-        if !a.timer.fire(gen) {
-            return;
-        }
         a.est.handle_timeout(now);
         self.aggctl_send_reports(f, now);
         self.aggctl_arm_estimator(f, now);

@@ -33,7 +33,8 @@
 //! with the slot); the slot is freed when the original arrives or is dropped (a Block Ack
 //! retransmission copy never owns it).
 
-use crate::world::{Ev, PktRef, TcpMeta, World};
+use crate::world::{PktRef, TcpMeta, World};
+use crate::engine::TimerId;
 use crate::metrics::LogHistogram;
 use crate::spec::FlowSpec;
 use lasthop_algo::control::ack_policy::{AckPolicyConfig, AckPolicyKind};
@@ -102,7 +103,7 @@ pub(in crate::world) struct QuicFlow {
     lost: u64,
     /// The server's cwnd when it left slow start, and when.
     pub ss_exit: Option<(u64, Instant)>,
-    timer: crate::world::EndpointTimer,
+    timer: TimerId,
     // --- connection lifecycle ---
     client_cfg: QuicConfig,
     server_cfg: QuicConfig,
@@ -153,7 +154,7 @@ fn config(f: &FlowSpec, role: Role) -> QuicConfig {
 }
 
 /// Build the two endpoints of a QUIC flow from its spec (validated by `Spec::problems`).
-pub(in crate::world) fn new_flow(f: &FlowSpec) -> QuicFlow {
+pub(in crate::world) fn new_flow(f: &FlowSpec, timer: TimerId) -> QuicFlow {
     let now = Instant(f.start_ns);
     let (client_cfg, server_cfg) = (config(f, Role::Client), config(f, Role::Server));
     let client = QuicConnection::new(client_cfg, now).expect("QUIC parameters validated with the spec");
@@ -178,7 +179,7 @@ pub(in crate::world) fn new_flow(f: &FlowSpec) -> QuicFlow {
         rtt_samples: 0,
         lost: 0,
         ss_exit: None,
-        timer: crate::world::EndpointTimer::default(),
+        timer,
         client_cfg,
         server_cfg,
         connections: f.connections.max(1),
@@ -539,19 +540,14 @@ impl World {
         let Some(t) = [q.client.poll_timeout(), q.server.poll_timeout(), q.next_start].into_iter().flatten().min() else {
             return;
         };
-        let t = t.max(now);
-        if let Some(g) = q.timer.arm(t) {
-            self.q.schedule(t, Ev::QuicTimer(f, g));
-        }
+        let timer = q.timer;
+        self.q.set_timer(timer, t.max(now));
     }
 
-    pub(in crate::world) fn on_quic_timer(&mut self, f: u32, gen: u64) {
+    pub(in crate::world) fn on_quic_timer(&mut self, f: u32) {
         let now = self.q.now();
         {
             let q = self.quic[f as usize].as_deref_mut().expect("quic flow");
-            if !q.timer.fire(gen) {
-                return;
-            }
             q.client.handle_timeout(now);
             q.server.handle_timeout(now);
             if q.next_start.is_some_and(|t| t <= now) {

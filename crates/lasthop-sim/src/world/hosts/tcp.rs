@@ -18,6 +18,7 @@
 //! time of each request (request issued → last response byte in order) is recorded.
 
 use crate::world::{DropWhy, Ev, PktRef, TcpMeta, World};
+use crate::engine::TimerId;
 use crate::spec::FlowSpec;
 use lasthop_algo::cc::cubic::HyStartConfig;
 use lasthop_algo::cc::{BbrConfig, CcConfig, CubicConfig};
@@ -38,7 +39,8 @@ pub(in crate::world) struct TcpConn {
     pub queued_below: u64,
     /// Server-side sender: (serialisation end, bytes) of its packets in the wired link.
     departures: VecDeque<(Instant, u32)>,
-    timer: crate::world::EndpointTimer,
+    /// The connection's one timer: the earliest of its endpoints' deadlines.
+    timer: TimerId,
     /// Finite transfers: application bytes to deliver, and when the last one arrived.
     pub total_bytes: u64,
     pub completed_at: Option<Instant>,
@@ -96,7 +98,7 @@ pub(in crate::world) const MAC80211_PACING_SHIFT: u8 = 7;
 
 /// Build the endpoints of a TCP flow from its spec. The sender sits at the server for a
 /// downlink flow, at the station for an uplink flow.
-pub(in crate::world) fn new_conn(f: &FlowSpec, sender_at_server: bool, seed: u64) -> TcpConn {
+pub(in crate::world) fn new_conn(f: &FlowSpec, sender_at_server: bool, seed: u64, timer: TimerId) -> TcpConn {
     let rr = (f.app == "request_response").then(|| {
         let mss = f.packet_size.saturating_sub(lasthop_algo::tcp::IP_TCP_HEADERS).max(64);
         let scfg = TcpSenderConfig { mss, ..TcpSenderConfig::default() };
@@ -136,7 +138,7 @@ pub(in crate::world) fn new_conn(f: &FlowSpec, sender_at_server: bool, seed: u64
         cc_name: name,
         queued_below: 0,
         departures: VecDeque::new(),
-        timer: crate::world::EndpointTimer::default(),
+        timer,
         total_bytes: f.bytes,
         completed_at: None,
         app_delivered: 0,
@@ -331,19 +333,14 @@ impl World {
             }
         }
         let Some(t) = t else { return };
-        let t = t.max(now);
-        if let Some(g) = conn.timer.arm(t) {
-            self.q.schedule(t, Ev::TcpTimer(f, g));
-        }
+        let timer = conn.timer;
+        self.q.set_timer(timer, t.max(now));
     }
 
-    pub(in crate::world) fn on_tcp_timer(&mut self, f: u32, gen: u64) {
+    pub(in crate::world) fn on_tcp_timer(&mut self, f: u32) {
         let now = self.q.now();
         {
             let conn = self.tcp[f as usize].as_mut().unwrap();
-            if !conn.timer.fire(gen) {
-                return;
-            }
             conn.sender.handle_timeout(now);
             conn.receiver.handle_timeout(now);
             if let Some(rr) = conn.rr.as_mut() {

@@ -50,7 +50,8 @@
 //! The Virtual Wires method is covered by Columbia University patents (US 10,687,341 B2 and
 //! US 11,297,634).
 
-use crate::world::{DropWhy, EndpointTimer, Ev, PktRef, TcpMeta, World};
+use crate::engine::{EventQueue, TimerId};
+use crate::world::{DropWhy, Ev, PktRef, TcpMeta, World};
 use crate::metrics::LogHistogram;
 use crate::output::{SplitOut, SplitPeriods, SplitSide, VwireOut};
 use crate::spec::{utility_of, FlowSpec, Spec};
@@ -117,7 +118,7 @@ struct SplitConn {
     /// Right edge and window of the last ACK the AP's receiver sent.
     adv_right: u64,
     adv_wnd: u64,
-    timer: EndpointTimer,
+    timer: TimerId,
     /// Its class was given (`app_class`), not predicted.
     class_fixed: bool,
     /// Largest relay backlog so far.
@@ -191,7 +192,7 @@ fn wifi_sender(f: &FlowSpec, tsq: u64, seed: u64) -> (TcpSender, &'static str) {
 }
 
 /// The host for a spec, if any flow is split or paced.
-pub(in crate::world) fn new_host(spec: &Spec, seed: u64) -> Option<Box<Host>> {
+pub(in crate::world) fn new_host(spec: &Spec, seed: u64, q: &mut EventQueue<Ev>) -> Option<Box<Host>> {
     let v = &spec.vwire;
     let mut by_flow = vec![None; spec.flows.len()];
     let mut conns = Vec::new();
@@ -219,7 +220,7 @@ pub(in crate::world) fn new_host(spec: &Spec, seed: u64) -> Option<Box<Host>> {
             queued_below: 0,
             adv_right: v.relay_buffer_bytes,
             adv_wnd: v.relay_buffer_bytes,
-            timer: EndpointTimer::default(),
+            timer: q.add_timer(Ev::Vwire(i as u32)),
             class_fixed: fixed_class.is_some(),
             backlog_max: 0,
             backlog_sum: 0.0,
@@ -288,15 +289,15 @@ impl World {
         let any_split = !h.conns.is_empty();
         let (period, sample) = (h.period, h.sample);
         for (f, t) in starts {
-            self.q.schedule(t, Ev::Vwire(f | APP, 0));
+            self.q.schedule(t, Ev::Vwire(f | APP));
         }
         if any_split {
-            self.q.schedule(Instant::ZERO + period, Ev::Vwire(TICK_PERIOD, 0));
-            self.q.schedule(Instant::ZERO + sample, Ev::Vwire(TICK_SAMPLE, 0));
+            self.q.schedule(Instant::ZERO + period, Ev::Vwire(TICK_PERIOD));
+            self.q.schedule(Instant::ZERO + sample, Ev::Vwire(TICK_SAMPLE));
         }
     }
 
-    pub(in crate::world) fn on_vwire(&mut self, target: u32, gen: u64) {
+    pub(in crate::world) fn on_vwire(&mut self, target: u32) {
         let now = self.q.now();
         match target {
             TICK_SAMPLE => self.vwire_sample(now),
@@ -305,9 +306,6 @@ impl World {
             f => {
                 let c = self.conn_of(f);
                 let sc = &mut self.host().conns[c];
-                if !sc.timer.fire(gen) {
-                    return;
-                }
                 sc.rx.handle_timeout(now);
                 sc.tx.handle_timeout(now);
                 self.vwire_pump(now);
@@ -326,7 +324,7 @@ impl World {
         let bytes = want.floor();
         a.carry = want - bytes;
         self.tcp[f as usize].as_mut().expect("tcp flow").sender.app_write(bytes as u64);
-        self.q.schedule(now + APP_TICK, Ev::Vwire(f | APP, 0));
+        self.q.schedule(now + APP_TICK, Ev::Vwire(f | APP));
         self.tcp_pump(f, now);
     }
 
@@ -436,11 +434,8 @@ impl World {
             let sc = &mut self.host().conns[c];
             let t = [sc.rx.poll_timeout(), sc.tx.poll_timeout()].into_iter().flatten().min();
             if let Some(t) = t {
-                let t = t.max(now);
-                if let Some(g) = sc.timer.arm(t) {
-                    let f = sc.flow;
-                    self.q.schedule(t, Ev::Vwire(f, g));
-                }
+                let timer = sc.timer;
+                self.q.set_timer(timer, t.max(now));
             }
         }
     }
@@ -465,7 +460,7 @@ impl World {
     fn vwire_sample(&mut self, now: Instant) {
         let counted = now >= self.warmup;
         let sample = self.host().sample;
-        self.q.schedule(now + sample, Ev::Vwire(TICK_SAMPLE, 0));
+        self.q.schedule(now + sample, Ev::Vwire(TICK_SAMPLE));
         let h = self.vwire.as_deref_mut().expect("vwire host");
         let mut outq = 0;
         for sc in &mut h.conns {
@@ -489,7 +484,7 @@ impl World {
             h.conns.iter().map(|sc| self.stations[sc.sta as usize].rc[0].current().data_rate_bps() as f64 * h.efficiency).collect()
         };
         let period = self.host().period;
-        self.q.schedule(now + period, Ev::Vwire(TICK_PERIOD, 0));
+        self.q.schedule(now + period, Ev::Vwire(TICK_PERIOD));
         let h = self.vwire.as_deref_mut().expect("vwire host");
         let secs = h.period.as_secs_f64();
         let inputs: Vec<(usize, f64, u64)> = h.conns.iter().enumerate().map(|(c, sc)| (c, rates[c], sc.acked())).collect();
