@@ -36,6 +36,16 @@ impl Instant {
     pub fn as_secs_f64(self) -> f64 {
         self.0 as f64 * 1e-9
     }
+    /// The earlier of two optional deadlines (`None`: no deadline), without an iterator's
+    /// machinery on paths that run for every packet.
+    #[inline]
+    pub fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+        match (a, b) {
+            (Some(x), Some(y)) => Some(if y < x { y } else { x }),
+            (x, None) => x,
+            (None, y) => y,
+        }
+    }
 }
 
 impl Duration {

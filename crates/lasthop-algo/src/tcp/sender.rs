@@ -848,7 +848,8 @@ impl TcpSender {
     /// min(RTO expiry, RACK reordering timer, TLP probe timeout, pacing release time when
     /// the last `poll_transmit` was held back by pacing only).
     pub fn poll_timeout(&self) -> Option<Instant> {
-        [self.rto_deadline, self.rack_deadline, self.tlp.deadline, self.pacing_wait].into_iter().flatten().min()
+        let e = Instant::earliest;
+        e(e(self.rto_deadline, self.rack_deadline), e(self.tlp.deadline, self.pacing_wait))
     }
 
     pub fn handle_timeout(&mut self, now: Instant) {

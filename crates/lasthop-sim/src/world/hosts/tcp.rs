@@ -317,13 +317,11 @@ impl World {
     /// server-side sender held back by its queued bytes, the next departure from the link.
     fn tcp_arm(&mut self, f: u32, now: Instant) {
         let conn = self.tcp[f as usize].as_mut().unwrap();
-        let mut t = [conn.sender.poll_timeout(), conn.receiver.poll_timeout()]
-            .into_iter()
-            .chain(conn.rr.as_ref().map_or([None; 3], |rr| {
-                [rr.sender.poll_timeout(), rr.receiver.poll_timeout(), rr.next_issue]
-            }))
-            .flatten()
-            .min();
+        let e = Instant::earliest;
+        let mut t = e(conn.sender.poll_timeout(), conn.receiver.poll_timeout());
+        if let Some(rr) = conn.rr.as_ref() {
+            t = e(t, e(e(rr.sender.poll_timeout(), rr.receiver.poll_timeout()), rr.next_issue));
+        }
         // A server-side sender held back by TCP small queues sends again when the link's queue
         // lets its next packet go (Linux: `tcp_wfree` → `tcp_tsq_handler`). The timer holds one
         // deadline, so this is re-armed on every call, not remembered.
