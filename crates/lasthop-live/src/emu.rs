@@ -437,6 +437,8 @@ pub fn run(spec: Spec, built: &Built, opts: &Options, stop: &mut dyn FnMut() -> 
         }
         None => None,
     };
+    // With the AP's ACK filter on, each packet's TCP header goes into the model with it.
+    let read_tcp = spec.ap.ack_filter != lasthop_sim::spec::ACK_FILTERS[0];
     let mut world = World::new_realtime(spec, opts.seed);
     let mut pool = Pool::new(4096);
     let mut flows: BTreeMap<FlowKey, u32> = BTreeMap::new();
@@ -528,7 +530,9 @@ pub fn run(spec: Spec, built: &Built, opts: &Options, stop: &mut dyn FnMut() -> 
                         world.add_external_flow_on(sta, dir, leg, format!("other flows of station {sta} {}{what}", if dir == Dir::Up { "up" } else { "down" }))
                     }),
                 };
-                world.inject_ecn(flow, n as u32, tag, crate::ip_ecn::read(pool.packet(tag)));
+                let bytes = pool.packet(tag);
+                let tcp = if read_tcp { lasthop_sim::world::AckView::parse(bytes) } else { None };
+                world.inject_tcp(flow, n as u32, tag, crate::ip_ecn::read(bytes), tcp);
             }
         }
         // Write what the cell delivered; forget what it dropped.
@@ -645,14 +649,6 @@ pub fn up(req: UpRequest) -> Result<UpOutcome, UpError> {
     let spec = Spec::from_json(req.spec_json).map_err(UpError::User)?;
     if let Some((path, value, allowed)) = spec.problems().first() {
         return Err(UpError::User(format!("{path} = {value}: {allowed}")));
-    }
-    if spec.ap.ack_filter != lasthop_sim::spec::ACK_FILTERS[0] {
-        // The model's ACK filter reads its own TCP segments; real packets carry theirs in bytes
-        // the model never parses, so their ACKs would pass unfiltered.
-        return Err(UpError::User(format!(
-            "ap.ack_filter = {:?}: \"off\" in the emulator (it filters the model's own TCP ACKs, not real packets')",
-            spec.ap.ack_filter
-        )));
     }
     if !crate::netns::is_root() {
         return Err(UpError::User("lasthop emu needs root (CAP_NET_ADMIN)".into()));

@@ -66,6 +66,7 @@ mod traffic;
 mod wired_host;
 use hosts::{aggctl, ext, quic, tcp, vwire};
 pub use ext::{ExtEvent, ExtFate, ExtLeg};
+pub use ack_filter::AckView;
 use arena::Arena;
 use link::LinkIo;
 use wmm::{AcPlan, LinkAc, PerAc};

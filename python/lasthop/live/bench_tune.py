@@ -144,9 +144,7 @@ def run_live_tune(out_dir: str, seconds: int = 20, budget: int = 32) -> int:
     cell = out / "house.toml"
     cell.write_text(cell_text)
     print(f"lasthop bench --live tune: lasthop tune (budget {budget}, 3 seeds) ...", file=sys.stderr, flush=True)
-    # The emulator filters no real TCP ACKs (the model's filter sees only its own), so the
-    # search leaves that lever out here.
-    rep = tune(cell, out / "tune", budget, 3, progress=None, exclude=("ap.ack_filter",))
+    rep = tune(cell, out / "tune", budget, 3, progress=None)
     chosen_text = write_toml(apply(parse_toml(cell_text, str(cell)), rep["chosen"]["values"]))
     report: dict[str, Any] = {"seconds": seconds, "chosen": rep["chosen"]["values"],
                               "simulator": {"default": rep["baseline"], "chosen": {k: rep["chosen"][k] for k in ("latency_ms", "goodput_bps", "worst_share")}}}

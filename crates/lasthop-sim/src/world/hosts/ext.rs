@@ -70,6 +70,16 @@ pub(in crate::world) struct ExtHost {
     /// The leg of each flow, by flow index (`Through` for simulated flows).
     legs: Vec<ExtLeg>,
     out: Vec<ExtEvent>,
+    /// The TCP header of the packet of each tag, as the AP's ACK filter reads it
+    /// ([`World::inject_tcp`]); None for a packet injected without one.
+    tcp: Vec<Option<AckView>>,
+}
+
+impl ExtHost {
+    /// The TCP header the packet of `tag` was injected with.
+    pub(in crate::world) fn tcp_view(&self, tag: u32) -> Option<AckView> {
+        self.tcp.get(tag as usize).copied().flatten()
+    }
 }
 
 impl World {
@@ -79,7 +89,7 @@ impl World {
         let mut w = World::new(spec, seed);
         w.end = Instant(u64::MAX / 2);
         w.progress_step = Duration(u64::MAX / 4);
-        w.ext = Some(Box::new(ExtHost { labels: BTreeMap::new(), legs: Vec::new(), out: Vec::with_capacity(1024) }));
+        w.ext = Some(Box::new(ExtHost { labels: BTreeMap::new(), legs: Vec::new(), out: Vec::with_capacity(1024), tcp: Vec::new() }));
         for s in w.series_mut() {
             s.set_growable();
         }
@@ -221,6 +231,20 @@ impl World {
     /// [`World::inject`] for a packet whose IP header carries ECN field `ecn`: the model's
     /// queues may mark it, and its [`ExtEvent`] says so.
     pub fn inject_ecn(&mut self, flow: u32, len: u32, tag: u32, ecn: Ecn) {
+        self.inject_tcp(flow, len, tag, ecn, None);
+    }
+
+    /// [`World::inject_ecn`] for a packet whose TCP header the host has read
+    /// ([`AckView::parse`]): the AP's ACK filter (`ap.ack_filter`) reads real ACKs through it,
+    /// as it reads the model's own.
+    pub fn inject_tcp(&mut self, flow: u32, len: u32, tag: u32, ecn: Ecn, tcp: Option<AckView>) {
+        if let Some(h) = self.ext.as_deref_mut() {
+            let i = tag as usize;
+            if h.tcp.len() <= i {
+                h.tcp.resize(i + 1, None);
+            }
+            h.tcp[i] = tcp;
+        }
         let now = self.q.now();
         let (sta, dir) = {
             let fl = &self.flows[flow as usize];
