@@ -497,7 +497,9 @@ def test_quic_history_errors(body, key, needle):
     ('pattern="quic"\nack_policy="every"\n', "flows[0].ack_policy", "ack_decimation"),
     ('pattern="quic"\npacket_size=1000\n', "flows[0].packet_size", "1228"),
     ('pattern="tcp"\nprofile="bquic"\n', "flows[0].profile", 'only for pattern = "quic"'),
-    ('pattern="quic"\ncc="bbr"\n', "flows[0].cc", 'only for pattern = "tcp"'),
+    ('pattern="quic"\ncc="bbr"\n', "flows[0].cc", 'one of "cubic"|"prague"'),
+    ('pattern="quic"\ncc="prague"\n', "flows[0].ecn", 'cc = "prague" does not react to "off"'),
+    ('pattern="quic"\necn="l4s"\n', "flows[0].ecn", 'use cc = "prague"'),
     ('pattern="cbr"\nrate="1Mbps"\nbytes=10\n', "flows[0].bytes", '"tcp" or "quic"'),
 ])
 def test_quic_flow_errors(body, key, needle):

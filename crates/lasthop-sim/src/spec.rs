@@ -13,7 +13,7 @@ mod choices;
 mod rules;
 pub use rules::utility_of;
 use rules::{ac_problem, vwire_flow_problems, vwire_problems};
-pub use choices::{cc_named, ecn_mismatch, ecn_mode, hystart_variant, ACK_FILTERS, HYSTARTS, AIFSN_MIN_AP, AIFSN_MIN_STA, CONGESTION_CONTROLS, QDISCS, TXOP_MAX_NS, TXOP_UNIT_NS};
+pub use choices::{cc_named, ecn_mismatch, ecn_mismatch_in, ecn_mode, hystart_variant, ACK_FILTERS, HYSTARTS, AIFSN_MIN_AP, AIFSN_MIN_STA, CONGESTION_CONTROLS, QDISCS, QUIC_CONGESTION_CONTROLS, TXOP_MAX_NS, TXOP_UNIT_NS};
 use choices::{edca_problems, qdiscs_allowed};
 pub use aggctl::AggctlSpec;
 pub use ap::{hardware_queue, pull_drivers_text, ApSpec, DRIVERS, MAX_DEQUEUE_COST_NS, PIE_ESTIMATORS};
@@ -269,7 +269,8 @@ pub struct FlowSpec {
     pub packet_size: u32,
     pub start_ns: u64,
     pub stop_ns: u64,
-    /// TCP: congestion controller, a name of [`CONGESTION_CONTROLS`].
+    /// TCP: congestion controller, a name of [`CONGESTION_CONTROLS`]; QUIC: of
+    /// [`QUIC_CONGESTION_CONTROLS`].
     #[serde(default = "default_cc")]
     pub cc: String,
     /// TCP: the ECN the connection uses, a name of `lasthop_algo::ecn::EcnMode::NAMES`
@@ -856,6 +857,14 @@ impl Spec {
                     }
                     if f.profile != "quic" && f.profile != "bquic" {
                         bad(&format!("flows[{i}].profile"), format!("{:?}", f.profile), "\"quic\" or \"bquic\"".into());
+                    }
+                    if !QUIC_CONGESTION_CONTROLS.contains(&f.cc.as_str()) {
+                        let names: Vec<String> = QUIC_CONGESTION_CONTROLS.iter().map(|n| format!("{n:?}")).collect();
+                        bad(&format!("flows[{i}].cc"), format!("{:?}", f.cc), format!("one of {} for QUIC", names.join(", ")));
+                    } else if lasthop_algo::ecn::EcnMode::from_name(&f.ecn).is_none() {
+                        bad(&format!("flows[{i}].ecn"), format!("{:?}", f.ecn), "\"off\", \"classic\" or \"l4s\"".into());
+                    } else if let Some(why) = ecn_mismatch_in(&f.cc, &f.ecn, &QUIC_CONGESTION_CONTROLS) {
+                        bad(&format!("flows[{i}].ecn"), format!("{:?}", f.ecn), why);
                     }
                     if let Some(a) = &f.ack_policy {
                         if !["tcp_acking", "ack_decimation", "ack_frequency"].contains(&a.as_str()) {

@@ -145,3 +145,36 @@ fn quic_ecn_counts_reach_the_server() {
     assert!(marked > 0 && reported <= marked && reported + 10 >= marked, "{e}");
     assert!(e["congestion_events"].as_u64().unwrap() > 0, "{e}");
 }
+
+/// L4S over QUIC: a Prague QUIC download (ECT(1)) beside a classic QUIC download (Chromium's
+/// CUBIC, no ECN) to two stations, mac80211's FQ-CoDel marking L4S packets at a 5 ms sojourn
+/// (`ce_threshold` with its ECT(1) selector). The Prague flow is marked, validates ECN, reacts
+/// to the marks and keeps its delay above the path's far below the classic flow's; and it fares as TCP
+/// Prague does in the same cell beside TCP CUBIC (at a 1 ms threshold both starve: the other
+/// station's aggregates alone keep the L4S packets' sojourn above it).
+#[test]
+fn prague_over_quic_in_the_cell_fares_as_tcp_prague() {
+    let mut s = cell("fq_codel", "off");
+    s["ap"]["ce_threshold_ns"] = json!(5_000_000u64);
+    s["ap"]["ce_threshold_l4s_only"] = json!(true);
+    let quic = |sta: u32, cc: &str, ecn: &str| {
+        json!({"station": sta, "direction": "down", "pattern": "quic", "rate_bps": 0, "packet_size": 1378,
+               "start_ns": 0, "stop_ns": 8_000_000_000u64, "cc": cc, "ecn": ecn})
+    };
+    s["flows"] = json!([quic(0, "prague", "l4s"), quic(1, "cubic", "off")]);
+    let d = run(&s, 1);
+    s["flows"] = json!([tcp_flow(0, "prague", "l4s"), tcp_flow(1, "cubic", "off")]);
+    let t = run(&s, 1);
+    let p50 = |d: &Value, f: usize| d["flows"][f]["delay_ns"]["p50"].as_f64().unwrap() / 1e6;
+    let mbps = |d: &Value, f: usize| d["flows"][f]["goodput_bps"].as_f64().unwrap() / 1e6;
+    let e = &d["flows"][0]["quic"]["ecn"];
+    println!("prague/quic: {e}; one-way delay p50 {:.2} ms at {:.0} Mb/s beside cubic/quic {:.2} ms at {:.0} Mb/s; \
+              prague/tcp {:.2} ms at {:.0} Mb/s", p50(&d, 0), mbps(&d, 0), p50(&d, 1), mbps(&d, 1), p50(&t, 0), mbps(&t, 0));
+    assert_eq!(e["validation_failed"], false, "{e}");
+    assert!(e["ce_marked"].as_u64().unwrap() > 0 && e["congestion_events"].as_u64().unwrap() > 0, "{e}");
+    // Above the wired link's 10 ms one way: the queueing and the air.
+    let (lq, cq) = (p50(&d, 0) - 10.0, p50(&d, 1) - 10.0);
+    assert!(lq < 0.3 * cq, "prague {lq} ms, cubic {cq} ms above the wired delay");
+    assert!((p50(&d, 0) - p50(&t, 0)).abs() < 1.0, "quic {} ms, tcp {} ms", p50(&d, 0), p50(&t, 0));
+    assert!((mbps(&d, 0) / mbps(&t, 0) - 1.0).abs() < 0.25, "quic {} Mb/s, tcp {} Mb/s", mbps(&d, 0), mbps(&t, 0));
+}

@@ -72,6 +72,11 @@ pub(super) fn hystart_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Str
 /// `flows[].cc`: the TCP congestion controllers by name.
 pub const CONGESTION_CONTROLS: [&str; 5] = ["newreno", "cubic", "bbr", "dctcp", "prague"];
 
+/// `flows[].cc` of a QUIC flow: "cubic" is Chromium's CUBIC (the QUIC model's own, its default),
+/// "prague" TCP Prague's controller over QUIC (L4S, with `ecn = "l4s"`; RFC 9002 §7 lets the
+/// controller choose its reaction to CE).
+pub const QUIC_CONGESTION_CONTROLS: [&str; 2] = ["cubic", "prague"];
+
 /// The controller `name` with its defaults (None for an unknown name).
 pub fn cc_named(name: &str) -> Option<lasthop_algo::cc::CcConfig> {
     use lasthop_algo::cc::*;
@@ -93,12 +98,17 @@ pub fn ecn_mode(name: &str) -> lasthop_algo::ecn::EcnMode {
 /// Why TCP controller `cc` cannot be used with ECN `ecn`, if it cannot: a flow whose packets
 /// are ECN-capable needs a controller that slows down on marks.
 pub fn ecn_mismatch(cc: &str, ecn: &str) -> Option<String> {
+    ecn_mismatch_in(cc, ecn, &CONGESTION_CONTROLS)
+}
+
+/// [`ecn_mismatch`] among the controllers `names` (a QUIC flow's: [`QUIC_CONGESTION_CONTROLS`]).
+pub fn ecn_mismatch_in(cc: &str, ecn: &str, names: &[&str]) -> Option<String> {
     let mode = lasthop_algo::ecn::EcnMode::from_name(ecn)?;
     let c = cc_named(cc)?;
     if c.reacts_to(mode) {
         return None;
     }
-    let fit: Vec<String> = CONGESTION_CONTROLS
+    let fit: Vec<String> = names
         .iter()
         .filter(|n| cc_named(n).is_some_and(|c| c.reacts_to(mode)))
         .map(|n| format!("{n:?}"))

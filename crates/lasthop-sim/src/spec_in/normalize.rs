@@ -612,7 +612,7 @@ fn flow(t: &Table, cell: &Cell, n_sta: usize) -> Res<(Vec<usize>, Value, Option<
     };
     if p != "tcp" {
         for k in TCP_KEYS {
-            let both = matches!(k, "bytes" | "pacing" | "ecn");
+            let both = matches!(k, "bytes" | "pacing" | "ecn" | "cc");
             if t.has(k) && !(p == "quic" && both) {
                 let extra = if both { " or \"quic\"" } else { "" };
                 return Err(t.fail(k, format!("only for pattern = \"tcp\"{extra}")));
@@ -687,13 +687,11 @@ fn transport_keys(t: &Table, p: &str, v: &mut Value) -> Res<(String, Option<(&'s
         return Err(t.fail("bytes", "not with page (the page sets the object sizes)"));
     }
     let objects: Vec<u64> = page.as_deref().and_then(pages::objects).unwrap_or_default().into_iter().map(|o| o.1).collect();
-    let cc = if tcp { t.choice("cc", "cubic", &crate::spec::CONGESTION_CONTROLS, "")? } else { "cubic".into() };
+    let cc_names: &[&str] = if quic { &crate::spec::QUIC_CONGESTION_CONTROLS } else { &crate::spec::CONGESTION_CONTROLS };
+    let cc = if tcp || quic { t.choice("cc", "cubic", cc_names, "")? } else { "cubic".into() };
     let ecn_names: Vec<&str> = lasthop_algo::ecn::EcnMode::NAMES.iter().map(|m| m.0).collect();
     let ecn = if tcp || quic { t.choice("ecn", "off", &ecn_names, "")? } else { "off".into() };
-    if quic && ecn == "l4s" {
-        return Err(t.fail("ecn", "\"off\" or \"classic\" for QUIC (its controller is Chromium's CUBIC)"));
-    }
-    if let Some(why) = crate::spec::ecn_mismatch(&cc, &ecn) {
+    if let Some(why) = crate::spec::ecn_mismatch_in(&cc, &ecn, cc_names) {
         return Err(t.fail("ecn", why));
     }
     let mut big: Option<(&'static str, String)> = None;

@@ -142,6 +142,13 @@ fn config(f: &FlowSpec, role: Role) -> QuicConfig {
     if let Some(p) = f.pacing {
         cfg.pacing = p;
     }
+    // "cubic" keeps the model's Chromium CUBIC; another controller replaces it with its
+    // defaults (Prague: L4S over QUIC).
+    if f.cc != crate::spec::QUIC_CONGESTION_CONTROLS[0] {
+        if let Some(cc) = crate::spec::cc_named(&f.cc) {
+            cfg.cc = cc;
+        }
+    }
     if let Some(a) = &f.ack_policy {
         let kind = match a.as_str() {
             "ack_decimation" => AckPolicyKind::AckDecimation,
