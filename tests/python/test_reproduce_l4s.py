@@ -12,11 +12,11 @@ def test_l4s_quick_reports_every_claim(tmp_path):
     assert r.returncode == 0, r.stderr
     doc = json.loads((out / "claims.json").read_text())
     claims = {c["claim"]: c for c in doc["claims"]}
-    assert set(claims) == {"L1", "L2", "L3", "L4", "LW1", "LW2", "LW3"}
+    assert set(claims) == {"L1", "L2", "L3", "L4", "LW1", "LW2", "LW3", "LW4"}
     # DualPI2's L queue holds Prague's delay near its 1 ms step on a wired bottleneck.
     assert claims["L1"]["verdict"] == "holds", claims["L1"]
     # The WiFi rows report every marking point and threshold with both drivers.
-    for cid in ("LW1", "LW2"):
+    for cid in ("LW1", "LW2", "LW4"):
         assert claims[cid]["verdict"] == "reported"
         assert len(claims[cid]["detail"]) == 8, claims[cid]["detail"].keys()
     # With the pull driver the qdisc's sojourn is the wait to the air: marking at either point
@@ -25,7 +25,12 @@ def test_l4s_quick_reports_every_claim(tmp_path):
     # Behind a firmware queue, marking at the air at 1 ms starves Prague; at the qdisc it does not.
     assert sum(claims["LW2"]["detail"]["firmware 1ms"]["ratio"]) < 0.1
     assert sum(claims["LW1"]["detail"]["firmware 1ms"]["ratio"]) > 0.5
+    # With the pull driver, Prague over QUIC fares as TCP Prague at every threshold (its rate
+    # over CUBIC's within 0.1; starved at 1 ms in both).
+    for th in ("1ms", "2ms", "5ms", "10ms"):
+        quic, tcp = (sum(claims[c]["detail"][f"pull {th}"]["ratio"]) / 2 for c in ("LW4", "LW1"))
+        assert abs(quic - tcp) < 0.1, (th, quic, tcp)
     for c in claims.values():
         if c["verdict"] == "misses":
             assert c["miss_class"] and c["explanation"], c
-    assert doc["tally"]["total"]["reported"] == 3
+    assert doc["tally"]["total"]["reported"] == 4

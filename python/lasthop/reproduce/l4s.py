@@ -8,7 +8,8 @@ own queues sit below any qdisc that marks.
   Prague beside CUBIC with the marking at each point a Linux AP can mark — CoDel's CE threshold
   for L4S packets in mac80211's flow queue, DualPI2 per station queue, and at the air (the
   packet's whole wait in the AP, firmware and medium included) — the L4S flow's queueing delay
-  and its rate next to CUBIC's.
+  and its rate next to CUBIC's;
+- the same cell with QUIC (Prague over QUIC beside Chromium's CUBIC), marking at the qdisc.
 """
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ DESCRIPTION = ("Wired rows: a 100 Mb/s bottleneck (10 ms one way) in front of on
                "one Prague (ECT(1), AccECN) and one CUBIC download share it. WiFi rows: 802.11ac 80 MHz, "
                "two MCS 9 ×2 stations, 10 Gb/s wired at 10 ms one way, mac80211's FQ-CoDel with airtime "
                "fairness; a Prague download to station 0 and a CUBIC download to station 1; the driver "
-               "pulls from the queues (ath9k-like) or keeps a firmware queue under AQL (ath10k-like). "
+               "pulls from the queues (ath9k-like) or keeps a firmware queue under AQL (ath10k-like); LW4 runs "
+               "the same two downloads over QUIC (Prague over QUIC, Chromium's CUBIC). "
                "Queueing delay is a flow's one-way delay above the path's base (the lower of the two downloads' "
                "1st percentiles).")
 
@@ -34,12 +36,12 @@ SECS = 12
 WIRED_MS = 10
 
 
-def _flows() -> list[dict]:
-    return [{"stations": 0, "direction": "down", "pattern": "tcp", "cc": "prague", "ecn": "l4s"},
-            {"stations": 1, "direction": "down", "pattern": "tcp", "cc": "cubic"}]
+def _flows(pattern: str = "tcp") -> list[dict]:
+    return [{"stations": 0, "direction": "down", "pattern": pattern, "cc": "prague", "ecn": "l4s"},
+            {"stations": 1, "direction": "down", "pattern": pattern, "cc": "cubic"}]
 
 
-def _wifi(name: str, **ap) -> dict:
+def _wifi(name: str, pattern: str = "tcp", **ap) -> dict:
     return {
         "name": name,
         "sim": {"duration": f"{SECS}s", "warmup": "3s", "seed": 1, "bin": "100ms"},
@@ -47,7 +49,7 @@ def _wifi(name: str, **ap) -> dict:
         "wired": {"rate": "10Gbps", "delay": f"{WIRED_MS}ms"},
         "ap": {"qdisc": "fq_codel", "scheduler": "airtime", **ap},
         "stations": [{"count": 2, "mcs": 9, "nss": 2}],
-        "flows": _flows(),
+        "flows": _flows(pattern),
     }
 
 
@@ -76,6 +78,8 @@ def sweeps(quick: bool) -> list[SweepDef]:
                  [("ap.driver", DRIVERS), ("ap.air_ce_threshold", THRESHOLDS)], seeds=5, quick_seeds=2, quick=q),
         SweepDef("wifi-dualpi2", {**_wifi("l4s-wifi-dualpi2"), "ap": {"qdisc": "dualpi2", "scheduler": "airtime"}},
                  [("ap.driver", DRIVERS)], seeds=5, quick_seeds=2, quick=q),
+        SweepDef("wifi-quic", _wifi("l4s-wifi-quic", "quic", ce_threshold_l4s_only=True),
+                 [("ap.driver", DRIVERS), ("ap.ce_threshold", THRESHOLDS)], seeds=5, quick_seeds=2, quick=q),
     ]
 
 
@@ -121,7 +125,7 @@ def _point(run: SuiteRun, sweep: str, **match) -> dict:
         "ratio": [_rate_ratio(d) for d in docs],
         "l4s_mbps": [_goodput(d, 0) / 1e6 for d in docs],
         "classic_mbps": [_goodput(d, 1) / 1e6 for d in docs],
-        "l4s_marked": [d["data"]["flows"][0]["tcp"]["ecn"]["ce_marked"] for d in docs],
+        "l4s_marked": [(d["data"]["flows"][0].get("tcp") or d["data"]["flows"][0]["quic"])["ecn"]["ce_marked"] for d in docs],
     }
 
 
@@ -167,6 +171,11 @@ def _wifi_rows(run: SuiteRun, sweep: str, key: str) -> tuple[str, dict]:
     return "; ".join(parts), detail
 
 
+def _check_wifi_quic(run: SuiteRun) -> ClaimResult:
+    text, detail = _wifi_rows(run, "wifi-quic", "ap.ce_threshold")
+    return ClaimResult(text, [], _WIFI_QUIC_WHY, detail)
+
+
 def _check_wifi_qdisc(run: SuiteRun) -> ClaimResult:
     text, detail = _wifi_rows(run, "wifi-qdisc", "ap.ce_threshold")
     return ClaimResult(text, [], _WIFI_QDISC_WHY, detail)
@@ -197,6 +206,12 @@ _WIFI_AIR_WHY = (
     "Marking at the air measures the whole wait in the AP (qdisc, driver, firmware, medium). It "
     "holds the L4S delay near the threshold only while the threshold exceeds the access wait a "
     "station's frames always see (the other stations' TXOPs): below it every packet is marked.")
+_WIFI_QUIC_WHY = (
+    "QUIC with Prague's controller (ECT(1); RFC 9000 §13.4 ECN counts, the CE-marked bytes as "
+    "Prague's α input) beside Chromium's CUBIC, marked as in LW1. With the pull driver, where the "
+    "qdisc's sojourn is the whole wait, it fares as TCP Prague at every threshold. Behind a firmware "
+    "queue the two part ways: Prague over QUIC is marked less in some runs and leaves more of its "
+    "queue below the qdisc, where no mark reaches it.")
 _WIFI_DUALPI2_WHY = (
     "DualPI2 as the per-station queue discipline (ap.qdisc = \"dualpi2\"), its 1 ms L4S step on the "
     "qdisc sojourn: the same limits as CoDel's CE threshold at the same point.")
@@ -258,6 +273,9 @@ def claims() -> list[Claim]:
               "reported: L4S queueing p99 and Prague / CUBIC per threshold", _check_wifi_air, reported=True),
         Claim("LW3", "WiFi, DualPI2 as each station's queue at the AP", "beyond the literature",
               "reported: L4S and Classic queueing and rates", _check_wifi_dualpi2, reported=True),
+        Claim("LW4", "WiFi, QUIC: Prague over QUIC beside Chromium's CUBIC, marking at the qdisc as in LW1",
+              "beyond the literature", "reported: L4S queueing p99 and Prague / CUBIC per threshold",
+              _check_wifi_quic, reported=True),
     ]
 
 
