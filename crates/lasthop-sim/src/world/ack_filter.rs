@@ -200,11 +200,14 @@ fn sack_compare(old: &AckView, new: &AckView) -> i8 {
     if bytes(b) > bytes(a) { 1 } else { 0 }
 }
 
-/// Which of `queue` (a flow's packets, oldest first, ending with `trigger`) to take out.
-/// `view` gives a packet's ACK as the filter reads it, with its connection (the model's flow
-/// and direction: one 5-tuple each way), or None for a packet that is not TCP.
-fn pick(queue: &mut dyn Iterator<Item = &PktRef>, trigger: PktRef, view: &dyn Fn(PktRef) -> Option<(u32, bool, AckView)>, aggressive: bool) -> Option<usize> {
-    let (conn, rev, new) = view(trigger)?;
+/// A packet's ACK as the filter reads it, with its connection (the model's flow and direction:
+/// one 5-tuple each way).
+type Viewed = (u32, bool, AckView);
+
+/// Which of `queue` (a flow's packets, oldest first, ending with `trigger`, whose view is
+/// `t`) to take out. `view` gives the other packets' views (None for a packet that is not TCP).
+fn pick(queue: &mut dyn Iterator<Item = &PktRef>, trigger: PktRef, t: Viewed, view: &dyn Fn(PktRef) -> Option<Viewed>, aggressive: bool) -> Option<usize> {
+    let (conn, rev, new) = t;
     if !new.may_trigger {
         return None;
     }
@@ -251,7 +254,7 @@ fn pick(queue: &mut dyn Iterator<Item = &PktRef>, trigger: PktRef, view: &dyn Fn
 
 /// What the filter reads of packet `p`: a model ACK, or the TCP header of a real packet the
 /// host handed in with it ([`World::inject_tcp`]); with its connection (flow) and direction.
-fn view_of(pkts: &[Pkt], ext: Option<&ext::ExtHost>, p: PktRef) -> Option<(u32, bool, AckView)> {
+fn view_of(pkts: &[Pkt], ext: Option<&ext::ExtHost>, p: PktRef) -> Option<Viewed> {
     let pk = &pkts[p.id as usize];
     match pk.tcp {
         TcpMeta::Ack { ack, rev } => Some((pk.flow, rev, AckView::of_model(&ack))),
@@ -265,12 +268,10 @@ impl World {
     pub(super) fn filter_acks(&mut self, k: usize, sta: u32, p: PktRef) {
         let World { txqs, pkts, ext, .. } = self;
         let ext = ext.as_deref();
-        if view_of(pkts, ext, p).is_none() {
-            return;
-        }
+        let Some(t) = view_of(pkts, ext, p) else { return };
         let aggressive = self.ack_filter == AckFilter::Aggressive;
         let view = |r: PktRef| view_of(pkts, ext, r);
-        let taken = txqs[k].take_from_flow_of(sta, &p, |q| pick(q, p, &view, aggressive));
+        let taken = txqs[k].take_from_flow_of(sta, &p, |q| pick(q, p, t, &view, aggressive));
         if let Some(old) = taken {
             self.ack_filtered += 1;
             self.drop_pkt(old, DropWhy::Queue);
@@ -302,7 +303,8 @@ mod tests {
     }
 
     fn pick_model(refs: &[PktRef], trigger: PktRef, pkts: &[Pkt], aggressive: bool) -> Option<usize> {
-        pick(&mut refs.iter(), trigger, &|r| view_of(pkts, None, r), aggressive)
+        let view = |r| view_of(pkts, None, r);
+        pick(&mut refs.iter(), trigger, view(trigger)?, &view, aggressive)
     }
 
     fn choose(cums: &[u64], aggressive: bool) -> Option<usize> {
@@ -441,7 +443,8 @@ mod tests {
     fn real_acks_follow_cakes_rules() {
         let choose = |views: &[AckView], aggressive: bool| {
             let refs: Vec<PktRef> = (0..views.len() as u32).map(|id| PktRef { id, len: 52, flow: 0, ecn: Ecn::NotEct }).collect();
-            pick(&mut refs.iter(), *refs.last().unwrap(), &|r| Some((0, false, views[r.id as usize])), aggressive)
+            let last = *refs.last().unwrap();
+            pick(&mut refs.iter(), last, (0, false, views[last.id as usize]), &|r| Some((0, false, views[r.id as usize])), aggressive)
         };
         let acks = |spec: &[(u32, u32, usize)]| -> Vec<AckView> {
             spec.iter().map(|&(ack, tsv, data)| AckView::parse(&segment(false, ACK, ack, &ts(tsv, 5), data)).unwrap()).collect()

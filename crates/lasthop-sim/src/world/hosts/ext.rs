@@ -238,7 +238,8 @@ impl World {
     /// ([`AckView::parse`]): the AP's ACK filter (`ap.ack_filter`) reads real ACKs through it,
     /// as it reads the model's own.
     pub fn inject_tcp(&mut self, flow: u32, len: u32, tag: u32, ecn: Ecn, tcp: Option<AckView>) {
-        if let Some(h) = self.ext.as_deref_mut() {
+        // Only the AP's ACK filter reads the headers.
+        if let Some(h) = self.ext.as_deref_mut().filter(|_| self.ack_filter != crate::world::ack_filter::AckFilter::Off) {
             let i = tag as usize;
             if h.tcp.len() <= i {
                 h.tcp.resize(i + 1, None);
