@@ -87,11 +87,15 @@ def _parser(core_only: bool = False) -> argparse.ArgumentParser:
                         "across the emulator; live/bench_quic.py), or tune (lasthop tune's choice "
                         "for a household cell with kernel TCP, next to the simulator; "
                         "live/bench_tune.py); needs root")
+    b.add_argument("--tune-cells", action="store_true",
+                   help="lasthop tune on a matrix of RRUL-like cells (2-8 stations, VHT and HE, FQ-CoDel "
+                        "and FIFO stations) against the default AP: gain, floors, the lever that buys "
+                        "most (bench/tune_cells.py; --quick: budget 8, 1 seed)")
     b.add_argument("--runs", type=int, default=5, metavar="N",
                    help="--live: runs per configuration (default 5)")
     b.add_argument("-o", "--out", default="results/bench", metavar="DIR",
-                   help="--emu/--live: where emu-bench.json / live-bench.json go "
-                        "(default results/bench)")
+                   help="--emu/--live/--tune-cells: where emu-bench.json / live-bench.json / "
+                        "tune-cells.json go (default results/bench)")
 
     sub.add_parser("version", help="print the code version")
     if core_only:

@@ -212,6 +212,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if getattr(args, "sweep", False):
         from .sweep_cli import bench_sweep
         return bench_sweep()
+    if getattr(args, "tune_cells", False):
+        from .bench.tune_cells import run_tune_cells
+        return run_tune_cells(args.out, quick=args.quick)
     return run_bench(quick=args.quick, compare_ns3=args.compare_ns3)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import math
 
+import pytest
 from helpers import run_cli
 
 CELL = """\
@@ -87,3 +88,21 @@ def test_tune_bad_input_is_one_line(tmp_path):
         assert r.returncode == 2, (args, r.stderr)
         assert r.stderr.count("\n") == 1 and want in r.stderr, r.stderr
     assert not (tmp_path / "o").exists()
+
+
+def test_bench_tune_cells_reports_gain_floors_and_the_key_lever(tmp_path, monkeypatch, capsys):
+    from lasthop.bench import tune_cells
+
+    monkeypatch.setattr(tune_cells, "CELLS", tune_cells.CELLS[:1])
+    assert tune_cells.run_tune_cells(str(tmp_path), quick=True) == 0
+    rep = json.loads((tmp_path / "tune-cells.json").read_text())
+    (row,) = rep["cells"]
+    assert row["cell"] == "vht-2sta-fq"
+    assert row["gain"] == pytest.approx(row["baseline"]["latency_ms"] / row["chosen"]["latency_ms"])
+    assert row["target_met"] == (row["meets_floors"] and row["gain"] >= tune_cells.TARGET_GAIN)
+    tuned = json.loads((tmp_path / "tune-cells" / "vht-2sta-fq" / "tune.json").read_text())
+    if tuned["ablation"]:
+        assert row["key_lever"] in tuned["chosen"]["values"]
+    out = capsys.readouterr().out
+    assert "vht-2sta-fq" in out and "of 1 cells" in out
+    assert (tmp_path / "tune-cells" / "vht-2sta-fq" / "chosen.toml").exists()

@@ -396,16 +396,16 @@ fn up_down(secs: u64) -> Value {
     s
 }
 
-/// `mac.txop_limit` (the TXOP limit the AP advertises in its EDCA Parameter Set) shortens the
-/// stations' A-MPDUs until their exchange fits it; the AP keeps its own (`ap.txop_limit = 0`:
-/// one exchange, no limit beyond `mac.max_ppdu_time`).
+/// `mac.txop_limit` (the TXOP limit the AP advertises in its EDCA Parameter Set, hostapd's
+/// `wmm_ac_be_txop_limit`) shortens the stations' A-MPDUs until their exchange fits it; the AP
+/// keeps its own (hostapd's `tx_queue_data2_burst`, 0 by default: one exchange, no limit beyond
+/// `mac.max_ppdu_time`).
 #[test]
 fn advertised_txop_limit_shortens_the_stations_ampdus_only() {
     let d = run(&up_down(2), 1);
     let (down0, up0) = (d["stations"][0]["mean_ampdu_down"].as_f64().unwrap(), d["stations"][1]["mean_ampdu_up"].as_f64().unwrap());
     let mut s = up_down(2);
     s["mac"]["txop_limit_ns"] = json!(1_024_000u64);
-    s["ap"]["txop_limit_ns"] = json!(0);
     let d = run(&s, 1);
     let (down1, up1) = (d["stations"][0]["mean_ampdu_down"].as_f64().unwrap(), d["stations"][1]["mean_ampdu_up"].as_f64().unwrap());
     // 1.024 ms less SIFS and the Block Ack at 24 Mb/s leaves ~0.97 ms of PPDU: 58 MPDUs of
@@ -418,23 +418,40 @@ fn advertised_txop_limit_shortens_the_stations_ampdus_only() {
     assert!((down1 - down0).abs() < 1.0, "the AP's own A-MPDUs keep their length: {down0} {down1}");
 }
 
+/// The AP's share of the airtime in `up_down(2)`: its downlink against the station's uplink.
+fn ap_share(d: &Value) -> f64 {
+    let s = &d["stations"];
+    let down = s[0]["airtime_rx_ns"].as_f64().unwrap();
+    down / (down + s[1]["airtime_tx_ns"].as_f64().unwrap())
+}
+
 /// The AP's own EDCA (`ap.cw_min`, `ap.aifsn`, hostapd's tx_queue_data*) against the set its
 /// stations use: a smaller window and AIFSN 1 win the AP more TXOPs, so its downlink gains
 /// airtime over the saturated uplink.
 #[test]
 fn ap_edca_gives_the_ap_more_txops() {
-    let share = |d: &Value| {
-        let s = &d["stations"];
-        let down = s[0]["airtime_rx_ns"].as_f64().unwrap();
-        down / (down + s[1]["airtime_tx_ns"].as_f64().unwrap())
-    };
-    let base = share(&run(&up_down(2), 1));
+    let base = ap_share(&run(&up_down(2), 1));
     let mut s = up_down(2);
     s["ap"]["cw_min"] = json!(3);
     s["ap"]["aifsn"] = json!(1);
-    let fast = share(&run(&s, 1));
+    let fast = ap_share(&run(&s, 1));
     println!("AP's share of the airtime: {base:.3} -> {fast:.3}");
     assert!((0.4..0.6).contains(&base) && fast > base + 0.15, "{base} {fast}");
+}
+
+/// The EDCA Parameter Set the AP advertises (`mac.cw_min`, `mac.aifsn`: hostapd's `wmm_ac_*`)
+/// is the stations' only: the AP keeps its own (hostapd's `tx_queue_data*`, Table 9-155's by
+/// default), so a larger window and AIFSN advertised to the stations win the AP more TXOPs —
+/// as much as giving the AP a smaller window and AIFSN would.
+#[test]
+fn advertised_edca_holds_back_the_stations_not_the_ap() {
+    let base = ap_share(&run(&up_down(2), 1));
+    let mut s = up_down(2);
+    s["mac"]["cw_min"] = json!(63);
+    s["mac"]["aifsn"] = json!(7);
+    let held = ap_share(&run(&s, 1));
+    println!("AP's share of the airtime: {base:.3} -> {held:.3} with the stations held back");
+    assert!((0.4..0.6).contains(&base) && held > base + 0.15, "{base} {held}");
 }
 
 #[test]

@@ -78,7 +78,8 @@ pub struct ApSpec {
     #[serde(default = "default_ack_filter")]
     pub ack_filter: String,
     /// The AP's own EDCA parameters for `mac.access_category` (hostapd's `tx_queue_data*_cwmin`,
-    /// `_cwmax`, `_aifs`), when they differ from the set it advertises (`mac.cw_min` ...).
+    /// `_cwmax`, `_aifs`); None: Table 9-155's AP values, as hostapd's defaults. They do not
+    /// follow the set the AP advertises (`mac.cw_min` ...), which only the stations use.
     #[serde(default)]
     pub cw_min: Option<u32>,
     #[serde(default)]
@@ -86,7 +87,7 @@ pub struct ApSpec {
     #[serde(default)]
     pub aifsn: Option<u32>,
     /// The AP's own TXOP limit for `mac.access_category` (hostapd's `tx_queue_data*_burst`);
-    /// None: the advertised one (`mac.txop_limit_ns`).
+    /// None: Table 9-155's (0 for BE: one frame exchange), whatever `mac.txop_limit_ns` says.
     #[serde(default)]
     pub txop_limit_ns: Option<u64>,
 }

@@ -36,14 +36,16 @@
 //! exchange — the PPDU, SIFS and the Block Ack — fits the TXOP limit (§10.23.2, TXOP limits);
 //! AC_BE and AC_BK (limit 0: one frame exchange per TXOP) keep `mac.max_ppdu_time`.
 //! `mac.txop_limit` (the limit the AP advertises in its EDCA Parameter Set, which the stations
-//! use) and `ap.txop_limit` (the AP's own) set the limit of `mac.access_category` the same way:
+//! use; hostapd's `wmm_ac_*`) and `ap.txop_limit` (the AP's own, hostapd's `tx_queue_data*`,
+//! which does not follow the advertised set) set the limit of `mac.access_category` the same way:
 //! a station's A-MPDUs, or the AP's, are shortened until their exchange fits (0 = one frame
 //! exchange, no PPDU limit beyond `mac.max_ppdu_time`). A TXOP holder that could send several
 //! exchanges within a longer limit sends one longer A-MPDU here.
 //!
-//! `mac.cw_min`, `mac.cw_max` and `mac.aifsn` override the parameters of `mac.access_category`
-//! only. Mesh relays (one interface queue), the firmware driver model and the WQM buffer sizer
-//! (each sizing one queue) work in one AC: the spec rules reject a flow through them whose AC
+//! `mac.cw_min`, `mac.cw_max` and `mac.aifsn` override the stations' parameters of
+//! `mac.access_category` only, `ap.cw_min`, `ap.cw_max` and `ap.aifsn` the AP's. Mesh relays
+//! (one interface queue), the firmware driver model and the WQM buffer sizer (each sizing one
+//! queue) work in one AC: the spec rules reject a flow through them whose AC
 //! is not `mac.access_category` (`spec.rs`), and they use the slot of that AC (`AcPlan::main`).
 
 use super::*;
@@ -257,25 +259,25 @@ pub(super) fn eifs_exempt(medium: &Medium, txs: &[Tx]) -> Vec<ContenderId> {
 }
 
 /// The EDCA parameters of an EDCAF of `ac` at the AP (`ap`) or a station: Table 9-155 (DCF
-/// for `ofdm`); for `mac.access_category` only, `mac.cw_min`, `mac.cw_max`, `mac.aifsn` (the
-/// EDCA Parameter Set the AP advertises) override them, and at the AP `ap.cw_min`,
-/// `ap.cw_max`, `ap.aifsn` (its own, hostapd's `tx_queue_data*`) override those.
+/// for `ofdm`); for `mac.access_category` only, at a station `mac.cw_min`, `mac.cw_max`,
+/// `mac.aifsn` (the EDCA Parameter Set the AP advertises, hostapd's `wmm_ac_*`) override them,
+/// and at the AP `ap.cw_min`, `ap.cw_max`, `ap.aifsn` (its own, hostapd's `tx_queue_data*`,
+/// which hostapd sets apart from the advertised set: "used by the access point when
+/// transmitting frames to the clients").
 pub(super) fn edca_params(spec: &Spec, ac: AccessCategory, ap: bool) -> EdcaParams {
     if spec.standard() == Standard::Ofdm {
         return EdcaParams::dcf();
     }
     let mut p = EdcaParams::default_for(ac, ap);
     if ac == spec.main_ac() {
-        let m = &spec.mac;
-        p.cw_min = m.cw_min.unwrap_or(p.cw_min);
-        p.cw_max = m.cw_max.unwrap_or(p.cw_max);
-        p.aifsn = m.aifsn.unwrap_or(p.aifsn);
-        if ap {
-            let a = &spec.ap;
-            p.cw_min = a.cw_min.unwrap_or(p.cw_min);
-            p.cw_max = a.cw_max.unwrap_or(p.cw_max);
-            p.aifsn = a.aifsn.unwrap_or(p.aifsn);
-        }
+        let (cw_min, cw_max, aifsn) = if ap {
+            (spec.ap.cw_min, spec.ap.cw_max, spec.ap.aifsn)
+        } else {
+            (spec.mac.cw_min, spec.mac.cw_max, spec.mac.aifsn)
+        };
+        p.cw_min = cw_min.unwrap_or(p.cw_min);
+        p.cw_max = cw_max.unwrap_or(p.cw_max);
+        p.aifsn = aifsn.unwrap_or(p.aifsn);
     }
     p
 }
@@ -291,14 +293,14 @@ pub(super) fn ppdu_limit(ac: AccessCategory, txop: Option<Duration>, qos: bool, 
 }
 
 /// The TXOP limits of `ac` that the spec sets, for the AP and for the stations
-/// (`ap.txop_limit`, `mac.txop_limit`: `mac.access_category` only; the AP's own falls back to
-/// the advertised one). None: Table 9-155's.
+/// (`ap.txop_limit`, hostapd's `tx_queue_data*_burst`; `mac.txop_limit`, the advertised
+/// `wmm_ac_*_txop_limit`: `mac.access_category` only, each for its own side). None: Table
+/// 9-155's.
 pub(super) fn txop_overrides(spec: &Spec, ac: AccessCategory) -> [Option<Duration>; 2] {
     if ac != spec.main_ac() {
         return [None, None];
     }
-    let sta = spec.mac.txop_limit_ns.map(Duration);
-    [spec.ap.txop_limit_ns.map(Duration).or(sta), sta]
+    [spec.ap.txop_limit_ns.map(Duration), spec.mac.txop_limit_ns.map(Duration)]
 }
 
 impl World {
