@@ -308,8 +308,10 @@ def _check_b1(run: SuiteRun) -> ClaimResult:
            f"the uplink airtime of the ACKs it does not send ({up['quic']:.0f} → {up['bquic']:.0f} ms of client "
            f"transmit time) are worth. "
            f"The paper's QUIC leaves ≥ 19% of its link idle (42.4 Mb/s vs BQUIC's 52.3); the model has no cost of "
-           f"frequent ACKs or paced sending outside the link's airtime that could idle it — per-datagram "
-           f"processing at the client (user-space Chromium on the RPi's Cortex-A53) is not modelled")
+           f"frequent ACKs or paced sending outside the link's airtime that could idle it. What that cost is, is "
+           f"not identified: per-datagram processing at the client (user-space Chromium on the RPi's Cortex-A53) "
+           f"is not modelled, but it cannot be the whole of it, since the paper's mesh RPis gain as much at a "
+           f"fraction of this rate (RP2 +28% at 1.97 Mb/s, Table III), where no such client is busy")
     return ClaimResult(
         f"{_m(t['quic']):.1f} → {_m(t['bquic']):.1f} Mb/s ({_mean(gain) * 100:+.1f}%); {head_txt}; slow-start exit "
         f"cwnd {_mean([e['cwnd'] for e in ex['quic']]) / 1e3:.0f} vs {_mean([e['cwnd'] for e in ex['bquic']]) / 1e3:.0f} kB; "
@@ -349,7 +351,8 @@ def _check_b2(run: SuiteRun) -> ClaimResult:
     why = ("as in the lab (B1), QUIC fills each chain's bottleneck hop; the gain over QUIC saturated UDP leaves "
            "(same IP octets): " + "; ".join(heads) + ". The faster hops do carry paced QUIC in small A-MPDUs, but "
            "with every hop on its own channel that costs the bottleneck no airtime; the paper's gain needs a "
-           "per-datagram cost outside the link the model lacks (see B1)")
+           "cost of QUIC's ACKing or pacing outside the link's airtime that the model lacks and that is not "
+           "identified (see B1: a busy client CPU would not explain RP2's +28% at 1.97 Mb/s)")
     return ClaimResult("; ".join(parts), checks, why, {"hops": detail}, miss_class="model gap")
 
 
