@@ -22,15 +22,20 @@ where it stopped. Each candidate is scored by three figures, means over its seed
 - latency: the largest p99 round-trip time of the cell's ping flows (one-way p99 of its flows
   when it has no ping);
 - goodput: the total goodput of its other flows;
-- worst share: the smallest download goodput of a station over an equal share of the downloads'
-  total.
+- worst share: the smallest goodput of a station's download or upload (its bulk flows in that
+  direction together) over an equal share of the cell's bulk goodput among every station's
+  download and upload (`shares`). The equal share is the cell's, not the direction's: measured
+  against the uploads' own total, uploads that collapse together would keep their floor while
+  the downloads take the air (and the reverse). `uploads=False` leaves the uploads out of the
+  share and of the floor: the downloads alone, over an equal share of theirs.
 
-The Pareto set over (lower latency, higher goodput, higher worst share) is reported; the chosen
-configuration is the Pareto member with the lowest latency among those keeping ≥ 95 % of the
-baseline's goodput and every station's download ≥ 25 % of an equal share (`GOODPUT_KEEP`,
-`SHARE_FLOOR`), then refined by dropping levers that do not help (`refine`), or, when no member
-keeps those, the one with the best latency per goodput, reported as such. The ablation reruns
-the choice without each of its levers: what each lever buys.
+The Pareto set over (lower latency, higher goodput, higher worst share) is reported. The choice
+is the candidate with the lowest latency among those keeping ≥ 95 % of the baseline's goodput
+and every station's download and upload ≥ 25 % of an equal share (`GOODPUT_KEEP`,
+`SHARE_FLOOR`), or, when none keeps them, the one nearest them (`shortfall`); then a local
+search moves it one lever at a time while that ranks better (`improve`). A choice that keeps the
+floors is a member of the Pareto set. The ablation reruns the choice without each of its levers:
+what each lever buys.
 """
 from __future__ import annotations
 
@@ -47,6 +52,8 @@ from .spec import tomllib
 
 GOODPUT_KEEP = 0.95
 SHARE_FLOOR = 0.25
+# A candidate's figures (means over its seeds): the three it is judged by, then what they are made of.
+FIGURES = ("latency_ms", "goodput_bps", "worst_share", "worst_down_share", "worst_up_share", "down_bps", "up_bps")
 
 
 @dataclass(frozen=True)
@@ -84,10 +91,17 @@ class Candidate:
     latency_ms: float = math.nan
     goodput_bps: float = math.nan
     worst_share: float = math.nan
+    worst_down_share: float = math.nan
+    worst_up_share: float = math.nan
+    down_bps: float = math.nan
+    up_bps: float = math.nan
     seeds: list[dict[str, float]] = field(default_factory=list)
 
     def label(self) -> str:
         return ", ".join(f"{k}={v}" for k, v in self.values.items()) or "baseline"
+
+    def figures(self) -> dict[str, float]:
+        return {k: getattr(self, k) for k in FIGURES}
 
 
 def load_cell(path: str | Path) -> dict[str, Any]:
@@ -152,33 +166,60 @@ def candidates(levers: list[Lever], budget: int, seed: int) -> list[dict[str, An
     return out
 
 
-def score(doc: dict[str, Any]) -> dict[str, float]:
-    """The three figures of one run's result document."""
+def shares(down: list[float], up: list[float], uploads: bool = True) -> dict[str, float]:
+    """The worst share and its parts, from each station's download and upload goodput (b/s; a
+    station without bulk traffic in a direction is left out of that list): each over an equal
+    share of the cell's bulk goodput among the station-directions counted (the downloads alone
+    when `uploads` is False)."""
+    counted = down + up if uploads else down
+    total = sum(counted)
+    if not counted or total <= 0:
+        return {"worst_share": math.nan, "worst_down_share": math.nan, "worst_up_share": math.nan}
+    equal = total / len(counted)
+    part = lambda xs: min(xs) / equal if xs else math.nan  # noqa: E731
+    return {"worst_share": min(counted) / equal, "worst_down_share": part(down), "worst_up_share": part(up)}
+
+
+def score(doc: dict[str, Any], uploads: bool = True) -> dict[str, float]:
+    """The figures of one run's result document."""
     flows = doc["data"]["flows"]
     pings = [f for f in flows if f.get("pattern") == "ping"]
     lat = max((f["delay_ns"]["p99"] for f in (pings or flows) if f["delay_ns"].get("samples")), default=math.nan)
-    good = sum(f["goodput_bps"] for f in flows if f.get("pattern") != "ping")
-    down: dict[int, float] = {}
-    for f in flows:
-        if f.get("direction") == "down" and f.get("pattern") != "ping":
-            down[f["station"]] = down.get(f["station"], 0.0) + f["goodput_bps"]
-    total = sum(down.values())
-    worst = min(down.values()) / (total / len(down)) if down and total > 0 else math.nan
-    return {"latency_ms": lat / 1e6, "goodput_bps": good, "worst_share": worst}
+    bulk = [f for f in flows if f.get("pattern") != "ping"]
+    by: dict[str, dict[int, float]] = {"down": {}, "up": {}}
+    for f in bulk:
+        if f.get("direction") in by:
+            d = by[f["direction"]]
+            d[f["station"]] = d.get(f["station"], 0.0) + f["goodput_bps"]
+    down, up = list(by["down"].values()), list(by["up"].values())
+    return {"latency_ms": lat / 1e6, "goodput_bps": sum(f["goodput_bps"] for f in bulk),
+            "down_bps": sum(down), "up_bps": sum(up), **shares(down, up, uploads)}
 
 
-def evaluate(cell: dict[str, Any], cand: Candidate, seeds: int, out: Path, jobs: int | None,
-             ray: str | None) -> None:
-    from .sweeps import Sweep, run_sweep
+@dataclass
+class Search:
+    """What every evaluation of one search shares: the cell, the seeds per candidate, where the
+    runs go and how they run, and whether the uploads count in the shares."""
 
-    spec = apply(cell, cand.values)
-    tag = hashlib.sha256(json.dumps(cand.values, sort_keys=True).encode()).hexdigest()[:12]
-    res = run_sweep(Sweep(base=spec, seeds=seeds), out / "candidates" / tag, jobs=jobs, ray=ray,
-                    progress=False, cache=out / "runs")
-    cand.seeds = [score(res.load(r["point"], r["seed"])) for r in res.runs]
-    for k in ("latency_ms", "goodput_bps", "worst_share"):
-        vals = [s[k] for s in cand.seeds if math.isfinite(s[k])]
-        setattr(cand, k, sum(vals) / len(vals) if vals else math.nan)
+    cell: dict[str, Any]
+    seeds: int
+    out: Path
+    jobs: int | None = None
+    ray: str | None = None
+    uploads: bool = True
+
+    def evaluate(self, cand: Candidate) -> None:
+        """Run `cand` over the seeds (cached runs are reused) and set its figures."""
+        from .sweeps import Sweep, run_sweep
+
+        spec = apply(self.cell, cand.values)
+        tag = hashlib.sha256(json.dumps(cand.values, sort_keys=True).encode()).hexdigest()[:12]
+        res = run_sweep(Sweep(base=spec, seeds=self.seeds), self.out / "candidates" / tag, jobs=self.jobs,
+                        ray=self.ray, progress=False, cache=self.out / "runs")
+        cand.seeds = [score(res.load(r["point"], r["seed"]), self.uploads) for r in res.runs]
+        for k in FIGURES:
+            vals = [s[k] for s in cand.seeds if math.isfinite(s[k])]
+            setattr(cand, k, sum(vals) / len(vals) if vals else math.nan)
 
 
 def dominates(a: Candidate, b: Candidate) -> bool:
@@ -191,13 +232,42 @@ def pareto(cands: list[Candidate]) -> list[Candidate]:
     return sorted((c for c in cands if not any(dominates(o, c) for o in cands)), key=lambda c: c.latency_ms)
 
 
-def choose(base: Candidate, front: list[Candidate]) -> tuple[Candidate, bool]:
-    """The lowest-latency Pareto member that keeps the goodput and the shares; else the best
-    latency per goodput lost (False: no member met the constraints)."""
-    ok = [c for c in front if meets(c, base)]
-    if ok:
-        return min(ok, key=lambda c: c.latency_ms), True
-    return min(front, key=lambda c: c.latency_ms / max(c.goodput_bps, 1.0)), False
+def shortfall(c: Candidate, base: Candidate) -> float:
+    """How far `c` is from tune's floors (0: it keeps them): the goodput's shortfall below
+    `GOODPUT_KEEP` of the baseline's, plus the worst share's below `SHARE_FLOOR`, as fractions."""
+    if not math.isfinite(c.goodput_bps):
+        return math.inf
+    gap = max(0.0, GOODPUT_KEEP - c.goodput_bps / base.goodput_bps) if base.goodput_bps > 0 else 0.0
+    if math.isfinite(c.worst_share):
+        gap += max(0.0, SHARE_FLOOR - c.worst_share)
+    return gap
+
+
+def rank(c: Candidate, base: Candidate) -> tuple[float, float, float, float]:
+    """The order of preference: nearest the floors (all that keep them tie at 0), then the lower
+    latency, then the higher goodput and worst share (so the best is never dominated)."""
+    lat = c.latency_ms if math.isfinite(c.latency_ms) else math.inf
+    return (shortfall(c, base), lat, -c.goodput_bps, -(c.worst_share if math.isfinite(c.worst_share) else 0.0))
+
+
+def choose(base: Candidate, cands: list[Candidate]) -> tuple[Candidate, bool]:
+    """The lowest-latency candidate that keeps the floors, else the one nearest them (False)."""
+    best = min(cands, key=lambda c: rank(c, base))
+    return best, shortfall(best, base) == 0.0
+
+
+def neighbours(values: dict[str, Any], levers: list[Lever]) -> list[dict[str, Any]]:
+    """Every setting one lever away from `values` (a lever back at its default: left out)."""
+    out = []
+    for lv in levers:
+        for v in lv.values:
+            if values.get(lv.key, lv.values[0]) == v:
+                continue
+            nb = {k: x for k, x in values.items() if k != lv.key}
+            if v != lv.values[0]:
+                nb[lv.key] = v
+            out.append({x.key: nb[x.key] for x in levers if x.key in nb})
+    return out
 
 
 def hostapd_fragment(values: dict[str, Any]) -> list[str]:
@@ -263,36 +333,35 @@ def write_toml(doc: dict[str, Any]) -> str:
 
 
 def tune(path: str | Path, out: Path, budget: int, seeds: int, jobs: int | None = None,
-         ray: str | None = None, progress: Callable[[int, int, Candidate], None] | None = None,
-         exclude: tuple[str, ...] = ()) -> dict[str, Any]:
+         ray: str | None = None, progress: Callable[..., None] | None = None,
+         exclude: tuple[str, ...] = (), uploads: bool = True) -> dict[str, Any]:
     """Run the search; write `out`/tune.json, chosen.toml, chosen.txt; return the report.
-    `exclude`: lever keys left out of the search."""
+    `exclude`: lever keys left out of the search; `uploads=False`: the uploads left out of the
+    shares and of the floor."""
     if budget < 1:
         raise TuneError(f"--budget {budget}: at least 1 candidate")
     cell = load_cell(path)
+    search = Search(cell, seeds, out, jobs, ray, uploads)
     levers = [lv for lv in applicable(cell) if lv.key not in exclude]
     base = Candidate({})
     cands = [base] + [Candidate(v) for v in candidates(levers, budget, seed=(cell.get("sim") or {}).get("seed", 1))]
     out.mkdir(parents=True, exist_ok=True)
     for i, c in enumerate(cands):
-        evaluate(cell, c, seeds, out, jobs, ray)
+        search.evaluate(c)
         if progress:
-            progress(i + 1, len(cands), c)
+            progress(i + 1, len(cands), c, phase="random draw")
+    chosen, _ = choose(base, cands)
+    chosen = improve(search, chosen, base, cands, levers, progress)
+    met = shortfall(chosen, base) == 0.0
     front = pareto(cands)
-    chosen, met = choose(base, front)
-    if met:
-        chosen = refine(cell, chosen, base, cands, seeds, out, jobs, ray)
-        front = pareto(cands)
     report = {
         "spec": str(path), "seeds": seeds, "budget": budget, "levers": [lv.key for lv in levers],
-        "goodput_keep": GOODPUT_KEEP, "share_floor": SHARE_FLOOR,
-        "candidates": [{"values": c.values, "latency_ms": c.latency_ms, "goodput_bps": c.goodput_bps,
-                        "worst_share": c.worst_share, "pareto": c in front} for c in cands],
-        "baseline": {"latency_ms": base.latency_ms, "goodput_bps": base.goodput_bps, "worst_share": base.worst_share},
-        "chosen": {"values": chosen.values, "latency_ms": chosen.latency_ms, "goodput_bps": chosen.goodput_bps,
-                   "worst_share": chosen.worst_share, "meets_constraints": met,
+        "goodput_keep": GOODPUT_KEEP, "share_floor": SHARE_FLOOR, "uploads_in_share": uploads,
+        "candidates": [{"values": c.values, **c.figures(), "pareto": c in front} for c in cands],
+        "baseline": base.figures(),
+        "chosen": {"values": chosen.values, **chosen.figures(), "meets_constraints": met,
                    "latency_gain": base.latency_ms / chosen.latency_ms if chosen.latency_ms > 0 else math.nan},
-        "ablation": ablation(cell, chosen, base, seeds, out, jobs, ray),
+        "ablation": ablation(search, chosen, base),
     }
     spec = apply(cell, chosen.values)
     spec["name"] = f"{cell.get('name', 'cell')}-tuned"
@@ -304,35 +373,37 @@ def tune(path: str | Path, out: Path, budget: int, seeds: int, jobs: int | None 
     return report
 
 
-def meets(c: Candidate, base: Candidate) -> bool:
-    return c.goodput_bps >= GOODPUT_KEEP * base.goodput_bps and (not math.isfinite(c.worst_share) or c.worst_share >= SHARE_FLOOR)
-
-
-def refine(cell: dict[str, Any], chosen: Candidate, base: Candidate, cands: list[Candidate], seeds: int,
-           out: Path, jobs: int | None, ray: str | None) -> Candidate:
-    """A random draw sets levers that do not help: drop, one at a time, every lever whose
-    removal keeps the constraints and lowers the latency, until none does (each configuration
-    tried joins `cands`)."""
+def improve(search: Search, chosen: Candidate, base: Candidate, cands: list[Candidate], levers: list[Lever],
+            progress: Callable[..., None] | None = None) -> Candidate:
+    """A local search from the random draw's best: try every setting one lever away (another
+    value, or the lever back at its default) and move to the best of them while that ranks
+    better (`rank`: nearer the floors, then lower latency), until none does. A random draw sets
+    levers that do not help; this drops them, and finds values the draw missed. Every setting
+    tried joins `cands`."""
     known = {json.dumps(c.values, sort_keys=True): c for c in cands}
-    improved = True
-    while improved and chosen.values:
-        improved = False
-        for key in list(chosen.values):
-            vals = {k: v for k, v in chosen.values.items() if k != key}
-            c = known.get(json.dumps(vals, sort_keys=True))
+    step = 0
+    while True:
+        step += 1
+        nbs = neighbours(chosen.values, levers)
+        tried = []
+        for i, vals in enumerate(nbs):
+            key = json.dumps(vals, sort_keys=True)
+            c = known.get(key)
             if c is None:
                 c = Candidate(vals)
-                evaluate(cell, c, seeds, out, jobs, ray)
+                search.evaluate(c)
                 cands.append(c)
-                known[json.dumps(vals, sort_keys=True)] = c
-            if meets(c, base) and c.latency_ms < chosen.latency_ms:
-                chosen, improved = c, True
-                break
-    return chosen
+                known[key] = c
+            tried.append(c)
+            if progress:
+                progress(i + 1, len(nbs), c, phase=f"local search, step {step}")
+        best = min(tried, key=lambda c: rank(c, base), default=chosen)
+        if rank(best, base) >= rank(chosen, base):
+            return chosen
+        chosen = best
 
 
-def ablation(cell: dict[str, Any], chosen: Candidate, base: Candidate, seeds: int, out: Path,
-             jobs: int | None, ray: str | None) -> list[dict[str, Any]]:
+def ablation(search: Search, chosen: Candidate, base: Candidate) -> list[dict[str, Any]]:
     """Which lever buys what: the chosen configuration without each of its levers in turn."""
     rows = []
     for key in chosen.values:
@@ -340,9 +411,8 @@ def ablation(cell: dict[str, Any], chosen: Candidate, base: Candidate, seeds: in
         if not c.values:
             c = base
         elif not c.seeds:
-            evaluate(cell, c, seeds, out, jobs, ray)
-        rows.append({"without": key, "latency_ms": c.latency_ms, "goodput_bps": c.goodput_bps,
-                     "worst_share": c.worst_share})
+            search.evaluate(c)
+        rows.append({"without": key, **c.figures()})
     return rows
 
 

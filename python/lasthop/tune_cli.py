@@ -26,13 +26,17 @@ def add_parser(sub: Any) -> None:
     t.add_argument("-o", "--out", default=None, metavar="DIR",
                    help="output directory (default: results/<spec name>-tune); running again "
                         "resumes from the runs already there")
+    t.add_argument("--ignore-uploads", action="store_true",
+                   help="leave the uploads out of the stations' shares and their floor (the "
+                        "downloads alone, over an equal share of theirs)")
     t.add_argument("-q", "--quiet", action="store_true", help="no progress; print only DIR")
 
 
 def _fmt(c: dict[str, Any]) -> str:
-    share = c["worst_share"]
-    return (f"ping p99 {c['latency_ms']:7.1f} ms, goodput {c['goodput_bps'] / 1e6:7.1f} Mb/s, worst download "
-            f"{share * 100:5.1f} % of an equal share" if math.isfinite(share) else "")
+    pct = lambda x: f"{x * 100:5.1f} %" if math.isfinite(x) else "    -  "  # noqa: E731
+    return (f"ping p99 {c['latency_ms']:7.1f} ms, goodput {c['goodput_bps'] / 1e6:7.1f} Mb/s "
+            f"(down {c['down_bps'] / 1e6:6.1f}, up {c['up_bps'] / 1e6:6.1f}), worst download {pct(c['worst_down_share'])}, "
+            f"upload {pct(c['worst_up_share'])} of an equal share")
 
 
 def cmd_tune(args: Any) -> int:
@@ -42,15 +46,17 @@ def cmd_tune(args: Any) -> int:
 
     out = Path(args.out) if args.out else Path("results") / f"{Path(args.spec).stem}-tune"
 
-    def progress(i: int, n: int, c: Any) -> None:
+    tty = sys.stderr.isatty()
+
+    def progress(i: int, n: int, c: Any, phase: str = "") -> None:
         if not args.quiet:
-            tty = sys.stderr.isatty()
             lead = "\r" if tty else ""
-            print(f"{lead}[{i}/{n}] {c.label()[:60]:60s} p99 {c.latency_ms:7.1f} ms",
+            print(f"{lead}[{phase} {i}/{n}] {c.label()[:60]:60s} p99 {c.latency_ms:7.1f} ms",
                   end="\n" if i == n or not tty else "", file=sys.stderr, flush=True)
 
     try:
-        rep = tune(args.spec, out, args.budget, args.seeds, jobs=args.jobs, ray=args.ray, progress=progress)
+        rep = tune(args.spec, out, args.budget, args.seeds, jobs=args.jobs, ray=args.ray, progress=progress,
+                   uploads=not args.ignore_uploads)
     except (TuneError, SweepError) as e:
         raise UserError(str(e)) from None
     except SweepInterrupted:
@@ -68,8 +74,9 @@ def cmd_tune(args: Any) -> int:
     print(f"chosen:   {_fmt(c)}  ({c['latency_gain']:.2f}x lower p99)")
     print(f"          {', '.join(f'{k}={v}' for k, v in c['values'].items()) or '(the baseline itself)'}")
     if not c["meets_constraints"]:
-        print("          no candidate kept >= 95 % of the baseline's goodput and every download >= 25 % of "
-              "an equal share: this is the best latency per goodput on the Pareto set")
+        what = "download" if args.ignore_uploads else "download and upload"
+        print(f"          no candidate kept >= 95 % of the baseline's goodput and every {what} >= 25 % of "
+              "an equal share: this is the one nearest those floors")
     print("ablation (the chosen configuration without one lever):")
     for r in rep["ablation"]:
         print(f"  without {r['without']:16s} {_fmt(r)}")
@@ -80,26 +87,41 @@ def cmd_tune(args: Any) -> int:
 
 
 def _plot(rep: dict[str, Any], path: Path) -> None:
+    """Candidates by worst ping p99 and goodput: those keeping the floors coloured by their worst
+    share, the others grey; the goodput floor dashed; the Pareto set outlined."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    cs = [c for c in rep["candidates"] if math.isfinite(c["latency_ms"])]
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    sc = ax.scatter([c["latency_ms"] for c in cs], [c["goodput_bps"] / 1e6 for c in cs],
-                    c=[c["worst_share"] if math.isfinite(c["worst_share"]) else 0 for c in cs],
-                    cmap="viridis", vmin=0, vmax=1, s=[40 if c["pareto"] else 14 for c in cs],
-                    edgecolors=["black" if c["pareto"] else "none" for c in cs])
     b, ch = rep["baseline"], rep["chosen"]
+    floor_bps = rep["goodput_keep"] * b["goodput_bps"]
+    share = lambda c: c["worst_share"] if math.isfinite(c["worst_share"]) else 0.0  # noqa: E731
+    cs = [c for c in rep["candidates"] if math.isfinite(c["latency_ms"])]
+    keeps = [c for c in cs if c["goodput_bps"] >= floor_bps and share(c) >= rep["share_floor"]]
+    misses = [c for c in cs if c not in keeps]
+    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    xy = lambda xs: ([c["latency_ms"] for c in xs], [c["goodput_bps"] / 1e6 for c in xs])  # noqa: E731
+    edge = lambda xs: ["black" if c["pareto"] else "none" for c in xs]  # noqa: E731
+    size = lambda xs: [40 if c["pareto"] else 14 for c in xs]  # noqa: E731
+    ax.scatter(*xy(misses), color="#BBBBBB", s=size(misses), edgecolors=edge(misses),
+               label=f"misses a floor ({len(misses)})")
+    vmax = max([0.5] + [share(c) for c in keeps])
+    sc = ax.scatter(*xy(keeps), c=[share(c) for c in keeps], cmap="viridis", vmin=rep["share_floor"], vmax=vmax,
+                    s=size(keeps), edgecolors=edge(keeps), label=f"keeps the floors ({len(keeps)})")
+    ax.axhline(floor_bps / 1e6, color="#555555", ls="--", lw=0.8)
+    ax.annotate(f"goodput floor ({rep['goodput_keep']:.0%} of the baseline's)", (0.01, floor_bps / 1e6),
+                xycoords=("axes fraction", "data"), fontsize=7, color="#555555", va="bottom")
     ax.scatter([b["latency_ms"]], [b["goodput_bps"] / 1e6], marker="s", s=90, facecolors="none",
                edgecolors="#D55E00", label="baseline (the cell as written)")
-    ax.scatter([ch["latency_ms"]], [ch["goodput_bps"] / 1e6], marker="*", s=200, color="#D55E00", label="chosen")
+    ax.scatter([ch["latency_ms"]], [ch["goodput_bps"] / 1e6], marker="*", s=200, color="#D55E00",
+               label="chosen" + ("" if ch["meets_constraints"] else " (nearest the floors)"))
     ax.set_xscale("log")
     ax.set_xlabel("worst ping p99 (ms, log)")
     ax.set_ylabel("total goodput (Mb/s)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    fig.colorbar(sc, ax=ax, label="worst station's download / equal share")
+    what = "download or upload" if rep["uploads_in_share"] else "download"
+    fig.colorbar(sc, ax=ax, label=f"worst station's {what} / equal share")
     ax.set_title("lasthop tune: candidates (outlined: Pareto set)")
     fig.tight_layout()
     fig.savefig(path, dpi=110)

@@ -7,6 +7,8 @@ import math
 import pytest
 from helpers import run_cli
 
+from lasthop import tune
+
 CELL = """\
 name = "house"
 [sim]
@@ -50,10 +52,27 @@ def test_tune_writes_the_choice_and_resumes(tmp_path):
     assert r.returncode == 0, r.stderr
     rep = json.loads((out / "tune.json").read_text())
     cands = rep["candidates"]
-    # The baseline, the three drawn candidates, then any the refinement tried.
+    # The baseline, the three drawn candidates, then the local search's settings.
     assert len(cands) >= 4 and cands[0]["values"] == {}
-    assert rep["chosen"]["meets_constraints"] or len(cands) == 4
     assert all(math.isfinite(c["latency_ms"]) and c["goodput_bps"] > 0 for c in cands)
+    # The shares count every station's download and upload against one equal share of the cell.
+    assert rep["uploads_in_share"] and all(
+        c["worst_share"] == pytest.approx(min(c["worst_down_share"], c["worst_up_share"]))
+        and c["goodput_bps"] == pytest.approx(c["down_bps"] + c["up_bps"]) for c in cands)
+    chosen = rep["chosen"]
+    base = rep["baseline"]
+    keeps = lambda c: (c["goodput_bps"] >= 0.95 * base["goodput_bps"]  # noqa: E731
+                       and c["worst_share"] >= 0.25)
+    assert chosen["meets_constraints"] == keeps(chosen)
+    # The choice is a local optimum: no setting one lever away ranks better (keeps the floors
+    # with a lower latency, or comes nearer them).
+    levers = {lv.key: lv.values for lv in tune.LEVERS if lv.key in rep["levers"]}
+    for vals in tune.neighbours(chosen["values"], [lv for lv in tune.LEVERS if lv.key in levers]):
+        (nb,) = [c for c in cands if c["values"] == vals]
+        if chosen["meets_constraints"]:
+            assert not keeps(nb) or nb["latency_ms"] >= chosen["latency_ms"], vals
+        else:
+            assert not keeps(nb), vals
     # The Pareto set: no member is dominated by another candidate.
     front = [c for c in cands if c["pareto"]]
     assert front
@@ -62,8 +81,8 @@ def test_tune_writes_the_choice_and_resumes(tmp_path):
                        and o["worst_share"] >= c["worst_share"] and o is not c
                        and (o["latency_ms"], o["goodput_bps"], o["worst_share"])
                        != (c["latency_ms"], c["goodput_bps"], c["worst_share"]) for o in cands)
-    chosen = rep["chosen"]
-    assert chosen["values"] in [c["values"] for c in front]
+    if chosen["meets_constraints"]:
+        assert chosen["values"] in [c["values"] for c in front]
     assert len(rep["ablation"]) == len(chosen["values"])
     # What an operator applies, and a spec anyone can rerun.
     assert (out / "tune.png").stat().st_size > 10_000
@@ -90,6 +109,24 @@ def test_tune_bad_input_is_one_line(tmp_path):
     assert not (tmp_path / "o").exists()
 
 
+def test_shares_are_against_the_cells_equal_share():
+    # Two stations: downloads 30 and 10, uploads 50 and 10 Mb/s; an equal share is 100 / 4 = 25.
+    s = tune.shares([30e6, 10e6], [50e6, 10e6])
+    assert s == pytest.approx({"worst_share": 0.4, "worst_down_share": 0.4, "worst_up_share": 0.4})
+    # Uploads that collapse together fail the floor, though even among themselves.
+    s = tune.shares([90e6, 90e6], [1e6, 1e6])
+    assert s["worst_up_share"] == pytest.approx(1e6 / 45.5e6) and s["worst_share"] < tune.SHARE_FLOOR
+    # Without the uploads: the downloads over an equal share of theirs.
+    assert tune.shares([30e6, 10e6], [50e6, 10e6], uploads=False)["worst_share"] == pytest.approx(0.5)
+    assert math.isnan(tune.shares([], [])["worst_share"])
+
+
+def test_neighbours_are_one_lever_away():
+    levers = [tune.Lever("mac.cw_min", (15, 31, 63), ""), tune.Lever("ap.scheduler", ("airtime", "round_robin"), "")]
+    nbs = tune.neighbours({"mac.cw_min": 31}, levers)
+    assert nbs == [{}, {"mac.cw_min": 63}, {"mac.cw_min": 31, "ap.scheduler": "round_robin"}]
+
+
 def test_bench_tune_cells_reports_gain_floors_and_the_key_lever(tmp_path, monkeypatch, capsys):
     from lasthop.bench import tune_cells
 
@@ -106,3 +143,17 @@ def test_bench_tune_cells_reports_gain_floors_and_the_key_lever(tmp_path, monkey
     out = capsys.readouterr().out
     assert "vht-2sta-fq" in out and "of 1 cells" in out
     assert (tmp_path / "tune-cells" / "vht-2sta-fq" / "chosen.toml").exists()
+
+
+def test_live_tune_table_shows_both_directions():
+    # The figures of `bench --live tune` side by side: the simulator's (tune's FIGURES) and the
+    # emulator's (from iperf3 and ping), with the same shares.
+    from lasthop.live import bench_tune
+
+    emu = {"latency_ms": 300.0, "goodput_bps": 160e6, "down_bps": 100e6, "up_bps": 60e6,
+           **tune.shares([50e6, 50e6], [40e6, 20e6])}
+    sim = {k: emu[k] for k in tune.FIGURES}
+    text = bench_tune._table({"chosen": {"mac.cw_min": 31}, "simulator": {"default": sim, "chosen": sim},
+                              "emulator": {"default": emu, "chosen": emu}})
+    assert "mac.cw_min=31" in text and "worst up" in text
+    assert text.count(" 50.0 %") == 4  # the worst upload: 20 of an equal share of 40 Mb/s

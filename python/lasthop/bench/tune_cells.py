@@ -5,9 +5,10 @@ Each cell has 2, 4 or 8 stations at rates from MCS 1 to the top of the standard 
 or 802.11ax 80 MHz), each station with a CUBIC download, a CUBIC upload and a ping every 50 ms
 (flent's RRUL shape, per station), and FQ-CoDel or a FIFO as the stations' own qdisc; 1 Gb/s
 wired at 10 ms one way. For each, the table shows the baseline and the configuration tune
-picks (worst ping p99, total goodput, worst station's download over an equal share), the
-latency gain, whether the choice keeps tune's floors (≥ 95 % of the goodput, every download ≥ 25 %
-of an equal share), and the lever whose removal costs the most latency (the ablation). The
+picks (worst ping p99, total goodput, the uploads' part of it, the worst station's download or
+upload over an equal share of the cell's), the latency gain, whether the choice keeps tune's
+floors (≥ 95 % of the goodput, every download and upload ≥ 25 % of an equal share), and the lever
+whose removal costs the most latency (the ablation). The
 target: a gain of at least 2× with the floors kept. Figures go to `DIR/tune-cells.json`, every
 cell's tune output to `DIR/tune-cells/<cell>/` (runs cached there: a rerun resumes).
 """
@@ -102,7 +103,8 @@ def _fmt(r: dict[str, Any]) -> str:
     share = lambda x: f"{x * 100:.0f}%" if math.isfinite(x) else "-"  # noqa: E731
     lever = f"{r['key_lever']} ({r['key_lever_latency_ms']:.0f} ms without)" if r["key_lever"] else "-"
     return (f"  {r['cell']:<20} {b['latency_ms']:7.0f} {c['latency_ms']:7.0f} {r['gain']:5.1f}x "
-            f"{b['goodput_bps'] / 1e6:6.0f} {c['goodput_bps'] / 1e6:6.0f} {share(b['worst_share']):>5} "
+            f"{b['goodput_bps'] / 1e6:6.0f} {c['goodput_bps'] / 1e6:6.0f} {b['up_bps'] / 1e6:5.0f} "
+            f"{c['up_bps'] / 1e6:5.0f} {share(b['worst_share']):>5} "
             f"{share(c['worst_share']):>5}  {'yes' if r['target_met'] else 'no ':<4} {lever}")
 
 
@@ -132,9 +134,9 @@ def _run(out: Path, quick: bool, jobs: int | None) -> int:
         spec = d / "cell.toml"
         spec.write_text(write_toml(cell_doc(name, std, stas, q, secs)))
 
-        def progress(k: int, n: int, c: Any, i: int = i, name: str = name) -> None:
+        def progress(k: int, n: int, c: Any, phase: str = "", i: int = i, name: str = name) -> None:
             if tty:
-                print(f"\r[cell {i + 1}/{len(CELLS)} {name}] candidate {k}/{n}  p99 {c.latency_ms:7.1f} ms",
+                print(f"\r[cell {i + 1}/{len(CELLS)} {name}] {phase} {k}/{n}  p99 {c.latency_ms:7.1f} ms" + " " * 8,
                       end="", file=sys.stderr, flush=True)
 
         rep = tune(spec, d, budget, seeds, jobs=jobs, progress=progress)
@@ -144,8 +146,8 @@ def _run(out: Path, quick: bool, jobs: int | None) -> int:
         rows.append(row)
         print(f"{chr(13) if tty else ''}[cell {i + 1}/{len(CELLS)}] {name}: done, {time.perf_counter() - t0:.0f} s"
               + " " * 20, file=sys.stderr)
-    print("  cell                  p99 ms (base -> chosen)  gain  goodput Mb/s  worst share  2x+floors  "
-          "lever that buys most")
+    print("  cell                  p99 ms (base -> chosen)  gain  goodput Mb/s  uploads  worst share  "
+          "2x+floors  lever that buys most")
     for r in rows:
         print(_fmt(r))
     missed = [r for r in rows if not r["target_met"]]

@@ -8,8 +8,9 @@ kernel TCP, next to the simulator's figures and to the default's (docs/tune.md).
    (the default) and once with the chosen configuration (the EDCA values, TXOP limits and AQL
    limits act in the model): per station an iperf3 CUBIC download and upload and a ping every
    50 ms from the server.
-3. The worst ping p99, the total goodput and the worst station's download share of each, beside
-   the simulator's for the same specs.
+3. The worst ping p99, the total goodput (downloads and uploads) and the worst station's
+   download and upload over an equal share of the cell's (`tune.shares`), beside the
+   simulator's for the same specs.
 
 Needs root, iperf3 and ping. Writes DIR/live-bench-tune.json and prints a table.
 """
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..children import die_with_parent
+from ..tune import shares
 
 HOUSE = """\
 name = "house"
@@ -122,10 +124,10 @@ def _emulate(spec_doc_text: str, out: Path, script: Path, n: int, secs: int) -> 
     down = [json.loads((out / f"down-{i}.json").read_text())["end"]["sum_received"]["bits_per_second"] for i in range(n)]
     up = [json.loads((out / f"up-{i}.json").read_text())["end"]["sum_received"]["bits_per_second"] for i in range(n)]
     p99 = [_p99(_rtts(out / f"ping-{i}.txt")) for i in range(n)]
-    total = sum(down)
     emu = json.loads(next(out.glob("*-emu-s*.json")).read_text())["data"]["emu"]
-    return {"latency_ms": max(p99), "ping_p99_ms": p99, "goodput_bps": total + sum(up),
-            "down_bps": down, "up_bps": up, "worst_share": min(down) / (total / n) if total > 0 else float("nan"),
+    return {"latency_ms": max(p99), "ping_p99_ms": p99, "goodput_bps": sum(down) + sum(up),
+            "down_bps": sum(down), "up_bps": sum(up), "station_down_bps": down, "station_up_bps": up,
+            **shares(down, up),
             "lateness_p99_us": emu["lateness_p99_ns"] / 1e3, "model_drops": emu["packets_dropped_by_model"]}
 
 
@@ -135,7 +137,7 @@ def run_live_tune(out_dir: str, seconds: int = 20, budget: int = 32) -> int:
         why = "needs root" if os.geteuid() != 0 else f"needs {', '.join(missing)} (Debian packages)"
         print(f"lasthop: error: bench --live tune {why}", file=sys.stderr)
         return 2
-    from ..tune import apply, tune, write_toml
+    from ..tune import FIGURES, apply, tune, write_toml
     from ..spec import parse_toml
 
     out = Path(out_dir)
@@ -147,7 +149,7 @@ def run_live_tune(out_dir: str, seconds: int = 20, budget: int = 32) -> int:
     rep = tune(cell, out / "tune", budget, 3, progress=None)
     chosen_text = write_toml(apply(parse_toml(cell_text, str(cell)), rep["chosen"]["values"]))
     report: dict[str, Any] = {"seconds": seconds, "chosen": rep["chosen"]["values"],
-                              "simulator": {"default": rep["baseline"], "chosen": {k: rep["chosen"][k] for k in ("latency_ms", "goodput_bps", "worst_share")}}}
+                              "simulator": {"default": rep["baseline"], "chosen": {k: rep["chosen"][k] for k in FIGURES}}}
     with tempfile.TemporaryDirectory(prefix="lasthop-live-tune-") as tmp_s:
         tmp = Path(tmp_s)
         script = tmp / "rrul.sh"
@@ -168,10 +170,12 @@ def run_live_tune(out_dir: str, seconds: int = 20, budget: int = 32) -> int:
 
 def _table(r: dict[str, Any]) -> str:
     lines = [f"chosen: {', '.join(f'{k}={v}' for k, v in r['chosen'].items()) or '(the default)'}",
-             f"{'':10s} {'':9s} {'ping p99':>10s} {'goodput':>10s} {'worst share':>12s}"]
+             f"{'':10s} {'':9s} {'ping p99':>10s} {'goodput':>10s} {'down':>8s} {'up':>8s} "
+             f"{'worst down':>11s} {'worst up':>9s}"]
     for host in ("simulator", "emulator"):
         for label in ("default", "chosen"):
             x = r[host][label]
             lines.append(f"{host:10s} {label:9s} {x['latency_ms']:8.1f}ms {x['goodput_bps'] / 1e6:7.1f}Mb/s "
-                         f"{x['worst_share'] * 100:10.1f} %")
+                         f"{x['down_bps'] / 1e6:8.1f} {x['up_bps'] / 1e6:8.1f} "
+                         f"{x['worst_down_share'] * 100:9.1f} % {x['worst_up_share'] * 100:7.1f} %")
     return "\n".join(lines)
