@@ -248,6 +248,10 @@ pub struct StationSpec {
     /// Device type for the vwire classifier: "unknown", "phone", "laptop", "tv".
     #[serde(default = "default_device")]
     pub device: String,
+    /// The station's driver hands its receptions to Linux GRO: its TCP receivers ACK once per
+    /// merged packet of a PPDU's in-order segments (`TcpReceiverConfig::gro_bytes`).
+    #[serde(default)]
+    pub gro: bool,
 }
 
 fn default_device() -> String {

@@ -459,6 +459,9 @@ pub struct World {
     tcp: Vec<Option<tcp::TcpConn>>,
     /// TCP flows whose queued bytes drained during the current exchange.
     tcp_dirty: Vec<u32>,
+    /// TCP flows whose GRO receivers got segments in the current reception batch, each with
+    /// its latest segment's reception time (`tcp_gro_flush`).
+    gro_pending: Vec<(u32, Instant)>,
     /// QUIC connections by flow index, and the datagrams in flight (slab with a free list).
     quic: Vec<Option<Box<quic::QuicFlow>>>,
     quic_dgrams: Vec<Option<lasthop_algo::quic::Datagram>>,

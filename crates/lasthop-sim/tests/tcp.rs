@@ -296,3 +296,23 @@ fn a_fifo_overflow_is_repaired_without_a_timeout() {
     assert!(lo > 0.4 * hi && lo > 400.0 * 1448.0, "the window collapsed ({lo} of {hi} bytes): an RTO");
     assert!(rtt > 150.0, "RTT {rtt} ms");
 }
+
+/// A station whose driver hands its receptions to GRO (`gro = true`) ACKs a download once per
+/// merged packet of a PPDU's segments: its uplink carries a few ACKs per A-MPDU received where
+/// per-segment delivery carries one for every second segment, and the download keeps its rate.
+#[test]
+fn gro_at_the_station_thins_the_acks() {
+    let mut s = vht_cell(4);
+    s["flows"] = json!([tcp_flow(0, "down", "cubic", 4_000_000_000)]);
+    let plain = run(&s, 1);
+    s["stations"][0]["gro"] = json!(true);
+    let gro = run(&s, 1);
+    let acks_per_txop = |d: &Value| d["stations"][0]["mean_ampdu_up"].as_f64().unwrap();
+    let (a, b) = (acks_per_txop(&plain), acks_per_txop(&gro));
+    println!("uplink A-MPDU (ACKs): {a:.1} per segment delivery, {b:.1} with GRO; goodput {:.0} vs {:.0} Mb/s",
+             goodput(&plain, 0) / 1e6, goodput(&gro, 0) / 1e6);
+    // Without GRO one ACK per second segment piles up between the station's TXOPs; with it, one
+    // per merged packet (a 64-MPDU A-MPDU makes two).
+    assert!(a > 20.0 && b < 4.0, "{a} {b}");
+    assert!((goodput(&gro, 0) / goodput(&plain, 0) - 1.0).abs() < 0.1);
+}

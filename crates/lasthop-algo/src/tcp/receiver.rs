@@ -28,8 +28,20 @@
 //!   segment's (RFC 8257 §3.2's two-state ACK machine, RFC 9768 §3.2.2.5.1 change-triggered
 //!   ACKs); the AccECN option leaves room for [`MAX_SACK_BLOCKS_ACCECN`] SACK blocks.
 //!
+//! * **GRO** (`gro_bytes` > 0): the receiving host's driver hands the frames of one reception
+//!   (a PPDU's MPDUs) to Linux's generic receive offload, which merges in-order segments of a
+//!   flow into one packet of up to `gro_bytes` (64 KiB, `GRO_LEGACY_MAX_SIZE`) and flushes it at
+//!   the end of the NAPI poll; mac80211 does so when the driver gives it its NAPI context
+//!   (`ieee80211_deliver_skb_to_local_stack`: `napi_gro_receive`). TCP then sees one segment
+//!   per merged packet, and `__tcp_ack_snd_check` ACKs at once when more than one full-sized
+//!   segment is unacknowledged: one ACK per merged packet (when it fills, or at the batch's end,
+//!   [`TcpReceiver::end_batch`]), where per-segment delivery ACKs every second segment. An
+//!   out-of-order segment ends the merge (`tcp_gro_receive` flushes on a sequence gap) and is
+//!   ACKed at once as without GRO.
+//!
 //! `poll_ack` returns at most one ACK for everything received so far: the host calls it after
-//! every `handle_segment` (so each out-of-order segment yields its own duplicate ACK).
+//! every `handle_segment` (so each out-of-order segment yields its own duplicate ACK), and, with
+//! GRO, after `end_batch`.
 
 use super::{AckSegment, DataSegment, MAX_SACK_BLOCKS, MAX_SACK_BLOCKS_ACCECN};
 use crate::ecn::{AccEcnReceiver, Ecn, EcnMode};
@@ -53,6 +65,9 @@ pub struct TcpReceiverConfig {
     pub quickack_segments: u32,
     /// The ECN feedback the connection negotiated (off by default).
     pub ecn: EcnMode,
+    /// GRO at the receiving host: the largest merged packet in bytes (0: off, segments are
+    /// handled one by one; Linux's `GRO_LEGACY_MAX_SIZE` is 65536).
+    pub gro_bytes: u64,
 }
 
 impl Default for TcpReceiverConfig {
@@ -64,6 +79,7 @@ impl Default for TcpReceiverConfig {
             ack_every: 2,
             quickack_segments: 16,
             ecn: EcnMode::Off,
+            gro_bytes: 0,
         }
     }
 }
@@ -113,6 +129,11 @@ impl TcpReceiver {
             accecn: AccEcnReceiver::default(),
             ce_segments: 0,
         }
+    }
+
+    /// The receiver's parameters.
+    pub fn config(&self) -> &TcpReceiverConfig {
+        &self.cfg
     }
 
     /// CE-marked segments received.
@@ -200,7 +221,13 @@ impl TcpReceiver {
             self.ack_now = true; // out of order
         }
         self.recent.retain(|&s| s > self.rcv_nxt);
-        if quick || self.unacked_bytes >= self.cfg.ack_every as u64 * self.cfg.mss as u64 {
+        if self.cfg.gro_bytes > 0 {
+            // A merged packet reaches TCP when no further full-sized segment fits in it (the
+            // next one starts another), or at the end of the batch.
+            if self.unacked_bytes + self.cfg.mss as u64 > self.cfg.gro_bytes {
+                self.ack_now = true;
+            }
+        } else if quick || self.unacked_bytes >= self.cfg.ack_every as u64 * self.cfg.mss as u64 {
             self.ack_now = true;
         }
         if !self.ack_now && self.delack_deadline.is_none() {
@@ -254,6 +281,19 @@ impl TcpReceiver {
             }
         }
         self.recent = seen;
+    }
+
+    /// With GRO: the end of a batch of receptions (the NAPI poll's GRO flush). The merged packet
+    /// reaches TCP: an ACK is due when more than one full-sized segment is unacknowledged, or in
+    /// quick-ack mode; otherwise the delayed-ACK timer runs. Without GRO: nothing.
+    pub fn end_batch(&mut self) {
+        if self.cfg.gro_bytes == 0 || self.unacked_bytes == 0 {
+            return;
+        }
+        let quick = self.segments_received <= self.cfg.quickack_segments as u64;
+        if quick || self.unacked_bytes > self.cfg.mss as u64 {
+            self.ack_now = true;
+        }
     }
 
     /// An ACK to send now, if one is due.

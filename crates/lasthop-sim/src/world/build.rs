@@ -214,6 +214,7 @@ impl World {
             scratch_times: Vec::new(),
             tcp: fl.tcp,
             tcp_dirty: Vec::new(),
+            gro_pending: Vec::new(),
             quic: fl.quic,
             quic_dgrams: Vec::new(),
             quic_free: Vec::new(),
@@ -464,7 +465,8 @@ fn new_flows(spec: &Spec, seed: u64, plan: &AcPlan, n_sta: usize, q: &mut EventQ
         out.quic.push((pattern == Pattern::Quic).then(|| Box::new(quic::new_flow(f, q.add_timer(Ev::QuicTimer(i as u32))))));
         out.tcp.push((pattern == Pattern::Tcp).then(|| {
             let timer = q.add_timer(Ev::TcpTimer(i as u32));
-            tcp::new_conn(&vwire::server_side(f), dir == Dir::Down, Rng::stream(seed, StreamKind::Other, i as u64).next_u64(), timer)
+            let gro = dir == Dir::Down && spec.stations[f.station as usize].gro;
+            tcp::new_conn(&vwire::server_side(f), dir == Dir::Down, gro, Rng::stream(seed, StreamKind::Other, i as u64).next_u64(), timer)
         }));
         out.flows.push(Flow {
             station: f.station,

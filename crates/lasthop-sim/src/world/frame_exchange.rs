@@ -392,6 +392,8 @@ impl World {
                 }
             }
         }
+        // The receiving station's GRO flushes at the end of the PPDU's deliveries.
+        self.tcp_gro_flush(self.q.now());
         for p in dups.drain(..) {
             self.msdus_into(p);
             chain.clear();

@@ -547,6 +547,43 @@ fn delayed_ack_fires_after_40ms() {
 }
 
 #[test]
+fn gro_acks_once_per_merged_packet() {
+    // 64 KiB merged packets: 45 segments of 1448 bytes fill one (45 · 1448 = 65,160 < 65,536
+    // < 46 · 1448).
+    let cfg = TcpReceiverConfig { quickack_segments: 0, gro_bytes: 65_536, ..TcpReceiverConfig::default() };
+    let mut r = TcpReceiver::new(cfg);
+    let t = Instant::ZERO;
+    // A batch of 60 in-order segments (one A-MPDU): one ACK when the first merged packet is
+    // full, one at the end of the batch for the rest.
+    let mut acks = Vec::new();
+    for k in 0..60 {
+        r.handle_segment(t, &seg(k));
+        acks.extend(r.poll_ack(t).map(|a| a.cum_ack));
+    }
+    assert_eq!(acks, vec![segs(45)], "the first merged packet, full at its 45th segment");
+    r.end_batch();
+    assert_eq!(r.poll_ack(t).map(|a| a.cum_ack), Some(segs(60)));
+    // A batch of one segment: one full-sized segment unacknowledged, so the delayed-ACK timer.
+    r.handle_segment(t, &seg(60));
+    r.end_batch();
+    assert!(r.poll_ack(t).is_none());
+    assert_eq!(r.poll_timeout(), Some(t + Duration::from_millis(40)));
+    // A gap ends the merge: the out-of-order segment is ACKed at once, with its SACK block.
+    r.handle_segment(t, &seg(62));
+    let a = r.poll_ack(t).expect("immediate ACK for out-of-order data");
+    assert_eq!((a.cum_ack, a.sack_blocks()[0]), (segs(61), (segs(62), segs(63))));
+    // Without GRO the same batch of 60 is ACKed every second segment.
+    let mut r = TcpReceiver::new(TcpReceiverConfig { quickack_segments: 0, ..TcpReceiverConfig::default() });
+    let n = (0..60).filter(|&k| {
+        r.handle_segment(t, &seg(k));
+        r.poll_ack(t).is_some()
+    });
+    assert_eq!(n.count(), 30);
+    r.end_batch();
+    assert!(r.poll_ack(t).is_none(), "end_batch is a no-op without GRO");
+}
+
+#[test]
 fn sack_blocks_order_and_rwnd() {
     let cfg = TcpReceiverConfig { quickack_segments: 0, ..TcpReceiverConfig::default() };
     let mut r = TcpReceiver::new(cfg);

@@ -1,6 +1,6 @@
 //! The `[[stations]]` tables: each group's keys checked and expanded per station (PHY rate or
 //! rate control, error model, distance or SNR, mobility, a relay's parent and hop channel,
-//! device), in the order the Python reader reports them.
+//! device, GRO), in the order the Python reader reports them.
 
 use super::*;
 
@@ -95,6 +95,7 @@ fn station(t: &Table, cell: &Cell, earlier: &Stations) -> Res<(i128, Value)> {
     }
     let hop_channel = t.int("hop_channel", 0, Some(0), Some(63))?;
     let device = t.choice("device", "unknown", DEVICES, "")?;
+    let gro = t.bool("gro", false)?;
     if parent.is_none() && hop_channel != 0 {
         return Err(t.fail(
             "hop_channel",
@@ -128,6 +129,10 @@ fn station(t: &Table, cell: &Cell, earlier: &Stations) -> Res<(i128, Value)> {
     if device != "unknown" {
         // Only when given: the vwire classifier's device type (default "unknown").
         v["device"] = json!(device);
+    }
+    if gro {
+        // Only when set: the station's TCP receivers see its receptions through GRO.
+        v["gro"] = json!(true);
     }
     Ok((count, v))
 }

@@ -96,9 +96,13 @@ pub(in crate::world) fn cc_config(f: &FlowSpec, seed: u64) -> (CcConfig, &'stati
 /// `hw.tx_sk_pacing_shift = 7`; `ieee80211_xmit_fast` applies it with `sk_pacing_shift_update`).
 pub(in crate::world) const MAC80211_PACING_SHIFT: u8 = 7;
 
+/// GRO's largest merged packet (Linux `GRO_LEGACY_MAX_SIZE`).
+pub(in crate::world) const GRO_MAX_BYTES: u64 = 65_536;
+
 /// Build the endpoints of a TCP flow from its spec. The sender sits at the server for a
-/// downlink flow, at the station for an uplink flow.
-pub(in crate::world) fn new_conn(f: &FlowSpec, sender_at_server: bool, seed: u64, timer: TimerId) -> TcpConn {
+/// downlink flow, at the station for an uplink flow; `gro`: the receiver's host merges its
+/// receptions (a station with `gro = true` receiving a downlink flow).
+pub(in crate::world) fn new_conn(f: &FlowSpec, sender_at_server: bool, gro: bool, seed: u64, timer: TimerId) -> TcpConn {
     let rr = (f.app == "request_response").then(|| {
         let mss = f.packet_size.saturating_sub(lasthop_algo::tcp::IP_TCP_HEADERS).max(64);
         let scfg = TcpSenderConfig { mss, ..TcpSenderConfig::default() };
@@ -126,7 +130,8 @@ pub(in crate::world) fn new_conn(f: &FlowSpec, sender_at_server: bool, seed: u64
     let pacing_shift = if sender_at_server { 10 } else { MAC80211_PACING_SHIFT };
     let ecn = crate::spec::ecn_mode(&f.ecn);
     let scfg = TcpSenderConfig { mss, cc: ccfg, pacing: f.pacing.unwrap_or(pace_default), pacing_shift, ecn, ..TcpSenderConfig::default() };
-    let rcfg = TcpReceiverConfig { mss, ecn, ..TcpReceiverConfig::default() };
+    let gro_bytes = if gro { GRO_MAX_BYTES } else { 0 };
+    let rcfg = TcpReceiverConfig { mss, ecn, gro_bytes, ..TcpReceiverConfig::default() };
     let mut sender = TcpSender::new(scfg, now);
     if rr.is_none() && f.app_rate_bps == 0 {
         sender.app_write(if f.bytes == 0 { u64::MAX } else { f.bytes });
@@ -358,7 +363,16 @@ impl World {
             TcpMeta::Data { mut seg, rev: false } => {
                 // The segment as the network delivers it: its ECN field may now say CE.
                 seg.ecn = pk.ecn;
-                let newly = self.tcp[fi].as_mut().unwrap().receiver.handle_segment(t, &seg);
+                let conn = self.tcp[fi].as_mut().unwrap();
+                let newly = conn.receiver.handle_segment(t, &seg);
+                if conn.receiver.config().gro_bytes > 0 {
+                    // The merged packet reaches TCP at the end of this reception's batch: the
+                    // flow once per batch, at its latest segment's reception.
+                    match self.gro_pending.iter_mut().find(|e| e.0 == f) {
+                        Some(e) => e.1 = e.1.max(t),
+                        None => self.gro_pending.push((f, t)),
+                    }
+                }
                 if t >= self.warmup {
                     let d = (t - pk.created).as_nanos();
                     let c = &mut self.counters[fi];
@@ -447,6 +461,22 @@ impl World {
                 self.tcp_dirty.push(pk.flow);
             }
         }
+    }
+
+    /// The end of a reception batch (one PPDU's MPDUs delivered at a station): every receiver
+    /// that merged segments with GRO in it hands the merged packet to TCP and may ACK; the ACK
+    /// is made at the batch's last segment's reception.
+    pub(in crate::world) fn tcp_gro_flush(&mut self, now: Instant) {
+        if self.gro_pending.is_empty() {
+            return;
+        }
+        let mut pending = std::mem::take(&mut self.gro_pending);
+        for &(f, t) in &pending {
+            self.tcp[f as usize].as_mut().unwrap().receiver.end_batch();
+            self.tcp_pump_since(f, now.max(t), t.min(now));
+        }
+        pending.clear();
+        self.gro_pending = pending;
     }
 
     /// Pump the connections whose queued bytes drained during an exchange.
