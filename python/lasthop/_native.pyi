@@ -37,6 +37,9 @@ def canonical_json(obj: object) -> str:
     ensure_ascii=True, allow_nan=False)` writes: the writer of the simulator's results.
     Anything else raises ValueError."""
 
+def sha256_hex(parts: list[str]) -> str:
+    """SHA-256 of the concatenated UTF-8 bytes of `parts`, lowercase hex."""
+
 def normalize(doc: dict[str, object], default_name: str = "scenario") -> tuple[
         Optional[tuple[str, list[int], list[int], tuple[str, int, int]]], list[tuple[str, str, str]]]:
     """Validate and normalize a spec document (as `tomllib` returns it, after overrides):

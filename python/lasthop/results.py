@@ -9,12 +9,13 @@ name, so a result file is either complete or absent.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import json
 import os
 from pathlib import Path
 from typing import Any, Iterable
+
+from . import _native
 
 FORMAT = "lasthop.result"
 FORMAT_VERSION = 1
@@ -47,14 +48,14 @@ def _canonical(doc: dict[str, Any]) -> str:
 def content_checksum(doc: dict[str, Any]) -> str:
     """`sha256:<hex>` of the canonical text of `doc` without its own `checksum` field."""
     body = {k: v for k, v in doc.items() if k != "checksum"}
-    return "sha256:" + hashlib.sha256(_canonical(body).encode("ascii")).hexdigest()
+    return "sha256:" + _native.sha256_hex([_canonical(body)])
 
 
 def _seal(body_text: str) -> str:
     """The canonical text of a document whose other keys all sort after "checksum", given the
     canonical text of those keys (`body_text`, an object): the checksum is inserted first,
     where `sort_keys` puts it, so the document is serialized once, not twice."""
-    ck = "sha256:" + hashlib.sha256(body_text.encode("ascii")).hexdigest()
+    ck = "sha256:" + _native.sha256_hex([body_text])
     return '{"checksum":"' + ck + '"' + ("," + body_text[1:] if body_text != "{}" else "}") + "\n"
 
 
@@ -75,10 +76,7 @@ def _result_parts(spec_text: str, seed: int, data_text: str, code_version: str) 
 
 
 def _sealed_parts(parts: list[str]) -> list[str]:
-    h = hashlib.sha256()
-    for p in parts:
-        h.update(p.encode("ascii"))
-    return ['{"checksum":"sha256:' + h.hexdigest() + '",' + parts[0][1:], *parts[1:], "\n"]
+    return ['{"checksum":"sha256:' + _native.sha256_hex(parts) + '",' + parts[0][1:], *parts[1:], "\n"]
 
 
 def result_text(spec_text: str, seed: int, data_text: str, code_version: str) -> str:
@@ -98,6 +96,8 @@ def write_result_text(path: str | Path, spec_text: str, seed: int, data_text: st
 
 def file_sha256(path: str | Path) -> str:
     """`sha256:<hex>` of a file's bytes."""
+    import hashlib
+
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):

@@ -11,7 +11,6 @@ or without git: `0.1.0+unknown.3f9c0a1b2c4d`, `0.1.0+8162e0e-dirty.77aa01b2c3d4`
 from __future__ import annotations
 
 import functools
-import hashlib
 import re
 import struct
 from pathlib import Path
@@ -33,6 +32,8 @@ def identify(native_version: str, native_path: Path, package_dir: Path) -> str:
     identifier of `native_path` and the `*.py` files under `package_dir` appended."""
     if re.fullmatch(r"[^+]+\+[0-9a-f]{7,40}", native_version):
         return native_version
+    import hashlib  # only here: a clean build (the common case) never loads it
+
     h = hashlib.sha256()
     bid = elf_build_id(native_path)
     if bid is not None:

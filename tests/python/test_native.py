@@ -70,3 +70,13 @@ def test_run_progress_exception_propagates(simulator):
 
 def test_run_is_deterministic_in_process(simulator):
     assert _native.run(tiny_json(), 5) == _native.run(tiny_json(), 5)
+
+
+def test_sha256_hex_is_hashlib_sha256_of_the_concatenation():
+    import hashlib
+
+    from lasthop import _native
+
+    for parts in ([], [""], ["abc"], ["a", "bc", "", '{"x":1}' * 1000], ["\u00e9t\u00e9"]):
+        want = hashlib.sha256("".join(parts).encode("utf-8")).hexdigest()
+        assert _native.sha256_hex(parts) == want, parts

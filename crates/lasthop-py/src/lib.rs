@@ -364,6 +364,18 @@ fn live_main(py: Python<'_>, argv: Vec<String>) -> i32 {
     py.allow_threads(|| lasthop_live::tools::main(&argv))
 }
 
+/// The SHA-256 of the concatenated UTF-8 bytes of `parts`, as lowercase hex (the checksum of a
+/// result file; natively, so the command line does not load OpenSSL through `hashlib`).
+#[pyfunction]
+fn sha256_hex(parts: Vec<String>) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    for p in &parts {
+        h.update(p.as_bytes());
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// The live tools as (name, one-line description), in `lasthop-live`'s order.
 #[pyfunction]
 fn live_tools() -> Vec<(&'static str, &'static str)> {
@@ -390,6 +402,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(format_rate, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(canonical_json, m)?)?;
+    m.add_function(wrap_pyfunction!(sha256_hex, m)?)?;
     m.add_function(wrap_pyfunction!(emu_up, m)?)?;
     m.add_function(wrap_pyfunction!(emu_down, m)?)?;
     m.add_function(wrap_pyfunction!(emu_netns, m)?)?;
