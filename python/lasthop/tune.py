@@ -12,7 +12,11 @@ baseline (mac80211's defaults when left out). The levers, each as 802.11 and Lin
   driver that queues below mac80211;
 - the airtime scheduler (`ap.scheduler`: mac80211's airtime DRR or round robin);
 - TCP ACK filtering of the uploads' ACKs in the AP's flow queue (`ap.ack_filter`, sch_cake's
-  `ack-filter`, RFC 3449 §5.2.1), with mac80211's FQ-CoDel.
+  `ack-filter`, RFC 3449 §5.2.1), with mac80211's FQ-CoDel;
+- WQM sizing the AP's FIFO (`ap.buffer_sizer`, Showail & Shihada 2018; a FIFO over a driver
+  without a hardware queue, as the spec rules require);
+- the split proxy on the AP (`vwire`: every TCP download split at the AP, with Virtual Wires'
+  allocator or splitting only; `lasthop-live vwire`).
 
 The search evaluates the baseline and up to `budget` candidates drawn without repetition from
 the product of the levers' values (a seeded, deterministic order), each over `seeds` seeds, as
@@ -76,6 +80,8 @@ LEVERS: tuple[Lever, ...] = (
     Lever("ap.aql", ("5ms/12ms", "2ms/4ms", "1ms/2ms"), "debugfs: /sys/kernel/debug/ieee80211/phy0/aql_txq_limit"),
     Lever("ap.scheduler", ("airtime", "round_robin"), "mac80211 airtime fairness: debugfs airtime_flags"),
     Lever("ap.ack_filter", ("off", "conservative", "aggressive"), "tc: sch_cake's ack-filter / ack-filter-aggressive"),
+    Lever("ap.buffer_sizer", ("none", "wqm"), "lasthop-live wqm (WQM sizes the AP's FIFO; ath9k-style drivers)"),
+    Lever("vwire", ("off", "split", "vwire"), "lasthop-live vwire (the split proxy; --no-vwire: split only)"),
 )
 
 
@@ -96,6 +102,8 @@ class Candidate:
     down_bps: float = math.nan
     up_bps: float = math.nan
     seeds: list[dict[str, float]] = field(default_factory=list)
+    # Why the spec rules refuse this combination of levers (None: a valid spec).
+    refused: str | None = None
 
     def label(self) -> str:
         return ", ".join(f"{k}={v}" for k, v in self.values.items()) or "baseline"
@@ -118,25 +126,34 @@ def load_cell(path: str | Path) -> dict[str, Any]:
 
 
 def applicable(doc: dict[str, Any]) -> list[Lever]:
-    """The levers this cell has: those whose values its spec accepts (the spec rules decide,
-    e.g. AQL only with a driver that queues below mac80211)."""
+    """The levers this cell has: those whose every value changes its spec and is accepted by
+    the spec rules (e.g. AQL only with a driver that queues below mac80211, WQM only over a
+    FIFO, the split proxy only with TCP downloads)."""
     from .spec import SpecError, check_native, normalize
 
-    out = []
-    for lv in LEVERS:
+    def accepted(changed: dict[str, Any]) -> bool:
         try:
-            for v in lv.values[1:]:
-                check_native(normalize(apply(doc, {lv.key: v})))
+            check_native(normalize(changed))
         except SpecError:
-            continue
-        out.append(lv)
-    return out
+            return False
+        return changed != doc
+
+    return [lv for lv in LEVERS if all(accepted(apply(doc, {lv.key: v})) for v in lv.values[1:])]
 
 
 def apply(doc: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
     """The cell's spec with the lever `values` set."""
     out = copy.deepcopy(doc)
     for key, v in values.items():
+        if key == "vwire":
+            # The split proxy on the AP: every TCP download split there; Virtual Wires' allocator
+            # on the split flows, or splitting only.
+            for f in out.get("flows") or []:
+                if f.get("direction", "down") == "down" and f.get("pattern") == "tcp":
+                    f["split"] = v != "off"
+            if v == "vwire":
+                out["vwire"] = {**out.get("vwire", {}), "enabled": True}
+            continue
         if key == "ap.aql":
             lo, hi = v.split("/")
             out.setdefault("ap", {}).update({"aql_limit_low": lo, "aql_limit_high": hi})
@@ -210,9 +227,16 @@ class Search:
 
     def evaluate(self, cand: Candidate) -> None:
         """Run `cand` over the seeds (cached runs are reused) and set its figures."""
+        from .spec import SpecError, check_native, normalize
         from .sweeps import Sweep, run_sweep
 
         spec = apply(self.cell, cand.values)
+        try:
+            check_native(normalize(spec))
+        except SpecError as e:
+            # Levers each valid alone may not combine (the spec rules say why): not a candidate.
+            cand.refused = f"{e.path}: {e.allowed}"
+            return
         tag = hashlib.sha256(json.dumps(cand.values, sort_keys=True).encode()).hexdigest()[:12]
         res = run_sweep(Sweep(base=spec, seeds=self.seeds), self.out / "candidates" / tag, jobs=self.jobs,
                         ray=self.ray, progress=False, cache=self.out / "runs")
@@ -222,14 +246,21 @@ class Search:
             setattr(cand, k, sum(vals) / len(vals) if vals else math.nan)
 
 
+def _share(c: Candidate) -> float:
+    """The worst share for comparisons (a cell without bulk flows has none: all tie)."""
+    return c.worst_share if math.isfinite(c.worst_share) else 0.0
+
+
 def dominates(a: Candidate, b: Candidate) -> bool:
-    ge = a.latency_ms <= b.latency_ms and a.goodput_bps >= b.goodput_bps and a.worst_share >= b.worst_share
-    gt = a.latency_ms < b.latency_ms or a.goodput_bps > b.goodput_bps or a.worst_share > b.worst_share
+    ge = a.latency_ms <= b.latency_ms and a.goodput_bps >= b.goodput_bps and _share(a) >= _share(b)
+    gt = a.latency_ms < b.latency_ms or a.goodput_bps > b.goodput_bps or _share(a) > _share(b)
     return ge and gt
 
 
 def pareto(cands: list[Candidate]) -> list[Candidate]:
-    return sorted((c for c in cands if not any(dominates(o, c) for o in cands)), key=lambda c: c.latency_ms)
+    """The candidates no other dominates, among those that ran (refused ones have no figures)."""
+    ran = [c for c in cands if math.isfinite(c.latency_ms) and math.isfinite(c.goodput_bps)]
+    return sorted((c for c in ran if not any(dominates(o, c) for o in ran)), key=lambda c: c.latency_ms)
 
 
 def shortfall(c: Candidate, base: Candidate) -> float:
@@ -247,7 +278,8 @@ def rank(c: Candidate, base: Candidate) -> tuple[float, float, float, float]:
     """The order of preference: nearest the floors (all that keep them tie at 0), then the lower
     latency, then the higher goodput and worst share (so the best is never dominated)."""
     lat = c.latency_ms if math.isfinite(c.latency_ms) else math.inf
-    return (shortfall(c, base), lat, -c.goodput_bps, -(c.worst_share if math.isfinite(c.worst_share) else 0.0))
+    good = c.goodput_bps if math.isfinite(c.goodput_bps) else 0.0
+    return (shortfall(c, base), lat, -good, -_share(c))
 
 
 def choose(base: Candidate, cands: list[Candidate]) -> tuple[Candidate, bool]:
@@ -299,6 +331,11 @@ def host_commands(values: dict[str, Any]) -> list[str]:
         out.append(f"echo '2 {lo} {hi}' > /sys/kernel/debug/ieee80211/phy0/aql_txq_limit")
     if values.get("ap.scheduler") == "round_robin":
         out.append("echo 0 > /sys/kernel/debug/ieee80211/phy0/airtime_flags")
+    if values.get("ap.buffer_sizer") == "wqm":
+        out.append("lasthop-live wqm --phy phy0            # docs/live.md (systemd unit there)")
+    if values.get("vwire", "off") != "off":
+        flag = "" if values["vwire"] == "vwire" else " --no-vwire"
+        out.append(f"lasthop-live vwire --wifi-iface wlan0{flag}   # docs/live.md (systemd unit there)")
     if values.get("ap.ack_filter", "off") != "off":
         mode = "ack-filter" if values["ap.ack_filter"] == "conservative" else "ack-filter-aggressive"
         # mac80211 takes every packet into its own queues, so a qdisc above it holds nothing to
@@ -357,7 +394,8 @@ def tune(path: str | Path, out: Path, budget: int, seeds: int, jobs: int | None 
     report = {
         "spec": str(path), "seeds": seeds, "budget": budget, "levers": [lv.key for lv in levers],
         "goodput_keep": GOODPUT_KEEP, "share_floor": SHARE_FLOOR, "uploads_in_share": uploads,
-        "candidates": [{"values": c.values, **c.figures(), "pareto": c in front} for c in cands],
+        "candidates": [{"values": c.values, **c.figures(), "pareto": c in front,
+                        **({"refused": c.refused} if c.refused else {})} for c in cands],
         "baseline": base.figures(),
         "chosen": {"values": chosen.values, **chosen.figures(), "meets_constraints": met,
                    "latency_gain": base.latency_ms / chosen.latency_ms if chosen.latency_ms > 0 else math.nan},

@@ -157,3 +157,40 @@ def test_live_tune_table_shows_both_directions():
                               "emulator": {"default": emu, "chosen": emu}})
     assert "mac.cw_min=31" in text and "worst up" in text
     assert text.count(" 50.0 %") == 4  # the worst upload: 20 of an equal share of 40 Mb/s
+
+
+def test_split_proxy_and_wqm_levers(tmp_path):
+    spec = tmp_path / "house.toml"
+    spec.write_text(CELL)
+    cell = tune.load_cell(spec)
+    keys = [lv.key for lv in tune.applicable(cell)]
+    # The split proxy applies to the TCP downloads; WQM is refused over FQ-CoDel and a firmware queue.
+    assert "vwire" in keys and "ap.buffer_sizer" not in keys
+    doc = tune.apply(cell, {"vwire": "vwire"})
+    downs = [f for f in doc["flows"] if f.get("direction") == "down"]
+    ups = [f for f in doc["flows"] if f.get("direction") == "up"]
+    assert all(f["split"] for f in downs) and not any("split" in f for f in ups)
+    assert doc["vwire"] == {"enabled": True}
+    assert "vwire" not in tune.apply(cell, {"vwire": "split"})
+    assert any("--no-vwire" in c for c in tune.host_commands({"vwire": "split"}))
+    # Over a FIFO and a driver without a hardware queue, WQM is a lever; a cell without TCP
+    # downloads has no split proxy to set.
+    fifo = CELL.replace('qdisc = "fq_codel"\nscheduler = "airtime"\ndriver = "firmware"', 'qdisc = "fifo"\ndriver = "ath9k"')
+    fifo = fifo.split("[[flows]]")[0] + '[[flows]]\nstations = "all"\npattern = "ping"\ninterval = "50ms"\n'
+    spec.write_text(fifo)
+    keys = [lv.key for lv in tune.applicable(tune.load_cell(spec))]
+    assert "ap.buffer_sizer" in keys and "vwire" not in keys
+
+
+def test_a_combination_the_spec_refuses_is_recorded_not_run(tmp_path):
+    spec = tmp_path / "house.toml"
+    spec.write_text(CELL)
+    search = tune.Search(tune.load_cell(spec), 1, tmp_path / "out")
+    bad = tune.Candidate({"mac.cw_min": 64})  # not 2^k - 1
+    search.evaluate(bad)
+    assert bad.refused and "cw_min" in bad.refused and math.isnan(bad.latency_ms)
+    assert not (tmp_path / "out").exists()
+    ok = tune.Candidate({})
+    ok.latency_ms, ok.goodput_bps, ok.worst_share = 100.0, 1e6, 0.5
+    assert tune.pareto([bad, ok]) == [ok]
+    assert tune.choose(ok, [bad, ok]) == (ok, True)
