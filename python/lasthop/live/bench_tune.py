@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..children import die_with_parent
-from ..tune import shares
+from ..tune import shares, write_toml
 
 HOUSE = """\
 name = "house"
@@ -76,24 +76,38 @@ interval = "50ms"
 """
 
 RRUL = r"""#!/bin/bash
-# rrul.sh NSTA SECONDS OUT: per station an iperf3 CUBIC download and upload and a 50 ms ping
-n=$1; t=$2; out=$3
+# rrul.sh NSTA SECONDS OUT [PROXY ARGS...]: per station an iperf3 CUBIC download and upload and a
+# 50 ms ping; each station opens its connections (the download with -R: the server sends), as
+# a split proxy at the AP intercepts only what stations open. With PROXY ARGS, `lasthop vwire`
+# runs in the AP host first.
+n=$1; t=$2; out=$3; shift 3
+if [ $# -gt 0 ]; then
+  lasthop emu exec ap -- lasthop vwire --stats 0 -q --record $out/vwire.jsonl "$@" 2> $out/vwire.log &
+  proxy=$!
+  sleep 1.5
+fi
 for i in $(seq 0 $((n-1))); do
-  lasthop emu exec sta$i -- iperf3 -s -1 -p $((5201+i)) >/dev/null 2>&1 &
+  lasthop emu exec server -- iperf3 -s -1 -p $((5201+i)) >/dev/null 2>&1 &
   lasthop emu exec server -- iperf3 -s -1 -p $((6201+i)) >/dev/null 2>&1 &
 done
 sleep 1
+pids=""
 for i in $(seq 0 $((n-1))); do
-  lasthop emu exec server -- iperf3 -c 10.77.1.$((i+1)) -p $((5201+i)) -t $t -C cubic -J > $out/down-$i.json &
+  lasthop emu exec sta$i -- iperf3 -c 10.77.0.1 -p $((5201+i)) -t $t -R -C cubic -J > $out/down-$i.json &
+  pids="$pids $!"
   lasthop emu exec sta$i -- iperf3 -c 10.77.0.1 -p $((6201+i)) -t $t -C cubic -J > $out/up-$i.json &
+  pids="$pids $!"
   lasthop emu exec server -- ping -i 0.05 -w $t 10.77.1.$((i+1)) > $out/ping-$i.txt &
+  pids="$pids $!"
 done
-wait
+wait $pids
+if [ -n "$proxy" ]; then kill -TERM $proxy; wait $proxy; fi
 """
 
 WARMUP_S = 3
-# Levers `lasthop tune` searches that this bench cannot apply across the emulator.
-NOT_IN_EMULATOR = ("vwire", "ap.buffer_sizer")
+# Levers `lasthop tune` searches that this bench cannot apply across the emulator (WQM needs an
+# AP whose FIFO it sizes over a driver without a hardware queue; this cell has neither).
+NOT_IN_EMULATOR = ("ap.buffer_sizer",)
 
 
 def _rtts(path: Path) -> list[float]:
@@ -111,15 +125,23 @@ def _p99(xs: list[float]) -> float:
     return xs[min(len(xs) - 1, int(0.99 * len(xs)))] if xs else float("nan")
 
 
-def _emulate(spec_doc_text: str, out: Path, script: Path, n: int, secs: int) -> dict[str, Any]:
-    """The cell in the emulator with the RRUL script; its figures."""
-    text = spec_doc_text.split("\n[[flows]]")[0] + "\n"
+def _emulate(doc: dict[str, Any], out: Path, script: Path, n: int, secs: int) -> dict[str, Any]:
+    """The cell in the emulator with the RRUL script; its figures. Its [[flows]] are left out
+    (the traffic is real) and with them the split keys; the AP host is always there, so that
+    runs with and without the split proxy cross the same path; when the spec splits its
+    downloads, `lasthop vwire` runs in it (`--no-vwire` for splitting only)."""
+    split = any(f.get("split") for f in doc.get("flows") or [])
+    vwire = bool((doc.get("vwire") or {}).get("enabled"))
+    cell = {k: v for k, v in doc.items() if k not in ("flows", "vwire")}
+    cell["emu"] = {**cell.get("emu", {}), "ap_host": True}
     spec = out / "emu.toml"
-    spec.write_text(text)
+    spec.write_text(write_toml(cell))
+    # Downloads only (the server's ports 5201..); uploads pass unsplit, as the model has them.
+    proxy = ["--server-ports", f"5201-{5200 + n}"] + ([] if vwire else ["--no-vwire"]) if split else []
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}")
     # The emulator ends with this process (its reaper removes the namespaces after a SIGKILL).
     r = subprocess.run([sys.executable, "-m", "lasthop", "emu", "run", str(spec), "--name", "lht",
-                        "-o", str(out), "--stats", "0", "-q", "--", str(script), str(n), str(secs), str(out)],
+                        "-o", str(out), "--stats", "0", "-q", "--", str(script), str(n), str(secs), str(out), *proxy],
                        capture_output=True, text=True, env=env, preexec_fn=die_with_parent)
     if r.returncode != 0:
         raise RuntimeError(f"emu run: exit {r.returncode}: {r.stderr.strip()[-800:]}")
@@ -127,7 +149,7 @@ def _emulate(spec_doc_text: str, out: Path, script: Path, n: int, secs: int) -> 
     up = [json.loads((out / f"up-{i}.json").read_text())["end"]["sum_received"]["bits_per_second"] for i in range(n)]
     p99 = [_p99(_rtts(out / f"ping-{i}.txt")) for i in range(n)]
     emu = json.loads(next(out.glob("*-emu-s*.json")).read_text())["data"]["emu"]
-    return {"latency_ms": max(p99), "ping_p99_ms": p99, "goodput_bps": sum(down) + sum(up),
+    return {"latency_ms": max(p99), "ping_p99_ms": p99, "goodput_bps": sum(down) + sum(up), "proxy": proxy,
             "down_bps": sum(down), "up_bps": sum(up), "station_down_bps": down, "station_up_bps": up,
             **shares(down, up),
             "lateness_p99_us": emu["lateness_p99_ns"] / 1e3, "model_drops": emu["packets_dropped_by_model"]}
@@ -139,7 +161,7 @@ def run_live_tune(out_dir: str, seconds: int = 20, budget: int = 32) -> int:
         why = "needs root" if os.geteuid() != 0 else f"needs {', '.join(missing)} (Debian packages)"
         print(f"lasthop: error: bench --live tune {why}", file=sys.stderr)
         return 2
-    from ..tune import FIGURES, apply, tune, write_toml
+    from ..tune import FIGURES, apply, tune
     from ..spec import parse_toml
 
     out = Path(out_dir)
@@ -148,10 +170,11 @@ def run_live_tune(out_dir: str, seconds: int = 20, budget: int = 32) -> int:
     cell = out / "house.toml"
     cell.write_text(cell_text)
     print(f"lasthop bench --live tune: lasthop tune (budget {budget}, 3 seeds) ...", file=sys.stderr, flush=True)
-    # The levers the emulator applies in its model (EDCA, TXOP limits, AQL, the scheduler, the
-    # ACK filter); the split proxy needs its daemon in the AP host, which this bench does not run.
+    # The levers the emulator applies: in its model (EDCA, TXOP limits, AQL, the scheduler, the
+    # ACK filter) and, for the split proxy, `lasthop vwire` in its AP host.
     rep = tune(cell, out / "tune", budget, 3, progress=None, exclude=NOT_IN_EMULATOR)
-    chosen_text = write_toml(apply(parse_toml(cell_text, str(cell)), rep["chosen"]["values"]))
+    base_doc = parse_toml(cell_text, str(cell))
+    chosen_doc = apply(base_doc, rep["chosen"]["values"])
     report: dict[str, Any] = {"seconds": seconds, "chosen": rep["chosen"]["values"],
                               "simulator": {"default": rep["baseline"], "chosen": {k: rep["chosen"][k] for k in FIGURES}}}
     with tempfile.TemporaryDirectory(prefix="lasthop-live-tune-") as tmp_s:
@@ -160,11 +183,11 @@ def run_live_tune(out_dir: str, seconds: int = 20, budget: int = 32) -> int:
         script.write_text(RRUL)
         script.chmod(0o755)
         report["emulator"] = {}
-        for label, text in (("default", cell_text), ("chosen", chosen_text)):
+        for label, doc in (("default", base_doc), ("chosen", chosen_doc)):
             run = tmp / label
             run.mkdir()
             print(f"lasthop bench --live tune: the emulator, {label} ...", file=sys.stderr, flush=True)
-            report["emulator"][label] = _emulate(text, run, script, 4, seconds)
+            report["emulator"][label] = _emulate(doc, run, script, 4, seconds)
     path = out / "live-bench-tune.json"
     path.write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
     print(_table(report))
