@@ -371,12 +371,16 @@ def write_toml(doc: dict[str, Any]) -> str:
 
 def tune(path: str | Path, out: Path, budget: int, seeds: int, jobs: int | None = None,
          ray: str | None = None, progress: Callable[..., None] | None = None,
-         exclude: tuple[str, ...] = (), uploads: bool = True) -> dict[str, Any]:
+         exclude: tuple[str, ...] = (), uploads: bool = True, confirm: int = 0) -> dict[str, Any]:
     """Run the search; write `out`/tune.json, chosen.toml, chosen.txt; return the report.
     `exclude`: lever keys left out of the search; `uploads=False`: the uploads left out of the
-    shares and of the floor."""
+    shares and of the floor; `confirm` > `seeds`: the baseline and the choice run again over
+    that many seeds (the search's own runs reused), reported as `confirmed` — the search picked
+    the choice on few seeds, so its own figures favour it."""
     if budget < 1:
         raise TuneError(f"--budget {budget}: at least 1 candidate")
+    if confirm and confirm <= seeds:
+        raise TuneError(f"--confirm {confirm}: more seeds than --seeds ({seeds}), or 0 for none")
     cell = load_cell(path)
     search = Search(cell, seeds, out, jobs, ray, uploads)
     levers = [lv for lv in applicable(cell) if lv.key not in exclude]
@@ -401,6 +405,8 @@ def tune(path: str | Path, out: Path, budget: int, seeds: int, jobs: int | None 
                    "latency_gain": base.latency_ms / chosen.latency_ms if chosen.latency_ms > 0 else math.nan},
         "ablation": ablation(search, chosen, base),
     }
+    if confirm:
+        report["confirmed"] = confirmed(Search(cell, confirm, out, jobs, ray, uploads), chosen, progress)
     spec = apply(cell, chosen.values)
     spec["name"] = f"{cell.get('name', 'cell')}-tuned"
     _atomic(out / "chosen.toml", "# lasthop tune's chosen configuration for " + str(path) + "\n" + write_toml(spec))
@@ -452,6 +458,19 @@ def ablation(search: Search, chosen: Candidate, base: Candidate) -> list[dict[st
             search.evaluate(c)
         rows.append({"without": key, **c.figures()})
     return rows
+
+
+def confirmed(search: Search, chosen: Candidate, progress: Callable[..., None] | None = None) -> dict[str, Any]:
+    """The baseline and the choice over `search.seeds` seeds: the gain and the floors as they
+    hold beyond the seeds the search chose on."""
+    base, pick = Candidate({}), Candidate(dict(chosen.values))
+    for i, c in enumerate((base, pick)):
+        search.evaluate(c)
+        if progress:
+            progress(i + 1, 2, c, phase=f"confirmation on {search.seeds} seeds")
+    return {"seeds": search.seeds, "baseline": base.figures(), "chosen": pick.figures(),
+            "meets_constraints": shortfall(pick, base) == 0.0,
+            "latency_gain": base.latency_ms / pick.latency_ms if pick.latency_ms > 0 else math.nan}
 
 
 def _atomic(path: Path, text: str) -> None:

@@ -10,6 +10,9 @@ from .sweep_cli import _positive
 
 __all__ = ["add_parser", "cmd_tune"]
 
+# Seeds of the confirmation run by default.
+CONFIRM_SEEDS = 10
+
 
 def add_parser(sub: Any) -> None:
     t = sub.add_parser("tune", help="search the AP's levers for the configuration that cuts the "
@@ -26,6 +29,10 @@ def add_parser(sub: Any) -> None:
     t.add_argument("-o", "--out", default=None, metavar="DIR",
                    help="output directory (default: results/<spec name>-tune); running again "
                         "resumes from the runs already there")
+    t.add_argument("--confirm", type=int, default=None, metavar="K",
+                   help="run the baseline and the choice again over K seeds (more than --seeds; "
+                        f"0: none) and report the gain and floors there (default {CONFIRM_SEEDS}, "
+                        "when that is more than --seeds)")
     t.add_argument("--ignore-uploads", action="store_true",
                    help="leave the uploads out of the stations' shares and their floor (the "
                         "downloads alone, over an equal share of theirs)")
@@ -54,9 +61,15 @@ def cmd_tune(args: Any) -> int:
             print(f"{lead}[{phase} {i}/{n}] {c.label()[:60]:60s} p99 {c.latency_ms:7.1f} ms",
                   end="\n" if i == n or not tty else "", file=sys.stderr, flush=True)
 
+    if args.confirm is None:
+        confirm = CONFIRM_SEEDS if CONFIRM_SEEDS > args.seeds else 0
+    elif args.confirm < 0:
+        raise UserError(f"--confirm {args.confirm}: a number of seeds >= 0")
+    else:
+        confirm = args.confirm
     try:
         rep = tune(args.spec, out, args.budget, args.seeds, jobs=args.jobs, ray=args.ray, progress=progress,
-                   uploads=not args.ignore_uploads)
+                   uploads=not args.ignore_uploads, confirm=confirm)
     except (TuneError, SweepError) as e:
         raise UserError(str(e)) from None
     except SweepInterrupted:
@@ -77,6 +90,11 @@ def cmd_tune(args: Any) -> int:
         what = "download" if args.ignore_uploads else "download and upload"
         print(f"          no candidate kept >= 95 % of the baseline's goodput and every {what} >= 25 % of "
               "an equal share: this is the one nearest those floors")
+    if "confirmed" in rep:
+        k = rep["confirmed"]
+        keeps = "keeps the floors" if k["meets_constraints"] else "MISSES a floor"
+        print(f"confirmed on {k['seeds']} seeds: baseline {k['baseline']['latency_ms']:.1f} ms, chosen "
+              f"{k['chosen']['latency_ms']:.1f} ms ({k['latency_gain']:.2f}x lower p99); the choice {keeps} there")
     print("ablation (the chosen configuration without one lever):")
     for r in rep["ablation"]:
         print(f"  without {r['without']:16s} {_fmt(r)}")

@@ -48,9 +48,14 @@ def test_tune_writes_the_choice_and_resumes(tmp_path):
     spec = tmp_path / "house.toml"
     spec.write_text(CELL)
     out = tmp_path / "t"
-    r = run_cli("tune", str(spec), "--budget", "3", "--seeds", "1", "-o", str(out), timeout=300)
+    r = run_cli("tune", str(spec), "--budget", "3", "--seeds", "1", "--confirm", "3", "-o", str(out), timeout=300)
     assert r.returncode == 0, r.stderr
     rep = json.loads((out / "tune.json").read_text())
+    # The choice and the baseline again over 3 seeds, the search's own seed among them.
+    k = rep["confirmed"]
+    assert k["seeds"] == 3 and "confirmed on 3 seeds" in r.stdout
+    assert k["latency_gain"] == pytest.approx(k["baseline"]["latency_ms"] / k["chosen"]["latency_ms"])
+    assert k["baseline"]["latency_ms"] != rep["baseline"]["latency_ms"]  # more seeds, another mean
     cands = rep["candidates"]
     # The baseline, the three drawn candidates, then the local search's settings.
     assert len(cands) >= 4 and cands[0]["values"] == {}
@@ -91,7 +96,7 @@ def test_tune_writes_the_choice_and_resumes(tmp_path):
     assert v.returncode == 0, v.stderr
     # Running again resumes: every run is already on disk.
     runs = sorted(p.name for p in (out / "runs").iterdir())
-    r2 = run_cli("tune", str(spec), "--budget", "3", "--seeds", "1", "-o", str(out), "-q", timeout=300)
+    r2 = run_cli("tune", str(spec), "--budget", "3", "--seeds", "1", "--confirm", "3", "-o", str(out), "-q", timeout=300)
     assert r2.returncode == 0, r2.stderr
     assert sorted(p.name for p in (out / "runs").iterdir()) == runs
     assert json.loads((out / "tune.json").read_text())["chosen"] == chosen
@@ -102,6 +107,8 @@ def test_tune_bad_input_is_one_line(tmp_path):
     empty.write_text(CELL.split("[[flows]]")[0])
     for args, want in ((["tune", str(empty)], "no traffic"),
                        (["tune", str(empty), "--budget", "0"], "--budget"),
+                       (["tune", str(empty), "--seeds", "3", "--confirm", "2"], "--confirm"),
+                       (["tune", str(empty), "--confirm", "-1"], "--confirm"),
                        (["tune", str(tmp_path / "missing.toml")], "no such file")):
         r = run_cli(*args, "-o", str(tmp_path / "o"))
         assert r.returncode == 2, (args, r.stderr)
