@@ -125,18 +125,23 @@ def load_cell(path: str | Path) -> dict[str, Any]:
     return doc
 
 
+def refusal(doc: dict[str, Any]) -> str | None:
+    """Why the spec rules refuse `doc` (one line), or None when they accept it."""
+    from .spec import SpecError, check_native, normalize
+
+    try:
+        check_native(normalize(doc))
+    except SpecError as e:
+        return f"{e.path}: {e.allowed}"
+    return None
+
+
 def applicable(doc: dict[str, Any]) -> list[Lever]:
     """The levers this cell has: those whose every value changes its spec and is accepted by
     the spec rules (e.g. AQL only with a driver that queues below mac80211, WQM only over a
     FIFO, the split proxy only with TCP downloads)."""
-    from .spec import SpecError, check_native, normalize
-
     def accepted(changed: dict[str, Any]) -> bool:
-        try:
-            check_native(normalize(changed))
-        except SpecError:
-            return False
-        return changed != doc
+        return changed != doc and refusal(changed) is None
 
     return [lv for lv in LEVERS if all(accepted(apply(doc, {lv.key: v})) for v in lv.values[1:])]
 
@@ -224,18 +229,26 @@ class Search:
     jobs: int | None = None
     ray: str | None = None
     uploads: bool = True
+    # Every setting run in this search, by its canonical text, in the order first tried.
+    tried: dict[str, Candidate] = field(default_factory=dict)
+
+    def candidate(self, values: dict[str, Any]) -> Candidate:
+        """The candidate with these lever values, run the first time it is asked for."""
+        key = json.dumps(values, sort_keys=True)
+        c = self.tried.get(key)
+        if c is None:
+            c = self.tried[key] = Candidate(dict(values))
+            self.evaluate(c)
+        return c
 
     def evaluate(self, cand: Candidate) -> None:
         """Run `cand` over the seeds (cached runs are reused) and set its figures."""
-        from .spec import SpecError, check_native, normalize
         from .sweeps import Sweep, run_sweep
 
         spec = apply(self.cell, cand.values)
-        try:
-            check_native(normalize(spec))
-        except SpecError as e:
-            # Levers each valid alone may not combine (the spec rules say why): not a candidate.
-            cand.refused = f"{e.path}: {e.allowed}"
+        # Levers each valid alone may not combine (the spec rules say why): not a candidate.
+        cand.refused = refusal(spec)
+        if cand.refused:
             return
         tag = hashlib.sha256(json.dumps(cand.values, sort_keys=True).encode()).hexdigest()[:12]
         res = run_sweep(Sweep(base=spec, seeds=self.seeds), self.out / "candidates" / tag, jobs=self.jobs,
@@ -384,16 +397,17 @@ def tune(path: str | Path, out: Path, budget: int, seeds: int, jobs: int | None 
     cell = load_cell(path)
     search = Search(cell, seeds, out, jobs, ray, uploads)
     levers = [lv for lv in applicable(cell) if lv.key not in exclude]
-    base = Candidate({})
-    cands = [base] + [Candidate(v) for v in candidates(levers, budget, seed=(cell.get("sim") or {}).get("seed", 1))]
+    draw = [{}] + candidates(levers, budget, seed=(cell.get("sim") or {}).get("seed", 1))
     out.mkdir(parents=True, exist_ok=True)
-    for i, c in enumerate(cands):
-        search.evaluate(c)
+    for i, vals in enumerate(draw):
+        c = search.candidate(vals)
         if progress:
-            progress(i + 1, len(cands), c, phase="random draw")
-    chosen, _ = choose(base, cands)
-    chosen = improve(search, chosen, base, cands, levers, progress)
+            progress(i + 1, len(draw), c, phase="random draw")
+    base = search.candidate({})
+    chosen, _ = choose(base, list(search.tried.values()))
+    chosen = improve(search, chosen, base, levers, progress)
     met = shortfall(chosen, base) == 0.0
+    cands = list(search.tried.values())
     front = pareto(cands)
     report = {
         "spec": str(path), "seeds": seeds, "budget": budget, "levers": [lv.key for lv in levers],
@@ -403,7 +417,7 @@ def tune(path: str | Path, out: Path, budget: int, seeds: int, jobs: int | None 
         "baseline": base.figures(),
         "chosen": {"values": chosen.values, **chosen.figures(), "meets_constraints": met,
                    "latency_gain": base.latency_ms / chosen.latency_ms if chosen.latency_ms > 0 else math.nan},
-        "ablation": ablation(search, chosen, base),
+        "ablation": ablation(search, chosen),
     }
     if confirm:
         report["confirmed"] = confirmed(Search(cell, confirm, out, jobs, ray, uploads), chosen, progress)
@@ -417,57 +431,41 @@ def tune(path: str | Path, out: Path, budget: int, seeds: int, jobs: int | None 
     return report
 
 
-def improve(search: Search, chosen: Candidate, base: Candidate, cands: list[Candidate], levers: list[Lever],
+def improve(search: Search, chosen: Candidate, base: Candidate, levers: list[Lever],
             progress: Callable[..., None] | None = None) -> Candidate:
     """A local search from the random draw's best: try every setting one lever away (another
     value, or the lever back at its default) and move to the best of them while that ranks
     better (`rank`: nearer the floors, then lower latency), until none does. A random draw sets
     levers that do not help; this drops them, and finds values the draw missed. Every setting
-    tried joins `cands`."""
-    known = {json.dumps(c.values, sort_keys=True): c for c in cands}
+    is run once (`Search.candidate`)."""
     step = 0
     while True:
         step += 1
         nbs = neighbours(chosen.values, levers)
         tried = []
         for i, vals in enumerate(nbs):
-            key = json.dumps(vals, sort_keys=True)
-            c = known.get(key)
-            if c is None:
-                c = Candidate(vals)
-                search.evaluate(c)
-                cands.append(c)
-                known[key] = c
-            tried.append(c)
+            tried.append(search.candidate(vals))
             if progress:
-                progress(i + 1, len(nbs), c, phase=f"local search, step {step}")
+                progress(i + 1, len(nbs), tried[-1], phase=f"local search, step {step}")
         best = min(tried, key=lambda c: rank(c, base), default=chosen)
         if rank(best, base) >= rank(chosen, base):
             return chosen
         chosen = best
 
 
-def ablation(search: Search, chosen: Candidate, base: Candidate) -> list[dict[str, Any]]:
-    """Which lever buys what: the chosen configuration without each of its levers in turn."""
-    rows = []
-    for key in chosen.values:
-        c = Candidate({k: v for k, v in chosen.values.items() if k != key})
-        if not c.values:
-            c = base
-        elif not c.seeds:
-            search.evaluate(c)
-        rows.append({"without": key, **c.figures()})
-    return rows
+def ablation(search: Search, chosen: Candidate) -> list[dict[str, Any]]:
+    """Which lever buys what: the chosen configuration without each of its levers in turn (each
+    a setting the local search has run already)."""
+    return [{"without": key, **search.candidate({k: v for k, v in chosen.values.items() if k != key}).figures()}
+            for key in chosen.values]
 
 
 def confirmed(search: Search, chosen: Candidate, progress: Callable[..., None] | None = None) -> dict[str, Any]:
     """The baseline and the choice over `search.seeds` seeds: the gain and the floors as they
     hold beyond the seeds the search chose on."""
-    base, pick = Candidate({}), Candidate(dict(chosen.values))
-    for i, c in enumerate((base, pick)):
-        search.evaluate(c)
-        if progress:
-            progress(i + 1, 2, c, phase=f"confirmation on {search.seeds} seeds")
+    base, pick = search.candidate({}), search.candidate(chosen.values)
+    if progress:
+        progress(2, 2, pick, phase=f"confirmation on {search.seeds} seeds")
     return {"seeds": search.seeds, "baseline": base.figures(), "chosen": pick.figures(),
             "meets_constraints": shortfall(pick, base) == 0.0,
             "latency_gain": base.latency_ms / pick.latency_ms if pick.latency_ms > 0 else math.nan}
