@@ -328,19 +328,35 @@ fn rate_key(tx: &TxVector) -> u32 {
     (tx.nss as u32 - 1) * 12 + tx.mcs as u32
 }
 
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum TxKind {
     Beacon,
-    /// A data PPDU to or from station `sta` in access category slot `ac`, sent at `txv` and
-    /// received at `snr` dB.
-    Data { sta: u32, dir: Dir, ac: u8, txv: TxVector, snr: f64 },
+    /// A data PPDU: its payload is its users' (`Tx::users`).
+    Data,
 }
 
+/// One user of a data PPDU: the station whose link it serves (the receiver of a downlink user,
+/// the sender of an uplink one), its direction and access category slot, the TXVECTOR and SNR
+/// of its part, its MPDUs and whether its Block Ack/Ack came back. A single-user PPDU has one
+/// user; a multi-user PPDU (802.11ax DL OFDMA, an HE TB PPDU) would have one per resource unit.
+struct PpduUser {
+    sta: u32,
+    dir: Dir,
+    ac: u8,
+    txv: TxVector,
+    snr: f64,
+    /// (sequence number, packet, received correctly)
+    mpdus: Vec<(u32, PktRef, bool)>,
+    /// Its Block Ack/Ack reached the transmitter (only without a collision).
+    acked: bool,
+}
+
+/// One transmitter's PPDU in an exchange: a beacon (no users) or data for one or more users.
 struct Tx {
     contender: ContenderId,
     kind: TxKind,
-    /// (sequence number, packet, received correctly)
-    mpdus: Vec<(u32, PktRef, bool)>,
+    /// The users of a data PPDU, each with its own MPDUs; reused through `World::tx_pool`.
+    users: Vec<PpduUser>,
     ppdu_end: Instant,
 }
 
@@ -361,13 +377,11 @@ struct Chan {
     busy_ns: u64,
 }
 
-/// Outcome of the exchange in progress.
+/// Outcome of the exchange in progress (each user's Block Ack in `PpduUser::acked`).
 struct Exchange {
     txs: Vec<Tx>,
     start: Instant,
     end: Instant,
-    /// A single data transmitter whose Block Ack/Ack came back.
-    acked: bool,
     /// A response frame was sent (some MPDU arrived) — even if lost on the way back.
     response_sent: bool,
 }
@@ -446,7 +460,8 @@ pub struct World {
     wired_down: WiredLink<PktRef>,
     wired_up: WiredLink<PktRef>,
     pkts: Arena,
-    tx_pool: Vec<Vec<(u32, PktRef, bool)>>,
+    /// Users' lists of finished PPDUs, kept with their MPDU lists' capacity for the next ones.
+    tx_pool: Vec<Vec<PpduUser>>,
     scratch_dup: Vec<PktRef>,
     scratch_emptied: Vec<(usize, u32)>,
     /// `mac.rx_delivery = "subframe"`: MPDUs go up at their subframe's end, else at the PPDU's.

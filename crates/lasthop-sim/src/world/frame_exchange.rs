@@ -36,44 +36,56 @@ impl World {
         if collision {
             self.totals.collisions += 1;
         }
-        let mut acked = false;
         let mut response_sent = false;
         let mut end = busy_end;
         if !collision {
             let tx = &mut txs[0];
-            if let TxKind::Data { sta, txv, snr, .. } = tx.kind {
-                let s = &mut self.stations[sta as usize];
-                let mut any = false;
-                for m in tx.mpdus.iter_mut() {
-                    let ok = mpdu_ok(s, mpdu_bytes(&self.pkts, self.qos, m.1), &txv, snr);
-                    m.2 = ok;
-                    any |= ok;
-                }
-                if any {
+            for u in tx.users.iter_mut() {
+                if let Some(e) = self.receive_user(u, tx.ppdu_end) {
                     response_sent = true;
-                    end = exchange::response_end(tx.ppdu_end, self.timing.sifs, self.control_rate, self.response_len, self.band);
-                    let p = match s.err {
-                        ErrModel::Snr => {
-                            let bits = snr.to_bits();
-                            if s.ba_cache.0 != bits {
-                                s.ba_cache = (bits, phy::legacy_success_prob(self.control_rate, snr, self.response_len));
-                            }
-                            s.ba_cache.1
-                        }
-                        _ => 1.0,
-                    };
-                    acked = p >= 1.0 || s.err_rng.bernoulli(p);
+                    end = end.max(e);
                 }
             }
         }
         if self.capture.is_some() {
-            self.record_exchange(now, &txs, collision, response_sent, acked);
+            self.record_exchange(now, &txs, collision, response_sent);
         }
         self.totals.busy_ns += (end - now).as_nanos();
         let chan = &mut self.chans[ch as usize];
         chan.busy_ns += (end - now).as_nanos();
-        chan.exchange = Some(Exchange { txs, start: now, end, acked, response_sent });
+        chan.exchange = Some(Exchange { txs, start: now, end, response_sent });
         self.q.schedule(end, Ev::ExchangeEnd(ch));
+    }
+
+    /// The recipient's side of user `u` of a PPDU that ended at `ppdu_end` without a
+    /// collision: which MPDUs arrive (the link's error model), and if any did, whether its
+    /// Block Ack/Ack gets back (`u.acked`). Returns the end of that response, if one is sent.
+    /// (Several users respond together, as stations answer a DL MU PPDU in one HE TB PPDU.)
+    fn receive_user(&mut self, u: &mut PpduUser, ppdu_end: Instant) -> Option<Instant> {
+        let s = &mut self.stations[u.sta as usize];
+        let (txv, snr) = (u.txv, u.snr);
+        let mut any = false;
+        for m in u.mpdus.iter_mut() {
+            let ok = mpdu_ok(s, mpdu_bytes(&self.pkts, self.qos, m.1), &txv, snr);
+            m.2 = ok;
+            any |= ok;
+        }
+        if !any {
+            return None;
+        }
+        let end = exchange::response_end(ppdu_end, self.timing.sifs, self.control_rate, self.response_len, self.band);
+        let p = match s.err {
+            ErrModel::Snr => {
+                let bits = snr.to_bits();
+                if s.ba_cache.0 != bits {
+                    s.ba_cache = (bits, phy::legacy_success_prob(self.control_rate, snr, self.response_len));
+                }
+                s.ba_cache.1
+            }
+            _ => 1.0,
+        };
+        u.acked = p >= 1.0 || s.err_rng.bernoulli(p);
+        Some(end)
     }
 
 
@@ -84,9 +96,13 @@ impl World {
             self.beacon_pending = false;
             self.totals.beacons += 1;
             let d = phy::legacy_duration(BEACON_RATE, frame::BEACON, self.band);
-            return Tx { contender: c, kind: TxKind::Beacon, mpdus: Vec::new(), ppdu_end: now + d };
+            return Tx { contender: c, kind: TxKind::Beacon, users: Vec::new(), ppdu_end: now + d };
         }
-        let mut mpdus = self.tx_pool.pop().unwrap_or_default();
+        // One user: the link the winning EDCA function serves. The users' list and its MPDU
+        // list come back from a finished PPDU with their capacity.
+        let mut users = self.tx_pool.pop().unwrap_or_default();
+        let mut mpdus = users.pop().map(|u| u.mpdus).unwrap_or_default();
+        users.clear();
         let k = self.ctd_slot(ctd);
         let (sta, dir) = if self.chans[ctd.ch as usize].medium.get(c).owner == 0 {
             let sta = self.with_driver(k, now, |d, mac| d.next_station(mac)).flatten();
@@ -149,7 +165,8 @@ impl World {
             }
         }
         self.totals.mpdu_attempts += mpdus.len() as u64;
-        Tx { contender: c, kind: TxKind::Data { sta, dir, ac: k as u8, txv, snr }, mpdus, ppdu_end: now + d }
+        users.push(PpduUser { sta, dir, ac: k as u8, txv, snr, mpdus, acked: false });
+        Tx { contender: c, kind: TxKind::Data, users, ppdu_end: now + d }
     }
 
     /// The largest PSDU on station `sta`'s link in `dir` and slot `k` at rate `txv`: the A-MPDU
@@ -257,7 +274,7 @@ impl World {
         // Bystanders defer EIFS after a frame they received in error (§10.3.2.3.7): a data PPDU
         // whose payload failed (no response followed), and — only if configured — a collision
         // (see `MacSpec::eifs_after_collision`).
-        let data = matches!(ex.txs[0].kind, TxKind::Data { .. });
+        let data = ex.txs[0].kind == TxKind::Data;
         let undecodable = exchange::bystanders_defer_eifs(ex.txs.len(), data, ex.response_sent, self.eifs_after_collision);
         let medium = &mut self.chans[ch as usize].medium;
         medium.set_idle(busy_end);
@@ -268,90 +285,39 @@ impl World {
             medium.defer_bystanders(busy_end + self.eifs_extra, &exempt);
         }
         for mut tx in ex.txs {
-            match tx.kind {
-                TxKind::Beacon => {
-                    let medium = &mut self.chans[ch as usize].medium;
-                    medium.edcaf_mut(tx.contender).on_unacked();
-                    medium.set_not_ready(tx.contender);
+            if tx.kind == TxKind::Beacon {
+                let medium = &mut self.chans[ch as usize].medium;
+                medium.edcaf_mut(tx.contender).on_unacked();
+                medium.set_not_ready(tx.contender);
+                continue;
+            }
+            // Each user is charged the PPDU's time on the medium.
+            let airtime = if single { ex.end - ex.start } else { tx.ppdu_end - ex.start };
+            let mut success = false;
+            for u in &tx.users {
+                let ok = single && u.acked;
+                self.account_user(ch, u, ok, airtime, ex.start, busy_end);
+                success |= ok;
+            }
+            {
+                let e = self.chans[ch as usize].medium.edcaf_mut(tx.contender);
+                if success {
+                    e.on_success();
+                } else {
+                    e.on_failure(self.retry_limit);
                 }
-                TxKind::Data { sta, dir, ac, txv, .. } => {
-                    let k = ac as usize;
-                    let airtime = if single { ex.end - ex.start } else { tx.ppdu_end - ex.start };
-                    if ex.start >= self.warmup {
-                        self.stations[sta as usize].airtime[dir as usize] += airtime;
-                        self.ts_airtime.add(sta as usize, ex.start.as_nanos(), airtime.as_nanos() as f64);
-                    }
-                    let node = self.tx_node(sta, dir);
-                    let n_ch = self.chans.len();
-                    self.node_tx_ns[node as usize * n_ch + ch as usize] += airtime.as_nanos();
-                    // mac80211 charges a station for airtime in both directions, per AC.
-                    if self.stations[sta as usize].parent.is_none() {
-                        self.txqs[k].register_airtime(sta, airtime);
-                    }
-                    let success = single && ex.acked;
-                    {
-                        let attempted = tx.mpdus.len() as u32;
-                        let (acked, acked_bytes) = if success {
-                            tx.mpdus.iter().filter(|m| m.2).fold((0u32, 0u64), |(n, b), m| (n + 1, b + m.1.len as u64))
-                        } else {
-                            (0, 0)
-                        };
-                        let s = &mut self.stations[sta as usize];
-                        s.rc[dir as usize].report(busy_end, txv, attempted, acked);
-                        s.link[dir as usize].on_ppdu(attempted, acked, acked_bytes, airtime);
-                    }
-                    {
-                        let e = self.chans[ch as usize].medium.edcaf_mut(tx.contender);
-                        if success {
-                            e.on_success();
-                        } else {
-                            e.on_failure(self.retry_limit);
-                        }
-                    }
-                    self.aggctl_on_ppdu(sta, dir, txv, &tx.mpdus, tx.ppdu_end);
-                    self.complete_mpdus(sta, dir, k, &mut tx.mpdus, success, &txv, tx.ppdu_end);
-                    tx.mpdus.clear();
-                    self.tx_pool.push(std::mem::take(&mut tx.mpdus));
-                    let port = self.relay_port(sta, dir);
-                    let a = &mut self.stations[sta as usize].ac[k];
-                    let more = a.orig(dir).has_retx();
-                    match dir {
-                        _ if port.is_some() => {
-                            let (r, e) = port.expect("relay port");
-                            let rl = &mut self.relays[r as usize];
-                            rl.txqs.register_airtime(e, airtime);
-                            rl.txqs.return_txq(e, more);
-                            let up = self.stations[rl.sta as usize].ac[k].ctd.expect("a relay's EDCAF");
-                            let down = rl.down;
-                            match down {
-                                None if !rl.txqs.has_active() => self.set_not_ready(up),
-                                Some(d) if e != 0 && !self.relay_has_work(r, true) => self.set_not_ready(d),
-                                Some(_) if e == 0 && !self.relay_has_work(r, false) => self.set_not_ready(up),
-                                _ => {}
-                            }
-                        }
-                        Dir::Down => {
-                            let now = self.q.now();
-                            if self.with_driver(k, now, |d, mac| d.end_turn(mac, sta, more)) == Some(false) {
-                                self.set_not_ready(self.ap_data[k]);
-                            }
-                        }
-                        Dir::Up => {
-                            if a.up_idle() {
-                                let c = a.ctd.expect("the EDCAF that sent");
-                                self.set_not_ready(c);
-                            }
-                        }
-                    }
-                    // A failed transmitter invokes backoff when its Ack timeout expires and counts
-                    // AIFS from there (§10.3.2.3.7 / §10.23.2.4); if the medium was still busy
-                    // then (a longer colliding PPDU), it counts from the end of that busy period,
-                    // and if a response came that it could not decode, it defers EIFS.
-                    if !success {
-                        let r = exchange::failure_reference(tx.ppdu_end, self.ack_timeout, busy_end, ex.response_sent, self.eifs_extra);
-                        self.chans[ch as usize].medium.set_ref(tx.contender, r);
-                    }
-                }
+            }
+            for u in tx.users.iter_mut() {
+                self.complete_user(u, single && u.acked, airtime, tx.ppdu_end);
+            }
+            self.tx_pool.push(std::mem::take(&mut tx.users));
+            // A failed transmitter invokes backoff when its Ack timeout expires and counts
+            // AIFS from there (§10.3.2.3.7 / §10.23.2.4); if the medium was still busy
+            // then (a longer colliding PPDU), it counts from the end of that busy period,
+            // and if a response came that it could not decode, it defers EIFS.
+            if !success {
+                let r = exchange::failure_reference(tx.ppdu_end, self.ack_timeout, busy_end, ex.response_sent, self.eifs_extra);
+                self.chans[ch as usize].medium.set_ref(tx.contender, r);
             }
         }
         let now = self.q.now();
@@ -359,6 +325,74 @@ impl World {
         self.ap_tx_status(now);
         self.tcp_pump_dirty(now);
         self.schedule_next_access(ch);
+    }
+
+    /// What a finished PPDU's user `u` on channel `ch` tells the cell: its airtime (per
+    /// station, per node and channel, and to the AP's airtime scheduler), and its outcome to
+    /// rate control and the link's telemetry. `success`: its Block Ack/Ack came back.
+    fn account_user(&mut self, ch: u16, u: &PpduUser, success: bool, airtime: Duration, start: Instant, busy_end: Instant) {
+        let (sta, dir, k) = (u.sta, u.dir, u.ac as usize);
+        if start >= self.warmup {
+            self.stations[sta as usize].airtime[dir as usize] += airtime;
+            self.ts_airtime.add(sta as usize, start.as_nanos(), airtime.as_nanos() as f64);
+        }
+        let node = self.tx_node(sta, dir);
+        let n_ch = self.chans.len();
+        self.node_tx_ns[node as usize * n_ch + ch as usize] += airtime.as_nanos();
+        // mac80211 charges a station for airtime in both directions, per AC.
+        if self.stations[sta as usize].parent.is_none() {
+            self.txqs[k].register_airtime(sta, airtime);
+        }
+        let attempted = u.mpdus.len() as u32;
+        let (acked, acked_bytes) = if success {
+            u.mpdus.iter().filter(|m| m.2).fold((0u32, 0u64), |(n, b), m| (n + 1, b + m.1.len as u64))
+        } else {
+            (0, 0)
+        };
+        let s = &mut self.stations[sta as usize];
+        s.rc[dir as usize].report(busy_end, u.txv, attempted, acked);
+        s.link[dir as usize].on_ppdu(attempted, acked, acked_bytes, airtime);
+    }
+
+    /// The MPDUs of a finished PPDU's user `u` (aggctl's receiver, the Block Ack scoreboard),
+    /// then its link's turn ends: a relay's port (charged `airtime`), the AP's driver or the
+    /// station's queue says whether its EDCA function has more to send. `u.mpdus` is left empty.
+    fn complete_user(&mut self, u: &mut PpduUser, success: bool, airtime: Duration, ppdu_end: Instant) {
+        let (sta, dir, k) = (u.sta, u.dir, u.ac as usize);
+        self.aggctl_on_ppdu(sta, dir, u.txv, &u.mpdus, ppdu_end);
+        self.complete_mpdus(sta, dir, k, &mut u.mpdus, success, &u.txv, ppdu_end);
+        u.mpdus.clear();
+        let port = self.relay_port(sta, dir);
+        let a = &mut self.stations[sta as usize].ac[k];
+        let more = a.orig(dir).has_retx();
+        match dir {
+            _ if port.is_some() => {
+                let (r, e) = port.expect("relay port");
+                let rl = &mut self.relays[r as usize];
+                rl.txqs.register_airtime(e, airtime);
+                rl.txqs.return_txq(e, more);
+                let up = self.stations[rl.sta as usize].ac[k].ctd.expect("a relay's EDCAF");
+                let down = rl.down;
+                match down {
+                    None if !rl.txqs.has_active() => self.set_not_ready(up),
+                    Some(d) if e != 0 && !self.relay_has_work(r, true) => self.set_not_ready(d),
+                    Some(_) if e == 0 && !self.relay_has_work(r, false) => self.set_not_ready(up),
+                    _ => {}
+                }
+            }
+            Dir::Down => {
+                let now = self.q.now();
+                if self.with_driver(k, now, |d, mac| d.end_turn(mac, sta, more)) == Some(false) {
+                    self.set_not_ready(self.ap_data[k]);
+                }
+            }
+            Dir::Up => {
+                if a.up_idle() {
+                    let c = a.ctd.expect("the EDCAF that sent");
+                    self.set_not_ready(c);
+                }
+            }
+        }
     }
 
     /// Block Ack accounting for the MPDUs of one PPDU (`lasthop_wifi::mac::scoreboard`):

@@ -243,63 +243,64 @@ impl World {
 impl World {
     /// Add the PPDUs of the exchange starting at `now` that the captured node sends or is the
     /// addressed receiver of to the capture. Reads the world, changes nothing else.
-    pub(super) fn record_exchange(&mut self, now: Instant, txs: &[Tx], collision: bool, response_sent: bool, acked: bool) {
+    pub(super) fn record_exchange(&mut self, now: Instant, txs: &[Tx], collision: bool, response_sent: bool) {
         use crate::capture::TcpRec;
         let Some(cap) = self.capture.as_deref_mut() else { return };
         let ampdu = self.aggregation || matches!(self.standard, Standard::Vht | Standard::He);
         let control = PhyRec::Legacy { rate_bps: self.control_rate };
         for tx in txs {
-            match tx.kind {
-                TxKind::Beacon => {
-                    let seq = self.totals.beacons;
-                    let phy = PhyRec::Legacy { rate_bps: BEACON_RATE };
-                    cap.single(now.as_nanos(), PpduKind::Beacon { seq }, Node::Ap, Node::Broadcast, phy, collision, !collision);
+            if tx.kind == TxKind::Beacon {
+                let seq = self.totals.beacons;
+                let phy = PhyRec::Legacy { rate_bps: BEACON_RATE };
+                cap.single(now.as_nanos(), PpduKind::Beacon { seq }, Node::Ap, Node::Broadcast, phy, collision, !collision);
+                continue;
+            }
+            // One record per user, each with the Block Ack/Ack its recipient sent back.
+            for u in &tx.users {
+                let (sta, dir, v) = (u.sta, u.dir, u.txv);
+                if !cap.involves(sta) {
+                    continue;
                 }
-                TxKind::Data { sta, dir, txv: v, .. } => {
-                    if !cap.involves(sta) {
-                        continue;
-                    }
-                    let parent = match self.stations[sta as usize].parent {
-                        None => Node::Ap,
-                        Some(par) => Node::Station(par),
+                let parent = match self.stations[sta as usize].parent {
+                    None => Node::Ap,
+                    Some(par) => Node::Station(par),
+                };
+                let (t, r) = match dir {
+                    Dir::Down => (parent, Node::Station(sta)),
+                    Dir::Up => (Node::Station(sta), parent),
+                };
+                let phy = if v.standard == Standard::Ofdm {
+                    PhyRec::Legacy { rate_bps: phy::LEGACY_RATES[v.mcs as usize] }
+                } else {
+                    PhyRec::Mcs(v)
+                };
+                let pkts = &self.pkts;
+                let mpdus = u.mpdus.iter().map(|&(seq, p, ok)| {
+                    let pk = &pkts[p.id as usize];
+                    // Sequence numbers as on the wire: byte offsets mod 2^32.
+                    let tcp = match pk.tcp {
+                        TcpMeta::None | TcpMeta::Quic { .. } | TcpMeta::Aggctl { .. } | TcpMeta::External { .. } => TcpRec::None,
+                        TcpMeta::Data { seg, rev } => {
+                            TcpRec::Data { seq: seg.seq as u32, len: seg.len, rev, retransmit: seg.retransmit, cwr: seg.cwr }
+                        }
+                        TcpMeta::Ack { ack, rev } => TcpRec::Ack {
+                            ack: ack.cum_ack as u32,
+                            sack: ack.sack.map(|(s, e)| (s as u32, e as u32)),
+                            n_sack: ack.n_sack,
+                            rwnd: ack.rwnd.min(u32::MAX as u64) as u32,
+                            rev,
+                            ece: ack.ece,
+                            accecn: ack.accecn.map(|f| (f.ace, f.eceb)),
+                        },
                     };
-                    let (t, r) = match dir {
-                        Dir::Down => (parent, Node::Station(sta)),
-                        Dir::Up => (Node::Station(sta), parent),
-                    };
-                    let phy = if v.standard == Standard::Ofdm {
-                        PhyRec::Legacy { rate_bps: phy::LEGACY_RATES[v.mcs as usize] }
-                    } else {
-                        PhyRec::Mcs(v)
-                    };
-                    let pkts = &self.pkts;
-                    let mpdus = tx.mpdus.iter().map(|&(seq, p, ok)| {
-                        let pk = &pkts[p.id as usize];
-                        // Sequence numbers as on the wire: byte offsets mod 2^32.
-                        let tcp = match pk.tcp {
-                            TcpMeta::None | TcpMeta::Quic { .. } | TcpMeta::Aggctl { .. } | TcpMeta::External { .. } => TcpRec::None,
-                            TcpMeta::Data { seg, rev } => {
-                                TcpRec::Data { seq: seg.seq as u32, len: seg.len, rev, retransmit: seg.retransmit, cwr: seg.cwr }
-                            }
-                            TcpMeta::Ack { ack, rev } => TcpRec::Ack {
-                                ack: ack.cum_ack as u32,
-                                sack: ack.sack.map(|(s, e)| (s as u32, e as u32)),
-                                n_sack: ack.n_sack,
-                                rwnd: ack.rwnd.min(u32::MAX as u64) as u32,
-                                rev,
-                                ece: ack.ece,
-                                accecn: ack.accecn.map(|f| (f.ace, f.eceb)),
-                            },
-                        };
-                        let sent_ms = (pk.created.as_nanos() / 1_000_000) as u32;
-                        MpduRec { seq, flow: pk.flow, ip_len: p.len, retry: pk.retries > 0 || pk.ghost, ok, sent_ms, tcp, ecn: pk.ecn.bits() }
-                    });
-                    let Some(idx) = cap.data(now.as_nanos(), t, r, phy, ampdu, collision, mpdus) else { return };
-                    if response_sent {
-                        let at = (tx.ppdu_end + self.timing.sifs).as_nanos();
-                        let kind = if self.aggregation { PpduKind::BlockAck { data: idx } } else { PpduKind::Ack { data: idx } };
-                        cap.single(at, kind, r, t, control, false, acked);
-                    }
+                    let sent_ms = (pk.created.as_nanos() / 1_000_000) as u32;
+                    MpduRec { seq, flow: pk.flow, ip_len: p.len, retry: pk.retries > 0 || pk.ghost, ok, sent_ms, tcp, ecn: pk.ecn.bits() }
+                });
+                let Some(idx) = cap.data(now.as_nanos(), t, r, phy, ampdu, collision, mpdus) else { return };
+                if response_sent && u.mpdus.iter().any(|m| m.2) {
+                    let at = (tx.ppdu_end + self.timing.sifs).as_nanos();
+                    let kind = if self.aggregation { PpduKind::BlockAck { data: idx } } else { PpduKind::Ack { data: idx } };
+                    cap.single(at, kind, r, t, control, false, u.acked);
                 }
             }
         }
