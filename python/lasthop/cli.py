@@ -104,7 +104,7 @@ def _parser(core_only: bool = False) -> argparse.ArgumentParser:
     b.add_argument("--emu", action="store_true",
                    help="the emulator against the simulator: iperf3/ping through `lasthop emu` "
                         "(needs root, iperf3, ping), and its capacity (live/emu_bench.py)")
-    b.add_argument("--live", nargs="?", const="wqm", choices=["wqm", "vwire", "proxy", "aggctl", "quic", "tune"], default=None,
+    b.add_argument("--live", nargs="?", const="wqm", choices=["wqm", "vwire", "proxy", "aggctl", "quic", "tune", "l4s"], default=None,
                    metavar="TOOL",
                    help="a live tool across the emulator's AP host next to the simulator: wqm "
                         "(W1/W2 live and the AP host's cost; needs iperf3, ping; live/bench.py), "
@@ -114,7 +114,8 @@ def _parser(core_only: bool = False) -> argparse.ArgumentParser:
                         "precision; live/bench_aggctl.py), or quic (quic vs bquic and the history "
                         "across the emulator; live/bench_quic.py), or tune (lasthop tune's choice "
                         "for a household cell with kernel TCP, next to the simulator; "
-                        "live/bench_tune.py); needs root")
+                        "live/bench_tune.py), or l4s (the l4s suite's WiFi cell with kernel classic "
+                        "ECN, next to the simulator; live/bench_l4s.py); needs root")
     b.add_argument("--tune-cells", action="store_true",
                    help="lasthop tune on a matrix of RRUL-like cells (2-8 stations, VHT and HE, FQ-CoDel "
                         "and FIFO stations) against the default AP: gain, floors, the lever that buys "

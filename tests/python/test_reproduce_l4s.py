@@ -34,3 +34,26 @@ def test_l4s_quick_reports_every_claim(tmp_path):
         if c["verdict"] == "misses":
             assert c["miss_class"] and c["explanation"], c
     assert doc["tally"]["total"]["reported"] == 4
+
+
+def test_bench_live_l4s_cell_marks_the_classic_ecn_flow_in_the_simulator(monkeypatch, capsys):
+    """`bench --live l4s`'s cell, simulated: the classic ECN download (RFC 3168 CUBIC) is the one
+    marked at the AP's CE threshold, and its queue stays far shorter than the other's; the table
+    prints both hosts' rows. Without root the bench says so in one line."""
+    import os
+
+    from lasthop import cli
+    from lasthop.live import bench_l4s
+
+    sim = bench_l4s._simulate(bench_l4s.cell("firmware", "5ms", 6), 1)[0]
+    assert sim["ce_marked"] > 10, sim
+    assert sim["ecn_p99_ms"] < 0.5 * sim["plain_p99_ms"], sim
+    assert 0 < sim["ratio"] < 1, sim
+    off = bench_l4s._simulate(bench_l4s.cell("firmware", "off", 6), 1)[0]
+    assert off["ce_marked"] < sim["ce_marked"], (off, sim)
+    text = bench_l4s.table({"points": [{"driver": "firmware", "ce_threshold": "5ms", "simulator": sim, "emulator": sim}]})
+    assert text.count("firmware  5ms") == 2, text
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    assert cli.main(["bench", "--live", "l4s", "-o", "/nonexistent/x"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "needs root" in err, err
