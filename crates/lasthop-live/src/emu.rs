@@ -27,7 +27,8 @@
 
 use crate::emu_nl::Responder;
 use crate::netns::Built;
-use crate::nl::socket::Listener;
+use crate::nl::socket::{self as nlsock, Listener};
+use crate::sys::sched::{affinity, pin_and_tighten, set_affinity, set_realtime};
 use lasthop_core::Instant as SimInstant;
 use lasthop_sim::metrics::LogHistogram;
 use lasthop_sim::pcap;
@@ -275,55 +276,6 @@ fn ns_since(t0: Instant) -> u64 {
     t0.elapsed().as_nanos() as u64
 }
 
-/// The calling thread's CPU affinity, to restore after the run.
-pub(crate) fn affinity() -> Option<libc::cpu_set_t> {
-    // SAFETY: cpu_set_t is plain data filled by sched_getaffinity for this thread.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        (libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) == 0).then_some(set)
-    }
-}
-
-pub(crate) fn set_affinity(set: &libc::cpu_set_t) {
-    // SAFETY: a valid cpu_set_t for the calling thread.
-    unsafe {
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set);
-    }
-}
-
-/// Pin the calling thread to `cpu` and make its timers exact; returns whether pinning worked.
-pub(crate) fn pin_and_tighten(cpu: Option<usize>) -> bool {
-    // SAFETY: prctl(PR_SET_TIMERSLACK) takes plain integers and only affects this thread.
-    unsafe {
-        libc::prctl(libc::PR_SET_TIMERSLACK, 1u64, 0u64, 0u64, 0u64);
-    }
-    let Some(cpu) = cpu else { return false };
-    // SAFETY: cpu_set_t is plain data; CPU_SET indexes within it; sched_setaffinity(0) acts
-    // on the calling thread.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
-    }
-}
-
-/// Put the calling thread under SCHED_FIFO at `priority`; returns its previous policy and
-/// priority to restore, or the error's text.
-pub(crate) fn set_realtime(priority: i32) -> Result<(i32, i32), String> {
-    // SAFETY: sched_getscheduler/sched_getparam/sched_setscheduler(0, …) act on the calling
-    // thread and read or write a plain sched_param.
-    unsafe {
-        let old = libc::sched_getscheduler(0);
-        let mut p = libc::sched_param { sched_priority: 0 };
-        libc::sched_getparam(0, &mut p);
-        let new = libc::sched_param { sched_priority: priority };
-        if libc::sched_setscheduler(0, libc::SCHED_FIFO, &new) != 0 {
-            return Err(std::io::Error::last_os_error().to_string());
-        }
-        Ok((old, p.sched_priority))
-    }
-}
-
 /// What the model loop changed about its thread, put back when dropped.
 struct ThreadSched {
     affinity: Option<libc::cpu_set_t>,
@@ -343,15 +295,6 @@ impl Drop for ThreadSched {
                 libc::sched_setscheduler(0, policy, &libc::sched_param { sched_priority: priority });
             }
         }
-    }
-}
-
-/// Sleep until a TUN is readable or `timeout` passes (EINTR ends it early: a stop signal).
-fn wait(fds: &mut [libc::pollfd], timeout: Duration) {
-    let ts = libc::timespec { tv_sec: timeout.as_secs() as libc::time_t, tv_nsec: timeout.subsec_nanos() as libc::c_long };
-    // SAFETY: `fds` is a valid slice of pollfd for its length; the timespec outlives the call.
-    unsafe {
-        libc::ppoll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, &ts, std::ptr::null());
     }
 }
 
@@ -427,8 +370,8 @@ pub fn run(spec: Spec, built: &Built, opts: &Options, stop: &mut dyn FnMut() -> 
     // The AP host's nl80211 telemetry (emu_nl.rs).
     let mut telemetry = match &built.topo.ap {
         Some(ap) => {
-            let inode = crate::emu_nl::netns_inode(&std::path::Path::new("/run/netns").join(&ap.netns)).map_err(|e| format!("AP namespace {}: {e}", ap.netns))?;
-            let path = crate::emu_nl::socket_path(inode);
+            let inode = crate::sys::nsfs::netns_inode(&std::path::Path::new("/run/netns").join(&ap.netns)).map_err(|e| format!("AP namespace {}: {e}", ap.netns))?;
+            let path = nlsock::telemetry_path(inode);
             let l = Listener::bind(&path).map_err(|e| format!("telemetry socket {}: {e}", path.display()))?;
             let ac = lasthop_wifi::mac::edca::AccessCategory::parse(&spec.mac.access_category).unwrap_or(lasthop_wifi::mac::edca::AccessCategory::Be);
             let mut r = Responder::new(built.ap_wifi_ifindex, &ap.wifi.ifname, ac.tid(), spec.ap.scheduler == "airtime", spec.ap.driver == "firmware" && spec.ap.aql);
@@ -594,7 +537,7 @@ pub fn run(spec: Spec, built: &Built, opts: &Options, stop: &mut dyn FnMut() -> 
         let gap = Duration::from_nanos(until.saturating_sub(ns_since(t0))).min(MAX_SLEEP);
         if gap > opts.spin {
             st.wakeups += 1;
-            wait(&mut fds, gap - opts.spin);
+            crate::sys::poll::wait(&mut fds, gap - opts.spin);
         }
     }
     let end = ns_since(t0);
@@ -650,14 +593,14 @@ pub fn up(req: UpRequest) -> Result<UpOutcome, UpError> {
     if let Some((path, value, allowed)) = spec.problems().first() {
         return Err(UpError::User(format!("{path} = {value}: {allowed}")));
     }
-    if !crate::netns::is_root() {
+    if !crate::sys::process::is_root() {
         return Err(UpError::User("lasthop emu needs root (CAP_NET_ADMIN)".into()));
     }
     let mut topo = crate::netns::plan(req.name, spec.stations.len(), 1500).map_err(UpError::User)?;
     if spec.emu.ap_host {
         topo = topo.with_ap_host();
     }
-    let signals = crate::signals::StopSignals::install().map_err(|e| UpError::Internal(format!("signal handlers: {e}")))?;
+    let signals = crate::sys::signals::StopSignals::install().map_err(|e| UpError::Internal(format!("signal handlers: {e}")))?;
     let mut built = crate::netns::build(topo).map_err(UpError::User)?;
     for n in &built.topo.nodes {
         eprintln!("emu {}: {} {} ({} in netns {})", req.name, n.node, n.addr, n.ifname, n.netns);

@@ -454,7 +454,7 @@ fn run(argv: &[String]) -> Result<i32, Fail> {
         sf.add(change.clone()).map_err(|e| Fail::Run(e.to_string()))?;
         state = Some((sf, change));
     }
-    let signals = crate::signals::StopSignals::install().map_err(|e| Fail::Run(format!("signal handlers: {e}")))?;
+    let signals = crate::sys::signals::StopSignals::install().map_err(|e| Fail::Run(format!("signal handlers: {e}")))?;
     let mut ctl = Wqm::new(cfg, SimInstant::ZERO).map_err(|e| usage(e.to_string()))?;
     if !quiet {
         let what = match &actuator {

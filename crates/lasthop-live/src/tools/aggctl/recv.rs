@@ -6,6 +6,7 @@
 //! every receiver's slots (and a capture's timestamps) share one grid.
 
 use super::net::{self, RxBatch};
+use crate::sys::{clock, fs, poll};
 use super::wire::{DataHdr, ReportPkt, FLAG_RELAY};
 use super::Common;
 use lasthop_algo::control::aggctl::{AggregationEstimator, EstimatorConfig, RxPacket};
@@ -55,10 +56,10 @@ pub fn run(c: &Common, o: &RecvOpts) -> Result<i32, String> {
         }
         None => None,
     };
-    let stop = crate::signals::StopSignals::install().map_err(|e| e.to_string())?;
+    let stop = crate::sys::signals::StopSignals::install().map_err(|e| e.to_string())?;
     let delta = c.interval.as_nanos() as u64;
     // Slot 0 starts at the last multiple of Δ on CLOCK_REALTIME; estimator time is ns since then.
-    let t_start = net::realtime_ns();
+    let t_start = clock::realtime_ns();
     let origin = t_start / delta * delta;
     let cfg = EstimatorConfig { interval: SimDuration::from_nanos(delta), gap_threshold: SimDuration::from_nanos(o.gap.as_nanos() as u64), ..EstimatorConfig::default() };
     let mut est = AggregationEstimator::new(cfg, SimInstant::ZERO).map_err(|e| format!("estimator: {e}"))?;
@@ -81,7 +82,7 @@ pub fn run(c: &Common, o: &RecvOpts) -> Result<i32, String> {
         if stop.stop_requested() {
             break;
         }
-        let now = net::realtime_ns();
+        let now = clock::realtime_ns();
         if end.is_some_and(|e| now >= e) {
             break;
         }
@@ -149,21 +150,21 @@ pub fn run(c: &Common, o: &RecvOpts) -> Result<i32, String> {
         }
         let due = est.poll_timeout().map_or(u64::MAX, |t| origin + t.as_nanos());
         let wake = due.min(next_stats.unwrap_or(u64::MAX)).min(end.unwrap_or(u64::MAX)).min(now + 200_000_000);
-        net::wait_readable(&[&sock], Duration::from_nanos(wake.saturating_sub(net::realtime_ns()).max(1)));
+        poll::wait_readable(&[&sock], Duration::from_nanos(wake.saturating_sub(clock::realtime_ns()).max(1)));
     }
     let est_stats = est.stats();
     if let Some(path) = &c.out {
         let doc = serde_json::json!({
             "tool": "aggctl recv", "version": env!("CARGO_PKG_VERSION"),
             "listen": o.listen.to_string(), "interval_ns": delta, "gap_ns": o.gap.as_nanos() as u64,
-            "origin_ns": origin, "start_ns": t_start, "end_ns": net::realtime_ns(),
+            "origin_ns": origin, "start_ns": t_start, "end_ns": clock::realtime_ns(),
             "received": received, "lost": lost, "reordered": reordered, "junk": junk, "no_timestamp": no_ts,
             "relayed": relayed, "reports_sent": counter,
             "aggregates": est_stats.aggregates, "capped": est_stats.capped,
             "owd_ns": {"p50": owd_all.quantile(0.5), "p99": owd_all.quantile(0.99), "max": owd_all.max(), "mean": owd_all.mean()},
             "slots": slots,
         });
-        net::write_atomic(path, &(serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())? + "\n"))?;
+        fs::write_atomic(path, &(serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())? + "\n"))?;
     }
     if !c.quiet {
         eprintln!("aggctl recv: stopped: {received} packets, lost {lost}, {counter} reports sent");

@@ -25,6 +25,7 @@
 //! (`--relay-queue`) drops at the tail.
 
 use super::net::{self, RxBatch};
+use crate::sys::{clock, fs, poll, sched};
 use super::wire::{self, DataHdr, Reject, ReportPkt, DATA_HDR, FLAG_RELAY};
 use super::Common;
 use crate::tools::metrics::{render, Exporter, Family};
@@ -135,18 +136,18 @@ pub fn run(c: &Common, o: &SendOpts) -> Result<i32, String> {
         Some(a) => Some(Exporter::start(a)?),
         None => None,
     };
-    let stop = crate::signals::StopSignals::install().map_err(|e| e.to_string())?;
-    let saved_affinity = crate::emu::affinity();
-    let pinned = crate::emu::pin_and_tighten(o.cpu);
+    let stop = crate::sys::signals::StopSignals::install().map_err(|e| e.to_string())?;
+    let saved_affinity = sched::affinity();
+    let pinned = sched::pin_and_tighten(o.cpu);
     let session: u32 = {
         let mut b = [0u8; 4];
         // SAFETY: getrandom writes up to 4 bytes into `b`.
         let n = unsafe { libc::getrandom(b.as_mut_ptr() as *mut libc::c_void, 4, 0) };
-        if n == 4 { u32::from_le_bytes(b) } else { (net::realtime_ns() as u32) ^ std::process::id() }
+        if n == 4 { u32::from_le_bytes(b) } else { (clock::realtime_ns() as u32) ^ std::process::id() }
     };
     let mut alloc = RateAllocator::new(o.cfg).map_err(|e| format!("aggctl send: {e}"))?;
-    let t0 = net::mono_ns();
-    let rt0 = net::realtime_ns();
+    let t0 = clock::mono_ns();
+    let rt0 = clock::realtime_ns();
     let sim = |t: u64| SimInstant(t - t0);
     for (i, r) in rcv.iter_mut().enumerate() {
         if o.fixed_rate.is_none() {
@@ -176,7 +177,7 @@ pub fn run(c: &Common, o: &SendOpts) -> Result<i32, String> {
             if o.master.is_some() { "" } else { "; reports NOT authenticated (no --key)" }, if pinned { ", pinned" } else { "" });
     }
     loop {
-        let now = net::mono_ns();
+        let now = clock::mono_ns();
         if stop.stop_requested() || end.is_some_and(|e| now >= e) {
             break;
         }
@@ -257,7 +258,7 @@ pub fn run(c: &Common, o: &SendOpts) -> Result<i32, String> {
             }
         }
         // Departures.
-        let now = net::mono_ns();
+        let now = clock::mono_ns();
         for r in rcv.iter_mut() {
             if r.next_ns > now {
                 continue;
@@ -323,19 +324,19 @@ pub fn run(c: &Common, o: &SendOpts) -> Result<i32, String> {
             .min(next_stats.unwrap_or(u64::MAX)).min(end.unwrap_or(u64::MAX))
             .min(if o.fixed_rate.is_none() { alloc.poll_timeout().map_or(u64::MAX, |t| t0 + t.as_nanos()) } else { u64::MAX })
             .min(now + 100_000_000);
-        let now = net::mono_ns();
+        let now = clock::mono_ns();
         let spin = o.spin.as_nanos() as u64;
         if next > now + spin {
             let mut fds: Vec<&UdpSocket> = vec![&sock];
             fds.extend(rcv.iter().filter_map(|r| r.relay.as_ref().map(|(s, _)| s)));
-            net::wait_readable(&fds, Duration::from_nanos(next - now - spin));
+            poll::wait_readable(&fds, Duration::from_nanos(next - now - spin));
         }
     }
     if let Some(s) = saved_affinity {
-        crate::emu::set_affinity(&s);
+        sched::set_affinity(&s);
     }
     let stats = alloc.stats();
-    let elapsed = (net::mono_ns() - t0) as f64 / 1e9;
+    let elapsed = (clock::mono_ns() - t0) as f64 / 1e9;
     if let Some(path) = &c.out {
         let doc = serde_json::json!({
             "tool": "aggctl send", "version": env!("CARGO_PKG_VERSION"), "session": session,
@@ -355,7 +356,7 @@ pub fn run(c: &Common, o: &SendOpts) -> Result<i32, String> {
             "pacing": {"departure_error_ns": {"p50": dep_err.quantile(0.5), "p99": dep_err.quantile(0.99), "max": dep_err.max(), "mean": dep_err.mean(), "count": dep_err.count()},
                        "late_resets": late_resets, "pinned": pinned},
         });
-        net::write_atomic(path, &(serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())? + "\n"))?;
+        fs::write_atomic(path, &(serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())? + "\n"))?;
     }
     if !c.quiet {
         let sent: u64 = rcv.iter().map(|r| r.sent).sum();

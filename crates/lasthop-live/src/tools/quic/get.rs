@@ -226,7 +226,7 @@ pub fn run(o: &GetOpts) -> Result<i32, String> {
     let mut total = 0u64;
     let mut failed: Option<String> = None;
     let deadline = t0 + o.timeout;
-    let stop = crate::signals::StopSignals::install().map_err(|e| e.to_string())?;
+    let stop = crate::sys::signals::StopSignals::install().map_err(|e| e.to_string())?;
     loop {
         let now = Instant::now();
         if stop.stop_requested() {
@@ -387,7 +387,7 @@ pub fn run(o: &GetOpts) -> Result<i32, String> {
         }
         let d = wake.saturating_duration_since(Instant::now());
         if !d.is_zero() {
-            super::super::aggctl::net::wait_readable(&[&sock], d);
+            crate::sys::poll::wait_readable(&[&sock], d);
         }
     }
     let elapsed = Instant::now() - t0;
@@ -423,7 +423,7 @@ pub fn run(o: &GetOpts) -> Result<i32, String> {
         "rtt_series": {"t_us": rtt_series.iter().map(|x| x.0).collect::<Vec<_>>(), "rtt_us": rtt_series.iter().map(|x| x.1).collect::<Vec<_>>()},
     });
     if let Some(p) = &o.result {
-        super::super::aggctl::net::write_atomic(p, &(serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())? + "\n"))?;
+        crate::sys::fs::write_atomic(p, &(serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())? + "\n"))?;
     }
     // A failure is one line even with --quiet, which silences the live view and the summary.
     match &failed {

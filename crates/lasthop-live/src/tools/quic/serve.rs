@@ -235,7 +235,7 @@ pub fn run(o: &ServeOpts) -> Result<i32, String> {
         Some(a) => Some(Exporter::start(a)?),
         None => None,
     };
-    let stop = crate::signals::StopSignals::install().map_err(|e| e.to_string())?;
+    let stop = crate::sys::signals::StopSignals::install().map_err(|e| e.to_string())?;
     let seed: [u8; 32] = random();
     let token_key: [u8; 32] = random();
     let mut configs: BTreeMap<usize, quiche::Config> = BTreeMap::new();
@@ -479,7 +479,7 @@ pub fn run(o: &ServeOpts) -> Result<i32, String> {
         }
         let d = wake.saturating_duration_since(Instant::now());
         if !d.is_zero() {
-            super::super::aggctl::net::wait_readable(&[&sock], d);
+            crate::sys::poll::wait_readable(&[&sock], d);
         }
     }
     // Close what is open, give the closes a moment to leave, keep the history.

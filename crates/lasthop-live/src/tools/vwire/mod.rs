@@ -239,7 +239,7 @@ struct Track {
 fn run(argv: &[String]) -> Result<i32, UsageError> {
     let Some(o) = parse(argv)? else { return Ok(0) };
     // Checks that change nothing, in the order a user would fix them.
-    if !crate::netns::is_root() {
+    if !crate::sys::process::is_root() {
         return Err(usage("needs root (CAP_NET_ADMIN) to install TPROXY rules; run it with sudo"));
     }
     if let Some(e) = rules::tools_missing() {
@@ -293,7 +293,7 @@ fn run(argv: &[String]) -> Result<i32, UsageError> {
         let _ = sf.restore_all();
         return Err(usage(e));
     }
-    let signals = match crate::signals::StopSignals::install() {
+    let signals = match crate::sys::signals::StopSignals::install() {
         Ok(s) => s,
         Err(e) => {
             let _ = sf.restore_all();
@@ -320,7 +320,7 @@ fn run(argv: &[String]) -> Result<i32, UsageError> {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn serve(o: &Opts, listener: std::os::fd::OwnedFd, nl: Option<Nl80211>, ifindex: u32, signals: &crate::signals::StopSignals, exporter: Option<&Exporter>, mut record: Option<&mut std::fs::File>, spec: &rules::Spec) -> i32 {
+fn serve(o: &Opts, listener: std::os::fd::OwnedFd, nl: Option<Nl80211>, ifindex: u32, signals: &crate::sys::signals::StopSignals, exporter: Option<&Exporter>, mut record: Option<&mut std::fs::File>, spec: &rules::Spec) -> i32 {
     let cfg = RelayConfig { wired_cc: o.wired_cc.clone(), wifi_cc: o.wifi_cc.clone(), relay_buffer: o.relay_buffer, sndbuf: o.sndbuf, max_conns: o.max_conns };
     let mut relay = match Relay::new(cfg, listener) {
         Ok(r) => r,
