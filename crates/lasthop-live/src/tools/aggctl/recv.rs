@@ -147,13 +147,13 @@ pub fn run(c: &Common, o: &RecvOpts) -> Result<i32, String> {
     }
     let mut r = Receiver { c, o, sock, deliver, batch: RxBatch::new(), st, t_start, counter: 0, slots: Vec::new(), next_stats, last_line: (0, 0) };
     d.run(&mut r)?;
-    d.finish();
     if let Some(path) = &c.out {
         r.write_result(path)?;
     }
     if !c.quiet {
         eprintln!("aggctl recv: stopped: {} packets, lost {}, {} reports sent", r.st.received, r.st.lost, r.counter);
     }
+    d.finish();
     Ok(0)
 }
 

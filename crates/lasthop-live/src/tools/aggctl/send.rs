@@ -198,7 +198,6 @@ pub fn run(c: &Common, o: &SendOpts) -> Result<i32, String> {
     if let Some(a) = saved_affinity {
         sched::set_affinity(&a);
     }
-    d.finish();
     let elapsed = (clock::mono_ns() - t0) as f64 / 1e9;
     if let Some(path) = &c.out {
         s.write_result(path, elapsed, pinned)?;
@@ -208,6 +207,7 @@ pub fn run(c: &Common, o: &SendOpts) -> Result<i32, String> {
         eprintln!("aggctl send: stopped after {elapsed:.1} s: {sent} packets sent; departure error p50 {:.1} µs p99 {:.1} µs",
                   s.dep_err.quantile(0.5) as f64 / 1e3, s.dep_err.quantile(0.99) as f64 / 1e3);
     }
+    d.finish();
     Ok(0)
 }
 
