@@ -27,7 +27,8 @@
 
 use crate::emu_nl::Responder;
 use crate::netns::Built;
-use crate::nl::socket::Listener;
+use crate::nl::socket::{self as nlsock, Listener};
+use crate::sys::sched::{affinity, pin_and_tighten, set_affinity, set_realtime};
 use lasthop_core::Instant as SimInstant;
 use lasthop_sim::metrics::LogHistogram;
 use lasthop_sim::pcap;
@@ -275,55 +276,6 @@ fn ns_since(t0: Instant) -> u64 {
     t0.elapsed().as_nanos() as u64
 }
 
-/// The calling thread's CPU affinity, to restore after the run.
-pub(crate) fn affinity() -> Option<libc::cpu_set_t> {
-    // SAFETY: cpu_set_t is plain data filled by sched_getaffinity for this thread.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        (libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) == 0).then_some(set)
-    }
-}
-
-pub(crate) fn set_affinity(set: &libc::cpu_set_t) {
-    // SAFETY: a valid cpu_set_t for the calling thread.
-    unsafe {
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set);
-    }
-}
-
-/// Pin the calling thread to `cpu` and make its timers exact; returns whether pinning worked.
-pub(crate) fn pin_and_tighten(cpu: Option<usize>) -> bool {
-    // SAFETY: prctl(PR_SET_TIMERSLACK) takes plain integers and only affects this thread.
-    unsafe {
-        libc::prctl(libc::PR_SET_TIMERSLACK, 1u64, 0u64, 0u64, 0u64);
-    }
-    let Some(cpu) = cpu else { return false };
-    // SAFETY: cpu_set_t is plain data; CPU_SET indexes within it; sched_setaffinity(0) acts
-    // on the calling thread.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
-    }
-}
-
-/// Put the calling thread under SCHED_FIFO at `priority`; returns its previous policy and
-/// priority to restore, or the error's text.
-pub(crate) fn set_realtime(priority: i32) -> Result<(i32, i32), String> {
-    // SAFETY: sched_getscheduler/sched_getparam/sched_setscheduler(0, …) act on the calling
-    // thread and read or write a plain sched_param.
-    unsafe {
-        let old = libc::sched_getscheduler(0);
-        let mut p = libc::sched_param { sched_priority: 0 };
-        libc::sched_getparam(0, &mut p);
-        let new = libc::sched_param { sched_priority: priority };
-        if libc::sched_setscheduler(0, libc::SCHED_FIFO, &new) != 0 {
-            return Err(std::io::Error::last_os_error().to_string());
-        }
-        Ok((old, p.sched_priority))
-    }
-}
-
 /// What the model loop changed about its thread, put back when dropped.
 struct ThreadSched {
     affinity: Option<libc::cpu_set_t>,
@@ -343,15 +295,6 @@ impl Drop for ThreadSched {
                 libc::sched_setscheduler(0, policy, &libc::sched_param { sched_priority: priority });
             }
         }
-    }
-}
-
-/// Sleep until a TUN is readable or `timeout` passes (EINTR ends it early: a stop signal).
-fn wait(fds: &mut [libc::pollfd], timeout: Duration) {
-    let ts = libc::timespec { tv_sec: timeout.as_secs() as libc::time_t, tv_nsec: timeout.subsec_nanos() as libc::c_long };
-    // SAFETY: `fds` is a valid slice of pollfd for its length; the timespec outlives the call.
-    unsafe {
-        libc::ppoll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, &ts, std::ptr::null());
     }
 }
 
@@ -413,82 +356,83 @@ impl LiveStats {
     }
 }
 
-/// Run the cell of `spec` in real time between the TUN devices of `built` until `stop`
-/// returns true (checked every few ms) or `opts.run_for` passes. Returns the run's `data`
-/// (the simulator's result format, with its flows the 5-tuples seen) and the emulator's own
-/// figures.
-pub fn run(spec: Spec, built: &Built, opts: &Options, stop: &mut dyn FnMut() -> bool) -> Result<(serde_json::Value, EmuStats), String> {
-    let n_sta = spec.stations.len();
-    let lay = Layout::of(built);
-    if lay.n_sta != n_sta || built.tuns.len() != lay.tuns() {
-        return Err(format!("topology has {} devices for {} stations", built.tuns.len(), n_sta));
+/// The AP host's nl80211 telemetry (emu_nl.rs): the socket a daemon in the AP namespace finds
+/// by the namespace's inode, and the responder that answers from the model's AP.
+fn telemetry(built: &Built, spec: &Spec) -> Result<Option<(Listener, Responder)>, String> {
+    let Some(ap) = &built.topo.ap else { return Ok(None) };
+    let inode = crate::sys::nsfs::netns_inode(&std::path::Path::new("/run/netns").join(&ap.netns)).map_err(|e| format!("AP namespace {}: {e}", ap.netns))?;
+    let path = nlsock::telemetry_path(inode);
+    let l = Listener::bind(&path).map_err(|e| format!("telemetry socket {}: {e}", path.display()))?;
+    let ac = lasthop_wifi::mac::edca::AccessCategory::parse(&spec.mac.access_category).unwrap_or(lasthop_wifi::mac::edca::AccessCategory::Be);
+    let mut r = Responder::new(built.ap_wifi_ifindex, &ap.wifi.ifname, ac.tid(), spec.ap.scheduler == "airtime", spec.ap.driver == "firmware" && spec.ap.aql);
+    r.station_addrs = built.topo.nodes[1..].iter().map(|n| n.addr).collect();
+    Ok(Some((l, r)))
+}
+
+/// The radiotap pcap of `opts.pcap`, its file header written.
+fn open_pcap(opts: &Options) -> Result<Option<std::io::BufWriter<std::fs::File>>, String> {
+    let Some(p) = &opts.pcap else { return Ok(None) };
+    let f = std::fs::File::create(p).map_err(|e| format!("pcap {}: {e}", p.display()))?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+    w.write_all(&pcap::file_header()).map_err(|e| e.to_string())?;
+    Ok(Some(w))
+}
+
+/// The model's external flows by 5-tuple, and per (station, direction, leg) the catch-all flow
+/// of the 5-tuples past `MAX_FLOWS`.
+#[derive(Default)]
+struct Flows {
+    by_key: BTreeMap<FlowKey, u32>,
+    catch_all: BTreeMap<(u32, bool, u8), u32>,
+}
+
+impl Flows {
+    fn of(&mut self, world: &mut World, key: FlowKey, sta: u32, dir: Dir, leg: ExtLeg) -> u32 {
+        match self.by_key.get(&key) {
+            Some(&f) => f,
+            None if self.by_key.len() < MAX_FLOWS => {
+                let f = world.add_external_flow_on(sta, dir, leg, label(&key, leg));
+                self.by_key.insert(key, f);
+                f
+            }
+            None => *self.catch_all.entry((sta, dir == Dir::Up, leg as u8)).or_insert_with(|| {
+                let what = match leg {
+                    ExtLeg::Through => "",
+                    ExtLeg::Wired => " [wired leg]",
+                    ExtLeg::Wifi => " [wifi leg]",
+                };
+                world.add_external_flow_on(sta, dir, leg, format!("other flows of station {sta} {}{what}", if dir == Dir::Up { "up" } else { "down" }))
+            }),
+        }
     }
-    let band = spec.band();
-    // The AP host's nl80211 telemetry (emu_nl.rs).
-    let mut telemetry = match &built.topo.ap {
-        Some(ap) => {
-            let inode = crate::emu_nl::netns_inode(&std::path::Path::new("/run/netns").join(&ap.netns)).map_err(|e| format!("AP namespace {}: {e}", ap.netns))?;
-            let path = crate::emu_nl::socket_path(inode);
-            let l = Listener::bind(&path).map_err(|e| format!("telemetry socket {}: {e}", path.display()))?;
-            let ac = lasthop_wifi::mac::edca::AccessCategory::parse(&spec.mac.access_category).unwrap_or(lasthop_wifi::mac::edca::AccessCategory::Be);
-            let mut r = Responder::new(built.ap_wifi_ifindex, &ap.wifi.ifname, ac.tid(), spec.ap.scheduler == "airtime", spec.ap.driver == "firmware" && spec.ap.aql);
-            r.station_addrs = built.topo.nodes[1..].iter().map(|n| n.addr).collect();
-            Some((l, r))
-        }
-        None => None,
-    };
-    // With the AP's ACK filter on, each packet's TCP header goes into the model with it.
-    let read_tcp = spec.ap.ack_filter != lasthop_sim::spec::ACK_FILTERS[0];
-    let mut world = World::new_realtime(spec, opts.seed);
-    let mut pool = Pool::new(4096);
-    let mut flows: BTreeMap<FlowKey, u32> = BTreeMap::new();
-    // Catch-all flows per (station, uplink) once MAX_FLOWS 5-tuples are tracked.
-    let mut catch_all: BTreeMap<(u32, bool, u8), u32> = BTreeMap::new();
-    let mut fates: Vec<ExtEvent> = Vec::with_capacity(4096);
-    let mut lateness = LogHistogram::new();
-    let mut st = EmuStats { pool_slots: 0, ap_host: lay.ap.is_some(), ..EmuStats::default() };
-    let mut fds: Vec<libc::pollfd> = built.tuns.iter().map(|t| libc::pollfd { fd: t.fd(), events: libc::POLLIN, revents: 0 }).collect();
-    let n_tun_fds = fds.len();
-    // The model thread's CPU and scheduler, restored when the run ends (or fails).
-    let mut sched = ThreadSched { affinity: affinity(), pinned: pin_and_tighten(opts.cpu), scheduler: None };
-    st.cpu = if sched.pinned { opts.cpu } else { None };
-    if let Some(prio) = opts.realtime {
-        sched.scheduler = Some(set_realtime(prio).map_err(|e| format!("SCHED_FIFO priority {prio}: {e}"))?);
+
+    fn len(&self) -> usize {
+        self.by_key.len() + self.catch_all.len()
     }
-    st.realtime = opts.realtime;
-    let mut pcap_out = match &opts.pcap {
-        Some(p) => {
-            let f = std::fs::File::create(p).map_err(|e| format!("pcap {}: {e}", p.display()))?;
-            let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
-            w.write_all(&pcap::file_header()).map_err(|e| e.to_string())?;
-            Some(w)
-        }
-        None => None,
-    };
-    #[allow(clippy::disallowed_methods)] // the emulator's pcap carries wall-clock timestamps
-    let epoch_ns = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
-    let mut pcap_seq = vec![0u32; n_sta];
-    let mut live = LiveStats { last_ns: 0, bytes: vec![[0; 2]; n_sta], air: vec![0; n_sta], ampdu: vec![[0; 2]; n_sta], late: LogHistogram::new() };
-    let mut next_stats = opts.stats_every.map(|d| d.as_nanos() as u64);
-    let mut next_stop_check = 0u64;
-    let end_ns = opts.run_for.map(|d| d.as_nanos() as u64);
-    let t0 = Instant::now();
-    st.epoch_ns = epoch_ns;
-    let mut next_sample = 0u64;
-    loop {
-        let now = ns_since(t0);
-        world.step_to(SimInstant(now));
-        if now >= next_sample {
-            st.ampdu_samples.sample(&world, n_sta, now);
-            next_sample = now + AMPDU_SAMPLE_NS;
-        }
-        // Answer the AP host's nl80211 requests (at `now`, like a kernel reading its counters).
-        if let Some((l, r)) = telemetry.as_mut() {
-            l.serve(&mut |m| r.handle(&mut world, m));
-            fds.truncate(n_tun_fds);
-            fds.extend(l.poll_fds().map(|fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 }));
-        }
-        // Read what the namespaces sent.
+}
+
+/// The running cell: the world and the packets in it, and what the loop measures.
+struct Cell<'a> {
+    built: &'a Built,
+    lay: Layout,
+    world: World,
+    pool: Pool,
+    flows: Flows,
+    fates: Vec<ExtEvent>,
+    /// With the AP's ACK filter on, each packet's TCP header goes into the model with it.
+    read_tcp: bool,
+    band: lasthop_wifi::phy::Band,
+    lateness: LogHistogram,
+    st: EmuStats,
+    pcap_out: Option<std::io::BufWriter<std::fs::File>>,
+    pcap_seq: Vec<u32>,
+    epoch_ns: u64,
+}
+
+impl Cell<'_> {
+    /// Read what the namespaces sent (up to `BATCH` per TUN) and inject it at the present.
+    fn read(&mut self) -> Result<(), String> {
+        let (built, lay, pool, st) = (self.built, self.lay, &mut self.pool, &mut self.st);
         for (i, tun) in built.tuns.iter().enumerate() {
             for _ in 0..BATCH {
                 let tag = pool.alloc();
@@ -514,72 +458,141 @@ pub fn run(spec: Spec, built: &Built, opts: &Options, stop: &mut dyn FnMut() -> 
                 if lay.ap.is_some_and(|(e, w)| i == e || i == w) {
                     st.ap_packets_forwarded += 1;
                 }
-                let flow = match flows.get(&key) {
-                    Some(&f) => f,
-                    None if flows.len() < MAX_FLOWS => {
-                        let f = world.add_external_flow_on(sta, dir, leg, label(&key, leg));
-                        flows.insert(key, f);
-                        f
-                    }
-                    None => *catch_all.entry((sta, dir == Dir::Up, leg as u8)).or_insert_with(|| {
-                        let what = match leg {
-                            ExtLeg::Through => "",
-                            ExtLeg::Wired => " [wired leg]",
-                            ExtLeg::Wifi => " [wifi leg]",
-                        };
-                        world.add_external_flow_on(sta, dir, leg, format!("other flows of station {sta} {}{what}", if dir == Dir::Up { "up" } else { "down" }))
-                    }),
-                };
+                let flow = self.flows.of(&mut self.world, key, sta, dir, leg);
                 let bytes = pool.packet(tag);
-                let tcp = if read_tcp { lasthop_sim::world::AckView::parse(bytes) } else { None };
-                world.inject_tcp(flow, n as u32, tag, crate::ip_ecn::read(bytes), tcp);
+                let tcp = if self.read_tcp { lasthop_sim::world::AckView::parse(bytes) } else { None };
+                self.world.inject_tcp(flow, n as u32, tag, crate::ip_ecn::read(bytes), tcp);
             }
         }
-        // Write what the cell delivered; forget what it dropped.
-        world.drain_external(&mut fates);
-        if !fates.is_empty() {
-            let wnow = ns_since(t0);
-            for e in fates.drain(..) {
-                match e.fate {
-                    ExtFate::Delivered => {
-                        let (sta, dir) = world.flow_route(e.flow);
-                        let leg = world.external_leg(e.flow);
-                        let dest = lay.dest(sta, dir, leg);
-                        if e.ce && crate::ip_ecn::read(pool.packet(e.tag)) != lasthop_algo::ecn::Ecn::Ce && crate::ip_ecn::set_ce(pool.packet_mut(e.tag)) {
-                            st.ce_marked += 1;
-                        }
-                        let bytes = pool.packet(e.tag);
-                        match built.tuns[dest].send(bytes) {
-                            Ok(true) => {
-                                st.packets_written += 1;
-                                st.bytes_written += bytes.len() as u64;
-                            }
-                            _ => st.tun_write_failures += 1,
-                        }
-                        let late = wnow.saturating_sub(e.at.as_nanos());
-                        lateness.record(late);
-                        if next_stats.is_some() {
-                            live.late.record(late);
-                        }
-                        if let Some(out) = pcap_out.as_mut().filter(|_| leg != ExtLeg::Wired) {
-                            let txv = world.station_tx(sta as usize);
-                            let rt = pcap::radiotap(e.at.as_nanos(), band, lasthop_sim::capture::PhyRec::Mcs(txv), false, None);
-                            let seq = &mut pcap_seq[sta as usize];
-                            let frame = pcap::real_data_frame(dir == Dir::Up, sta, *seq, world.qos(), world.flow_tid(e.flow), bytes);
-                            *seq = seq.wrapping_add(1);
-                            let mut rec = Vec::with_capacity(rt.len() + frame.len() + 16);
-                            pcap::push_record(&mut rec, epoch_ns + e.at.as_nanos(), &rt, &frame);
-                            out.write_all(&rec).map_err(|e| format!("pcap: {e}"))?;
-                        }
+        Ok(())
+    }
+
+    /// Write what the cell delivered (CE marks into the header; a pcap record) and forget what
+    /// it dropped; `live` also sees each write's lateness.
+    fn write(&mut self, wnow: u64, mut live: Option<&mut LogHistogram>) -> Result<(), String> {
+        let (world, pool, st) = (&mut self.world, &mut self.pool, &mut self.st);
+        for e in self.fates.drain(..) {
+            match e.fate {
+                ExtFate::Delivered => {
+                    let (sta, dir) = world.flow_route(e.flow);
+                    let leg = world.external_leg(e.flow);
+                    let dest = self.lay.dest(sta, dir, leg);
+                    if e.ce && crate::ip_ecn::read(pool.packet(e.tag)) != lasthop_algo::ecn::Ecn::Ce && crate::ip_ecn::set_ce(pool.packet_mut(e.tag)) {
+                        st.ce_marked += 1;
                     }
-                    ExtFate::Dropped => st.packets_dropped_by_model += 1,
+                    let bytes = pool.packet(e.tag);
+                    match self.built.tuns[dest].send(bytes) {
+                        Ok(true) => {
+                            st.packets_written += 1;
+                            st.bytes_written += bytes.len() as u64;
+                        }
+                        _ => st.tun_write_failures += 1,
+                    }
+                    let late = wnow.saturating_sub(e.at.as_nanos());
+                    self.lateness.record(late);
+                    if let Some(l) = live.as_deref_mut() {
+                        l.record(late);
+                    }
+                    if let Some(out) = self.pcap_out.as_mut().filter(|_| leg != ExtLeg::Wired) {
+                        let txv = world.station_tx(sta as usize);
+                        let rt = pcap::radiotap(e.at.as_nanos(), self.band, lasthop_sim::capture::PhyRec::Mcs(txv), false, None);
+                        let seq = &mut self.pcap_seq[sta as usize];
+                        let frame = pcap::real_data_frame(dir == Dir::Up, sta, *seq, world.qos(), world.flow_tid(e.flow), bytes);
+                        *seq = seq.wrapping_add(1);
+                        let mut rec = Vec::with_capacity(rt.len() + frame.len() + 16);
+                        pcap::push_record(&mut rec, self.epoch_ns + e.at.as_nanos(), &rt, &frame);
+                        out.write_all(&rec).map_err(|e| format!("pcap: {e}"))?;
+                    }
                 }
-                pool.release(e.tag);
+                ExtFate::Dropped => st.packets_dropped_by_model += 1,
             }
+            pool.release(e.tag);
+        }
+        Ok(())
+    }
+
+    /// The end of the run at `end`: the model finished there, the pcap flushed, the figures.
+    fn finish(mut self, end: u64, telemetry: Option<(Listener, Responder)>) -> Result<(serde_json::Value, EmuStats), String> {
+        let n_sta = self.lay.n_sta;
+        self.world.step_to(SimInstant(end));
+        self.st.ampdu_samples.sample(&self.world, n_sta, end);
+        self.world.finish_at(SimInstant(end));
+        if let Some(mut out) = self.pcap_out.take() {
+            out.flush().map_err(|e| format!("pcap: {e}"))?;
+        }
+        let (st, lateness) = (&mut self.st, &self.lateness);
+        st.wall_ns = end;
+        st.flows = self.flows.len() as u64;
+        st.lateness_p50_ns = lateness.quantile(0.5);
+        st.lateness_p99_ns = lateness.quantile(0.99);
+        st.lateness_p999_ns = lateness.quantile(0.999);
+        st.lateness_max_ns = lateness.max();
+        st.lateness_mean_ns = lateness.mean();
+        st.pool_slots = self.pool.len.len() as u64;
+        st.telemetry_requests = telemetry.as_ref().map_or(0, |(_, r)| r.requests);
+        drop(telemetry);
+        let data = serde_json::to_value(lasthop_sim::output::collect(&self.world)).map_err(|e| e.to_string())?;
+        Ok((data, self.st))
+    }
+}
+
+/// Run the cell of `spec` in real time between the TUN devices of `built` until `stop`
+/// returns true (checked every few ms) or `opts.run_for` passes. Returns the run's `data`
+/// (the simulator's result format, with its flows the 5-tuples seen) and the emulator's own
+/// figures.
+pub fn run(spec: Spec, built: &Built, opts: &Options, stop: &mut dyn FnMut() -> bool) -> Result<(serde_json::Value, EmuStats), String> {
+    let n_sta = spec.stations.len();
+    let lay = Layout::of(built);
+    if lay.n_sta != n_sta || built.tuns.len() != lay.tuns() {
+        return Err(format!("topology has {} devices for {} stations", built.tuns.len(), n_sta));
+    }
+    let band = spec.band();
+    let mut telemetry = telemetry(built, &spec)?;
+    let read_tcp = spec.ap.ack_filter != lasthop_sim::spec::ACK_FILTERS[0];
+    let world = World::new_realtime(spec, opts.seed);
+    let st = EmuStats { pool_slots: 0, ap_host: lay.ap.is_some(), ..EmuStats::default() };
+    let mut fds: Vec<libc::pollfd> = built.tuns.iter().map(|t| libc::pollfd { fd: t.fd(), events: libc::POLLIN, revents: 0 }).collect();
+    let n_tun_fds = fds.len();
+    let mut c = Cell { built, lay, world, pool: Pool::new(4096), flows: Flows::default(), fates: Vec::with_capacity(4096), read_tcp, band, lateness: LogHistogram::new(), st, pcap_out: None, pcap_seq: vec![0u32; n_sta], epoch_ns: 0 };
+    // The model thread's CPU and scheduler, restored when the run ends (or fails).
+    let mut sched = ThreadSched { affinity: affinity(), pinned: pin_and_tighten(opts.cpu), scheduler: None };
+    c.st.cpu = if sched.pinned { opts.cpu } else { None };
+    if let Some(prio) = opts.realtime {
+        sched.scheduler = Some(set_realtime(prio).map_err(|e| format!("SCHED_FIFO priority {prio}: {e}"))?);
+    }
+    c.st.realtime = opts.realtime;
+    c.pcap_out = open_pcap(opts)?;
+    #[allow(clippy::disallowed_methods)] // the emulator's pcap carries wall-clock timestamps
+    let epoch_ns = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+    c.epoch_ns = epoch_ns;
+    let mut live = LiveStats { last_ns: 0, bytes: vec![[0; 2]; n_sta], air: vec![0; n_sta], ampdu: vec![[0; 2]; n_sta], late: LogHistogram::new() };
+    let mut next_stats = opts.stats_every.map(|d| d.as_nanos() as u64);
+    let mut next_stop_check = 0u64;
+    let end_ns = opts.run_for.map(|d| d.as_nanos() as u64);
+    let t0 = Instant::now();
+    c.st.epoch_ns = epoch_ns;
+    let mut next_sample = 0u64;
+    loop {
+        let now = ns_since(t0);
+        c.world.step_to(SimInstant(now));
+        if now >= next_sample {
+            c.st.ampdu_samples.sample(&c.world, n_sta, now);
+            next_sample = now + AMPDU_SAMPLE_NS;
+        }
+        // Answer the AP host's nl80211 requests (at `now`, like a kernel reading its counters).
+        if let Some((l, r)) = telemetry.as_mut() {
+            l.serve(&mut |m| r.handle(&mut c.world, m));
+            fds.truncate(n_tun_fds);
+            fds.extend(l.poll_fds().map(|fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 }));
+        }
+        c.read()?;
+        c.world.drain_external(&mut c.fates);
+        if !c.fates.is_empty() {
+            c.write(ns_since(t0), next_stats.is_some().then_some(&mut live.late))?;
         }
         let wnow = ns_since(t0);
         if let Some(t) = next_stats.filter(|&t| wnow >= t) {
-            live.print(&world, wnow);
+            live.print(&c.world, wnow);
             next_stats = Some(t + opts.stats_every.map_or(0, |d| d.as_nanos() as u64));
         }
         if wnow >= next_stop_check {
@@ -589,34 +602,17 @@ pub fn run(spec: Spec, built: &Built, opts: &Options, stop: &mut dyn FnMut() -> 
             }
         }
         // Sleep until the next model event, a packet, or the next housekeeping instant.
-        let next = world.next_event_at().map_or(u64::MAX, |t| t.as_nanos());
+        let next = c.world.next_event_at().map_or(u64::MAX, |t| t.as_nanos());
         let until = next.min(next_stop_check).min(next_stats.unwrap_or(u64::MAX)).min(next_sample);
         let gap = Duration::from_nanos(until.saturating_sub(ns_since(t0))).min(MAX_SLEEP);
         if gap > opts.spin {
-            st.wakeups += 1;
-            wait(&mut fds, gap - opts.spin);
+            c.st.wakeups += 1;
+            crate::sys::poll::wait(&mut fds, gap - opts.spin);
         }
     }
     let end = ns_since(t0);
     drop(sched);
-    world.step_to(SimInstant(end));
-    st.ampdu_samples.sample(&world, n_sta, end);
-    world.finish_at(SimInstant(end));
-    if let Some(mut out) = pcap_out.take() {
-        out.flush().map_err(|e| format!("pcap: {e}"))?;
-    }
-    st.wall_ns = end;
-    st.flows = (flows.len() + catch_all.len()) as u64;
-    st.lateness_p50_ns = lateness.quantile(0.5);
-    st.lateness_p99_ns = lateness.quantile(0.99);
-    st.lateness_p999_ns = lateness.quantile(0.999);
-    st.lateness_max_ns = lateness.max();
-    st.lateness_mean_ns = lateness.mean();
-    st.pool_slots = pool.len.len() as u64;
-    st.telemetry_requests = telemetry.as_ref().map_or(0, |(_, r)| r.requests);
-    drop(telemetry);
-    let data = serde_json::to_value(lasthop_sim::output::collect(&world)).map_err(|e| e.to_string())?;
-    Ok((data, st))
+    c.finish(end, telemetry)
 }
 
 /// What `lasthop emu up|run` asks for.
@@ -650,14 +646,14 @@ pub fn up(req: UpRequest) -> Result<UpOutcome, UpError> {
     if let Some((path, value, allowed)) = spec.problems().first() {
         return Err(UpError::User(format!("{path} = {value}: {allowed}")));
     }
-    if !crate::netns::is_root() {
+    if !crate::sys::process::is_root() {
         return Err(UpError::User("lasthop emu needs root (CAP_NET_ADMIN)".into()));
     }
     let mut topo = crate::netns::plan(req.name, spec.stations.len(), 1500).map_err(UpError::User)?;
     if spec.emu.ap_host {
         topo = topo.with_ap_host();
     }
-    let signals = crate::signals::StopSignals::install().map_err(|e| UpError::Internal(format!("signal handlers: {e}")))?;
+    let signals = crate::sys::signals::StopSignals::install().map_err(|e| UpError::Internal(format!("signal handlers: {e}")))?;
     let mut built = crate::netns::build(topo).map_err(UpError::User)?;
     for n in &built.topo.nodes {
         eprintln!("emu {}: {} {} ({} in netns {})", req.name, n.node, n.addr, n.ifname, n.netns);

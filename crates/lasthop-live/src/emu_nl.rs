@@ -17,22 +17,9 @@ use crate::nl::nl80211::{self as n, AggStation, Aggregation, InterfaceInfo, Rate
 use crate::nl::{genl, Msg, NLM_F_ACK};
 use lasthop_sim::world::telemetry::{ApTelemetry, TelemetryCursor};
 use lasthop_sim::world::World;
-use std::path::PathBuf;
 
 /// The message type the emulator gives nl80211 (a kernel assigns one dynamically).
 pub const FAMILY_ID: u16 = 28;
-const STATE_DIR: &str = "/run/lasthop/emu";
-
-/// The telemetry socket of the network namespace whose nsfs inode is `inode`.
-pub fn socket_path(inode: u64) -> PathBuf {
-    PathBuf::from(format!("{STATE_DIR}/nl80211-{inode}.sock"))
-}
-
-/// The nsfs inode of a named namespace (`/run/netns/<name>`) or of a namespace file.
-pub fn netns_inode(path: &std::path::Path) -> std::io::Result<u64> {
-    use std::os::unix::fs::MetadataExt;
-    Ok(std::fs::metadata(path)?.ino())
-}
 
 /// A MAC address for station `i` (`None`: the AP).
 pub fn mac_of(i: Option<u32>) -> [u8; 6] {

@@ -27,6 +27,7 @@ use crate::ifreq::CtlSocket;
 use crate::nsops;
 use crate::reaper::{self, Reaper};
 use crate::state::{self, Claim, State, StateNode};
+use crate::sys::process;
 use crate::tun::Tun;
 
 /// The server node's name.
@@ -199,12 +200,6 @@ impl Topology {
     }
 }
 
-/// Whether this process runs as root (effective uid 0).
-pub fn is_root() -> bool {
-    // SAFETY: geteuid(2) has no arguments and cannot fail.
-    unsafe { libc::geteuid() == 0 }
-}
-
 /// The built topology: namespaces exist, each holds its TUN device (named `ifname`,
 /// `addr/prefix_len`, up, MTU), `lo` up, IPv6 disabled in the namespace
 /// (net.ipv6.conf.{all,default}.disable_ipv6 = 1) so no router solicitations cross the link;
@@ -227,7 +222,7 @@ pub struct Built {
 /// or if emu `topo.name` is already up; cleans up after an earlier crashed emulator of the same
 /// name first. Nothing is left behind on failure.
 pub fn build(topo: Topology) -> Result<Built, String> {
-    if !is_root() {
+    if !process::is_root() {
         return Err(
             "emu up needs root (to create network namespaces and TUN devices); run it with sudo"
                 .to_string(),
@@ -261,8 +256,8 @@ pub fn build(topo: Topology) -> Result<Built, String> {
                 addr: a.wifi.addr,
             }))
             .collect(),
-        started_unix_s: state::now_unix_s(),
-        pid_start: state::start_time(pid),
+        started_unix_s: process::now_unix_s(),
+        pid_start: process::start_time(pid),
         reaper_pid: Some(reaper.pid()),
     };
     if let Err(e) = claim_name(&name, &state_file, &record) {
@@ -513,7 +508,7 @@ impl Drop for Built {
 /// summary ("removed 3 namespaces of emu lh" / "emu lh was not up").
 pub fn down(name: &str) -> Result<String, String> {
     validate_name(name)?;
-    if !is_root() {
+    if !process::is_root() {
         return Err("emu down needs root (to delete network namespaces); run it with sudo".into());
     }
     nsops::check_ip()?;

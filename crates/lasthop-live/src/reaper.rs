@@ -18,7 +18,7 @@ use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
-use crate::state;
+use crate::sys::process;
 
 /// Marks the reaper's command line so a later `emu up`/`emu down` can recognise it before
 /// signalling a recorded reaper pid.
@@ -94,9 +94,9 @@ impl Reaper {
 /// is a reaper's for `state_file`, in case the pid was reused.
 pub(crate) fn kill_stale(reaper_pid: Option<u32>, state_file: &Path) {
     let Some(pid) = reaper_pid else { return };
-    let ours = state::cmdline(pid)
+    let ours = process::cmdline(pid)
         .is_some_and(|c| c.contains(ARGV0) && c.contains(state_file.to_string_lossy().as_ref()));
-    if ours && state::pid_alive(pid) {
+    if ours && process::pid_alive(pid) {
         crate::nsops::signal(pid, libc::SIGKILL);
     }
 }

@@ -17,7 +17,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use lasthop_live::netns::{self, plan};
-use lasthop_live::signals::StopSignals;
+use lasthop_live::sys::signals::StopSignals;
 use lasthop_live::tun::Tun;
 
 /// Set in a re-executed copy of this test binary: the emu name for [`child_emulator`].
@@ -27,7 +27,7 @@ const CHILD_MODE_ENV: &str = "LASTHOP_LIVE_TEST_CHILD_MODE";
 
 /// Why the OS tests cannot run here, if they cannot.
 fn skip_reason() -> Option<String> {
-    if !netns::is_root() {
+    if !lasthop_live::sys::process::is_root() {
         return Some("not root".into());
     }
     // Unique per call: tests probe in parallel.

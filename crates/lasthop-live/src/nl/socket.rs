@@ -234,6 +234,12 @@ fn unix_addr(path: &Path) -> io::Result<(libc::sockaddr_un, libc::socklen_t)> {
     Ok((sa, len))
 }
 
+/// Where the emulator answers nl80211 for the network namespace whose nsfs inode is `inode`
+/// (the AP host's telemetry socket; a tool in that namespace finds it from its own inode).
+pub fn telemetry_path(inode: u64) -> std::path::PathBuf {
+    std::path::PathBuf::from(format!("/run/lasthop/emu/nl80211-{inode}.sock"))
+}
+
 /// The emulator's side: a listening `SOCK_SEQPACKET` socket (non-blocking) and its clients.
 pub struct Listener {
     fd: OwnedFd,

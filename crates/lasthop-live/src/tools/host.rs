@@ -5,14 +5,9 @@
 
 use crate::nl::nl80211::{self as n, Aggregation, InterfaceInfo, StationInfo, SurveyInfo, WiphyInfo};
 use crate::nl::rtnl::{self, Link, Qdisc};
-use crate::nl::socket::{Conn, Endpoint, NlError, NETLINK_GENERIC, NETLINK_ROUTE};
+use crate::nl::socket::{telemetry_path, Conn, Endpoint, NlError, NETLINK_GENERIC, NETLINK_ROUTE};
 use crate::nl::{genl, Msg};
 use std::path::{Path, PathBuf};
-
-/// The inode of this process's network namespace.
-pub fn own_netns_inode() -> std::io::Result<u64> {
-    crate::emu_nl::netns_inode(Path::new("/proc/self/ns/net"))
-}
 
 /// Where nl80211 is answered for this process: `explicit` (a telemetry socket path), else
 /// the emulator's AP host socket of this network namespace if there is one, else the kernel.
@@ -20,8 +15,8 @@ pub fn nl80211_endpoint(explicit: Option<&Path>) -> Endpoint {
     if let Some(p) = explicit {
         return Endpoint::Unix(p.to_path_buf());
     }
-    if let Ok(inode) = own_netns_inode() {
-        let p = crate::emu_nl::socket_path(inode);
+    if let Ok(inode) = crate::sys::nsfs::own_netns_inode() {
+        let p = telemetry_path(inode);
         if p.exists() {
             return Endpoint::Unix(p);
         }

@@ -8,13 +8,16 @@
 //! * [`vwire`]: the Virtual Wires split proxy (TPROXY).
 //! * [`aggctl`]: sender rate control from the receivers' aggregation level (UDP).
 //!
-//! Shared pieces: [`args`] (options and one-line errors), [`host`] (the sensor/actuator seam
+//! Shared pieces: [`daemon`] (the skeleton each tool runs in: stop signals, `--duration`,
+//! restore on exit and after a crash, metrics, record file), [`args`] (options and one-line
+//! errors), [`host`] (the sensor/actuator seam
 //! over nl80211 and rtnetlink), [`statefile`] (what a tool changed, restored on exit and after
 //! a crash), [`metrics`] (a Prometheus endpoint).
 
 pub mod aggctl;
 pub mod args;
 pub mod cmd;
+pub mod daemon;
 pub mod host;
 pub mod metrics;
 #[cfg(feature = "quic")]

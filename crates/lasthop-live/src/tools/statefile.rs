@@ -11,6 +11,7 @@
 //! exit.
 
 use super::host::Change;
+use crate::sys::{nsfs, process};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -29,7 +30,7 @@ pub struct Record {
 
 impl Record {
     fn owner_alive(&self) -> bool {
-        crate::state::pid_alive(self.pid) && (self.pid_start.is_none() || crate::state::start_time(self.pid) == self.pid_start)
+        process::pid_alive(self.pid) && (self.pid_start.is_none() || process::start_time(self.pid) == self.pid_start)
     }
 }
 
@@ -52,7 +53,7 @@ fn key_text(s: &str) -> String {
 
 /// The record path of `tool` for `target` in this network namespace.
 pub fn path_for(tool: &str, target: &str) -> PathBuf {
-    let ns = super::host::own_netns_inode().unwrap_or(0);
+    let ns = nsfs::own_netns_inode().unwrap_or(0);
     Path::new(STATE_ROOT).join(tool).join(format!("{ns}-{}.json", key_text(target)))
 }
 
@@ -90,7 +91,7 @@ impl StateFile {
         let dir = path.parent().expect("a directory");
         std::fs::create_dir_all(dir).map_err(|e| format!("create {}: {e}", dir.display()))?;
         let pid = std::process::id();
-        let record = Record { tool: tool.into(), pid, pid_start: crate::state::start_time(pid), target: target.into(), started_unix_s: crate::state::now_unix_s(), changes: Vec::new() };
+        let record = Record { tool: tool.into(), pid, pid_start: process::start_time(pid), target: target.into(), started_unix_s: process::now_unix_s(), changes: Vec::new() };
         let sf = StateFile { path, record };
         // Created exclusively (link(2) of a complete temporary file): of two tools starting at
         // once for one target, one gets EEXIST.

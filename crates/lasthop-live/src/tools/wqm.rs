@@ -23,9 +23,10 @@
 //! after a crash, at its next start.
 
 use super::args::{fmt_duration, Args, UsageError};
+use super::daemon::{self, Daemon, Parts, Service};
 use super::host::{self, Change, Nl80211, Rtnl};
-use super::metrics::{render, Exporter, Family};
-use super::statefile::{Found, StateFile};
+use super::metrics::{render, Family};
+use super::statefile::StateFile;
 use crate::nl::nl80211::{self as n, StationInfo, WiphyInfo};
 use crate::nl::rtnl::Qdisc;
 use crate::nl::socket::{Endpoint, NlError};
@@ -35,7 +36,6 @@ use lasthop_core::units::{BitRate, Bytes};
 use lasthop_core::{Duration as SimDuration, Instant as SimInstant};
 use lasthop_wifi::mac::frame;
 use lasthop_wifi::phy::{self, Band, TxVector};
-use std::io::Write;
 use std::time::{Duration, Instant};
 
 pub const HELP: &str = "\
@@ -353,7 +353,26 @@ pub fn main(argv: &[String]) -> i32 {
     }
 }
 
-fn run(argv: &[String]) -> Result<i32, Fail> {
+/// The options, read and checked.
+struct Opts {
+    quiet: bool,
+    dry: bool,
+    show: bool,
+    phy: Option<String>,
+    iface: Option<String>,
+    limit: Duration,
+    interval: Duration,
+    rate: Option<u64>,
+    max_ampdu_time: Option<Duration>,
+    nl_path: Option<String>,
+    metrics: Option<String>,
+    record: Option<String>,
+    run_for: Option<Duration>,
+    cfg: WqmConfig,
+}
+
+/// Read the options (None: `--help` was printed).
+fn parse(argv: &[String]) -> Result<Option<Opts>, Fail> {
     let mut a = Args::parse(
         "wqm",
         argv,
@@ -362,7 +381,7 @@ fn run(argv: &[String]) -> Result<i32, Fail> {
     )?;
     if a.help() {
         print!("{HELP}");
-        return Ok(0);
+        return Ok(None);
     }
     if let Some(path) = a.value("spec") {
         super::spec_opts::wqm(&mut a, &path)?;
@@ -386,132 +405,161 @@ fn run(argv: &[String]) -> Result<i32, Fail> {
     let rate = a.rate_bps("rate", 100_000, 1_000_000_000_000)?;
     let max_ampdu_time = a.duration_opt("max-ampdu-time", Duration::from_micros(100), Duration::from_millis(10))?;
     let nl_path = a.value("nl80211");
-    let metrics_addr = a.value("metrics");
-    let record_path = a.value("record");
-    let run_for = a.duration_opt("duration", Duration::from_millis(1), Duration::from_secs(10 * 365 * 86_400))?;
+    let metrics = a.value("metrics");
+    let record = a.value("record");
+    let run_for = daemon::duration_option(&mut a)?;
     a.finish(0)?;
     let mut cfg = WqmConfig { interval: SimDuration(interval.as_nanos() as u64), limit: SimDuration(limit.as_nanos() as u64), variant, packet_size: Bytes(packet_size), b_max: b_max.map(|b| b as u32), ..WqmConfig::default() };
     if let Some(r) = top_rate {
         cfg.top_rate = BitRate(r);
     }
     cfg.validate().map_err(|e| usage(e.to_string()))?;
+    Ok(Some(Opts { quiet, dry, show, phy, iface, limit, interval, rate, max_ampdu_time, nl_path, metrics, record, run_for, cfg }))
+}
 
+fn run(argv: &[String]) -> Result<i32, Fail> {
+    let Some(o) = parse(argv)? else { return Ok(0) };
     // Everything that can fail for a user's reason fails here, before any change.
-    let exporter = metrics_addr.as_deref().map(Exporter::start).transpose().map_err(usage)?;
-    let mut record = match &record_path {
-        Some(p) => Some(std::fs::OpenOptions::new().create(true).append(true).open(p).map_err(|e| usage(format!("--record = {p:?}: {e}")))?),
-        None => None,
-    };
-    let Setup { mut actuator, mut sensors, mut change, target } = resolve(phy.clone(), iface.clone(), nl_path.clone(), rate, max_ampdu_time)?;
-    if show {
-        let s = sensors.sample().map_err(usage)?;
-        let doc = serde_json::json!({
-            "target": target,
-            "via": sensors.nl.as_ref().map_or("rtnetlink".to_string(), |nl| host::endpoint_text(nl.endpoint())),
-            "limit": change.original(),
-            "what": change.describe(),
-            "stations": s.stations,
-            "busiest_station": s.station,
-            "rate_bps": s.rate_bps,
-            "backlog_bytes": s.backlog_bytes,
-            "backlog_packets": s.backlog_packets,
-            "drops": s.drops,
-            "aggregate": s.aggregate,
-            "survey_ms": s.survey.map(|c| serde_json::json!({
-                "active": c.active.as_nanos() / 1_000_000, "busy": c.busy.as_nanos() / 1_000_000, "tx": c.tx.as_nanos() / 1_000_000})),
-        });
-        println!("{doc}");
-        return Ok(0);
+    let exporter = daemon::start_metrics(o.metrics.as_deref()).map_err(usage)?;
+    let record = o.record.as_deref().map(daemon::open_record).transpose().map_err(usage)?;
+    let mut setup = resolve(o.phy.clone(), o.iface.clone(), o.nl_path.clone(), o.rate, o.max_ampdu_time)?;
+    if o.show {
+        return show(&mut setup).map(|()| 0);
     }
     // Equations (6)–(7) with this band's SIFS and the BE parameters, as the simulator's host.
-    let first = sensors.sample().map_err(usage)?;
+    let first = setup.sensors.sample().map_err(usage)?;
+    let sensors = &mut setup.sensors;
     let band = sensors.nl.as_mut().and_then(|nl| sensors.ifaces.first().and_then(|&i| nl.survey(i).ok().flatten())).map_or(Band::Ghz5, |s| band_of(s.freq_mhz));
     let t = phy::mac_timing(phy::Standard::Ht, band);
+    let mut cfg = o.cfg;
     cfg.artt = ArttParams { t_slot: t.slot, cw_min: 16, t_difs: t.sifs + t.slot * 3, t_sifs: t.sifs, ..ArttParams::default() };
     cfg.validate().map_err(|e| usage(e.to_string()))?;
-    let mut state = None;
-    if !dry {
-        let (sf, found) = StateFile::claim("wqm", &target).map_err(usage)?;
-        if let Found::Restored(lines) = found {
-            for l in lines {
-                eprintln!("wqm: {l}");
-            }
-            // What is there now is the original: look again.
-            match resolve(phy, iface, nl_path, rate, max_ampdu_time) {
-                Ok(s) => (actuator, sensors, change) = (s.actuator, s.sensors, s.change),
-                Err(e) => {
-                    sf.release();
-                    return Err(e);
-                }
-            }
-        }
-        // Permission and support, by writing the value that is there.
-        if let Err(e) = actuator.set(change.original()) {
-            sf.release();
-            return Err(nl_usage(e, &format!("set {}", change.describe())));
-        }
-        let mut sf = sf;
-        sf.add(change.clone()).map_err(|e| Fail::Run(e.to_string()))?;
-        state = Some((sf, change));
+    let state = if o.dry { None } else { Some(take_over(&o, &mut setup)?) };
+    let ctl = Wqm::new(cfg, SimInstant::ZERO).map_err(|e| usage(e.to_string()))?;
+    let mut d = Daemon::start("wqm", o.quiet, Parts { run_for: o.run_for, exporter, record, state }).map_err(Fail::Run)?;
+    let Setup { actuator, sensors, target, .. } = setup;
+    let mut sizer = Sizer { ctl, actuator, sensors, target, limit: o.limit, dry: o.dry, applied: None, t0: Instant::now(), warned: false, n_ok: 0, n_fail: 0 };
+    if !o.quiet {
+        sizer.announce(o.interval, first.stations);
     }
-    let signals = crate::signals::StopSignals::install().map_err(|e| Fail::Run(format!("signal handlers: {e}")))?;
-    let mut ctl = Wqm::new(cfg, SimInstant::ZERO).map_err(|e| usage(e.to_string()))?;
-    if !quiet {
-        let what = match &actuator {
+    // Until its initial stage has a rate to work with, the buffer is the largest the sizer
+    // would choose (as in the simulator).
+    let b_max = sizer.ctl.b_max();
+    let result = sizer.apply(b_max).and_then(|()| {
+        sizer.t0 = Instant::now();
+        d.run(&mut sizer)
+    });
+    let mut code = 0;
+    if let Err(e) = &result {
+        eprintln!("lasthop wqm: {e}");
+        code = 1;
+    }
+    if !d.finish() {
+        code = 1;
+    }
+    if !o.quiet {
+        let st = sizer.ctl.stats();
+        eprintln!("wqm: {} intervals ({} increases, {} decreases), {} samples, {} failed reads", st.intervals, st.increases, st.decreases, sizer.n_ok, sizer.n_fail);
+    }
+    Ok(code)
+}
+
+/// `--show`: what the AP reports, as JSON, changing nothing.
+fn show(setup: &mut Setup) -> Result<(), Fail> {
+    let s = setup.sensors.sample().map_err(usage)?;
+    let change = &setup.change;
+    let doc = serde_json::json!({
+        "target": setup.target,
+        "via": setup.sensors.nl.as_ref().map_or("rtnetlink".to_string(), |nl| host::endpoint_text(nl.endpoint())),
+        "limit": change.original(),
+        "what": change.describe(),
+        "stations": s.stations,
+        "busiest_station": s.station,
+        "rate_bps": s.rate_bps,
+        "backlog_bytes": s.backlog_bytes,
+        "backlog_packets": s.backlog_packets,
+        "drops": s.drops,
+        "aggregate": s.aggregate,
+        "survey_ms": s.survey.map(|c| serde_json::json!({
+            "active": c.active.as_nanos() / 1_000_000, "busy": c.busy.as_nanos() / 1_000_000, "tx": c.tx.as_nanos() / 1_000_000})),
+    });
+    println!("{doc}");
+    Ok(())
+}
+
+/// Claim the restore record (putting back what a crashed wqm left, and then looking again:
+/// what is there now is the original), check permission and support by writing the value
+/// that is there, and record the change before any other is made.
+fn take_over(o: &Opts, setup: &mut Setup) -> Result<StateFile, Fail> {
+    let (mut sf, restored) = daemon::claim("wqm", &setup.target).map_err(usage)?;
+    if restored {
+        match resolve(o.phy.clone(), o.iface.clone(), o.nl_path.clone(), o.rate, o.max_ampdu_time) {
+            Ok(s) => (setup.actuator, setup.sensors, setup.change) = (s.actuator, s.sensors, s.change),
+            Err(e) => {
+                sf.release();
+                return Err(e);
+            }
+        }
+    }
+    if let Err(e) = setup.actuator.set(setup.change.original()) {
+        sf.release();
+        return Err(nl_usage(e, &format!("set {}", setup.change.describe())));
+    }
+    sf.add(setup.change.clone()).map_err(Fail::Run)?;
+    Ok(sf)
+}
+
+/// The running sizer: the controller, where it reads and where it acts.
+struct Sizer {
+    ctl: Wqm,
+    actuator: Actuator,
+    sensors: Sensors,
+    target: String,
+    limit: Duration,
+    dry: bool,
+    /// The limit in force (as far as this tool set it).
+    applied: Option<u32>,
+    t0: Instant,
+    warned: bool,
+    n_ok: u64,
+    n_fail: u64,
+}
+
+impl Sizer {
+    fn announce(&self, interval: Duration, stations: usize) {
+        let target = &self.target;
+        let what = match &self.actuator {
             Actuator::Txq { .. } => format!("the TXQ limit of {target}"),
             Actuator::Qdisc { q, .. } => format!("the {} limit of {target}", q.kind),
             Actuator::Txqlen { .. } => format!("txqueuelen of {target}"),
         };
         eprintln!(
             "wqm: sizing {what} via {}{}: limit {}, interval {}, B_max {} packets, {} station(s); Ctrl-C restores it",
-            sensors.nl.as_ref().map_or("rtnetlink".to_string(), |nl| host::endpoint_text(nl.endpoint())),
-            if dry { " (dry run)" } else { "" },
-            fmt_duration(limit),
+            self.sensors.nl.as_ref().map_or("rtnetlink".to_string(), |nl| host::endpoint_text(nl.endpoint())),
+            if self.dry { " (dry run)" } else { "" },
+            fmt_duration(self.limit),
             fmt_duration(interval),
-            ctl.b_max(),
-            first.stations
+            self.ctl.b_max(),
+            stations
         );
     }
-    let mut applied: Option<u32> = None;
-    let apply = |actuator: &mut Actuator, b: u32, applied: &mut Option<u32>| -> Result<(), Fail> {
-        if *applied == Some(b) {
+
+    /// Set the limit to `b` unless it is in force already (a dry run only notes it).
+    fn apply(&mut self, b: u32) -> Result<(), String> {
+        if self.applied == Some(b) {
             return Ok(());
         }
-        if !dry {
-            actuator.set(b).map_err(|e| Fail::Run(format!("set the limit to {b}: {e}")))?;
+        if !self.dry {
+            self.actuator.set(b).map_err(|e| format!("set the limit to {b}: {e}"))?;
         }
-        *applied = Some(b);
+        self.applied = Some(b);
         Ok(())
-    };
-    // Until its initial stage has a rate to work with, the buffer is the largest the sizer
-    // would choose (as in the simulator).
-    let mut result = apply(&mut actuator, ctl.b_max(), &mut applied);
-    let t0 = Instant::now();
-    let mut warned = false;
-    let (mut n_ok, mut n_fail) = (0u64, 0u64);
-    while result.is_ok() {
-        if signals.stop_requested() || run_for.is_some_and(|d| t0.elapsed() >= d) {
-            break;
-        }
-        let due = ctl.poll_timeout().expect("WQM always has a next instant");
-        let now = SimInstant(t0.elapsed().as_nanos() as u64);
-        if now < due {
-            std::thread::sleep(Duration::from_nanos((due - now).as_nanos()).min(Duration::from_millis(50)));
-            continue;
-        }
-        let s = match sensors.sample() {
-            Ok(s) => s,
-            Err(e) => {
-                n_fail += 1;
-                if !warned {
-                    eprintln!("wqm: reading the AP failed, retrying: {e}");
-                    warned = true;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-                continue;
-            }
-        };
-        n_ok += 1;
+    }
+
+    /// Hand the controller one sample, the inputs the simulator's host hands it, and apply
+    /// what it decides.
+    fn decide(&mut self, now: SimInstant, s: &Sample) -> Result<(), String> {
+        let ctl = &mut self.ctl;
         if s.rate_bps > 0 {
             ctl.handle_input(now, WqmInput::TxRate(BitRate(s.rate_bps)));
         }
@@ -522,70 +570,70 @@ fn run(argv: &[String]) -> Result<i32, Fail> {
         if let Some(c) = s.survey {
             ctl.handle_input(now, WqmInput::ChannelSurvey(c));
         }
-        let before = applied;
         ctl.handle_timeout(now);
-        while let Some(WqmOutput::SetLimit(b)) = ctl.poll_output() {
-            if let Err(e) = apply(&mut actuator, b, &mut applied) {
-                result = Err(e);
-                break;
-            }
+        while let Some(WqmOutput::SetLimit(b)) = self.ctl.poll_output() {
+            self.apply(b)?;
         }
-        let v = *ctl.vars();
+        Ok(())
+    }
+
+    /// One interval's decision line (when the limit moved), record line and metrics.
+    fn report(&self, d: &mut Daemon, now: SimInstant, s: &Sample, before: Option<u32>) {
+        let v = *self.ctl.vars();
         let t_s = now.as_nanos() as f64 / 1e9;
         let drain_ms = v.t_drain.map(|d| d.as_nanos() as f64 / 1e6);
-        if !quiet && applied != before {
+        let free = v.f.free.as_nanos() as f64 / v.f.total.as_nanos().max(1) as f64;
+        if !d.quiet() && self.applied != before {
             eprintln!(
                 "wqm: t={t_s:.1}s limit {} -> {} packets (T_drain {} vs {}; R {:.1} Mb/s, backlog {} B, F {:.2}, B_min {}{})",
                 before.map_or("-".into(), |b| b.to_string()),
-                applied.unwrap_or(0),
+                self.applied.unwrap_or(0),
                 drain_ms.map_or("-".into(), |d| format!("{d:.2} ms")),
-                fmt_duration(limit),
+                fmt_duration(self.limit),
                 s.rate_bps as f64 / 1e6,
                 s.backlog_bytes,
-                v.f.free.as_nanos() as f64 / v.f.total.as_nanos().max(1) as f64,
+                free,
                 v.b_min,
                 s.station.as_ref().map_or(String::new(), |m| format!(", station {m}")),
             );
         }
-        if let Some(f) = record.as_mut() {
-            let line = serde_json::json!({
-                "t_s": t_s, "limit": applied, "b": v.b, "b_min": v.b_min, "rate_bps": s.rate_bps,
-                "backlog_bytes": s.backlog_bytes, "backlog_packets": s.backlog_packets,
-                "free_fraction": v.f.free.as_nanos() as f64 / v.f.total.as_nanos().max(1) as f64,
-                "t_drain_ms": drain_ms, "station": s.station, "drops": s.drops,
-            });
-            let _ = writeln!(f, "{line}");
-        }
-        if let Some(x) = exporter.as_ref() {
-            x.set(metrics_text(&ctl, &s, applied, &target));
-        }
+        d.write_record(&serde_json::json!({
+            "t_s": t_s, "limit": self.applied, "b": v.b, "b_min": v.b_min, "rate_bps": s.rate_bps,
+            "backlog_bytes": s.backlog_bytes, "backlog_packets": s.backlog_packets,
+            "free_fraction": free,
+            "t_drain_ms": drain_ms, "station": s.station, "drops": s.drops,
+        }));
+        d.publish(|| metrics_text(&self.ctl, s, self.applied, &self.target));
     }
-    drop(signals);
-    let st = *ctl.stats();
-    let mut code = 0;
-    if let Err(Fail::Run(e)) = &result {
-        eprintln!("lasthop wqm: {e}");
-        code = 1;
-    }
-    if let Some((sf, _)) = state {
-        for r in sf.restore_all() {
-            match r {
-                Ok(l) => {
-                    if !quiet {
-                        eprintln!("wqm: {l}");
-                    }
+}
+
+impl Service for Sizer {
+    /// Sleep until the controller's next measurement instant, then sample, decide and apply.
+    fn round(&mut self, d: &mut Daemon) -> Result<bool, String> {
+        let due = self.ctl.poll_timeout().expect("WQM always has a next instant");
+        let now = SimInstant(self.t0.elapsed().as_nanos() as u64);
+        if now < due {
+            std::thread::sleep(Duration::from_nanos((due - now).as_nanos()).min(Duration::from_millis(50)));
+            return Ok(true);
+        }
+        let s = match self.sensors.sample() {
+            Ok(s) => s,
+            Err(e) => {
+                self.n_fail += 1;
+                if !self.warned {
+                    eprintln!("wqm: reading the AP failed, retrying: {e}");
+                    self.warned = true;
                 }
-                Err(l) => {
-                    eprintln!("wqm: {l}");
-                    code = 1;
-                }
+                std::thread::sleep(Duration::from_millis(20));
+                return Ok(true);
             }
-        }
+        };
+        self.n_ok += 1;
+        let before = self.applied;
+        let decided = self.decide(now, &s);
+        self.report(d, now, &s, before);
+        decided.map(|()| true)
     }
-    if !quiet {
-        eprintln!("wqm: {} intervals ({} increases, {} decreases), {} samples, {} failed reads", st.intervals, st.increases, st.decreases, n_ok, n_fail);
-    }
-    Ok(code)
 }
 
 fn metrics_text(ctl: &Wqm, s: &Sample, applied: Option<u32>, target: &str) -> String {

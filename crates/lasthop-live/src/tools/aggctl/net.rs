@@ -1,26 +1,8 @@
-//! UDP plumbing for aggctl: sockets with kernel receive timestamps, batched receives
-//! (`recvmmsg`), the wall clocks, waiting with nanosecond timeouts, and atomic result files.
+//! UDP plumbing for aggctl: sockets with kernel receive timestamps and batched receives
+//! (`recvmmsg`). The clocks, waiting and result files are the OS layer's (`crate::sys`).
 
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
-use std::time::Duration;
-
-/// CLOCK_REALTIME in ns (what SO_TIMESTAMPNS stamps packets with).
-pub fn realtime_ns() -> u64 {
-    clock(libc::CLOCK_REALTIME)
-}
-
-/// CLOCK_MONOTONIC in ns (what the pacer schedules on).
-pub fn mono_ns() -> u64 {
-    clock(libc::CLOCK_MONOTONIC)
-}
-
-fn clock(id: libc::clockid_t) -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: clock_gettime writes one timespec.
-    unsafe { libc::clock_gettime(id, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
 
 /// Bind a non-blocking UDP socket; the error is one line naming the address.
 pub fn bind(opt: &str, addr: SocketAddr) -> Result<UdpSocket, String> {
@@ -33,14 +15,6 @@ pub fn set_int(s: &UdpSocket, level: libc::c_int, name: libc::c_int, v: libc::c_
     // SAFETY: setsockopt reads one c_int from a valid pointer.
     let r = unsafe { libc::setsockopt(s.as_raw_fd(), level, name, &v as *const _ as *const libc::c_void, std::mem::size_of::<libc::c_int>() as libc::socklen_t) };
     if r == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
-}
-
-/// Sleep until `s` is readable or `timeout` passes (a signal ends it early).
-pub fn wait_readable(fds: &[&UdpSocket], timeout: Duration) {
-    let mut p: Vec<libc::pollfd> = fds.iter().map(|s| libc::pollfd { fd: s.as_raw_fd(), events: libc::POLLIN, revents: 0 }).collect();
-    let ts = libc::timespec { tv_sec: timeout.as_secs() as libc::time_t, tv_nsec: timeout.subsec_nanos() as libc::c_long };
-    // SAFETY: a valid pollfd array for its length and a timespec that outlives the call.
-    unsafe { libc::ppoll(p.as_mut_ptr(), p.len() as libc::nfds_t, &ts, std::ptr::null()) };
 }
 
 pub const BATCH: usize = 64;
@@ -124,16 +98,6 @@ impl Default for RxBatch {
     fn default() -> Self {
         Self::new()
     }
-}
-
-/// Write `text` to `path` through a temporary file and a rename, so a reader (or a crash)
-/// never sees half a file.
-pub fn write_atomic(path: &std::path::Path, text: &str) -> Result<(), String> {
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    std::fs::write(&tmp, text).and_then(|_| std::fs::rename(&tmp, path)).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        format!("{}: {e}", path.display())
-    })
 }
 
 /// "ADDR:PORT" as an IPv4 socket address.

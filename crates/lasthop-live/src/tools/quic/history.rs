@@ -36,7 +36,7 @@ pub fn key(ip: IpAddr, prefix: u8) -> String {
 }
 
 fn unix_ns() -> u64 {
-    super::super::aggctl::net::realtime_ns()
+    crate::sys::clock::realtime_ns()
 }
 
 impl Store {
@@ -114,7 +114,7 @@ impl Store {
         })).collect();
         let doc = serde_json::json!({"format": FORMAT, "version": 1, "prefix": self.prefix, "written_unix_ns": unix_ns(), "entries": entries});
         self.dirty = false;
-        match super::super::aggctl::net::write_atomic(&path, &(doc.to_string() + "\n")) {
+        match crate::sys::fs::write_atomic(&path, &(doc.to_string() + "\n")) {
             Ok(()) => None,
             Err(e) => {
                 self.write_failures += 1;

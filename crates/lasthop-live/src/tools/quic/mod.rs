@@ -24,6 +24,7 @@ pub mod pages;
 pub mod serve;
 
 use super::args::{Args, UsageError};
+use super::daemon;
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -122,134 +123,139 @@ fn profile(a: &mut Args) -> Result<Profile, UsageError> {
     })
 }
 
-fn stats(a: &mut Args, default: f64) -> Result<Option<Duration>, UsageError> {
-    let s = match a.value("stats") {
-        None => default,
-        Some(v) => v.parse::<f64>().ok().filter(|x| x.is_finite() && *x >= 0.0 && *x <= 3600.0).ok_or_else(|| a.err("stats", &v, "seconds, 0 to 3600"))?,
-    };
-    Ok((s > 0.0).then(|| Duration::from_secs_f64(s)))
-}
-
 fn run(sub: &str, argv: &[String]) -> Result<i32, UsageError> {
     let tool = format!("quic {sub}");
-    if sub == "serve" {
-        let mut a = Args::parse(&tool, argv, &["quiet", "pages", "follow-symlinks"], &["listen", "profile", "history", "history-key", "history-mode", "history-size", "history-lifetime", "guard", "initial-window", "cert", "key", "record", "metrics", "stats", "duration"])?;
-        if a.help() {
-            print!("{HELP}");
-            return Ok(0);
-        }
-        let quiet = a.flag("quiet");
-        let write_pages = a.flag("pages");
-        let follow_symlinks = a.flag("follow-symlinks");
-        let listen = match a.value("listen") {
-            Some(v) => v.trim().parse::<SocketAddr>().map_err(|_| a.err("listen", &v, "an address and port, like 0.0.0.0:4433"))?,
-            None => SocketAddr::from(([0, 0, 0, 0], 4433)),
-        };
-        let profile = profile(&mut a)?;
-        let history = a.value("history").map(std::path::PathBuf::from);
-        let prefix = match a.choice("history-key", "/32", &["/32", "/24"])?.as_str() {
-            "/24" => 24,
-            _ => 32,
-        };
-        let mode = a.choice("history-mode", "mean", &["mean", "ewma"])?;
-        let size = a.uint("history-size", 1, 10_000_000)?.unwrap_or(1024) as usize;
-        let lifetime = a.duration("history-lifetime", Duration::from_secs(3600), Duration::from_secs(1), Duration::from_secs(365 * 86_400))?;
-        let guard = a.choice("guard", "none", &["none", "rtt"])? == "rtt";
-        let iw = a.uint("initial-window", 2, 10_000)?.unwrap_or(10) as usize;
-        let cert = a.value("cert");
-        let key = a.value("key");
-        let record = a.value("record").map(std::path::PathBuf::from);
-        let metrics = a.value("metrics");
-        let stats_every = stats(&mut a, 1.0)?;
-        let duration = a.duration_opt("duration", Duration::from_millis(1), Duration::from_secs(10 * 365 * 86_400))?;
-        a.finish(1)?;
-        let Some(dir) = a.positional.first().cloned() else {
-            return Err(usage("serve: the directory to serve is needed (quic serve DIR)"));
-        };
-        let dir = std::path::PathBuf::from(&dir);
-        if std::fs::read_dir(&dir).is_err() {
-            return Err(usage(format!("serve: {}: not a readable directory", dir.display())));
-        }
-        if write_pages {
-            pages::write_all(&dir).map_err(|e| usage(format!("serve: --pages: cannot write {}/pages: {e}", dir.display())))?;
-        }
-        if cert.is_some() != key.is_some() {
-            return Err(usage("serve: --cert and --key go together"));
-        }
-        let o = serve::ServeOpts {
-            dir, follow_symlinks, listen, profile, history, prefix, ewma: mode == "ewma", size, lifetime, guard, iw,
-            cert: cert.zip(key), record, metrics, stats_every, duration, quiet,
-        };
-        serve::run(&o).map_err(|e| UsageError(format!("{tool}: {e}")))
+    let code = if sub == "serve" {
+        let Some(o) = serve_opts(&tool, argv)? else { return Ok(0) };
+        serve::run(&o)
     } else {
-        let argv: Vec<String> = argv.iter().map(|x| if x == "-o" { "--out-dir".to_string() } else { x.clone() }).collect();
-        let mut a = Args::parse(&tool, &argv, &["quiet", "insecure"], &["profile", "page", "out-dir", "result", "timeout", "stats", "ca"])?;
-        if a.help() {
-            print!("{HELP}");
-            return Ok(0);
-        }
-        let quiet = a.flag("quiet");
-        let profile = profile(&mut a)?;
-        let page = a.value("page");
-        if page.as_deref() == Some("list") {
-            for (name, _, kb) in pages::TABLE_II {
-                let o = pages::objects(name).expect("a table page");
-                println!("{name} {} objects {kb} kB {}", o.len(), o.iter().map(|x| x.1.to_string()).collect::<Vec<_>>().join(","));
-            }
-            return Ok(0);
-        }
-        if let Some(p) = &page {
-            if pages::objects(p).is_none() {
-                let names: Vec<&str> = pages::TABLE_II.iter().map(|x| x.0).collect();
-                return Err(a.err("page", p, &format!("one of {}", names.join(", "))));
-            }
-        }
-        let out_dir = a.value("out-dir").map(std::path::PathBuf::from);
-        let result = a.value("result").map(std::path::PathBuf::from);
-        let timeout = a.duration("timeout", Duration::from_secs(60), Duration::from_millis(100), Duration::from_secs(86_400))?;
-        let stats_every = stats(&mut a, 0.0)?;
-        let trust = match (a.value("ca"), a.flag("insecure")) {
-            (Some(_), true) => return Err(usage("get: --ca and --insecure exclude each other")),
-            (Some(f), false) => {
-                let p = std::path::PathBuf::from(&f);
-                if !p.is_file() {
-                    return Err(a.err("ca", &f, "a readable file of CA certificates (PEM)"));
-                }
-                get::Trust::CaFile(p)
-            }
-            (None, true) => get::Trust::Insecure,
-            (None, false) => get::Trust::System,
-        };
-        a.finish(usize::MAX)?;
-        if a.positional.is_empty() {
-            return Err(usage("get: at least one URL is needed (https://HOST:PORT/PATH)"));
-        }
-        let mut urls = Vec::new();
-        for u in &a.positional {
-            urls.push(get::Url::parse(u).map_err(|e| usage(format!("get: {}: {e}", super::args::show(u))))?);
-        }
-        let mut later = Vec::new();
-        if let Some(p) = &page {
-            if urls.len() != 1 {
-                return Err(usage("get: --page takes one URL, the server's (https://HOST:PORT/)"));
-            }
-            let base = format!("https://{}", urls[0].text.trim_start_matches("https://").split('/').next().unwrap_or(""));
-            let objs = pages::objects(p).expect("checked");
-            let mk = |i: usize, k: usize| get::Url::parse(&format!("{base}{}", pages::object_path(p, i, k))).map_err(|e| usage(format!("get: {e}")));
-            urls = vec![mk(0, 0)?];
-            for (i, &(k, _)) in objs.iter().enumerate().skip(1) {
-                later.push(mk(i, k)?);
-            }
-        }
-        if urls.iter().any(|u| u.addr != urls[0].addr) && page.is_none() {
-            return Err(usage("get: every URL must name the same server (one connection)"));
-        }
-        if let Some(d) = &out_dir {
-            if !d.is_dir() {
-                return Err(usage(format!("get: --out-dir = {}: not a directory", super::args::show(&d.display().to_string()))));
-            }
-        }
-        let o = get::GetOpts { urls, later, page, profile, out_dir, result, timeout, stats_every, quiet, trust };
-        get::run(&o).map_err(|e| UsageError(format!("{tool}: {e}")))
+        let Some(o) = get_opts(&tool, argv)? else { return Ok(0) };
+        get::run(&o)
+    };
+    code.map_err(|e| UsageError(format!("{tool}: {e}")))
+}
+
+/// `quic serve`'s options (None: `--help` was printed).
+fn serve_opts(tool: &str, argv: &[String]) -> Result<Option<serve::ServeOpts>, UsageError> {
+    let mut a = Args::parse(tool, argv, &["quiet", "pages", "follow-symlinks"], &["listen", "profile", "history", "history-key", "history-mode", "history-size", "history-lifetime", "guard", "initial-window", "cert", "key", "record", "metrics", "stats", "duration"])?;
+    if a.help() {
+        print!("{HELP}");
+        return Ok(None);
     }
+    let quiet = a.flag("quiet");
+    let write_pages = a.flag("pages");
+    let follow_symlinks = a.flag("follow-symlinks");
+    let listen = match a.value("listen") {
+        Some(v) => v.trim().parse::<SocketAddr>().map_err(|_| a.err("listen", &v, "an address and port, like 0.0.0.0:4433"))?,
+        None => SocketAddr::from(([0, 0, 0, 0], 4433)),
+    };
+    let profile = profile(&mut a)?;
+    let history = a.value("history").map(std::path::PathBuf::from);
+    let prefix = match a.choice("history-key", "/32", &["/32", "/24"])?.as_str() {
+        "/24" => 24,
+        _ => 32,
+    };
+    let mode = a.choice("history-mode", "mean", &["mean", "ewma"])?;
+    let size = a.uint("history-size", 1, 10_000_000)?.unwrap_or(1024) as usize;
+    let lifetime = a.duration("history-lifetime", Duration::from_secs(3600), Duration::from_secs(1), Duration::from_secs(365 * 86_400))?;
+    let guard = a.choice("guard", "none", &["none", "rtt"])? == "rtt";
+    let iw = a.uint("initial-window", 2, 10_000)?.unwrap_or(10) as usize;
+    let cert = a.value("cert");
+    let key = a.value("key");
+    let record = a.value("record").map(std::path::PathBuf::from);
+    let metrics = a.value("metrics");
+    let stats_every = daemon::stats_option(&mut a, 1.0)?;
+    let duration = daemon::duration_option(&mut a)?;
+    a.finish(1)?;
+    let Some(dir) = a.positional.first().cloned() else {
+        return Err(usage("serve: the directory to serve is needed (quic serve DIR)"));
+    };
+    let dir = std::path::PathBuf::from(&dir);
+    if std::fs::read_dir(&dir).is_err() {
+        return Err(usage(format!("serve: {}: not a readable directory", dir.display())));
+    }
+    if write_pages {
+        pages::write_all(&dir).map_err(|e| usage(format!("serve: --pages: cannot write {}/pages: {e}", dir.display())))?;
+    }
+    if cert.is_some() != key.is_some() {
+        return Err(usage("serve: --cert and --key go together"));
+    }
+    let o = serve::ServeOpts {
+        dir, follow_symlinks, listen, profile, history, prefix, ewma: mode == "ewma", size, lifetime, guard, iw,
+        cert: cert.zip(key), record, metrics, stats_every, duration, quiet,
+    };
+    Ok(Some(o))
+}
+
+/// `quic get`'s options (None: `--help` or `--page list` was printed).
+fn get_opts(tool: &str, argv: &[String]) -> Result<Option<get::GetOpts>, UsageError> {
+    let argv: Vec<String> = argv.iter().map(|x| if x == "-o" { "--out-dir".to_string() } else { x.clone() }).collect();
+    let mut a = Args::parse(tool, &argv, &["quiet", "insecure"], &["profile", "page", "out-dir", "result", "timeout", "stats", "ca"])?;
+    if a.help() {
+        print!("{HELP}");
+        return Ok(None);
+    }
+    let quiet = a.flag("quiet");
+    let profile = profile(&mut a)?;
+    let page = a.value("page");
+    if page.as_deref() == Some("list") {
+        for (name, _, kb) in pages::TABLE_II {
+            let o = pages::objects(name).expect("a table page");
+            println!("{name} {} objects {kb} kB {}", o.len(), o.iter().map(|x| x.1.to_string()).collect::<Vec<_>>().join(","));
+        }
+        return Ok(None);
+    }
+    if let Some(p) = &page {
+        if pages::objects(p).is_none() {
+            let names: Vec<&str> = pages::TABLE_II.iter().map(|x| x.0).collect();
+            return Err(a.err("page", p, &format!("one of {}", names.join(", "))));
+        }
+    }
+    let out_dir = a.value("out-dir").map(std::path::PathBuf::from);
+    let result = a.value("result").map(std::path::PathBuf::from);
+    let timeout = a.duration("timeout", Duration::from_secs(60), Duration::from_millis(100), Duration::from_secs(86_400))?;
+    let stats_every = daemon::stats_option(&mut a, 0.0)?;
+    let trust = match (a.value("ca"), a.flag("insecure")) {
+        (Some(_), true) => return Err(usage("get: --ca and --insecure exclude each other")),
+        (Some(f), false) => {
+            let p = std::path::PathBuf::from(&f);
+            if !p.is_file() {
+                return Err(a.err("ca", &f, "a readable file of CA certificates (PEM)"));
+            }
+            get::Trust::CaFile(p)
+        }
+        (None, true) => get::Trust::Insecure,
+        (None, false) => get::Trust::System,
+    };
+    a.finish(usize::MAX)?;
+    if a.positional.is_empty() {
+        return Err(usage("get: at least one URL is needed (https://HOST:PORT/PATH)"));
+    }
+    let mut urls = Vec::new();
+    for u in &a.positional {
+        urls.push(get::Url::parse(u).map_err(|e| usage(format!("get: {}: {e}", super::args::show(u))))?);
+    }
+    let mut later = Vec::new();
+    if let Some(p) = &page {
+        if urls.len() != 1 {
+            return Err(usage("get: --page takes one URL, the server's (https://HOST:PORT/)"));
+        }
+        let base = format!("https://{}", urls[0].text.trim_start_matches("https://").split('/').next().unwrap_or(""));
+        let objs = pages::objects(p).expect("checked");
+        let mk = |i: usize, k: usize| get::Url::parse(&format!("{base}{}", pages::object_path(p, i, k))).map_err(|e| usage(format!("get: {e}")));
+        urls = vec![mk(0, 0)?];
+        for (i, &(k, _)) in objs.iter().enumerate().skip(1) {
+            later.push(mk(i, k)?);
+        }
+    }
+    if urls.iter().any(|u| u.addr != urls[0].addr) && page.is_none() {
+        return Err(usage("get: every URL must name the same server (one connection)"));
+    }
+    if let Some(d) = &out_dir {
+        if !d.is_dir() {
+            return Err(usage(format!("get: --out-dir = {}: not a directory", super::args::show(&d.display().to_string()))));
+        }
+    }
+    let o = get::GetOpts { urls, later, page, profile, out_dir, result, timeout, stats_every, quiet, trust };
+    Ok(Some(o))
 }

@@ -3,7 +3,8 @@
 
 use super::history::{self, Store};
 use super::{Profile, MAX_DATAGRAM};
-use crate::tools::metrics::{render, Exporter, Family};
+use crate::tools::daemon::{self, Daemon, Parts, Service};
+use crate::tools::metrics::{render, Family};
 use hmac::{Hmac, Mac};
 use lasthop_algo::control::cwnd_history::{rtt_guard, GuardVerdict, HistoryEvent};
 use lasthop_algo::quic::pacer::{chromium_rate, PacingSender};
@@ -221,6 +222,30 @@ fn sim(t0: Instant, t: Instant) -> SimInstant {
     SimInstant::from_nanos(t.saturating_duration_since(t0).as_nanos() as u64)
 }
 
+/// The running server.
+struct Server<'a> {
+    o: &'a ServeOpts,
+    root: Docroot,
+    sock: UdpSocket,
+    local: SocketAddr,
+    store: Store,
+    t0: Instant,
+    /// Derives our connection IDs from the client's first (so a retried Initial finds its
+    /// connection), and keys the Retry tokens.
+    seed: [u8; 32],
+    token_key: [u8; 32],
+    /// One quiche configuration per initial window in use.
+    configs: BTreeMap<usize, quiche::Config>,
+    h3_config: quiche::h3::Config,
+    conns: BTreeMap<Vec<u8>, Conn>,
+    k: Counters,
+    buf: Vec<u8>,
+    out: Vec<u8>,
+    next_stats: Option<Instant>,
+    next_save: Instant,
+    next_metrics: Instant,
+}
+
 pub fn run(o: &ServeOpts) -> Result<i32, String> {
     // Everything that can be wrong with the input is checked before the socket is bound.
     tls(&o.cert)?;
@@ -231,177 +256,153 @@ pub fn run(o: &ServeOpts) -> Result<i32, String> {
     let sock = UdpSocket::bind(o.listen).map_err(|e| format!("--listen = {}: {e}", o.listen))?;
     sock.set_nonblocking(true).map_err(|e| e.to_string())?;
     let local = sock.local_addr().map_err(|e| e.to_string())?;
-    let exporter = match &o.metrics {
-        Some(a) => Some(Exporter::start(a)?),
-        None => None,
-    };
-    let stop = crate::signals::StopSignals::install().map_err(|e| e.to_string())?;
-    let seed: [u8; 32] = random();
-    let token_key: [u8; 32] = random();
-    let mut configs: BTreeMap<usize, quiche::Config> = BTreeMap::new();
-    let h3_config = quiche::h3::Config::new().map_err(|e| e.to_string())?;
-    let mut conns: BTreeMap<Vec<u8>, Conn> = BTreeMap::new();
-    let mut k = Counters::default();
-    let mut record = match &o.record {
+    let exporter = daemon::start_metrics(o.metrics.as_deref())?;
+    let record = match &o.record {
         Some(p) => Some(std::fs::OpenOptions::new().create(true).append(true).open(p).map_err(|e| format!("--record = {}: {e}", p.display()))?),
         None => None,
     };
-    let mut buf = vec![0u8; 65535];
-    let mut out = vec![0u8; MAX_DATAGRAM];
-    let end = o.duration.map(|d| t0 + d);
-    let mut next_stats = o.stats_every.map(|d| t0 + d);
-    let mut next_save = t0 + Duration::from_secs(1);
-    let mut next_metrics = t0;
-    let default_bytes = (o.iw * MAX_DATAGRAM) as u64;
+    let mut d = Daemon::start("quic serve", o.quiet, Parts { run_for: o.duration, exporter, record, state: None })?;
+    let h3_config = quiche::h3::Config::new().map_err(|e| e.to_string())?;
+    let mut s = Server {
+        o, root, sock, local, store, t0, seed: random(), token_key: random(), configs: BTreeMap::new(), h3_config, conns: BTreeMap::new(),
+        k: Counters::default(), buf: vec![0u8; 65535], out: vec![0u8; MAX_DATAGRAM],
+        next_stats: o.stats_every.map(|d| t0 + d), next_save: t0 + Duration::from_secs(1), next_metrics: t0,
+    };
     if !o.quiet {
         eprintln!("quic serve: {} on {local} ({}, initial window {} packets{}{})", o.dir.display(), o.profile.name(), o.iw,
                   o.history.as_ref().map_or(String::new(), |p| format!(", history {} ({loaded} entries, /{} keys)", p.display(), o.prefix)),
                   if o.guard { ", RTT guard" } else { "" });
     }
-    loop {
-        let now = Instant::now();
-        if stop.stop_requested() || end.is_some_and(|e| now >= e) {
-            break;
+    d.run(&mut s)?;
+    s.finish();
+    d.finish();
+    Ok(0)
+}
+
+impl Server<'_> {
+    /// One datagram: to its connection, or a new connection (after a Retry with the RTT
+    /// guard); then the requests it completed are answered.
+    fn on_datagram(&mut self, pkt: &mut [u8], from: SocketAddr) -> Result<(), String> {
+        let Ok(hdr) = quiche::Header::from_slice(pkt, quiche::MAX_CONN_ID_LEN) else { return Ok(()) };
+        let derived = tag(&self.seed, &[&hdr.dcid])[..quiche::MAX_CONN_ID_LEN].to_vec();
+        let id = if self.conns.contains_key(hdr.dcid.as_ref()) {
+            hdr.dcid.to_vec()
+        } else if self.conns.contains_key(&derived) {
+            derived
+        } else {
+            match self.accept(&hdr, derived, from)? {
+                Some(id) => id,
+                None => return Ok(()),
+            }
+        };
+        let Some(c) = self.conns.get_mut(&id) else { return Ok(()) };
+        if c.conn.recv(pkt, quiche::RecvInfo { to: self.local, from }).is_err() {
+            return Ok(());
         }
-        // Receive.
-        while let Ok((len, from)) = sock.recv_from(&mut buf) {
-            k.datagrams_in += 1;
-            let now = Instant::now();
-            let pkt = &mut buf[..len];
-            let Ok(hdr) = quiche::Header::from_slice(pkt, quiche::MAX_CONN_ID_LEN) else { continue };
-            let derived = tag(&seed, &[&hdr.dcid])[..quiche::MAX_CONN_ID_LEN].to_vec();
-            let id = if conns.contains_key(hdr.dcid.as_ref()) {
-                hdr.dcid.to_vec()
-            } else if conns.contains_key(&derived) {
-                derived.clone()
-            } else {
-                if hdr.ty != quiche::Type::Initial {
-                    continue;
+        if (c.conn.is_in_early_data() || c.conn.is_established()) && c.h3.is_none() {
+            match quiche::h3::Connection::with_transport(&mut c.conn, &self.h3_config) {
+                Ok(h) => c.h3 = Some(h),
+                Err(_) => {
+                    let _ = c.conn.close(true, 0x101, b"h3");
                 }
-                if !quiche::version_is_supported(hdr.version) {
-                    if let Ok(n) = quiche::negotiate_version(&hdr.scid, &hdr.dcid, &mut out) {
-                        let _ = sock.send_to(&out[..n], from);
-                    }
-                    continue;
+            }
+        }
+        serve_conn(c, &self.root, &mut self.k);
+        Ok(())
+    }
+
+    /// A client's Initial for no connection of ours: version negotiation, or (RTT guard) a
+    /// Retry or the check of its token, then the initial window and a new connection.
+    fn accept(&mut self, hdr: &quiche::Header, derived: Vec<u8>, from: SocketAddr) -> Result<Option<Vec<u8>>, String> {
+        let (o, t0, now, out) = (self.o, self.t0, Instant::now(), &mut self.out);
+        if hdr.ty != quiche::Type::Initial {
+            return Ok(None);
+        }
+        if !quiche::version_is_supported(hdr.version) {
+            if let Ok(n) = quiche::negotiate_version(&hdr.scid, &hdr.dcid, out) {
+                let _ = self.sock.send_to(&out[..n], from);
+            }
+            return Ok(None);
+        }
+        let token = hdr.token.clone().unwrap_or_default();
+        let (odcid, rtt) = if o.guard {
+            if token.is_empty() {
+                let t_ns = now.duration_since(t0).as_nanos() as u64;
+                let new_token = mint_token(&self.token_key, t_ns, &hdr.dcid, &from);
+                let scid = quiche::ConnectionId::from_ref(&derived);
+                if let Ok(n) = quiche::retry(&hdr.scid, &hdr.dcid, &scid, &new_token, hdr.version, out) {
+                    let _ = self.sock.send_to(&out[..n], from);
+                    self.k.retries += 1;
                 }
-                let token = hdr.token.clone().unwrap_or_default();
-                let (odcid, rtt) = if o.guard {
-                    if token.is_empty() {
-                        let t_ns = now.duration_since(t0).as_nanos() as u64;
-                        let new_token = mint_token(&token_key, t_ns, &hdr.dcid, &from);
-                        let scid = quiche::ConnectionId::from_ref(&derived);
-                        if let Ok(n) = quiche::retry(&hdr.scid, &hdr.dcid, &scid, &new_token, hdr.version, &mut out) {
-                            let _ = sock.send_to(&out[..n], from);
-                            k.retries += 1;
-                        }
-                        continue;
-                    }
-                    let Some((t_ns, odcid)) = check_token(&token_key, &token, &from) else {
-                        k.bad_tokens += 1;
-                        continue;
-                    };
-                    let rtt = (now.duration_since(t0).as_nanos() as u64).saturating_sub(t_ns);
-                    (Some(odcid), Some(rtt))
-                } else {
-                    (None, None)
-                };
-                // The initial window: history's max(default, average), then the guard.
-                let key = store.key(from.ip());
-                let hist_w = store.hist.initial_window(sim(t0, now), &key, default_bytes);
-                if store.hist.peek(sim(t0, now), &key).is_some() {
-                    k.history_hits += 1;
-                }
-                let (w, verdict) = match (o.history.is_some(), rtt) {
-                    (false, _) => (default_bytes, "default"),
-                    (true, Some(r)) => match rtt_guard(hist_w, default_bytes, store.min_rtt(&key), SimDuration::from_nanos(r), guard_tolerance(store.min_rtt(&key))) {
-                        (w, GuardVerdict::Reverted) => (w, "reverted"),
-                        (w, GuardVerdict::Kept) => (w, "history"),
-                        (w, GuardVerdict::NotRaised) => (w, if w > default_bytes { "history" } else { "default" }),
-                    },
-                    (true, None) => (hist_w, if hist_w > default_bytes { "history" } else { "default" }),
-                };
-                match verdict {
-                    "history" => k.history_raised += 1,
-                    "reverted" => k.guard_reverts += 1,
-                    _ => {}
-                }
-                let packets = (w as usize).div_ceil(MAX_DATAGRAM).max(o.iw);
-                if let std::collections::btree_map::Entry::Vacant(e) = configs.entry(packets) {
-                    e.insert(config(o, packets)?);
-                }
-                let cfg = configs.get_mut(&packets).expect("just made");
-                // With a Retry, the client now uses the DCID we chose (`derived` of its first).
-                let scid_bytes = if o.guard { hdr.dcid.to_vec() } else { derived.clone() };
-                let scid = quiche::ConnectionId::from_vec(scid_bytes.clone());
-                let odcid = odcid.map(quiche::ConnectionId::from_vec);
-                let Ok(conn) = quiche::accept(&scid, odcid.as_ref(), local, from, cfg) else { continue };
-                k.accepted += 1;
-                conns.insert(scid_bytes.clone(), Conn {
-                    conn, h3: None, peer: from, key, iw_packets: packets, verdict, handshake_rtt_us: rtt.map(|r| r / 1000),
-                    started: now, resps: BTreeMap::new(), requests: 0, body_bytes: 0,
-                    pacer: PacingSender::new(INITIAL_BURST, MAX_DATAGRAM as u64, sim(t0, now)), pace_until: None, last_sent: now,
-                    last_loss: now.checked_sub(Duration::from_secs(1)).unwrap_or(now), lost_bytes: 0,
-                    series: Vec::new(), next_sample: now,
-                });
-                scid_bytes
+                return Ok(None);
+            }
+            let Some((t_ns, odcid)) = check_token(&self.token_key, &token, &from) else {
+                self.k.bad_tokens += 1;
+                return Ok(None);
             };
-            let Some(c) = conns.get_mut(&id) else { continue };
-            if c.conn.recv(pkt, quiche::RecvInfo { to: local, from }).is_err() {
-                continue;
-            }
-            if (c.conn.is_in_early_data() || c.conn.is_established()) && c.h3.is_none() {
-                match quiche::h3::Connection::with_transport(&mut c.conn, &h3_config) {
-                    Ok(h) => c.h3 = Some(h),
-                    Err(_) => {
-                        let _ = c.conn.close(true, 0x101, b"h3");
-                    }
-                }
-            }
-            serve_conn(c, &root, &mut k);
+            let rtt = (now.duration_since(t0).as_nanos() as u64).saturating_sub(t_ns);
+            (Some(odcid), Some(rtt))
+        } else {
+            (None, None)
+        };
+        let key = self.store.key(from.ip());
+        let (packets, verdict) = self.initial_window(now, &key, rtt);
+        if let std::collections::btree_map::Entry::Vacant(e) = self.configs.entry(packets) {
+            e.insert(config(o, packets)?);
         }
-        // Timers, sends, samples, closes.
-        let now = Instant::now();
-        for c in conns.values_mut() {
+        let cfg = self.configs.get_mut(&packets).expect("just made");
+        // With a Retry, the client now uses the DCID we chose (`derived` of its first).
+        let scid_bytes = if o.guard { hdr.dcid.to_vec() } else { derived };
+        let scid = quiche::ConnectionId::from_vec(scid_bytes.clone());
+        let odcid = odcid.map(quiche::ConnectionId::from_vec);
+        let Ok(conn) = quiche::accept(&scid, odcid.as_ref(), self.local, from, cfg) else { return Ok(None) };
+        self.k.accepted += 1;
+        self.conns.insert(scid_bytes.clone(), Conn {
+            conn, h3: None, peer: from, key, iw_packets: packets, verdict, handshake_rtt_us: rtt.map(|r| r / 1000),
+            started: now, resps: BTreeMap::new(), requests: 0, body_bytes: 0,
+            pacer: PacingSender::new(INITIAL_BURST, MAX_DATAGRAM as u64, sim(t0, now)), pace_until: None, last_sent: now,
+            last_loss: now.checked_sub(Duration::from_secs(1)).unwrap_or(now), lost_bytes: 0,
+            series: Vec::new(), next_sample: now,
+        });
+        Ok(Some(scid_bytes))
+    }
+
+    /// A new connection's initial window in packets: history's max(default, average), then
+    /// the RTT guard; and where it came from.
+    #[allow(clippy::ptr_arg)] // the history's keys are Strings
+    fn initial_window(&mut self, now: Instant, key: &String, rtt: Option<u64>) -> (usize, &'static str) {
+        let (store, k, o, t0) = (&mut self.store, &mut self.k, self.o, self.t0);
+        let default_bytes = (o.iw * MAX_DATAGRAM) as u64;
+        let hist_w = store.hist.initial_window(sim(t0, now), key, default_bytes);
+        if store.hist.peek(sim(t0, now), key).is_some() {
+            k.history_hits += 1;
+        }
+        let (w, verdict) = match (o.history.is_some(), rtt) {
+            (false, _) => (default_bytes, "default"),
+            (true, Some(r)) => match rtt_guard(hist_w, default_bytes, store.min_rtt(key), SimDuration::from_nanos(r), guard_tolerance(store.min_rtt(key))) {
+                (w, GuardVerdict::Reverted) => (w, "reverted"),
+                (w, GuardVerdict::Kept) => (w, "history"),
+                (w, GuardVerdict::NotRaised) => (w, if w > default_bytes { "history" } else { "default" }),
+            },
+            (true, None) => (hist_w, if hist_w > default_bytes { "history" } else { "default" }),
+        };
+        match verdict {
+            "history" => k.history_raised += 1,
+            "reverted" => k.guard_reverts += 1,
+            _ => {}
+        }
+        ((w as usize).div_ceil(MAX_DATAGRAM).max(o.iw), verdict)
+    }
+
+    /// Timers, sends and samples of every connection.
+    fn tend(&mut self, now: Instant) {
+        let (o, t0) = (self.o, self.t0);
+        for c in self.conns.values_mut() {
             if c.conn.timeout_instant().is_some_and(|t| t <= now) {
                 c.conn.on_timeout();
             }
-            serve_conn(c, &root, &mut k);
-            // Send: everything at once (bquic), or through Chromium's pacing sender (quic).
-            loop {
-                let (ready, rate, recovery, cwnd, quiescent) = match (o.profile, c.conn.path_stats().next()) {
-                    (Profile::Quic, Some(p)) => {
-                        let srtt = SimDuration::from_nanos(p.rtt.as_nanos() as u64);
-                        // quiche reports neither bytes in flight nor recovery: quiescence is
-                        // "nothing sent for an RTT", recovery "a loss within the last RTT".
-                        if p.lost_bytes > c.lost_bytes {
-                            c.lost_bytes = p.lost_bytes;
-                            c.last_loss = now;
-                        }
-                        let recovery = now.duration_since(c.last_loss) < p.rtt;
-                        let quiescent = now.duration_since(c.last_sent) >= p.rtt;
-                        let rate = chromium_rate(p.cwnd as u64, srtt, p.startup_exit.is_none(), recovery);
-                        let bif = if quiescent { 0 } else { 1 };
-                        (c.pacer.ready(sim(t0, now), bif, rate), rate, recovery, p.cwnd as u64, quiescent)
-                    }
-                    _ => (true, 0, false, 0, false),
-                };
-                if !ready {
-                    c.pace_until = Some(t0 + Duration::from_nanos(c.pacer.next_send_time().as_nanos()));
-                    break;
-                }
-                let (n, info) = match c.conn.send(&mut out) {
-                    Ok(v) => v,
-                    Err(_) => break,
-                };
-                if sock.send_to(&out[..n], info.to).is_ok() {
-                    k.datagrams_out += 1;
-                }
-                if o.profile == Profile::Quic {
-                    c.pacer.on_sent(sim(t0, now), n as u32, if quiescent { 0 } else { 1 }, recovery, cwnd, rate);
-                }
-                c.last_sent = now;
-                c.pace_until = None;
-            }
+            serve_conn(c, &self.root, &mut self.k);
+            send(c, o.profile, t0, now, &self.sock, &mut self.out, &mut self.k);
             if now >= c.next_sample && c.series.len() < MAX_SAMPLES && c.conn.is_established() {
                 if let Some(p) = c.conn.path_stats().next() {
                     c.series.push([now.duration_since(c.started).as_micros() as u64, p.cwnd as u64, p.rtt.as_micros() as u64, p.sent_bytes]);
@@ -409,10 +410,15 @@ pub fn run(o: &ServeOpts) -> Result<i32, String> {
                 c.next_sample = now + SAMPLE_EVERY;
             }
         }
-        let closed: Vec<Vec<u8>> = conns.iter().filter(|(_, c)| c.conn.is_closed()).map(|(i, _)| i.clone()).collect();
+    }
+
+    /// Closed connections: their cwnd to the history, a record line each.
+    fn close_finished(&mut self, now: Instant, d: &mut Daemon) {
+        let (o, t0) = (self.o, self.t0);
+        let closed: Vec<Vec<u8>> = self.conns.iter().filter(|(_, c)| c.conn.is_closed()).map(|(i, _)| i.clone()).collect();
         for id in closed {
-            let c = conns.remove(&id).expect("listed");
-            k.closed += 1;
+            let c = self.conns.remove(&id).expect("listed");
+            self.k.closed += 1;
             let p = c.conn.path_stats().next();
             let cwnd = p.as_ref().map_or(0, |p| p.cwnd as u64);
             let min_rtt = p.as_ref().and_then(|p| p.min_rtt).map(|d| d.as_nanos() as u64);
@@ -422,48 +428,93 @@ pub fn run(o: &ServeOpts) -> Result<i32, String> {
                 // Retry-measured RTT recorded (it includes the client's turnaround, which the
                 // transport's min RTT does not); without the guard, the transport's.
                 let base_rtt = c.handshake_rtt_us.map(|u| u * 1000).or(min_rtt);
-                store.record(sim(t0, now), &c.key, event, cwnd, base_rtt);
+                self.store.record(sim(t0, now), &c.key, event, cwnd, base_rtt);
             }
-            if let Some(f) = record.as_mut() {
-                use std::io::Write;
-                let s = c.conn.stats();
-                let line = serde_json::json!({
-                    "peer": c.peer.to_string(), "key": c.key, "profile": o.profile.name(), "initial_window_packets": c.iw_packets,
-                    "window_from": c.verdict, "handshake_rtt_us": c.handshake_rtt_us,
-                    "seconds": now.duration_since(c.started).as_secs_f64(), "requests": c.requests, "body_bytes": c.body_bytes,
-                    "sent_packets": s.sent, "lost_packets": s.lost, "retransmitted_packets": s.retrans,
-                    "cwnd_at_close": cwnd, "min_rtt_us": min_rtt.map(|r| r / 1000), "closed_by": if c.conn.is_timed_out() { "idle timeout" } else { "close" },
-                    "series": {"t_us": c.series.iter().map(|x| x[0]).collect::<Vec<_>>(), "cwnd": c.series.iter().map(|x| x[1]).collect::<Vec<_>>(),
-                               "rtt_us": c.series.iter().map(|x| x[2]).collect::<Vec<_>>(), "sent_bytes": c.series.iter().map(|x| x[3]).collect::<Vec<_>>()},
-                });
-                let _ = writeln!(f, "{line}");
-            }
+            let s = c.conn.stats();
+            d.write_record(&serde_json::json!({
+                "peer": c.peer.to_string(), "key": c.key, "profile": o.profile.name(), "initial_window_packets": c.iw_packets,
+                "window_from": c.verdict, "handshake_rtt_us": c.handshake_rtt_us,
+                "seconds": now.duration_since(c.started).as_secs_f64(), "requests": c.requests, "body_bytes": c.body_bytes,
+                "sent_packets": s.sent, "lost_packets": s.lost, "retransmitted_packets": s.retrans,
+                "cwnd_at_close": cwnd, "min_rtt_us": min_rtt.map(|r| r / 1000), "closed_by": if c.conn.is_timed_out() { "idle timeout" } else { "close" },
+                "series": {"t_us": c.series.iter().map(|x| x[0]).collect::<Vec<_>>(), "cwnd": c.series.iter().map(|x| x[1]).collect::<Vec<_>>(),
+                           "rtt_us": c.series.iter().map(|x| x[2]).collect::<Vec<_>>(), "sent_bytes": c.series.iter().map(|x| x[3]).collect::<Vec<_>>()},
+            }));
         }
-        if now >= next_save {
-            if let Some(e) = store.save(sim(t0, now)) {
-                if !o.quiet {
+    }
+
+    /// Every second the history file and the metrics; the live view when due.
+    fn housekeeping(&mut self, now: Instant, d: &Daemon) {
+        if now >= self.next_save {
+            if let Some(e) = self.store.save(sim(self.t0, now)) {
+                if !self.o.quiet {
                     eprintln!("quic serve: history not saved: {e}");
                 }
             }
-            next_save = now + Duration::from_secs(1);
+            self.next_save = now + Duration::from_secs(1);
         }
-        if exporter.is_some() && now >= next_metrics {
-            if let Some(e) = &exporter {
-                e.set(metrics_text(&k, conns.len(), store.hist.len()));
-            }
-            next_metrics = now + Duration::from_secs(1);
+        if d.has_metrics() && now >= self.next_metrics {
+            d.publish(|| metrics_text(&self.k, self.conns.len(), self.store.hist.len()));
+            self.next_metrics = now + Duration::from_secs(1);
         }
-        if let Some(t) = next_stats.filter(|&t| now >= t) {
-            if !o.quiet {
+        if let Some(t) = self.next_stats.filter(|&t| now >= t) {
+            let k = &self.k;
+            if !self.o.quiet {
                 eprintln!("quic serve: {:.0} s | {} open, {} accepted, {} closed | {} requests, {:.1} MB | history {} hits, {} raised, {} reverted",
-                          now.duration_since(t0).as_secs_f64(), conns.len(), k.accepted, k.closed, k.requests, k.body_bytes as f64 / 1e6,
+                          now.duration_since(self.t0).as_secs_f64(), self.conns.len(), k.accepted, k.closed, k.requests, k.body_bytes as f64 / 1e6,
                           k.history_hits, k.history_raised, k.guard_reverts);
             }
-            next_stats = Some(t + o.stats_every.unwrap_or(Duration::from_secs(1)));
+            self.next_stats = Some(t + self.o.stats_every.unwrap_or(Duration::from_secs(1)));
         }
+    }
+
+    /// Close what is open, give the closes a moment to leave, keep the history.
+    fn finish(mut self) {
+        for c in self.conns.values_mut() {
+            let _ = c.conn.close(true, 0x100, b"server stopping");
+            while let Ok((n, info)) = c.conn.send(&mut self.out) {
+                let _ = self.sock.send_to(&self.out[..n], info.to);
+            }
+        }
+        let now = Instant::now();
+        for c in self.conns.values() {
+            let p = c.conn.path_stats().next();
+            if self.o.history.is_some() && c.body_bytes > 0 {
+                if let Some(p) = p {
+                    let base_rtt = c.handshake_rtt_us.map(|u| u * 1000).or(p.min_rtt.map(|d| d.as_nanos() as u64));
+                    self.store.record(sim(self.t0, now), &c.key, HistoryEvent::ConnectionClosed, p.cwnd as u64, base_rtt);
+                }
+            }
+        }
+        if let Some(e) = self.store.save(sim(self.t0, now)) {
+            eprintln!("quic serve: history not saved: {e}");
+        }
+        if !self.o.quiet {
+            eprintln!("quic serve: stopped: {} connections, {} requests, {:.1} MB", self.k.accepted, self.k.requests, self.k.body_bytes as f64 / 1e6);
+        }
+    }
+}
+
+impl Service for Server<'_> {
+    fn round(&mut self, d: &mut Daemon) -> Result<bool, String> {
+        let mut buf = std::mem::take(&mut self.buf);
+        let mut received = Ok(());
+        while let Ok((len, from)) = self.sock.recv_from(&mut buf) {
+            self.k.datagrams_in += 1;
+            received = self.on_datagram(&mut buf[..len], from);
+            if received.is_err() {
+                break;
+            }
+        }
+        self.buf = buf;
+        received?;
+        let now = Instant::now();
+        self.tend(now);
+        self.close_finished(now, d);
+        self.housekeeping(now, d);
         // Sleep until a datagram, a connection's timer, a paced departure or housekeeping.
         let mut wake = now + Duration::from_millis(100);
-        for c in conns.values() {
+        for c in self.conns.values() {
             if let Some(t) = c.conn.timeout_instant() {
                 wake = wake.min(t);
             }
@@ -474,38 +525,55 @@ pub fn run(o: &ServeOpts) -> Result<i32, String> {
                 wake = wake.min(c.next_sample);
             }
         }
-        for t in [next_stats, end, Some(next_save)].into_iter().flatten() {
+        let end = d.until_end().map(|r| now + r);
+        for t in [self.next_stats, end, Some(self.next_save)].into_iter().flatten() {
             wake = wake.min(t);
         }
-        let d = wake.saturating_duration_since(Instant::now());
-        if !d.is_zero() {
-            super::super::aggctl::net::wait_readable(&[&sock], d);
+        let w = wake.saturating_duration_since(Instant::now());
+        if !w.is_zero() {
+            crate::sys::poll::wait_readable(&[&self.sock], w);
         }
+        Ok(true)
     }
-    // Close what is open, give the closes a moment to leave, keep the history.
-    for c in conns.values_mut() {
-        let _ = c.conn.close(true, 0x100, b"server stopping");
-        while let Ok((n, info)) = c.conn.send(&mut out) {
-            let _ = sock.send_to(&out[..n], info.to);
-        }
-    }
-    let now = Instant::now();
-    for c in conns.values() {
-        let p = c.conn.path_stats().next();
-        if o.history.is_some() && c.body_bytes > 0 {
-            if let Some(p) = p {
-                let base_rtt = c.handshake_rtt_us.map(|u| u * 1000).or(p.min_rtt.map(|d| d.as_nanos() as u64));
-                store.record(sim(t0, now), &c.key, HistoryEvent::ConnectionClosed, p.cwnd as u64, base_rtt);
+}
+
+/// Send what `c` has: everything at once (bquic), or through Chromium's pacing sender (quic).
+fn send(c: &mut Conn, profile: Profile, t0: Instant, now: Instant, sock: &UdpSocket, out: &mut [u8], k: &mut Counters) {
+    loop {
+        let (ready, rate, recovery, cwnd, quiescent) = match (profile, c.conn.path_stats().next()) {
+            (Profile::Quic, Some(p)) => {
+                let srtt = SimDuration::from_nanos(p.rtt.as_nanos() as u64);
+                // quiche reports neither bytes in flight nor recovery: quiescence is
+                // "nothing sent for an RTT", recovery "a loss within the last RTT".
+                if p.lost_bytes > c.lost_bytes {
+                    c.lost_bytes = p.lost_bytes;
+                    c.last_loss = now;
+                }
+                let recovery = now.duration_since(c.last_loss) < p.rtt;
+                let quiescent = now.duration_since(c.last_sent) >= p.rtt;
+                let rate = chromium_rate(p.cwnd as u64, srtt, p.startup_exit.is_none(), recovery);
+                let bif = if quiescent { 0 } else { 1 };
+                (c.pacer.ready(sim(t0, now), bif, rate), rate, recovery, p.cwnd as u64, quiescent)
             }
+            _ => (true, 0, false, 0, false),
+        };
+        if !ready {
+            c.pace_until = Some(t0 + Duration::from_nanos(c.pacer.next_send_time().as_nanos()));
+            break;
         }
+        let (n, info) = match c.conn.send(out) {
+            Ok(v) => v,
+            Err(_) => break,
+        };
+        if sock.send_to(&out[..n], info.to).is_ok() {
+            k.datagrams_out += 1;
+        }
+        if profile == Profile::Quic {
+            c.pacer.on_sent(sim(t0, now), n as u32, if quiescent { 0 } else { 1 }, recovery, cwnd, rate);
+        }
+        c.last_sent = now;
+        c.pace_until = None;
     }
-    if let Some(e) = store.save(sim(t0, now)) {
-        eprintln!("quic serve: history not saved: {e}");
-    }
-    if !o.quiet {
-        eprintln!("quic serve: stopped: {} connections, {} requests, {:.1} MB", k.accepted, k.requests, k.body_bytes as f64 / 1e6);
-    }
-    Ok(0)
 }
 
 /// Read requests and write responses as far as the connection's flow control allows.

@@ -15,15 +15,15 @@ pub mod relay;
 pub mod rules;
 
 use super::args::{fmt_duration, Args, UsageError};
+use super::daemon::{self, Daemon, Parts, Service};
 use super::host::{self, Nl80211, Rtnl};
-use super::metrics::{render, Exporter, Family};
-use super::statefile::{Found, StateFile};
+use super::metrics::{render, Family};
+use super::statefile::StateFile;
 use lasthop_algo::control::vwire::{ControllerConfig, Forest, ProxyConfig, SplitProxy};
 use lasthop_core::{Duration as SimDuration, Instant as SimInstant};
 use policy::Policy;
 use relay::{Relay, RelayConfig};
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::net::Ipv4Addr;
 use std::time::{Duration, Instant};
 
@@ -177,16 +177,10 @@ fn parse(argv: &[String]) -> Result<Option<Opts>, UsageError> {
     let max_flows = a.uint("max-flows", 1, 1024)?.unwrap_or(256) as usize;
     let max_conns = a.uint("max-conns", 1, 1_000_000)?.unwrap_or(10_000) as usize;
     let nl_path = a.value("nl80211");
-    let stats_every = match a.value("stats") {
-        Some(v) => {
-            let s = v.parse::<f64>().ok().filter(|x| x.is_finite() && *x >= 0.0 && *x <= 3600.0).ok_or_else(|| a.err("stats", &v, "seconds, 0 to 3600"))?;
-            (s > 0.0).then(|| Duration::from_secs_f64(s))
-        }
-        None => Some(Duration::from_secs(2)),
-    };
+    let stats_every = daemon::stats_option(&mut a, 2.0)?;
     let metrics = a.value("metrics");
     let record = a.value("record");
-    let duration = a.duration_opt("duration", Duration::from_millis(1), Duration::from_secs(10 * 365 * 86_400))?;
+    let duration = daemon::duration_option(&mut a)?;
     let drain = a.duration("drain", Duration::from_secs(5), Duration::ZERO, Duration::from_secs(3600))?;
     a.finish(0)?;
     for (k, cc) in [("wired-cc", &wired_cc), ("wifi-cc", &wifi_cc)] {
@@ -238,8 +232,31 @@ struct Track {
 
 fn run(argv: &[String]) -> Result<i32, UsageError> {
     let Some(o) = parse(argv)? else { return Ok(0) };
-    // Checks that change nothing, in the order a user would fix them.
-    if !crate::netns::is_root() {
+    let (ifindex, nl) = check(&o)?;
+    let exporter = daemon::start_metrics(o.metrics.as_deref()).map_err(usage)?;
+    let record = o.record.as_deref().map(daemon::open_record).transpose().map_err(usage)?;
+    let listener = relay::listener(o.port).map_err(|e| usage(format!("--port = {}: {e}", o.port)))?;
+    let spec = rules::Spec { wifi_iface: o.wifi_iface.clone(), port: o.port, server_ports: o.server_ports.clone() };
+    let state = install(&o, &spec)?;
+    let mut d = Daemon::start("vwire", o.quiet, Parts { run_for: o.duration, exporter, record, state: Some(state) }).map_err(usage)?;
+    let code = match Proxy::new(&o, &spec, listener, nl, ifindex) {
+        Ok(mut p) => {
+            let _ = d.run(&mut p);
+            p.finish();
+            0
+        }
+        Err(e) => {
+            eprintln!("lasthop vwire: epoll: {e}");
+            1
+        }
+    };
+    Ok(if d.finish() { code } else { 1 })
+}
+
+/// Checks that change nothing, in the order a user would fix them; the WiFi interface's index
+/// and, where station rates come from, nl80211.
+fn check(o: &Opts) -> Result<(u32, Option<Nl80211>), UsageError> {
+    if !crate::sys::process::is_root() {
         return Err(usage("needs root (CAP_NET_ADMIN) to install TPROXY rules; run it with sudo"));
     }
     if let Some(e) = rules::tools_missing() {
@@ -268,19 +285,12 @@ fn run(argv: &[String]) -> Result<i32, UsageError> {
     if nl.is_none() && o.enabled {
         return Err(usage(format!("no station rates for {}: it is not wireless (no nl80211) and no emulator telemetry answers for it; --no-vwire splits without allocating", o.wifi_iface)));
     }
-    let exporter = o.metrics.as_deref().map(Exporter::start).transpose().map_err(usage)?;
-    let mut record = match &o.record {
-        Some(p) => Some(std::fs::OpenOptions::new().create(true).append(true).open(p).map_err(|e| usage(format!("--record = {p:?}: {e}")))?),
-        None => None,
-    };
-    let listener = relay::listener(o.port).map_err(|e| usage(format!("--port = {}: {e}", o.port)))?;
-    let target = o.wifi_iface.clone();
-    let (mut sf, found) = StateFile::claim("vwire", &target).map_err(usage)?;
-    if let Found::Restored(lines) = found {
-        for l in lines {
-            eprintln!("vwire: {l}");
-        }
-    }
+    Ok((ifindex, nl))
+}
+
+/// Claim the restore record, record the rules and routes, then install them.
+fn install(o: &Opts, spec: &rules::Spec) -> Result<StateFile, UsageError> {
+    let (mut sf, _) = daemon::claim("vwire", &o.wifi_iface).map_err(usage)?;
     if rules::table_present() {
         sf.release();
         return Err(usage(format!("the nftables table ip {} is already there and no vwire owns it; remove it (nft delete table ip {}) if nothing uses it", rules::TABLE, rules::TABLE)));
@@ -288,207 +298,217 @@ fn run(argv: &[String]) -> Result<i32, UsageError> {
     for c in rules::changes() {
         sf.add(c).map_err(usage)?;
     }
-    let spec = rules::Spec { wifi_iface: o.wifi_iface.clone(), port: o.port, server_ports: o.server_ports.clone() };
-    if let Err(e) = rules::install(&spec) {
+    if let Err(e) = rules::install(spec) {
         let _ = sf.restore_all();
         return Err(usage(e));
     }
-    let signals = match crate::signals::StopSignals::install() {
-        Ok(s) => s,
-        Err(e) => {
-            let _ = sf.restore_all();
-            return Err(usage(format!("signal handlers: {e}")));
-        }
-    };
-    let code = serve(&o, listener, nl, ifindex, &signals, exporter.as_ref(), record.as_mut(), &spec);
-    drop(signals);
-    let mut failed = false;
-    for r in sf.restore_all() {
-        match r {
-            Ok(l) => {
-                if !o.quiet {
-                    eprintln!("vwire: {l}");
-                }
-            }
-            Err(l) => {
-                eprintln!("vwire: {l}");
-                failed = true;
-            }
-        }
-    }
-    Ok(if failed { 1 } else { code })
+    Ok(sf)
 }
 
-#[allow(clippy::too_many_arguments)]
-fn serve(o: &Opts, listener: std::os::fd::OwnedFd, nl: Option<Nl80211>, ifindex: u32, signals: &crate::signals::StopSignals, exporter: Option<&Exporter>, mut record: Option<&mut std::fs::File>, spec: &rules::Spec) -> i32 {
-    let cfg = RelayConfig { wired_cc: o.wired_cc.clone(), wifi_cc: o.wifi_cc.clone(), relay_buffer: o.relay_buffer, sndbuf: o.sndbuf, max_conns: o.max_conns };
-    let mut relay = match Relay::new(cfg, listener) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("lasthop vwire: epoll: {e}");
-            return 1;
+const SAMPLE: Duration = Duration::from_millis(10);
+const PUMP_EVERY: Duration = Duration::from_millis(1);
+
+/// The running proxy: the relay, the deciders, the station rates, and per connection what
+/// the host keeps.
+struct Proxy<'a> {
+    o: &'a Opts,
+    spec: &'a rules::Spec,
+    relay: Relay,
+    split: SplitProxy,
+    stations: Stations,
+    track: BTreeMap<u64, Track>,
+    t0: Instant,
+    next_sample: Instant,
+    next_period: Instant,
+    next_pump: Instant,
+    next_stats: Option<Instant>,
+    periods: u64,
+    managed_periods: u64,
+    /// Since when open connections may finish (a stop came).
+    draining: Option<Instant>,
+}
+
+impl<'a> Proxy<'a> {
+    fn new(o: &'a Opts, spec: &'a rules::Spec, listener: std::os::fd::OwnedFd, nl: Option<Nl80211>, ifindex: u32) -> std::io::Result<Proxy<'a>> {
+        let cfg = RelayConfig { wired_cc: o.wired_cc.clone(), wifi_cc: o.wifi_cc.clone(), relay_buffer: o.relay_buffer, sndbuf: o.sndbuf, max_conns: o.max_conns };
+        let relay = Relay::new(cfg, listener)?;
+        let pcfg = ProxyConfig { slots: o.max_flows, enabled: o.enabled, controller: ControllerConfig { period: SimDuration(o.period.as_nanos() as u64), ..ControllerConfig::default() }, ..ProxyConfig::default() };
+        let split = SplitProxy::new(pcfg, Forest::shipped()).expect("valid proxy parameters");
+        let mut stations = Stations { nl, ifindex, rt: Rtnl::open().ok(), rate_of: BTreeMap::new(), mean_rate: 0 };
+        if let Err(e) = stations.refresh() {
+            eprintln!("vwire: reading the stations failed: {e}");
         }
-    };
-    let pcfg = ProxyConfig { slots: o.max_flows, enabled: o.enabled, controller: ControllerConfig { period: SimDuration(o.period.as_nanos() as u64), ..ControllerConfig::default() }, ..ProxyConfig::default() };
-    let mut proxy = SplitProxy::new(pcfg, Forest::shipped()).expect("valid proxy parameters");
-    let mut stations = Stations { nl, ifindex, rt: Rtnl::open().ok(), rate_of: BTreeMap::new(), mean_rate: 0 };
-    if let Err(e) = stations.refresh() {
-        eprintln!("vwire: reading the stations failed: {e}");
+        if !o.quiet {
+            eprintln!(
+                "vwire: splitting TCP through {} (wired {}, WiFi {}){}; period {}, {} station(s) known; Ctrl-C stops and removes the rules",
+                o.wifi_iface,
+                o.wired_cc,
+                o.wifi_cc,
+                if o.enabled { "" } else { ", split only" },
+                fmt_duration(o.period),
+                stations.rate_of.len().max(usize::from(stations.mean_rate > 0))
+            );
+        }
+        let t0 = Instant::now();
+        Ok(Proxy {
+            o, spec, relay, split, stations, track: BTreeMap::new(), t0,
+            next_sample: t0 + SAMPLE, next_period: t0 + o.period, next_pump: t0, next_stats: o.stats_every.map(|d| t0 + d),
+            periods: 0, managed_periods: 0, draining: None,
+        })
     }
-    if !o.quiet {
-        eprintln!(
-            "vwire: splitting TCP through {} (wired {}, WiFi {}){}; period {}, {} station(s) known; Ctrl-C stops and removes the rules",
-            o.wifi_iface,
-            o.wired_cc,
-            o.wifi_cc,
-            if o.enabled { "" } else { ", split only" },
-            fmt_duration(o.period),
-            stations.rate_of.len().max(usize::from(stations.mean_rate > 0))
-        );
+
+    fn now_of(&self, t: Instant) -> SimInstant {
+        SimInstant(t.duration_since(self.t0).as_nanos() as u64)
     }
-    let t0 = Instant::now();
-    let now_of = |t: Instant| SimInstant(t.duration_since(t0).as_nanos() as u64);
-    let sample = Duration::from_millis(10);
-    let pump_every = Duration::from_millis(1);
-    let (mut next_sample, mut next_period, mut next_pump) = (t0 + sample, t0 + o.period, t0);
-    let mut next_stats = o.stats_every.map(|d| t0 + d);
-    let mut track: BTreeMap<u64, Track> = BTreeMap::new();
-    let (mut periods, mut managed_periods) = (0u64, 0u64);
-    let mut last_rec = None;
-    let mut draining: Option<Instant> = None;
-    loop {
-        let wall = Instant::now();
-        if draining.is_none() && (signals.stop_requested() || o.duration.is_some_and(|d| wall.duration_since(t0) >= d)) {
-            // New connections go end to end from now on; open ones may finish.
-            let _ = rules::stop_intercepting(spec);
-            draining = Some(wall);
-        }
-        if let Some(d) = draining {
-            if relay.conns.is_empty() || wall.duration_since(d) >= o.drain {
-                break;
-            }
-        }
-        let busy = relay.conns.values().any(|c| c.unread() > 0);
-        let until = [next_sample, next_period, if busy { next_pump } else { next_sample }].into_iter().min().expect("three instants");
+
+    /// Wait for the relay's sockets (until the next thing due), then take in new and closed
+    /// connections: a new one gets its policy and a slot (the allocator's class).
+    fn poll(&mut self) {
+        let busy = self.relay.conns.values().any(|c| c.unread() > 0);
+        let until = [self.next_sample, self.next_period, if busy { self.next_pump } else { self.next_sample }].into_iter().min().expect("three instants");
         let timeout = until.saturating_duration_since(Instant::now()).as_millis().min(10) as i32;
-        let now = now_of(Instant::now());
-        relay.poll(timeout, now);
-        // New connections: their policy and a slot (the allocator's class).
-        for id in std::mem::take(&mut relay.new_conns) {
-            let Some(c) = relay.conns.get_mut(&id) else { continue };
-            let p = o.policy.lookup(*c.client.ip(), *c.server.ip(), c.server.port());
-            c.slot = proxy.open(p.device, p.class, p.utility);
-            track.insert(id, Track::default());
+        let now = self.now_of(Instant::now());
+        self.relay.poll(timeout, now);
+        for id in std::mem::take(&mut self.relay.new_conns) {
+            let Some(c) = self.relay.conns.get_mut(&id) else { continue };
+            let p = self.o.policy.lookup(*c.client.ip(), *c.server.ip(), c.server.port());
+            c.slot = self.split.open(p.device, p.class, p.utility);
+            self.track.insert(id, Track::default());
         }
-        for s in std::mem::take(&mut relay.closed_slots) {
-            proxy.close(s);
+        for s in std::mem::take(&mut self.relay.closed_slots) {
+            self.split.close(s);
         }
-        track.retain(|id, _| relay.conns.contains_key(id));
+        let conns = &self.relay.conns;
+        self.track.retain(|id, _| conns.contains_key(id));
+    }
+
+    /// Every 10 ms: the WiFi-side backlog to the bottleneck detector, and the segments each
+    /// WiFi-side sender transmitted since the last sample (TCP_INFO), spread over the
+    /// interval: the classifier's packets.
+    fn on_sample(&mut self, now: SimInstant, wall: Instant) {
+        let outq = self.relay.refresh();
+        self.split.on_sample(now, outq);
+        let span = SAMPLE.as_nanos() as u64;
+        for c in self.relay.conns.values() {
+            let (Some(slot), Some(t)) = (c.slot, self.track.get_mut(&c.id)) else { continue };
+            let dsegs = c.data_segs_out.wrapping_sub(t.segs);
+            let dbytes = c.bytes_sent.saturating_sub(t.bytes);
+            t.segs = c.data_segs_out;
+            t.bytes = c.bytes_sent;
+            if dsegs == 0 || dsegs > 100_000 {
+                continue;
+            }
+            let size = (dbytes / dsegs as u64) as u32 + relay::HEADERS;
+            for k in 0..dsegs as u64 {
+                let at = now.as_nanos().saturating_sub(span) + span * (k + 1) / dsegs as u64;
+                self.split.on_segment(slot, SimInstant(at), size);
+            }
+        }
+        self.next_sample += SAMPLE;
+        if self.next_sample < wall {
+            self.next_sample = wall + SAMPLE;
+        }
+    }
+
+    /// Every period: station rates, then the allocation over the flows that compete for
+    /// airtime — those that moved bytes to their station or still have bytes to move (an idle
+    /// connection — a control channel, a finished page — takes no share; it gets one in the
+    /// period after it turns busy); one record line.
+    fn on_period(&mut self, now: SimInstant, wall: Instant, d: &mut Daemon) {
+        if let Err(e) = self.stations.refresh() {
+            eprintln!("vwire: reading the stations failed: {e}");
+        }
+        self.relay.refresh();
+        let mut inputs = Vec::new();
+        let mut ids = Vec::new();
+        for c in self.relay.conns.values() {
+            let (Some(s), Some(t)) = (c.slot, self.track.get_mut(&c.id)) else { continue };
+            let active = c.acked > t.acked_mark || c.unread() > 0 || c.outq() > 0;
+            t.acked_mark = c.acked;
+            if !active {
+                t.class = "";
+                continue;
+            }
+            let l = self.stations.rate(*c.client.ip()) as f64 * self.o.efficiency;
+            inputs.push((s, l, c.acked));
+            ids.push(c.id);
+        }
+        let rec = self.split.on_period(now, self.o.period.as_secs_f64(), &inputs);
+        self.periods += 1;
+        self.managed_periods += u64::from(rec.managed);
+        let mut flows = Vec::new();
+        for (id, r) in ids.iter().zip(&rec.slots) {
+            let c = &self.relay.conns[id];
+            if let Some(t) = self.track.get_mut(id) {
+                (t.last_rate, t.last_goodput, t.last_alloc, t.class) = (r.link_rate_bps, r.goodput_bps, r.alloc_rate_bps, r.class.name());
+            }
+            flows.push(serde_json::json!({
+                "client": c.client.to_string(), "server": c.server.to_string(), "class": r.class.name(),
+                "predicted": r.predicted.map(|k| k.name()), "link_rate_bps": r.link_rate_bps, "goodput_bps": r.goodput_bps,
+                "alloc_rate_bps": r.alloc_rate_bps, "alloc_airtime": r.alloc_airtime, "relay_bytes": c.unread(),
+                "outq_bytes": c.outq(), "srtt_us": c.srtt_us,
+            }));
+        }
+        d.write_record(&serde_json::json!({
+            "t_s": now.as_nanos() as f64 / 1e9, "managed": rec.managed, "airtime_budget": rec.airtime_budget,
+            "utility": rec.utility, "connections": self.relay.conns.len(), "flows": flows,
+        }));
+        self.next_period += self.o.period;
+        if self.next_period < wall {
+            self.next_period = wall + self.o.period;
+        }
+    }
+
+    /// What is still open after the drain is reset on both sides (end to end it would break
+    /// the same way when a middlebox goes away).
+    fn finish(self) {
+        let left = self.relay.conns.len();
+        drop(self.relay);
+        if !self.o.quiet {
+            eprintln!("vwire: {} periods ({} managed); {left} connection(s) still open at exit were reset", self.periods, self.managed_periods);
+        }
+    }
+}
+
+impl Service for Proxy<'_> {
+    fn round(&mut self, d: &mut Daemon) -> Result<bool, String> {
+        if let Some(t) = self.draining {
+            if self.relay.conns.is_empty() || Instant::now().duration_since(t) >= self.o.drain {
+                return Ok(false);
+            }
+        }
+        self.poll();
         let wall = Instant::now();
-        let now = now_of(wall);
-        if wall >= next_pump || relay.conns.values().any(|c| c.unread() > 0) {
-            relay.refresh();
-            relay.pump(now, &mut proxy);
-            next_pump = wall + pump_every;
+        let now = self.now_of(wall);
+        if wall >= self.next_pump || self.relay.conns.values().any(|c| c.unread() > 0) {
+            self.relay.refresh();
+            self.relay.pump(now, &mut self.split);
+            self.next_pump = wall + PUMP_EVERY;
         }
-        if wall >= next_sample {
-            let outq = relay.refresh();
-            proxy.on_sample(now, outq);
-            // The segments each WiFi-side sender transmitted since the last sample (TCP_INFO),
-            // spread over the interval: the classifier's packets.
-            let span = sample.as_nanos() as u64;
-            for c in relay.conns.values() {
-                let (Some(slot), Some(t)) = (c.slot, track.get_mut(&c.id)) else { continue };
-                let dsegs = c.data_segs_out.wrapping_sub(t.segs);
-                let dbytes = c.bytes_sent.saturating_sub(t.bytes);
-                t.segs = c.data_segs_out;
-                t.bytes = c.bytes_sent;
-                if dsegs == 0 || dsegs > 100_000 {
-                    continue;
-                }
-                let size = (dbytes / dsegs as u64) as u32 + relay::HEADERS;
-                for k in 0..dsegs as u64 {
-                    let at = now.as_nanos().saturating_sub(span) + span * (k + 1) / dsegs as u64;
-                    proxy.on_segment(slot, SimInstant(at), size);
-                }
-            }
-            next_sample += sample;
-            if next_sample < wall {
-                next_sample = wall + sample;
-            }
+        if wall >= self.next_sample {
+            self.on_sample(now, wall);
         }
-        if wall >= next_period {
-            if let Err(e) = stations.refresh() {
-                eprintln!("vwire: reading the stations failed: {e}");
-            }
-            relay.refresh();
-            // The flows that compete for airtime this period: those that moved bytes to their
-            // station or still have bytes to move (an idle connection — a control channel, a
-            // finished page — takes no share; it gets one in the period after it turns busy).
-            let mut inputs = Vec::new();
-            let mut ids = Vec::new();
-            for c in relay.conns.values() {
-                let (Some(s), Some(t)) = (c.slot, track.get_mut(&c.id)) else { continue };
-                let active = c.acked > t.acked_mark || c.unread() > 0 || c.outq() > 0;
-                t.acked_mark = c.acked;
-                if !active {
-                    t.class = "";
-                    continue;
-                }
-                let l = stations.rate(*c.client.ip()) as f64 * o.efficiency;
-                inputs.push((s, l, c.acked));
-                ids.push(c.id);
-            }
-            let rec = proxy.on_period(now, o.period.as_secs_f64(), &inputs);
-            periods += 1;
-            managed_periods += u64::from(rec.managed);
-            let mut flows = Vec::new();
-            for (id, r) in ids.iter().zip(&rec.slots) {
-                let c = &relay.conns[id];
-                if let Some(t) = track.get_mut(id) {
-                    (t.last_rate, t.last_goodput, t.last_alloc, t.class) = (r.link_rate_bps, r.goodput_bps, r.alloc_rate_bps, r.class.name());
-                }
-                flows.push(serde_json::json!({
-                    "client": c.client.to_string(), "server": c.server.to_string(), "class": r.class.name(),
-                    "predicted": r.predicted.map(|k| k.name()), "link_rate_bps": r.link_rate_bps, "goodput_bps": r.goodput_bps,
-                    "alloc_rate_bps": r.alloc_rate_bps, "alloc_airtime": r.alloc_airtime, "relay_bytes": c.unread(),
-                    "outq_bytes": c.outq(), "srtt_us": c.srtt_us,
-                }));
-            }
-            let line = serde_json::json!({
-                "t_s": now.as_nanos() as f64 / 1e9, "managed": rec.managed, "airtime_budget": rec.airtime_budget,
-                "utility": rec.utility, "connections": relay.conns.len(), "flows": flows,
-            });
-            if let Some(f) = record.as_deref_mut() {
-                let _ = writeln!(f, "{line}");
-            }
-            last_rec = Some(line);
-            next_period += o.period;
-            if next_period < wall {
-                next_period = wall + o.period;
-            }
+        if wall >= self.next_period {
+            self.on_period(now, wall, d);
         }
-        if let Some(t) = next_stats.filter(|&t| wall >= t) {
-            if !o.quiet {
-                status_line(now, &relay, &track, proxy.is_managed());
+        if let Some(t) = self.next_stats.filter(|&t| wall >= t) {
+            if !self.o.quiet {
+                status_line(now, &self.relay, &self.track, self.split.is_managed());
             }
-            next_stats = Some(t + o.stats_every.expect("stats on"));
+            self.next_stats = Some(t + self.o.stats_every.expect("stats on"));
         }
-        if let Some(x) = exporter {
-            if wall >= next_sample - sample {
-                x.set(metrics_text(&relay, &proxy, &track, periods, managed_periods));
-            }
+        if wall >= self.next_sample - SAMPLE {
+            d.publish(|| metrics_text(&self.relay, &self.split, &self.track, self.periods, self.managed_periods));
         }
+        Ok(true)
     }
-    // What is still open after the drain is reset on both sides (end to end it would break
-    // the same way when a middlebox goes away).
-    let left = relay.conns.len();
-    drop(relay);
-    if !o.quiet {
-        let _ = last_rec;
-        eprintln!("vwire: {periods} periods ({managed_periods} managed); {left} connection(s) still open at exit were reset");
+
+    /// New connections go end to end from now on; open ones may finish (`--drain`).
+    fn on_stop(&mut self, _d: &mut Daemon) -> bool {
+        let _ = rules::stop_intercepting(self.spec);
+        self.draining = Some(Instant::now());
+        true
     }
-    0
 }
 
 fn status_line(now: SimInstant, relay: &Relay, track: &BTreeMap<u64, Track>, managed: bool) {
