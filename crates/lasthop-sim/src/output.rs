@@ -478,7 +478,7 @@ pub fn collect(w: &World) -> RunData {
             }
         })
         .collect();
-    let bins = w.ts_goodput.bins();
+    let bins = w.ts.goodput.bins();
     let bin = spec.sim.bin_ns;
     // The last bin may be shorter than the others.
     let bin_len = |b: usize| ((b as u64 + 1) * bin).min(dur) - b as u64 * bin;
@@ -497,14 +497,14 @@ pub fn collect(w: &World) -> RunData {
         bin_ns: bin,
         t_ns: (0..bins as u64).map(|b| b * bin).collect(),
         flow_goodput_bps: (0..n_flows)
-            .map(|f| per_bin(w.ts_goodput.row(f), &|b, v| v / (bin_len(b) as f64 * 1e-9)))
+            .map(|f| per_bin(w.ts.goodput.row(f), &|b, v| v / (bin_len(b) as f64 * 1e-9)))
             .collect(),
-        flow_delay_mean_ns: (0..n_flows).map(|f| mean_row(&w.ts_delay_sum, &w.ts_delay_n, f)).collect(),
-        station_mean_ampdu_down: (0..n_sta).map(|s| mean_row(&w.ts_ampdu_mpdus, &w.ts_ampdu_n, s)).collect(),
+        flow_delay_mean_ns: (0..n_flows).map(|f| mean_row(&w.ts.delay_sum, &w.ts.delay_n, f)).collect(),
+        station_mean_ampdu_down: (0..n_sta).map(|s| mean_row(&w.ts.ampdu_mpdus, &w.ts.ampdu_n, s)).collect(),
         station_airtime_frac: (0..n_sta)
-            .map(|s| per_bin(w.ts_airtime.row(s), &|b, v| v / bin_len(b) as f64))
+            .map(|s| per_bin(w.ts.airtime.row(s), &|b, v| v / bin_len(b) as f64))
             .collect(),
-        station_phy_rate_down_bps: (0..n_sta).map(|s| mean_row(&w.ts_phy_rate, &w.ts_ampdu_n, s)).collect(),
+        station_phy_rate_down_bps: (0..n_sta).map(|s| mean_row(&w.ts.phy_rate, &w.ts.ampdu_n, s)).collect(),
         station_snr_db: (0..n_sta)
             .map(|s| {
                 if spec.stations[s].error_model != "snr" {
@@ -513,15 +513,15 @@ pub fn collect(w: &World) -> RunData {
                 (0..bins).map(|b| w.station_snr_at(s, Instant(b as u64 * bin + bin_len(b) / 2))).collect()
             })
             .collect(),
-        flow_cwnd_bytes: tcp_rows(&w.ts_cwnd),
-        flow_inflight_bytes: tcp_rows(&w.ts_inflight),
-        flow_pacing_rate_bps: tcp_rows(&w.ts_pacing),
+        flow_cwnd_bytes: tcp_rows(&w.ts.cwnd),
+        flow_inflight_bytes: tcp_rows(&w.ts.inflight),
+        flow_pacing_rate_bps: tcp_rows(&w.ts.pacing),
         flow_rtt_ns: (0..n_flows)
-            .map(|f| if w.is_tcp(f) || w.is_quic(f) { mean_row(&w.ts_rtt_sum, &w.ts_rtt_n, f) } else { Vec::new() })
+            .map(|f| if w.is_tcp(f) || w.is_quic(f) { mean_row(&w.ts.rtt_sum, &w.ts.rtt_n, f) } else { Vec::new() })
             .collect(),
-        flow_retransmits: tcp_rows(&w.ts_retx),
-        node_queue_limit: (0..=n_sta).map(|n| if w.is_forwarding(n) { mean_row(&w.ts_node_limit, &w.ts_node_n, n) } else { Vec::new() }).collect(),
-        node_backlog_packets: (0..=n_sta).map(|n| if w.is_forwarding(n) { mean_row(&w.ts_node_backlog, &w.ts_node_n, n) } else { Vec::new() }).collect(),
+        flow_retransmits: tcp_rows(&w.ts.retx),
+        node_queue_limit: (0..=n_sta).map(|n| if w.is_forwarding(n) { mean_row(&w.ts.node_limit, &w.ts.node_n, n) } else { Vec::new() }).collect(),
+        node_backlog_packets: (0..=n_sta).map(|n| if w.is_forwarding(n) { mean_row(&w.ts.node_backlog, &w.ts.node_n, n) } else { Vec::new() }).collect(),
         flow_aggctl_rate_bps: (0..n_flows).map(|f| w.aggctl_rows(f).0).collect(),
         flow_aggctl_est_ampdu: (0..n_flows).map(|f| w.aggctl_rows(f).1).collect(),
     };
