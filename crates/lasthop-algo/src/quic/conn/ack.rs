@@ -147,7 +147,7 @@ impl QuicConnection {
                     self.cc.on_recovery_exit(now);
                 }
             }
-            for r in p.retx {
+            for &r in &p.retx {
                 self.on_retx_acked(sp, r);
             }
             if let Some(l) = p.ack_largest {

@@ -151,13 +151,8 @@ impl QuicConnection {
         if room < overhead + 24 {
             return None;
         }
-        let mut fill = Fill {
-            frames: self.frame_pool.pop().unwrap_or_default(),
-            payload: 0,
-            max_payload: room - overhead,
-            slots: 0,
-            b: Built { probe, pnl, ..Built::default() },
-        };
+        let mut b = Built { probe, pnl, ..Built::default() };
+        let mut fill = Fill { frames: self.frame_pool.pop().unwrap_or_default(), payload: 0, max_payload: room - overhead, slots: 0, b: &mut b };
         if want_ack {
             self.push_ack(now, sp, &mut fill);
         }
@@ -181,7 +176,7 @@ impl QuicConnection {
             return None;
         }
         self.spaces[si].next_pn += 1;
-        Some(fill.into_packet(ty, pn))
+        Some((fill.into_packet(ty, pn), b))
     }
 
     /// An ACK is due in `sp`, or one can ride along with the ack-eliciting packet about to be sent.
@@ -448,15 +443,15 @@ impl QuicConnection {
 
 /// The packet being built: its frames, the payload they take out of `max_payload`, and what the
 /// retransmittable ones carried (`b.retx`, `slots` of them).
-struct Fill {
+struct Fill<'a> {
     frames: Vec<Frame>,
     payload: u32,
     max_payload: u32,
     slots: usize,
-    b: Built,
+    b: &'a mut Built,
 }
 
-impl Fill {
+impl Fill<'_> {
     /// Adds `f`, which carries `r`, if it fits in the payload and in the record.
     #[inline]
     fn push(&mut self, f: Frame, r: Retx) -> bool {
@@ -481,7 +476,8 @@ impl Fill {
     }
 
     /// The packet numbered `pn`, padded to the header protection sample's four bytes.
-    fn into_packet(mut self, ty: PacketType, pn: u64) -> (Packet, Built) {
+    #[inline]
+    fn into_packet(mut self, ty: PacketType, pn: u64) -> Packet {
         let pnl = self.b.pnl;
         // RFC 9001 §5.4.2: four bytes of packet number and payload for the header sample.
         if pnl + self.payload < 4 {
@@ -491,6 +487,6 @@ impl Fill {
         }
         self.b.payload = self.payload;
         let len = ty.header_len(pnl, self.payload) + self.payload + AEAD_TAG_LEN;
-        (Packet { ty, pn, frames: self.frames, len }, self.b)
+        Packet { ty, pn, frames: self.frames, len }
     }
 }
