@@ -221,6 +221,58 @@ def to_flent(doc: dict[str, Any], *, source: str = "", data_filename: str = "run
     where = _where(source)
     spec = doc.get("spec") or {}
     data = doc.get("data") or {}
+    ts, flows = _timeseries_and_flows(data, where)
+    t_ns = ts["t_ns"]
+    bin_ns = ts["bin_ns"]
+    bins = len(t_ns)
+    sim = spec.get("sim") or {}
+    duration_ns = int((data.get("stats") or {}).get("sim_time_ns")
+                      or sim.get("duration_ns") or t_ns[-1] + bin_ns)
+    warmup_ns = int(sim.get("warmup_ns") or 0)
+    # Each bin's value at the bin's middle (the last bin may be shorter).
+    ends = [min(t + bin_ns, duration_ns) if duration_ns > t else t + bin_ns for t in t_ns]
+    x = [(t + end) / 2 / 1e9 for t, end in zip(t_ns, ends)]
+
+    test = choose_test(flows)
+    series, flow_map, params = _flow_series(ts, flows, spec, TESTS[test], bins, where)
+    series += _station_series(ts, data, bins, t_ns, ends, where, params)
+
+    names = [s.name for s in series]
+    if len(set(names)) != len(names):
+        raise FlentExportError(f"{where}two flows map to the same flent series")
+    code_version = str(doc.get("code_version", ""))
+    name = str(spec.get("name") or "run")
+    seed = doc.get("seed")
+    lasthop = {
+        "format": "lasthop.flent", "code_version": code_version, "spec_name": name,
+        "seed": seed, "source": os.path.basename(source) if source else None,
+        "result_checksum": doc.get("checksum"), "flows": flow_map, **(extra or {}),
+    }
+    title = name
+    if extra and extra.get("overrides"):
+        title += " [" + ", ".join(f"{k}={_value_text(v)}"
+                                  for k, v in extra["overrides"].items()) + "]"
+    title += f" seed {seed}, simulated by lasthop {code_version}"
+    metadata: dict[str, Any] = {
+        "NAME": test, "TITLE": title, "NOTE": spec.get("description") or None,
+        "TIME": EPOCH, "T0": EPOCH, "HOST": "server", "HOSTS": ["server"],
+        "LOCAL_HOST": "lasthop", "LENGTH": (duration_ns - warmup_ns) / 1e9,
+        "TOTAL_LENGTH": duration_ns / 1e9, "STEP_SIZE": bin_ns / 1e9,
+        "DELAY": warmup_ns / 1e9, "TEST_PARAMETERS": params, "IP_VERSION": 4,
+        "FLENT_VERSION": None, "BATCH_NAME": None, "BATCH_TIME": None, "BATCH_TITLE": None,
+        "BATCH_UUID": None, "DATA_FILENAME": data_filename, "LASTHOP": lasthop,
+        "SERIES_META": {s.name: {"UNITS": s.units, "RUNNER": "lasthop", **s.meta}
+                        for s in series},
+    }
+    results = {s.name: s.values for s in series}
+    raw_values = {s.name: _raw(s, x) for s in series}
+    return {"version": FLENT_FORMAT_VERSION, "metadata": metadata, "x_values": x,
+            "results": results, "raw_values": raw_values}
+
+
+def _timeseries_and_flows(data: dict[str, Any], where: str
+                          ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """`data.timeseries` with its bins (t_ns, bin_ns) and `data.flows`, checked."""
     ts = data.get("timeseries")
     flows = data.get("flows")
     if not isinstance(ts, dict) or not isinstance(ts.get("t_ns"), list) or not ts["t_ns"]:
@@ -232,25 +284,22 @@ def to_flent(doc: dict[str, Any], *, source: str = "", data_filename: str = "run
     bin_ns = ts.get("bin_ns")
     if not isinstance(bin_ns, int) or bin_ns <= 0 or not all(isinstance(t, int) for t in t_ns):
         raise FlentExportError(f"{where}data.timeseries: bin_ns and t_ns must be integers")
-    bins = len(t_ns)
-    sim = spec.get("sim") or {}
-    duration_ns = int((data.get("stats") or {}).get("sim_time_ns")
-                      or sim.get("duration_ns") or t_ns[-1] + bin_ns)
-    warmup_ns = int(sim.get("warmup_ns") or 0)
-    # Each bin's value at the bin's middle (the last bin may be shorter).
-    ends = [min(t + bin_ns, duration_ns) if duration_ns > t else t + bin_ns for t in t_ns]
-    x = [(t + end) / 2 / 1e9 for t, end in zip(t_ns, ends)]
+    return ts, flows
 
+
+def _flow_series(ts: dict[str, Any], flows: list[dict[str, Any]], spec: dict[str, Any],
+                 formats: dict[str, str], bins: int, where: str
+                 ) -> tuple[list[_Series], list[dict[str, Any]], dict[str, str]]:
+    """One series per flow (a ping's RTT, or goodput with the one-way delay and TCP's keys),
+    each flow's series for metadata.LASTHOP, and the test's parameters (streams per direction
+    as `formats` names them, the extra ping hosts)."""
     n_flows = len(flows)
     goodput = _rows(ts, "flow_goodput_bps", n_flows, bins, where, required=True)
     delay = _rows(ts, "flow_delay_mean_ns", n_flows, bins, where, required=True)
     rtt = _rows(ts, "flow_rtt_ns", n_flows, bins, where)
     cwnd = _rows(ts, "flow_cwnd_bytes", n_flows, bins, where)
     pacing = _rows(ts, "flow_pacing_rate_bps", n_flows, bins, where)
-
     spec_flows = spec.get("flows") if isinstance(spec.get("flows"), list) else []
-    test = choose_test(flows)
-    formats = TESTS[test]
     counts = {"down": 0, "up": 0}
     series: list[_Series] = []
     ping_tags: list[str] = []
@@ -299,43 +348,10 @@ def to_flent(doc: dict[str, Any], *, source: str = "", data_filename: str = "run
                 _tcp_keys(s, flow, spec_flow, rtt[i], cwnd[i], pacing[i])
         series.append(s)
         flow_map.append({"flow": fid, "series": s.name})
-
     params: dict[str, str] = {STREAM_PARAMS[d]: str(counts[d]) for d in formats}
     if ping_tags:
         params["ping_hosts"] = ",".join(ping_tags)
-    series += _station_series(ts, data, bins, t_ns, ends, where, params)
-
-    names = [s.name for s in series]
-    if len(set(names)) != len(names):
-        raise FlentExportError(f"{where}two flows map to the same flent series")
-    code_version = str(doc.get("code_version", ""))
-    name = str(spec.get("name") or "run")
-    seed = doc.get("seed")
-    lasthop = {
-        "format": "lasthop.flent", "code_version": code_version, "spec_name": name,
-        "seed": seed, "source": os.path.basename(source) if source else None,
-        "result_checksum": doc.get("checksum"), "flows": flow_map, **(extra or {}),
-    }
-    title = name
-    if extra and extra.get("overrides"):
-        title += " [" + ", ".join(f"{k}={_value_text(v)}"
-                                  for k, v in extra["overrides"].items()) + "]"
-    title += f" seed {seed}, simulated by lasthop {code_version}"
-    metadata: dict[str, Any] = {
-        "NAME": test, "TITLE": title, "NOTE": spec.get("description") or None,
-        "TIME": EPOCH, "T0": EPOCH, "HOST": "server", "HOSTS": ["server"],
-        "LOCAL_HOST": "lasthop", "LENGTH": (duration_ns - warmup_ns) / 1e9,
-        "TOTAL_LENGTH": duration_ns / 1e9, "STEP_SIZE": bin_ns / 1e9,
-        "DELAY": warmup_ns / 1e9, "TEST_PARAMETERS": params, "IP_VERSION": 4,
-        "FLENT_VERSION": None, "BATCH_NAME": None, "BATCH_TIME": None, "BATCH_TITLE": None,
-        "BATCH_UUID": None, "DATA_FILENAME": data_filename, "LASTHOP": lasthop,
-        "SERIES_META": {s.name: {"UNITS": s.units, "RUNNER": "lasthop", **s.meta}
-                        for s in series},
-    }
-    results = {s.name: s.values for s in series}
-    raw_values = {s.name: _raw(s, x) for s in series}
-    return {"version": FLENT_FORMAT_VERSION, "metadata": metadata, "x_values": x,
-            "results": results, "raw_values": raw_values}
+    return series, flow_map, params
 
 
 def _tcp_keys(s: _Series, flow: dict[str, Any], spec_flow: dict[str, Any] | None,

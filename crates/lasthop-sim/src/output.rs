@@ -1,6 +1,7 @@
 //! The `data` section of a result file (docs/results.md), collected from a finished world.
 
 use crate::metrics::DelaySummary;
+use crate::spec::FlowSpec;
 use crate::world::World;
 use lasthop_core::Instant;
 use serde::Serialize;
@@ -425,106 +426,9 @@ pub fn collect(w: &World) -> RunData {
     let spec = w.spec();
     let dur = spec.sim.duration_ns;
     let window_s = (dur - spec.sim.warmup_ns) as f64 * 1e-9;
-    let flows = spec
-        .flows
-        .iter()
-        .enumerate()
-        .map(|(i, f)| {
-            let c = &w.counters[i];
-            let drops = c.dropped_queue + c.dropped_retry + c.dropped_wired;
-            FlowOut {
-                id: i,
-                station: f.station,
-                direction: f.direction.clone(),
-                pattern: f.pattern.clone(),
-                offered_packets: c.offered_packets,
-                offered_bytes: c.offered_bytes,
-                delivered_packets: c.delivered_packets,
-                delivered_bytes: c.delivered_bytes,
-                dropped_queue: c.dropped_queue,
-                dropped_retry: c.dropped_retry,
-                dropped_wired: c.dropped_wired,
-                goodput_bps: c.delivered_bytes as f64 * 8.0 / window_s,
-                loss: if drops + c.delivered_packets == 0 { 0.0 } else { drops as f64 / (drops + c.delivered_packets) as f64 },
-                delay_ns: c.delay.summary(),
-                tcp: w.tcp_out(i),
-                quic: w.quic_out(i),
-                aggctl: w.aggctl_out(i),
-                split: w.split_out(i),
-                external: w.external_label(i).map(str::to_string),
-            }
-        })
-        .collect();
-    let stations = (0..spec.stations.len())
-        .map(|i| {
-            let tx = w.station_tx(i);
-            let h = w.station_ampdu_hist(i);
-            let a = w.station_airtime(i);
-            StationOut {
-                id: i,
-                mcs: tx.mcs,
-                nss: tx.nss,
-                phy_rate_bps: tx.data_rate_bps(),
-                airtime_tx_ns: a[1].as_nanos(),
-                airtime_rx_ns: a[0].as_nanos(),
-                ampdu_hist_down: PaddedCounts { counts: h[0].clone(), len: w.ampdu_hist_len() },
-                ampdu_hist_up: PaddedCounts { counts: h[1].clone(), len: w.ampdu_hist_len() },
-                mean_ampdu_down: hist_mean(&h[0]),
-                mean_ampdu_up: hist_mean(&h[1]),
-                rate_control: spec.stations[i].rate_control.clone(),
-                mean_phy_rate_down_bps: w.station_mean_rate(i)[0],
-                mean_phy_rate_up_bps: w.station_mean_rate(i)[1],
-                parent: spec.stations[i].parent,
-            }
-        })
-        .collect();
-    let bins = w.ts_goodput.bins();
-    let bin = spec.sim.bin_ns;
-    // The last bin may be shorter than the others.
-    let bin_len = |b: usize| ((b as u64 + 1) * bin).min(dur) - b as u64 * bin;
-    let per_bin = |row: &[f64], f: &dyn Fn(usize, f64) -> f64| row.iter().enumerate().map(|(b, &v)| f(b, v)).collect::<Vec<f64>>();
-    let n_flows = spec.flows.len();
-    let tcp_rows = |s: &crate::metrics::Series| -> Vec<Vec<f64>> {
-        (0..n_flows).map(|f| if w.is_tcp(f) || w.is_quic(f) { s.row(f).to_vec() } else { Vec::new() }).collect()
-    };
-    let n_sta = spec.stations.len();
-    // Per-bin mean of row `i`: sum / count (0 where the count is 0).
-    let mean_row = |sum: &crate::metrics::Series, n: &crate::metrics::Series, i: usize| {
-        let n = n.row(i);
-        per_bin(sum.row(i), &|b, v| if n[b] > 0.0 { v / n[b] } else { 0.0 })
-    };
-    let ts = TimeSeries {
-        bin_ns: bin,
-        t_ns: (0..bins as u64).map(|b| b * bin).collect(),
-        flow_goodput_bps: (0..n_flows)
-            .map(|f| per_bin(w.ts_goodput.row(f), &|b, v| v / (bin_len(b) as f64 * 1e-9)))
-            .collect(),
-        flow_delay_mean_ns: (0..n_flows).map(|f| mean_row(&w.ts_delay_sum, &w.ts_delay_n, f)).collect(),
-        station_mean_ampdu_down: (0..n_sta).map(|s| mean_row(&w.ts_ampdu_mpdus, &w.ts_ampdu_n, s)).collect(),
-        station_airtime_frac: (0..n_sta)
-            .map(|s| per_bin(w.ts_airtime.row(s), &|b, v| v / bin_len(b) as f64))
-            .collect(),
-        station_phy_rate_down_bps: (0..n_sta).map(|s| mean_row(&w.ts_phy_rate, &w.ts_ampdu_n, s)).collect(),
-        station_snr_db: (0..n_sta)
-            .map(|s| {
-                if spec.stations[s].error_model != "snr" {
-                    return Vec::new();
-                }
-                (0..bins).map(|b| w.station_snr_at(s, Instant(b as u64 * bin + bin_len(b) / 2))).collect()
-            })
-            .collect(),
-        flow_cwnd_bytes: tcp_rows(&w.ts_cwnd),
-        flow_inflight_bytes: tcp_rows(&w.ts_inflight),
-        flow_pacing_rate_bps: tcp_rows(&w.ts_pacing),
-        flow_rtt_ns: (0..n_flows)
-            .map(|f| if w.is_tcp(f) || w.is_quic(f) { mean_row(&w.ts_rtt_sum, &w.ts_rtt_n, f) } else { Vec::new() })
-            .collect(),
-        flow_retransmits: tcp_rows(&w.ts_retx),
-        node_queue_limit: (0..=n_sta).map(|n| if w.is_forwarding(n) { mean_row(&w.ts_node_limit, &w.ts_node_n, n) } else { Vec::new() }).collect(),
-        node_backlog_packets: (0..=n_sta).map(|n| if w.is_forwarding(n) { mean_row(&w.ts_node_backlog, &w.ts_node_n, n) } else { Vec::new() }).collect(),
-        flow_aggctl_rate_bps: (0..n_flows).map(|f| w.aggctl_rows(f).0).collect(),
-        flow_aggctl_est_ampdu: (0..n_flows).map(|f| w.aggctl_rows(f).1).collect(),
-    };
+    let flows = spec.flows.iter().enumerate().map(|(i, f)| flow_out(w, i, f, window_s)).collect();
+    let stations = (0..spec.stations.len()).map(|i| station_out(w, i)).collect();
+    let ts = timeseries(w);
     let t = &w.totals;
     RunData {
         stats: Stats {
@@ -548,5 +452,109 @@ pub fn collect(w: &World) -> RunData {
         stations,
         timeseries: ts,
         vwire: w.vwire_out(),
+    }
+}
+
+/// Flow `i` (spec `f`) over the measurement window of `window_s` seconds.
+fn flow_out(w: &World, i: usize, f: &FlowSpec, window_s: f64) -> FlowOut {
+    let c = &w.counters[i];
+    let drops = c.dropped_queue + c.dropped_retry + c.dropped_wired;
+    FlowOut {
+        id: i,
+        station: f.station,
+        direction: f.direction.clone(),
+        pattern: f.pattern.clone(),
+        offered_packets: c.offered_packets,
+        offered_bytes: c.offered_bytes,
+        delivered_packets: c.delivered_packets,
+        delivered_bytes: c.delivered_bytes,
+        dropped_queue: c.dropped_queue,
+        dropped_retry: c.dropped_retry,
+        dropped_wired: c.dropped_wired,
+        goodput_bps: c.delivered_bytes as f64 * 8.0 / window_s,
+        loss: if drops + c.delivered_packets == 0 { 0.0 } else { drops as f64 / (drops + c.delivered_packets) as f64 },
+        delay_ns: c.delay.summary(),
+        tcp: w.tcp_out(i),
+        quic: w.quic_out(i),
+        aggctl: w.aggctl_out(i),
+        split: w.split_out(i),
+        external: w.external_label(i).map(str::to_string),
+    }
+}
+
+/// Station `i`: its rate, airtime and aggregation.
+fn station_out(w: &World, i: usize) -> StationOut {
+    let spec = w.spec();
+    let tx = w.station_tx(i);
+    let h = w.station_ampdu_hist(i);
+    let a = w.station_airtime(i);
+    StationOut {
+        id: i,
+        mcs: tx.mcs,
+        nss: tx.nss,
+        phy_rate_bps: tx.data_rate_bps(),
+        airtime_tx_ns: a[1].as_nanos(),
+        airtime_rx_ns: a[0].as_nanos(),
+        ampdu_hist_down: PaddedCounts { counts: h[0].clone(), len: w.ampdu_hist_len() },
+        ampdu_hist_up: PaddedCounts { counts: h[1].clone(), len: w.ampdu_hist_len() },
+        mean_ampdu_down: hist_mean(&h[0]),
+        mean_ampdu_up: hist_mean(&h[1]),
+        rate_control: spec.stations[i].rate_control.clone(),
+        mean_phy_rate_down_bps: w.station_mean_rate(i)[0],
+        mean_phy_rate_up_bps: w.station_mean_rate(i)[1],
+        parent: spec.stations[i].parent,
+    }
+}
+
+/// The world's binned series as the result's time series: rates, means per bin and samples.
+fn timeseries(w: &World) -> TimeSeries {
+    let spec = w.spec();
+    let dur = spec.sim.duration_ns;
+    let bins = w.ts.goodput.bins();
+    let bin = spec.sim.bin_ns;
+    // The last bin may be shorter than the others.
+    let bin_len = |b: usize| ((b as u64 + 1) * bin).min(dur) - b as u64 * bin;
+    let per_bin = |row: &[f64], f: &dyn Fn(usize, f64) -> f64| row.iter().enumerate().map(|(b, &v)| f(b, v)).collect::<Vec<f64>>();
+    let n_flows = spec.flows.len();
+    let tcp_rows = |s: &crate::metrics::Series| -> Vec<Vec<f64>> {
+        (0..n_flows).map(|f| if w.is_tcp(f) || w.is_quic(f) { s.row(f).to_vec() } else { Vec::new() }).collect()
+    };
+    let n_sta = spec.stations.len();
+    // Per-bin mean of row `i`: sum / count (0 where the count is 0).
+    let mean_row = |sum: &crate::metrics::Series, n: &crate::metrics::Series, i: usize| {
+        let n = n.row(i);
+        per_bin(sum.row(i), &|b, v| if n[b] > 0.0 { v / n[b] } else { 0.0 })
+    };
+    TimeSeries {
+        bin_ns: bin,
+        t_ns: (0..bins as u64).map(|b| b * bin).collect(),
+        flow_goodput_bps: (0..n_flows)
+            .map(|f| per_bin(w.ts.goodput.row(f), &|b, v| v / (bin_len(b) as f64 * 1e-9)))
+            .collect(),
+        flow_delay_mean_ns: (0..n_flows).map(|f| mean_row(&w.ts.delay_sum, &w.ts.delay_n, f)).collect(),
+        station_mean_ampdu_down: (0..n_sta).map(|s| mean_row(&w.ts.ampdu_mpdus, &w.ts.ampdu_n, s)).collect(),
+        station_airtime_frac: (0..n_sta)
+            .map(|s| per_bin(w.ts.airtime.row(s), &|b, v| v / bin_len(b) as f64))
+            .collect(),
+        station_phy_rate_down_bps: (0..n_sta).map(|s| mean_row(&w.ts.phy_rate, &w.ts.ampdu_n, s)).collect(),
+        station_snr_db: (0..n_sta)
+            .map(|s| {
+                if spec.stations[s].error_model != "snr" {
+                    return Vec::new();
+                }
+                (0..bins).map(|b| w.station_snr_at(s, Instant(b as u64 * bin + bin_len(b) / 2))).collect()
+            })
+            .collect(),
+        flow_cwnd_bytes: tcp_rows(&w.ts.cwnd),
+        flow_inflight_bytes: tcp_rows(&w.ts.inflight),
+        flow_pacing_rate_bps: tcp_rows(&w.ts.pacing),
+        flow_rtt_ns: (0..n_flows)
+            .map(|f| if w.is_tcp(f) || w.is_quic(f) { mean_row(&w.ts.rtt_sum, &w.ts.rtt_n, f) } else { Vec::new() })
+            .collect(),
+        flow_retransmits: tcp_rows(&w.ts.retx),
+        node_queue_limit: (0..=n_sta).map(|n| if w.is_forwarding(n) { mean_row(&w.ts.node_limit, &w.ts.node_n, n) } else { Vec::new() }).collect(),
+        node_backlog_packets: (0..=n_sta).map(|n| if w.is_forwarding(n) { mean_row(&w.ts.node_backlog, &w.ts.node_n, n) } else { Vec::new() }).collect(),
+        flow_aggctl_rate_bps: (0..n_flows).map(|f| w.aggctl_rows(f).0).collect(),
+        flow_aggctl_est_ampdu: (0..n_flows).map(|f| w.aggctl_rows(f).1).collect(),
     }
 }

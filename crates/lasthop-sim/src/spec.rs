@@ -541,6 +541,7 @@ impl Spec {
         self.mac_problems(std, &mut bad);
         self.ap_wired_problems(&mut bad);
         self.station_problems(&mut bad);
+        self.channel_problems(&mut bad);
         self.flow_problems(&mut bad);
         for (path, value, allowed) in vwire_problems(self) {
             bad(&path, value, allowed);
@@ -795,8 +796,8 @@ impl Spec {
         }
     }
 
-    /// `channel` and `flows`.
-    fn flow_problems(&self, bad: &mut dyn FnMut(&str, String, String)) {
+    /// `channel`.
+    fn channel_problems(&self, bad: &mut dyn FnMut(&str, String, String)) {
         let c = &self.channel;
         if !["log_distance", "tgn_a", "tgn_b", "tgn_c", "tgn_d", "tgn_e", "tgn_f"].contains(&c.path_loss.as_str()) {
             bad("channel.path_loss", format!("{:?}", c.path_loss), "one of \"log_distance\", \"tgn_a\" … \"tgn_f\"".into());
@@ -810,6 +811,11 @@ impl Spec {
         if !c.noise_figure_db.is_finite() || !(0.0..=30.0).contains(&c.noise_figure_db) {
             bad("channel.noise_figure_db", c.noise_figure_db.to_string(), "0..=30 dB".into());
         }
+    }
+
+    /// `flows`: each flow's station, direction and pattern, the pattern's own keys, then its
+    /// size, times, access category and split proxy.
+    fn flow_problems(&self, bad: &mut dyn FnMut(&str, String, String)) {
         for (i, f) in self.flows.iter().enumerate() {
             if f.station as usize >= self.stations.len() {
                 bad(&format!("flows[{i}].stations"), f.station.to_string(), format!("a station index 0..{}", self.stations.len()));
@@ -832,82 +838,8 @@ impl Spec {
                         bad(&format!("flows[{i}].pattern"), "\"ping\"".into(), "cbr or poisson for cross traffic".into());
                     }
                 }
-                "tcp" => {
-                    if f.direction == "cross" {
-                        bad(&format!("flows[{i}].pattern"), "\"tcp\"".into(), "cbr, poisson or saturated for cross traffic".into());
-                    }
-                    if !CONGESTION_CONTROLS.contains(&f.cc.as_str()) {
-                        let names: Vec<String> = CONGESTION_CONTROLS.iter().map(|n| format!("{n:?}")).collect();
-                        bad(&format!("flows[{i}].cc"), format!("{:?}", f.cc), format!("one of {}", names.join(", ")));
-                    }
-                    if lasthop_algo::ecn::EcnMode::from_name(&f.ecn).is_none() {
-                        bad(&format!("flows[{i}].ecn"), format!("{:?}", f.ecn), "\"off\", \"classic\" or \"l4s\"".into());
-                    } else if let Some(why) = ecn_mismatch(&f.cc, &f.ecn) {
-                        bad(&format!("flows[{i}].ecn"), format!("{:?}", f.ecn), why);
-                    }
-                    if f.app != "bulk" && f.app != "request_response" {
-                        bad(&format!("flows[{i}].app"), format!("{:?}", f.app), "\"bulk\" or \"request_response\"".into());
-                    }
-                    if f.app == "request_response" && (f.request_bytes == 0 || f.response_bytes == 0) {
-                        bad(&format!("flows[{i}].response_bytes"), f.response_bytes.to_string(), "request_bytes and response_bytes > 0".into());
-                    }
-                    if f.packet_size < 120 {
-                        bad(&format!("flows[{i}].packet_size"), f.packet_size.to_string(), "at least 120 bytes for TCP (52 bytes of headers)".into());
-                    }
-                }
-                "quic" => {
-                    if f.direction != "down" {
-                        bad(&format!("flows[{i}].direction"), format!("{:?}", f.direction), "\"down\" for QUIC (a download from the server)".into());
-                    }
-                    if f.profile != "quic" && f.profile != "bquic" {
-                        bad(&format!("flows[{i}].profile"), format!("{:?}", f.profile), "\"quic\" or \"bquic\"".into());
-                    }
-                    if !QUIC_CONGESTION_CONTROLS.contains(&f.cc.as_str()) {
-                        let names: Vec<String> = QUIC_CONGESTION_CONTROLS.iter().map(|n| format!("{n:?}")).collect();
-                        bad(&format!("flows[{i}].cc"), format!("{:?}", f.cc), format!("one of {} for QUIC", names.join(", ")));
-                    } else if lasthop_algo::ecn::EcnMode::from_name(&f.ecn).is_none() {
-                        bad(&format!("flows[{i}].ecn"), format!("{:?}", f.ecn), "\"off\", \"classic\" or \"l4s\"".into());
-                    } else if let Some(why) = ecn_mismatch_in(&f.cc, &f.ecn, &QUIC_CONGESTION_CONTROLS) {
-                        bad(&format!("flows[{i}].ecn"), format!("{:?}", f.ecn), why);
-                    }
-                    if let Some(a) = &f.ack_policy {
-                        if !["tcp_acking", "ack_decimation", "ack_frequency"].contains(&a.as_str()) {
-                            bad(&format!("flows[{i}].ack_policy"), format!("{a:?}"), "one of \"tcp_acking\", \"ack_decimation\", \"ack_frequency\"".into());
-                        }
-                    }
-                    if f.objects.contains(&0) {
-                        bad(&format!("flows[{i}].objects"), "0".into(), "object sizes of at least 1 byte".into());
-                    }
-                    if !f.objects.is_empty() && f.bytes != 0 {
-                        bad(&format!("flows[{i}].bytes"), f.bytes.to_string(), "not with a page (objects)".into());
-                    }
-                    if f.initial_cwnd == 0 {
-                        bad(&format!("flows[{i}].initial_cwnd"), "0".into(), "at least 1 packet".into());
-                    }
-                    if f.connections == 0 || f.connections > 10_000 {
-                        bad(&format!("flows[{i}].connections"), f.connections.to_string(), "1..=10000".into());
-                    }
-                    if f.connections > 1 && f.bytes == 0 && f.objects.is_empty() {
-                        bad(&format!("flows[{i}].connections"), f.connections.to_string(), "1 for an endless download (bytes = 0); later connections need a finite transfer".into());
-                    }
-                    if f.idle_timeout_ns == 0 {
-                        bad(&format!("flows[{i}].idle_timeout"), "0ns".into(), "a duration > 0".into());
-                    }
-                    if f.reconnect != "1rtt" && f.reconnect != "0rtt" {
-                        bad(&format!("flows[{i}].reconnect"), format!("{:?}", f.reconnect), "\"1rtt\" or \"0rtt\"".into());
-                    }
-                    if !["none", "mean", "ewma"].contains(&f.history.as_str()) {
-                        bad(&format!("flows[{i}].history"), format!("{:?}", f.history), "one of \"none\", \"mean\", \"ewma\"".into());
-                    }
-                    if f.history_guard != "none" && f.history_guard != "rtt" {
-                        bad(&format!("flows[{i}].history_guard"), format!("{:?}", f.history_guard), "\"none\" or \"rtt\"".into());
-                    } else if f.history_guard != "none" && f.history == "none" {
-                        bad(&format!("flows[{i}].history_guard"), format!("{:?}", f.history_guard), "\"none\" unless history is \"mean\" or \"ewma\"".into());
-                    }
-                    if f.packet_size < 1228 {
-                        bad(&format!("flows[{i}].packet_size"), f.packet_size.to_string(), "at least 1228 bytes for QUIC (1200-byte UDP payloads, RFC 9000 §14)".into());
-                    }
-                }
+                "tcp" => tcp_flow_problems(i, f, bad),
+                "quic" => quic_flow_problems(i, f, bad),
                 "aggctl" => {}
                 other => bad(&format!("flows[{i}].pattern"), format!("{other:?}"), "one of \"cbr\", \"poisson\", \"saturated\", \"tcp\", \"ping\", \"quic\", \"aggctl\"".into()),
             }
@@ -929,4 +861,84 @@ impl Spec {
         }
     }
 
+}
+
+/// `flows[i]` with `pattern = "tcp"`.
+fn tcp_flow_problems(i: usize, f: &FlowSpec, bad: &mut dyn FnMut(&str, String, String)) {
+    if f.direction == "cross" {
+        bad(&format!("flows[{i}].pattern"), "\"tcp\"".into(), "cbr, poisson or saturated for cross traffic".into());
+    }
+    if !CONGESTION_CONTROLS.contains(&f.cc.as_str()) {
+        let names: Vec<String> = CONGESTION_CONTROLS.iter().map(|n| format!("{n:?}")).collect();
+        bad(&format!("flows[{i}].cc"), format!("{:?}", f.cc), format!("one of {}", names.join(", ")));
+    }
+    if lasthop_algo::ecn::EcnMode::from_name(&f.ecn).is_none() {
+        bad(&format!("flows[{i}].ecn"), format!("{:?}", f.ecn), "\"off\", \"classic\" or \"l4s\"".into());
+    } else if let Some(why) = ecn_mismatch(&f.cc, &f.ecn) {
+        bad(&format!("flows[{i}].ecn"), format!("{:?}", f.ecn), why);
+    }
+    if f.app != "bulk" && f.app != "request_response" {
+        bad(&format!("flows[{i}].app"), format!("{:?}", f.app), "\"bulk\" or \"request_response\"".into());
+    }
+    if f.app == "request_response" && (f.request_bytes == 0 || f.response_bytes == 0) {
+        bad(&format!("flows[{i}].response_bytes"), f.response_bytes.to_string(), "request_bytes and response_bytes > 0".into());
+    }
+    if f.packet_size < 120 {
+        bad(&format!("flows[{i}].packet_size"), f.packet_size.to_string(), "at least 120 bytes for TCP (52 bytes of headers)".into());
+    }
+}
+
+/// `flows[i]` with `pattern = "quic"`.
+fn quic_flow_problems(i: usize, f: &FlowSpec, bad: &mut dyn FnMut(&str, String, String)) {
+    if f.direction != "down" {
+        bad(&format!("flows[{i}].direction"), format!("{:?}", f.direction), "\"down\" for QUIC (a download from the server)".into());
+    }
+    if f.profile != "quic" && f.profile != "bquic" {
+        bad(&format!("flows[{i}].profile"), format!("{:?}", f.profile), "\"quic\" or \"bquic\"".into());
+    }
+    if !QUIC_CONGESTION_CONTROLS.contains(&f.cc.as_str()) {
+        let names: Vec<String> = QUIC_CONGESTION_CONTROLS.iter().map(|n| format!("{n:?}")).collect();
+        bad(&format!("flows[{i}].cc"), format!("{:?}", f.cc), format!("one of {} for QUIC", names.join(", ")));
+    } else if lasthop_algo::ecn::EcnMode::from_name(&f.ecn).is_none() {
+        bad(&format!("flows[{i}].ecn"), format!("{:?}", f.ecn), "\"off\", \"classic\" or \"l4s\"".into());
+    } else if let Some(why) = ecn_mismatch_in(&f.cc, &f.ecn, &QUIC_CONGESTION_CONTROLS) {
+        bad(&format!("flows[{i}].ecn"), format!("{:?}", f.ecn), why);
+    }
+    if let Some(a) = &f.ack_policy {
+        if !["tcp_acking", "ack_decimation", "ack_frequency"].contains(&a.as_str()) {
+            bad(&format!("flows[{i}].ack_policy"), format!("{a:?}"), "one of \"tcp_acking\", \"ack_decimation\", \"ack_frequency\"".into());
+        }
+    }
+    if f.objects.contains(&0) {
+        bad(&format!("flows[{i}].objects"), "0".into(), "object sizes of at least 1 byte".into());
+    }
+    if !f.objects.is_empty() && f.bytes != 0 {
+        bad(&format!("flows[{i}].bytes"), f.bytes.to_string(), "not with a page (objects)".into());
+    }
+    if f.initial_cwnd == 0 {
+        bad(&format!("flows[{i}].initial_cwnd"), "0".into(), "at least 1 packet".into());
+    }
+    if f.connections == 0 || f.connections > 10_000 {
+        bad(&format!("flows[{i}].connections"), f.connections.to_string(), "1..=10000".into());
+    }
+    if f.connections > 1 && f.bytes == 0 && f.objects.is_empty() {
+        bad(&format!("flows[{i}].connections"), f.connections.to_string(), "1 for an endless download (bytes = 0); later connections need a finite transfer".into());
+    }
+    if f.idle_timeout_ns == 0 {
+        bad(&format!("flows[{i}].idle_timeout"), "0ns".into(), "a duration > 0".into());
+    }
+    if f.reconnect != "1rtt" && f.reconnect != "0rtt" {
+        bad(&format!("flows[{i}].reconnect"), format!("{:?}", f.reconnect), "\"1rtt\" or \"0rtt\"".into());
+    }
+    if !["none", "mean", "ewma"].contains(&f.history.as_str()) {
+        bad(&format!("flows[{i}].history"), format!("{:?}", f.history), "one of \"none\", \"mean\", \"ewma\"".into());
+    }
+    if f.history_guard != "none" && f.history_guard != "rtt" {
+        bad(&format!("flows[{i}].history_guard"), format!("{:?}", f.history_guard), "\"none\" or \"rtt\"".into());
+    } else if f.history_guard != "none" && f.history == "none" {
+        bad(&format!("flows[{i}].history_guard"), format!("{:?}", f.history_guard), "\"none\" unless history is \"mean\" or \"ewma\"".into());
+    }
+    if f.packet_size < 1228 {
+        bad(&format!("flows[{i}].packet_size"), f.packet_size.to_string(), "at least 1228 bytes for QUIC (1200-byte UDP payloads, RFC 9000 §14)".into());
+    }
 }

@@ -503,25 +503,55 @@ pub struct World {
     ack_filter: ack_filter::AckFilter,
     pub ack_filtered: u64,
     pub totals: Totals,
-    pub ts_goodput: Series,
-    pub ts_delay_sum: Series,
-    pub ts_delay_n: Series,
-    pub ts_ampdu_mpdus: Series,
-    pub ts_ampdu_n: Series,
-    pub ts_airtime: Series,
-    /// Sum of downlink PHY rates per station per bin (÷ `ts_ampdu_n` = mean rate).
-    pub ts_phy_rate: Series,
-    pub ts_cwnd: Series,
-    pub ts_inflight: Series,
-    pub ts_pacing: Series,
-    pub ts_rtt_sum: Series,
-    pub ts_rtt_n: Series,
-    pub ts_retx: Series,
+    /// The run's time series, binned.
+    pub ts: BinnedSeries,
+}
+
+/// The run's time series, one row per flow, station or node (0 = the AP, 1 + s = station s)
+/// and one column per bin of `sim.bin`; `output::collect` turns them into the result's.
+pub struct BinnedSeries {
+    pub goodput: Series,
+    pub delay_sum: Series,
+    pub delay_n: Series,
+    pub ampdu_mpdus: Series,
+    pub ampdu_n: Series,
+    pub airtime: Series,
+    /// Sum of downlink PHY rates per station per bin (÷ `ampdu_n` = mean rate).
+    pub phy_rate: Series,
+    pub cwnd: Series,
+    pub inflight: Series,
+    pub pacing: Series,
+    pub rtt_sum: Series,
+    pub rtt_n: Series,
+    pub retx: Series,
     /// Per node, sampled at each node tick: interface-queue limit and backlog (packets), and
     /// the number of samples per bin.
-    pub ts_node_limit: Series,
-    pub ts_node_backlog: Series,
-    pub ts_node_n: Series,
+    pub node_limit: Series,
+    pub node_backlog: Series,
+    pub node_n: Series,
+}
+
+impl BinnedSeries {
+    fn new(n_flows: usize, n_sta: usize, bins: usize, bin: u64) -> BinnedSeries {
+        BinnedSeries {
+            goodput: Series::new(n_flows, bins, bin),
+            delay_sum: Series::new(n_flows, bins, bin),
+            delay_n: Series::new(n_flows, bins, bin),
+            ampdu_mpdus: Series::new(n_sta, bins, bin),
+            ampdu_n: Series::new(n_sta, bins, bin),
+            airtime: Series::new(n_sta, bins, bin),
+            phy_rate: Series::new(n_sta, bins, bin),
+            cwnd: Series::new(n_flows, bins, bin),
+            inflight: Series::new(n_flows, bins, bin),
+            pacing: Series::new(n_flows, bins, bin),
+            rtt_sum: Series::new(n_flows, bins, bin),
+            rtt_n: Series::new(n_flows, bins, bin),
+            retx: Series::new(n_flows, bins, bin),
+            node_limit: Series::new(n_sta + 1, bins, bin),
+            node_backlog: Series::new(n_sta + 1, bins, bin),
+            node_n: Series::new(n_sta + 1, bins, bin),
+        }
+    }
 }
 
 /// aRxPHYStartDelay for OFDM PHYs (IEEE 802.11-2020 Table 17-21): part of the Ack timeout.
@@ -762,9 +792,9 @@ impl World {
             c.delivered_packets += 1;
             c.delivered_bytes += p.len as u64;
             c.delay.record(d);
-            self.ts_goodput.add(f, t.as_nanos(), p.len as f64 * 8.0);
-            self.ts_delay_sum.add(f, t.as_nanos(), d as f64);
-            self.ts_delay_n.add(f, t.as_nanos(), 1.0);
+            self.ts.goodput.add(f, t.as_nanos(), p.len as f64 * 8.0);
+            self.ts.delay_sum.add(f, t.as_nanos(), d as f64);
+            self.ts.delay_n.add(f, t.as_nanos(), 1.0);
         }
         self.release(p);
     }

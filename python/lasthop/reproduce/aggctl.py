@@ -764,11 +764,17 @@ def figures(run: SuiteRun) -> list[Figure]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    out = []
-    colors = ["#0072B2", "#D55E00", "#009E73", "#CC79A7"]
-    # Fig. 3: aggregation, delay, loss vs send rate.
+    return [_fig3(plt, run), _fig6b(plt, run), _fig7(plt, run), _fig8(plt, run), _fig9(plt, run),
+            _fig10(plt, run), _fig_stability(plt, run), _fig_modern_ap(plt, run)]
+
+
+_COLORS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7"]
+
+
+def _fig3(plt, run: SuiteRun) -> Figure:
+    """Fig. 3: aggregation, delay and loss vs send rate."""
     fig, axs = plt.subplots(1, 3, figsize=(11, 3.4))
-    for (sweep, label), col in zip(RATE_CONFIGS, colors):
+    for (sweep, label), col in zip(RATE_CONFIGS, _COLORS):
         c = _rate_curve(run, sweep)
         xs = [r * (10 if sweep == "rate-10sta" else 1) for r, *_ in c]
         axs[0].plot(xs, [a for _, a, _, _ in c], "o-", color=col, label=label, ms=3)
@@ -784,11 +790,13 @@ def figures(run: SuiteRun) -> list[Figure]:
         ax.grid(alpha=0.3)
     axs[0].legend(fontsize=7)
     fig.tight_layout()
-    out.append(Figure("Aggregation, delay and loss vs send rate (Fig. 3)", "Fixed-rate UDP to one station, to each "
-                      "of 10 stations (flow 0 shown, x = total rate), and to one station beside a 100 Mb/s uplink "
-                      "flow; mean over seeds. Dotted: 56 MPDUs.", fig))
+    return Figure("Aggregation, delay and loss vs send rate (Fig. 3)", "Fixed-rate UDP to one station, to each "
+                  "of 10 stations (flow 0 shown, x = total rate), and to one station beside a 100 Mb/s uplink "
+                  "flow; mean over seeds. Dotted: 56 MPDUs.", fig)
 
-    # Fig. 6b: N_e sweep.
+
+def _fig6b(plt, run: SuiteRun) -> Figure:
+    """Fig. 6b: goodput, delay and loss over the N_e sweep."""
     d = _docs(run, "ne", "aggctl.target_aggregation")
     nes = sorted(d)
     fig, axs = plt.subplots(1, 3, figsize=(11, 3.2))
@@ -801,10 +809,12 @@ def figures(run: SuiteRun) -> list[Figure]:
         ax.set_ylabel(yl)
         ax.grid(alpha=0.3)
     fig.tight_layout()
-    out.append(Figure("Goodput, delay and loss vs N_e (Fig. 6b)", "One station, aggctl held at N_e; dotted: "
-                      "saturated UDP goodput.", fig))
+    return Figure("Goodput, delay and loss vs N_e (Fig. 6b)", "One station, aggctl held at N_e; dotted: "
+                  "saturated UDP goodput.", fig)
 
-    # Fig. 7: receivers.
+
+def _fig7(plt, run: SuiteRun) -> Figure:
+    """Fig. 7: 1 to 20 receivers."""
     r = _receivers(run)
     ns = sorted(r)
     fig, axs = plt.subplots(1, 2, figsize=(10, 3.4))
@@ -826,10 +836,12 @@ def figures(run: SuiteRun) -> list[Figure]:
     for ax in axs:
         ax.grid(alpha=0.3)
     fig.tight_layout()
-    out.append(Figure("1–20 receivers (Fig. 7)", "Sum goodput against GP theory (module doc), mean delay, and the "
-                      "distribution of A-MPDU sizes over all stations.", fig))
+    return Figure("1–20 receivers (Fig. 7)", "Sum goodput against GP theory (module doc), mean delay, and the "
+                  "distribution of A-MPDU sizes over all stations.", fig)
 
-    # Fig. 8: random placement, first run.
+
+def _fig8(plt, run: SuiteRun) -> Figure:
+    """Fig. 8: random placement, the first run."""
     rows = _random_rows(run)
     fig, ax = plt.subplots(figsize=(6.5, 3.4))
     if rows:
@@ -845,10 +857,12 @@ def figures(run: SuiteRun) -> list[Figure]:
     ax.grid(alpha=0.3, axis="y")
     ax.legend(fontsize=7)
     fig.tight_layout()
-    out.append(Figure("Random placement with Minstrel-HT (Fig. 8)", "8 stations in a 40 m square, NSS 1, placement "
-                      "0, first seed: the allocator's final rates against eq. (2) from the fastest station.", fig))
+    return Figure("Random placement with Minstrel-HT (Fig. 8)", "8 stations in a 40 m square, NSS 1, placement "
+                  "0, first seed: the allocator's final rates against eq. (2) from the fastest station.", fig)
 
-    # Fig. 9: NSS change.
+
+def _fig9(plt, run: SuiteRun) -> Figure:
+    """Fig. 9: the NSS change."""
     doc = _docs(run, "nss")[None][0]
     ts = doc["data"]["timeseries"]
     t = [x / 1e9 for x in ts["t_ns"]]
@@ -865,14 +879,16 @@ def figures(run: SuiteRun) -> list[Figure]:
         ax.axvline(20, color="#999", ls="--", lw=1)
         ax.grid(alpha=0.3)
     fig.tight_layout()
-    out.append(Figure("NSS 2 → 1 at 20 s (Fig. 9)", "One station, MCS 9; the allocator's rate and the aggregation "
-                      "the receiver reports every Δ (true aggregation counted after warm-up).", fig))
+    return Figure("NSS 2 → 1 at 20 s (Fig. 9)", "One station, MCS 9; the allocator's rate and the aggregation "
+                  "the receiver reports every Δ (true aggregation counted after warm-up).", fig)
 
-    # Fig. 10: aggctl vs CUBIC vs BBR over time.
+
+def _fig10(plt, run: SuiteRun) -> Figure:
+    """Fig. 10: aggctl vs CUBIC vs BBR over time."""
     fig, (a1, a2) = plt.subplots(2, 1, figsize=(7, 4.6), sharex=True)
     series = [("aggctl", _docs(run, "cmp-aggctl")[None][0])] + [
         (cc, _docs(run, "cmp-tcp", "flows[0].cc")[cc][0]) for cc in ("cubic", "bbr")]
-    for (label, doc), col in zip(series, colors):
+    for (label, doc), col in zip(series, _COLORS):
         ts = doc["data"]["timeseries"]
         t = [x / 1e9 for x in ts["t_ns"]]
         a1.plot(t, [v / 1e6 for v in ts["flow_goodput_bps"][0]], color=col, label=label, lw=1)
@@ -885,10 +901,12 @@ def figures(run: SuiteRun) -> list[Figure]:
     for ax in (a1, a2):
         ax.grid(alpha=0.3)
     fig.tight_layout()
-    out.append(Figure("aggctl vs TCP CUBIC and BBR (Fig. 10)", "One station, MCS 9 NSS 3 (the testbed's link), first seed; 100 ms bins "
-                      "(goodput counts delivered packets after warm-up only).", fig))
+    return Figure("aggctl vs TCP CUBIC and BBR (Fig. 10)", "One station, MCS 9 NSS 3 (the testbed's link), first seed; 100 ms bins "
+                  "(goodput counts delivered packets after warm-up only).", fig)
 
-    # Stability map.
+
+def _fig_stability(plt, run: SuiteRun) -> Figure:
+    """The stability map over Δ and K."""
     s = _stability(run)
     ds = [x for x in DELTAS if any(k[0] == x for k in s)]
     ks = sorted({k for _, k in s})
@@ -904,10 +922,12 @@ def figures(run: SuiteRun) -> list[Figure]:
     ax.set_ylabel("Δ")
     fig.colorbar(im, ax=ax, label="σ of reported aggregation")
     fig.tight_layout()
-    out.append(Figure("Stability map over Δ and K (beyond the paper)", "Std-dev of the reported aggregation in the "
-                      "measurement window, one station, N_e 32.", fig))
+    return Figure("Stability map over Δ and K (beyond the paper)", "Std-dev of the reported aggregation in the "
+                  "measurement window, one station, N_e 32.", fig)
 
-    # Modern AP.
+
+def _fig_modern_ap(plt, run: SuiteRun) -> Figure:
+    """aggctl behind a modern AP."""
     fig, axs = plt.subplots(1, 2, figsize=(9, 3.2))
     names = [("ap-fifo", "FIFO"), ("ap-modern", "FQ-CoDel+airtime+AQL")]
     for k, (name, label) in enumerate(names):
@@ -915,8 +935,8 @@ def figures(run: SuiteRun) -> list[Figure]:
         gp = [_mean(_flows(d)[i]["goodput_bps"] for d in docs) / 1e6 for i in range(4)]
         dl = [max(_mean(_delay_ms(_flows(d)[i], "p95") for d in docs), 1e-2) for i in range(4)]
         xs = [i + (k - 0.5) * 0.38 for i in range(4)]
-        axs[0].bar(xs, gp, width=0.38, color=colors[k], label=label)
-        axs[1].bar(xs, dl, width=0.38, color=colors[k])
+        axs[0].bar(xs, gp, width=0.38, color=_COLORS[k], label=label)
+        axs[1].bar(xs, dl, width=0.38, color=_COLORS[k])
     for ax, yl in zip(axs, ["goodput (Mb/s)", "p95 delay (ms)"]):
         ax.set_xticks(range(4), ["aggctl\nMCS 9", "aggctl\nMCS 7", "aggctl\nMCS 4", "CUBIC\nMCS 9"])
         ax.set_ylabel(yl)
@@ -924,7 +944,6 @@ def figures(run: SuiteRun) -> list[Figure]:
     axs[1].set_yscale("log")
     axs[0].legend(fontsize=7)
     fig.tight_layout()
-    out.append(Figure("aggctl behind a modern AP (beyond the paper)", "Three aggctl stations at MCS 9/7/4 (NSS 2) "
-                      "and a TCP CUBIC download to a fourth (MCS 9), behind a FIFO or FQ-CoDel + airtime + AQL; mean "
-                      "over seeds.", fig))
-    return out
+    return Figure("aggctl behind a modern AP (beyond the paper)", "Three aggctl stations at MCS 9/7/4 (NSS 2) "
+                  "and a TCP CUBIC download to a fourth (MCS 9), behind a FIFO or FQ-CoDel + airtime + AQL; mean "
+                  "over seeds.", fig)

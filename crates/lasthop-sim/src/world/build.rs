@@ -93,52 +93,14 @@ impl World {
         let band = spec.band();
         let mt = phy::mac_timing(standard, band);
         let timing = SlotTiming { slot: mt.slot, sifs: mt.sifs };
-        // One medium per hop channel.
-        let n_ch = spec.stations.iter().map(|st| st.hop_channel as usize + 1).max().unwrap_or(1);
-        let mut media: Vec<Medium> = (0..n_ch).map(|_| Medium::new(timing, CCA_WINDOW)).collect();
         let m = &spec.mac;
         let qos = standard != Standard::Ofdm;
         let plan = AcPlan::new(&spec);
         let n_ac = plan.len();
-        let ed = Edcafs { spec: &spec, plan: &plan, seed };
-        let mut ap_data = vec![None; n_ac];
-        let k0 = plan.node_slots[0][0] as usize;
-        let (e, o, pr) = ed.data(0, k0, true);
-        ap_data[k0] = Some(Ctd { ch: 0, id: media[0].add(e, o, pr) });
-        let ap_beacon = Ctd { ch: 0, id: media[0].add(Edcaf::new(EdcaParams::beacon(), ed.rng(1)), 0, wmm::BEACON_PRIORITY) };
-        let mac = MacParams::new(&spec, &plan, timing);
-        let mut stations: Vec<Station> = Vec::with_capacity(spec.stations.len());
-        for i in 0..spec.stations.len() {
-            stations.push(new_station(&spec, seed, i, &ed, &mut media, &mac));
-        }
-        let n_sta = stations.len();
-        let schedule = if spec.ap.scheduler == "airtime" {
-            TxqSchedule::Airtime { quantum: TxqSchedule::AIRTIME_QUANTUM }
-        } else {
-            TxqSchedule::RoundRobin
-        };
-        // mac80211's flow queue (FQ-CoDel at the AP and relays): its defaults, with the smaller
-        // memory limit mac80211 sets on hardware without VHT (`ieee80211_txq_setup_flows`).
-        let fq_cfg = spec.mac_fq_config(if matches!(standard, Standard::Vht | Standard::He) {
-            MacFqConfig::default().memory_limit
-        } else {
-            MacFqConfig::MEMORY_LIMIT_NO_VHT
-        });
-        let mut relays = new_relays(&spec, seed, &mut stations, &ed, &mut media, schedule, fq_cfg);
-        // The other ACs' EDCAFs (none when every flow uses one AC).
-        for (n, slots) in plan.node_slots.iter().enumerate() {
-            for &k in &slots[1..] {
-                let k = k as usize;
-                let (e, o, pr) = ed.data(n, k, false);
-                if n == 0 {
-                    ap_data[k] = Some(Ctd { ch: 0, id: media[0].add(e, o, pr) });
-                } else {
-                    let ch = stations[n - 1].ch;
-                    stations[n - 1].ac[k].ctd = Some(Ctd { ch, id: media[ch as usize].add(e, o, pr) });
-                }
-            }
-        }
-        let ap_data = PerAc::from_vec(ap_data.into_iter().map(|c| c.expect("the AP carries every AC in use")).collect());
+        let schedule = txq_schedule(&spec);
+        let fq_cfg = mac_fq_config(&spec);
+        let Radios { chans, ap_data, ap_beacon, stations, mut relays, mac } = Radios::new(&spec, seed, &plan, timing, schedule, fq_cfg);
+        let (n_ch, n_sta) = (chans.len(), stations.len());
         let wqm_cfg = wqm_config(&spec, timing, &mac);
         let (wqm, ap_limit) = wqm_hosts(wqm_cfg, &stations, &mut relays, n_ch);
         let mut q = EventQueue::new();
@@ -163,10 +125,7 @@ impl World {
             standard,
             band,
             timing,
-            chans: media
-                .into_iter()
-                .map(|medium| Chan { medium, access_gen: 0, pending_access: None, exchange: None, busy_ns: 0 })
-                .collect(),
+            chans,
             aggregation: mac.aggregation,
             max_mpdus: mac.max_mpdus,
             max_ppdu: mac.max_ppdu,
@@ -183,14 +142,7 @@ impl World {
             ap_data,
             ap_beacon,
             txqs: PerAc::from_vec(txqs),
-            driver: Some({
-                let aql = spec.ap.aql.then_some(AqlLimits { low: spec.ap.aql_limit_low_ns, high: spec.ap.aql_limit_high_ns, threshold: spec.ap.aql_threshold_ns });
-                match spec.ap.driver.as_str() {
-                    "firmware" => AnyDriver::Firmware(Box::new(Firmware::new(n_sta, spec.ap.hw_queue_limit, aql))),
-                    "mt76" => AnyDriver::Mt76(Box::new(Mt76::new(n_sta, spec.ap.hw_queue_limit, aql))),
-                    _ => AnyDriver::Pull(PullDriver),
-                }
-            }),
+            driver: Some(ap_driver(&spec, n_sta)),
             ap_pulls: !crate::spec::hardware_queue(&spec.ap.driver),
             stations,
             relays,
@@ -231,24 +183,90 @@ impl World {
             ack_filter: super::ack_filter::AckFilter::named(&spec.ap.ack_filter),
             ack_filtered: 0,
             totals: Totals::default(),
-            ts_goodput: Series::new(n_flows, bins, bin),
-            ts_delay_sum: Series::new(n_flows, bins, bin),
-            ts_delay_n: Series::new(n_flows, bins, bin),
-            ts_ampdu_mpdus: Series::new(n_sta, bins, bin),
-            ts_ampdu_n: Series::new(n_sta, bins, bin),
-            ts_airtime: Series::new(n_sta, bins, bin),
-            ts_phy_rate: Series::new(n_sta, bins, bin),
-            ts_cwnd: Series::new(n_flows, bins, bin),
-            ts_inflight: Series::new(n_flows, bins, bin),
-            ts_pacing: Series::new(n_flows, bins, bin),
-            ts_rtt_sum: Series::new(n_flows, bins, bin),
-            ts_rtt_n: Series::new(n_flows, bins, bin),
-            ts_retx: Series::new(n_flows, bins, bin),
-            ts_node_limit: Series::new(n_sta + 1, bins, bin),
-            ts_node_backlog: Series::new(n_sta + 1, bins, bin),
-            ts_node_n: Series::new(n_sta + 1, bins, bin),
+            ts: BinnedSeries::new(n_flows, n_sta, bins, bin),
             spec,
         }
+    }
+}
+
+/// The cell's radios: a channel per hop with its medium's contenders, the AP's EDCAFs, the
+/// stations and the mesh relays, and the MAC parameters they share.
+struct Radios {
+    chans: Vec<Chan>,
+    ap_data: PerAc<Ctd>,
+    ap_beacon: Ctd,
+    stations: Vec<Station>,
+    relays: Vec<Relay>,
+    mac: MacParams,
+}
+
+impl Radios {
+    /// Contenders join their medium in the order they always did: the AP's first data EDCAF,
+    /// the beacon, each station's first, the relays' radios, then every other AC's.
+    fn new(spec: &Spec, seed: u64, plan: &AcPlan, timing: SlotTiming, schedule: TxqSchedule, fq_cfg: MacFqConfig) -> Radios {
+        // One medium per hop channel.
+        let n_ch = spec.stations.iter().map(|st| st.hop_channel as usize + 1).max().unwrap_or(1);
+        let mut media: Vec<Medium> = (0..n_ch).map(|_| Medium::new(timing, CCA_WINDOW)).collect();
+        let ed = Edcafs { spec, plan, seed };
+        let mut ap_data = vec![None; plan.len()];
+        let k0 = plan.node_slots[0][0] as usize;
+        let (e, o, pr) = ed.data(0, k0, true);
+        ap_data[k0] = Some(Ctd { ch: 0, id: media[0].add(e, o, pr) });
+        let ap_beacon = Ctd { ch: 0, id: media[0].add(Edcaf::new(EdcaParams::beacon(), ed.rng(1)), 0, wmm::BEACON_PRIORITY) };
+        let mac = MacParams::new(spec, plan, timing);
+        let mut stations: Vec<Station> = Vec::with_capacity(spec.stations.len());
+        for i in 0..spec.stations.len() {
+            stations.push(new_station(spec, seed, i, &ed, &mut media, &mac));
+        }
+        let relays = new_relays(spec, seed, &mut stations, &ed, &mut media, schedule, fq_cfg);
+        // The other ACs' EDCAFs (none when every flow uses one AC).
+        for (n, slots) in plan.node_slots.iter().enumerate() {
+            for &k in &slots[1..] {
+                let k = k as usize;
+                let (e, o, pr) = ed.data(n, k, false);
+                if n == 0 {
+                    ap_data[k] = Some(Ctd { ch: 0, id: media[0].add(e, o, pr) });
+                } else {
+                    let ch = stations[n - 1].ch;
+                    stations[n - 1].ac[k].ctd = Some(Ctd { ch, id: media[ch as usize].add(e, o, pr) });
+                }
+            }
+        }
+        let ap_data = PerAc::from_vec(ap_data.into_iter().map(|c| c.expect("the AP carries every AC in use")).collect());
+        let chans = media
+            .into_iter()
+            .map(|medium| Chan { medium, access_gen: 0, pending_access: None, exchange: None, busy_ns: 0 })
+            .collect();
+        Radios { chans, ap_data, ap_beacon, stations, relays, mac }
+    }
+}
+
+/// How the AP's TXQs take turns (`ap.scheduler`).
+fn txq_schedule(spec: &Spec) -> TxqSchedule {
+    if spec.ap.scheduler == "airtime" {
+        TxqSchedule::Airtime { quantum: TxqSchedule::AIRTIME_QUANTUM }
+    } else {
+        TxqSchedule::RoundRobin
+    }
+}
+
+/// mac80211's flow queue (FQ-CoDel at the AP and relays): its defaults, with the smaller
+/// memory limit mac80211 sets on hardware without VHT (`ieee80211_txq_setup_flows`).
+fn mac_fq_config(spec: &Spec) -> MacFqConfig {
+    spec.mac_fq_config(if matches!(spec.standard(), Standard::Vht | Standard::He) {
+        MacFqConfig::default().memory_limit
+    } else {
+        MacFqConfig::MEMORY_LIMIT_NO_VHT
+    })
+}
+
+/// The AP's driver (`ap.driver`), with AQL's limits when `ap.aql` is on.
+fn ap_driver(spec: &Spec, n_sta: usize) -> AnyDriver<PktRef> {
+    let aql = spec.ap.aql.then_some(AqlLimits { low: spec.ap.aql_limit_low_ns, high: spec.ap.aql_limit_high_ns, threshold: spec.ap.aql_threshold_ns });
+    match spec.ap.driver.as_str() {
+        "firmware" => AnyDriver::Firmware(Box::new(Firmware::new(n_sta, spec.ap.hw_queue_limit, aql))),
+        "mt76" => AnyDriver::Mt76(Box::new(Mt76::new(n_sta, spec.ap.hw_queue_limit, aql))),
+        _ => AnyDriver::Pull(PullDriver),
     }
 }
 

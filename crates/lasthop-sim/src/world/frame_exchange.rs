@@ -159,9 +159,9 @@ impl World {
             s.rate_sum[dir as usize] += txv.data_rate_f64();
             s.rate_n[dir as usize] += 1;
             if dir == Dir::Down {
-                self.ts_ampdu_mpdus.add(sta as usize, now.as_nanos(), n as f64);
-                self.ts_ampdu_n.add(sta as usize, now.as_nanos(), 1.0);
-                self.ts_phy_rate.add(sta as usize, now.as_nanos(), txv.data_rate_f64());
+                self.ts.ampdu_mpdus.add(sta as usize, now.as_nanos(), n as f64);
+                self.ts.ampdu_n.add(sta as usize, now.as_nanos(), 1.0);
+                self.ts.phy_rate.add(sta as usize, now.as_nanos(), txv.data_rate_f64());
             }
         }
         self.totals.mpdu_attempts += mpdus.len() as u64;
@@ -334,7 +334,7 @@ impl World {
         let (sta, dir, k) = (u.sta, u.dir, u.ac as usize);
         if start >= self.warmup {
             self.stations[sta as usize].airtime[dir as usize] += airtime;
-            self.ts_airtime.add(sta as usize, start.as_nanos(), airtime.as_nanos() as f64);
+            self.ts.airtime.add(sta as usize, start.as_nanos(), airtime.as_nanos() as f64);
         }
         let node = self.tx_node(sta, dir);
         let n_ch = self.chans.len();

@@ -225,8 +225,8 @@ impl World {
         let t = self.node_txqs(n);
         let limit = t.total_limit() as f64;
         let len = if n == 0 { self.txqs.iter().map(|t| t.total_len()).sum::<usize>() } else { t.total_len() } as f64;
-        self.ts_node_limit.add(n as usize, now.as_nanos(), limit);
-        self.ts_node_backlog.add(n as usize, now.as_nanos(), len);
-        self.ts_node_n.add(n as usize, now.as_nanos(), 1.0);
+        self.ts.node_limit.add(n as usize, now.as_nanos(), limit);
+        self.ts.node_backlog.add(n as usize, now.as_nanos(), len);
+        self.ts.node_n.add(n as usize, now.as_nanos(), 1.0);
     }
 }

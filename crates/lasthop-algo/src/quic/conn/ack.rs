@@ -6,7 +6,9 @@
 use super::*;
 
 impl QuicConnection {
-    /// RFC 9002 A.7 OnAckReceived.
+    /// RFC 9002 A.7 OnAckReceived: the ranges' newly acknowledged packets, the RTT sample,
+    /// what the packets' acknowledgement means for flight and data, the delivery rate sample,
+    /// the ECN counts, loss detection, then the congestion controller's response.
     pub(super) fn on_ack_frame(&mut self, now: Instant, sp: Space, ack: &AckFrame) {
         let si = sp.idx();
         let largest = ack.largest();
@@ -16,77 +18,114 @@ impl QuicConnection {
         let prior_in_flight = self.bytes_in_flight;
         let mut acked = core::mem::take(&mut self.scratch);
         acked.clear();
-        let mut largest_newly: Option<SentPacket> = None;
-        let mut any_eliciting = false;
-        let mut newly_ect = 0u64;
-        {
-            let s = &mut self.spaces[si];
-            s.largest_acked = Some(s.largest_acked.map_or(largest, |l| l.max(largest)));
-            if let (Some(front), Some(back)) = (s.sent.front().map(|p| p.pn), s.sent.back().map(|p| p.pn)) {
-                for &(lo, hi) in ack.ranges() {
-                    if hi < front || lo > back {
-                        continue;
-                    }
-                    for pn in lo.max(front)..=hi.min(back) {
-                        let p = &mut s.sent[(pn - front) as usize];
-                        match p.state {
-                            SentState::Acked => continue,
-                            SentState::Lost => {
-                                if p.in_flight {
-                                    self.stats.spurious_losses += 1;
-                                }
-                                p.state = SentState::Acked;
-                                newly_ect += p.ect as u64;
-                                // Only its data counts (already out of flight).
-                                let mut c = *p;
-                                c.in_flight = false;
-                                c.ack_eliciting = false;
-                                acked.push(c);
-                            }
-                            SentState::Outstanding => {
-                                p.state = SentState::Acked;
-                                newly_ect += p.ect as u64;
-                                if p.ack_eliciting {
-                                    any_eliciting = true;
-                                }
-                                if pn == largest {
-                                    largest_newly = Some(*p);
-                                }
-                                acked.push(*p);
-                            }
-                        }
-                    }
-                }
-            }
-        }
+        let newly = self.take_newly_acked(sp, ack, &mut acked);
         if acked.is_empty() {
             self.scratch = acked;
             return;
         }
-        // §5.1 RTT sample: the largest acknowledged is newly acknowledged and something
-        // ack-eliciting was newly acknowledged.
-        let mut rtt_sample = None;
-        if let (Some(lp), true) = (largest_newly, any_eliciting) {
-            let latest = now - lp.time_sent;
-            let ack_delay = match sp {
-                Space::Initial => Duration::ZERO,
-                _ if self.confirmed => ack.ack_delay.min(self.peer.max_ack_delay),
-                _ => ack.ack_delay,
-            };
-            self.rtt.update(latest, ack_delay);
-            if self.first_rtt_sample.is_none() {
-                self.first_rtt_sample = Some(now);
-            }
-            self.ack_policy.set_min_rtt(self.rtt.min());
-            rtt_sample = Some(latest);
-        }
+        let rtt_sample = self.rtt_sample(now, sp, ack, &newly);
         // Chromium's HybridSlowStart is handed `RttStats::latest_rtt`, the sample less the
         // peer's ACK delay when that stays at or above min_rtt.
         let hss_sample = rtt_sample.map(|_| self.rtt.latest_adjusted());
-        // Newly acknowledged packets: flight, data, ack-of-ack, delivery rate, recovery exit.
+        let (newly_acked_bytes, rs) = self.on_packets_acked(now, sp, &acked);
+        self.scratch = acked;
+        if self.app_limited_until > 0 && self.delivered > self.app_limited_until {
+            self.app_limited_until = 0;
+        }
+        let rate = rs.map(|p| self.rate_sample(now, &p));
+        // A.7: ECN counts (§B.7 ProcessECN), detect losses, then the controller hears about
+        // acknowledged bytes.
+        let acked_packets = self.scratch.iter().filter(|p| p.in_flight).count().max(1) as u64;
+        let ce_packets = self.ecn_on_ack(now, sp, ack, newly.ect, newly.largest.map(|p| p.time_sent));
+        let ce_acked = (ce_packets.min(acked_packets) * newly_acked_bytes) / acked_packets;
+        let lost_bytes = self.detect_and_handle_lost(now, sp);
+        if newly_acked_bytes > 0 {
+            let rate = rate.map(|mut r| {
+                r.newly_lost = lost_bytes;
+                r
+            });
+            let info = self.ack_info(now, prior_in_flight, newly_acked_bytes, rtt_sample, rate, ce_acked);
+            self.congestion_response(sp, largest, &info, hss_sample);
+        }
+        let s = &mut self.spaces[si];
+        while s.sent.front().is_some_and(|p| p.state != SentState::Outstanding) {
+            s.sent.pop_front();
+        }
+    }
+
+    /// The packets of `sp` that `ack`'s ranges acknowledge for the first time, appended to
+    /// `acked` (one declared lost before carries only its data: it is out of flight already).
+    fn take_newly_acked(&mut self, sp: Space, ack: &AckFrame, acked: &mut Vec<SentPacket>) -> NewlyAcked {
+        let largest = ack.largest();
+        let mut newly = NewlyAcked::default();
+        let s = &mut self.spaces[sp.idx()];
+        s.largest_acked = Some(s.largest_acked.map_or(largest, |l| l.max(largest)));
+        let (Some(front), Some(back)) = (s.sent.front().map(|p| p.pn), s.sent.back().map(|p| p.pn)) else {
+            return newly;
+        };
+        for &(lo, hi) in ack.ranges() {
+            if hi < front || lo > back {
+                continue;
+            }
+            for pn in lo.max(front)..=hi.min(back) {
+                let p = &mut s.sent[(pn - front) as usize];
+                match p.state {
+                    SentState::Acked => continue,
+                    SentState::Lost => {
+                        if p.in_flight {
+                            self.stats.spurious_losses += 1;
+                        }
+                        p.state = SentState::Acked;
+                        newly.ect += p.ect as u64;
+                        // Only its data counts (already out of flight).
+                        let mut c = *p;
+                        c.in_flight = false;
+                        c.ack_eliciting = false;
+                        acked.push(c);
+                    }
+                    SentState::Outstanding => {
+                        p.state = SentState::Acked;
+                        newly.ect += p.ect as u64;
+                        if p.ack_eliciting {
+                            newly.any_eliciting = true;
+                        }
+                        if pn == largest {
+                            newly.largest = Some(*p);
+                        }
+                        acked.push(*p);
+                    }
+                }
+            }
+        }
+        newly
+    }
+
+    /// §5.1 RTT sample: the largest acknowledged is newly acknowledged and something
+    /// ack-eliciting was newly acknowledged.
+    fn rtt_sample(&mut self, now: Instant, sp: Space, ack: &AckFrame, newly: &NewlyAcked) -> Option<Duration> {
+        let (Some(lp), true) = (newly.largest, newly.any_eliciting) else { return None };
+        let latest = now - lp.time_sent;
+        let ack_delay = match sp {
+            Space::Initial => Duration::ZERO,
+            _ if self.confirmed => ack.ack_delay.min(self.peer.max_ack_delay),
+            _ => ack.ack_delay,
+        };
+        self.rtt.update(latest, ack_delay);
+        if self.first_rtt_sample.is_none() {
+            self.first_rtt_sample = Some(now);
+        }
+        self.ack_policy.set_min_rtt(self.rtt.min());
+        Some(latest)
+    }
+
+    /// Newly acknowledged packets: flight, data, ack-of-ack, delivery, recovery exit. Returns
+    /// the bytes newly acknowledged in flight and the packet whose snapshot makes the delivery
+    /// rate sample.
+    fn on_packets_acked(&mut self, now: Instant, sp: Space, acked: &[SentPacket]) -> (u64, Option<SentPacket>) {
+        let si = sp.idx();
         let mut newly_acked_bytes = 0u64;
         let mut rs: Option<SentPacket> = None;
-        for p in &acked {
+        for p in acked {
             if p.in_flight {
                 self.bytes_in_flight -= p.size as u64;
                 newly_acked_bytes += p.size as u64;
@@ -108,7 +147,7 @@ impl QuicConnection {
                     self.cc.on_recovery_exit(now);
                 }
             }
-            for r in p.retx {
+            for &r in &p.retx {
                 self.on_retx_acked(sp, r);
             }
             if let Some(l) = p.ack_largest {
@@ -120,73 +159,67 @@ impl QuicConnection {
                 }
             }
         }
-        self.scratch = acked;
-        if self.app_limited_until > 0 && self.delivered > self.app_limited_until {
-            self.app_limited_until = 0;
+        (newly_acked_bytes, rs)
+    }
+
+    /// draft-cheng §3.3: the delivery rate sample from packet `p`'s snapshot (losses not yet
+    /// counted).
+    fn rate_sample(&self, now: Instant, p: &SentPacket) -> RateSample {
+        let send_elapsed = p.time_sent - p.first_sent_time;
+        let ack_elapsed = self.delivered_time - p.delivered_time;
+        let interval = send_elapsed.max(ack_elapsed);
+        let delivered = self.delivered - p.delivered;
+        let valid = !interval.is_zero() && interval >= self.rtt.min();
+        RateSample {
+            delivery_rate: if valid { (delivered as u128 * 1_000_000_000 / interval.as_nanos() as u128) as u64 } else { 0 },
+            interval: if valid { interval } else { Duration::ZERO },
+            delivered,
+            prior_delivered: p.delivered,
+            is_app_limited: p.app_limited,
+            rtt: now - p.time_sent,
+            tx_in_flight: p.tx_in_flight,
+            newly_lost: 0,
         }
-        let rate = rs.map(|p| {
-            let send_elapsed = p.time_sent - p.first_sent_time;
-            let ack_elapsed = self.delivered_time - p.delivered_time;
-            let interval = send_elapsed.max(ack_elapsed);
-            let delivered = self.delivered - p.delivered;
-            let valid = !interval.is_zero() && interval >= self.rtt.min();
-            RateSample {
-                delivery_rate: if valid { (delivered as u128 * 1_000_000_000 / interval.as_nanos() as u128) as u64 } else { 0 },
-                interval: if valid { interval } else { Duration::ZERO },
-                delivered,
-                prior_delivered: p.delivered,
-                is_app_limited: p.app_limited,
-                rtt: now - p.time_sent,
-                tx_in_flight: p.tx_in_flight,
-                newly_lost: 0,
-            }
-        });
-        // A.7: ECN counts (§B.7 ProcessECN), detect losses, then the controller hears about
-        // acknowledged bytes.
-        let acked_packets = self.scratch.iter().filter(|p| p.in_flight).count().max(1) as u64;
-        let ce_packets = self.ecn_on_ack(now, sp, ack, newly_ect, largest_newly.map(|p| p.time_sent));
-        let ce_acked = (ce_packets.min(acked_packets) * newly_acked_bytes) / acked_packets;
-        let lost_bytes = self.detect_and_handle_lost(now, sp);
-        if newly_acked_bytes > 0 {
-            let mss = self.cfg.max_udp_payload;
-            let cwnd = self.cc.cwnd();
-            // Chromium's IsCwndLimited / RFC 9002 §7.8: no growth when the window is not used.
-            let cwnd_limited = prior_in_flight >= cwnd
-                || (self.cc.in_slow_start() && prior_in_flight > cwnd / 2)
-                || cwnd - prior_in_flight <= 3 * mss as u64;
-            let info = AckInfo {
-                now,
-                newly_acked: newly_acked_bytes,
-                cum_acked: if cwnd_limited { newly_acked_bytes } else { 0 },
-                bytes_in_flight: self.bytes_in_flight,
-                prior_in_flight,
-                rtt: rtt_sample,
-                min_rtt: self.rtt.min(),
-                srtt: self.rtt.smoothed(),
-                delivered: self.delivered,
-                rate: rate.map(|mut r| {
-                    r.newly_lost = lost_bytes;
-                    r
-                }),
-                in_recovery: self.in_recovery,
-                mss,
-                ce_acked,
-            };
-            self.cc.on_ack(&info);
-            if self.cc.mark_app_limited() {
-                self.app_limited_until = (self.delivered + self.bytes_in_flight).max(1);
-            }
-            if sp == Space::AppData {
-                self.hybrid_slow_start(now, largest, hss_sample);
-            }
-            // A.7: reset the PTO backoff (the client's address-validation condition is not
-            // modelled separately).
-            self.pto_count = 0;
+    }
+
+    /// What the congestion controller hears of an ACK that acknowledged `newly_acked` bytes.
+    fn ack_info(&self, now: Instant, prior_in_flight: u64, newly_acked: u64, rtt: Option<Duration>, rate: Option<RateSample>, ce_acked: u64) -> AckInfo {
+        let mss = self.cfg.max_udp_payload;
+        let cwnd = self.cc.cwnd();
+        // Chromium's IsCwndLimited / RFC 9002 §7.8: no growth when the window is not used.
+        let cwnd_limited = prior_in_flight >= cwnd
+            || (self.cc.in_slow_start() && prior_in_flight > cwnd / 2)
+            || cwnd - prior_in_flight <= 3 * mss as u64;
+        AckInfo {
+            now,
+            newly_acked,
+            cum_acked: if cwnd_limited { newly_acked } else { 0 },
+            bytes_in_flight: self.bytes_in_flight,
+            prior_in_flight,
+            rtt,
+            min_rtt: self.rtt.min(),
+            srtt: self.rtt.smoothed(),
+            delivered: self.delivered,
+            rate,
+            in_recovery: self.in_recovery,
+            mss,
+            ce_acked,
         }
-        let s = &mut self.spaces[si];
-        while s.sent.front().is_some_and(|p| p.state != SentState::Outstanding) {
-            s.sent.pop_front();
+    }
+
+    /// The controller's response to acknowledged bytes, the delay-based slow-start exit, and
+    /// the PTO backoff reset.
+    fn congestion_response(&mut self, sp: Space, largest: u64, info: &AckInfo, hss_sample: Option<Duration>) {
+        self.cc.on_ack(info);
+        if self.cc.mark_app_limited() {
+            self.app_limited_until = (self.delivered + self.bytes_in_flight).max(1);
         }
+        if sp == Space::AppData {
+            self.hybrid_slow_start(info.now, largest, hss_sample);
+        }
+        // A.7: reset the PTO backoff (the client's address-validation condition is not
+        // modelled separately).
+        self.pto_count = 0;
     }
 
     /// Chromium's delay-based slow-start exit (see [`HybridSlowStartConfig`]).
@@ -371,4 +404,15 @@ impl QuicConnection {
             other => self.on_retx_lost(sp, other),
         }
     }
+}
+
+/// What an ACK frame's ranges newly acknowledged, besides the packets themselves.
+#[derive(Clone, Copy, Default)]
+struct NewlyAcked {
+    /// The frame's largest acknowledged packet, if newly acknowledged (and not lost before).
+    largest: Option<SentPacket>,
+    /// An ack-eliciting packet (not lost before) was newly acknowledged.
+    any_eliciting: bool,
+    /// Newly acknowledged packets sent ECN-capable.
+    ect: u64,
 }

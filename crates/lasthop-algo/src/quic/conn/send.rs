@@ -115,6 +115,9 @@ impl QuicConnection {
         }
     }
 
+    /// The packet of space `sp` in at most `room` bytes, if it has anything to carry: the ACK
+    /// when one is due, then, when congestion control and pacing allow or as a probe, the 1-RTT
+    /// control frames, the CRYPTO or STREAM data and a PING where nothing else elicits an ACK.
     fn build_packet(&mut self, now: Instant, sp: Space, room: u32) -> Option<(Packet, Built)> {
         let si = sp.idx();
         if self.spaces[si].discarded {
@@ -136,17 +139,7 @@ impl QuicConnection {
             self.pacing_wait = Some(self.pacer.next_send_time());
         }
         let send_eliciting = probe || (has_data && cc_ok && pace_ok);
-        let want_ack = ty != PacketType::ZeroRtt
-            && match sp {
-                Space::Initial | Space::Handshake => {
-                    let s = &self.spaces[si];
-                    s.ack_now || (send_eliciting && s.unacked_eliciting)
-                }
-                Space::AppData => {
-                    self.one_rtt_recv
-                        && (self.ack_policy.ack_due() || (send_eliciting && self.ack_policy.pending_ack_eliciting() > 0))
-                }
-            };
+        let want_ack = ty != PacketType::ZeroRtt && self.ack_wanted(sp, send_eliciting);
         if !send_eliciting && !want_ack {
             return None;
         }
@@ -158,155 +151,168 @@ impl QuicConnection {
         if room < overhead + 24 {
             return None;
         }
-        let max_payload = room - overhead;
-        let mut frames = self.frame_pool.pop().unwrap_or_default();
         let mut b = Built { probe, pnl, ..Built::default() };
-        let mut payload = 0u32;
-        let mut slots = 0usize;
+        let mut fill = Fill { frames: self.frame_pool.pop().unwrap_or_default(), payload: 0, max_payload: room - overhead, slots: 0, b: &mut b };
         if want_ack {
-            let a = self.build_ack(now, sp);
-            payload += a.wire_len();
-            b.ack_largest = Some(a.largest());
-            frames.push(Frame::Ack(a));
-            self.stats.acks_sent += 1;
-            match sp {
-                Space::AppData => self.ack_policy.on_ack_sent(now),
-                _ => {
-                    let s = &mut self.spaces[si];
-                    s.ack_now = false;
-                    s.unacked_eliciting = false;
-                }
-            }
+            self.push_ack(now, sp, &mut fill);
         }
         let mut eliciting = false;
         if send_eliciting {
-            let mut push = |frames: &mut Vec<Frame>, payload: &mut u32, slots: &mut usize, f: Frame, r: Retx| -> bool {
-                let l = f.wire_len();
-                if *payload + l > max_payload || *slots >= RETX_CAP {
-                    return false;
-                }
-                *payload += l;
-                frames.push(f);
-                b.retx[*slots] = r;
-                *slots += 1;
-                true
-            };
-            if sp == Space::AppData && ty == PacketType::OneRtt {
-                if self.handshake_done_pending && push(&mut frames, &mut payload, &mut slots, Frame::HandshakeDone, Retx::HandshakeDone) {
-                    self.handshake_done_pending = false;
-                    eliciting = true;
-                }
-                if self.ack_freq_pending {
-                    if let Some(r) = self.cfg.ack_frequency_request {
-                        let f = Frame::AckFrequency {
-                            sequence: 0,
-                            threshold: r.threshold,
-                            max_ack_delay: r.max_ack_delay,
-                            reordering: r.reordering,
-                        };
-                        if push(&mut frames, &mut payload, &mut slots, f, Retx::AckFrequency) {
-                            self.ack_freq_pending = false;
-                            self.ack_freq_sent = true;
-                            // The peer now delays ACKs by up to the requested time.
-                            self.peer.max_ack_delay = r.max_ack_delay;
-                            eliciting = true;
-                        }
-                    }
-                }
-                if self.max_data_pending
-                    && push(&mut frames, &mut payload, &mut slots, Frame::MaxData { max: self.max_data_adv }, Retx::MaxData)
-                {
-                    self.max_data_pending = false;
-                    eliciting = true;
-                }
-                while let Some(&id) = self.msd_queue.last() {
-                    let max = match self.streams.get(&id) {
-                        Some(st) if st.msd_pending => st.recv.max_adv,
-                        _ => {
-                            self.msd_queue.pop();
-                            continue;
-                        }
-                    };
-                    if !push(&mut frames, &mut payload, &mut slots, Frame::MaxStreamData { id, max }, Retx::MaxStreamData { id }) {
-                        break;
-                    }
-                    self.msd_queue.pop();
-                    if let Some(st) = self.streams.get_mut(&id) {
-                        st.msd_pending = false;
-                    }
-                    eliciting = true;
-                }
-            }
-            match sp {
-                Space::Initial | Space::Handshake => {
-                    let carries_params = (self.cfg.role == Role::Client) == (sp == Space::Initial);
-                    let params = Self::own_params(&self.cfg);
-                    while slots < RETX_CAP {
-                        let left = max_payload - payload;
-                        let s = &mut self.spaces[si];
-                        let off = s.crypto_send.retx.first().map_or(s.crypto_send.sent, |r| r.0);
-                        let oh = 1 + varint_len(off) + varint_len(left as u64);
-                        if left <= oh {
-                            break;
-                        }
-                        let Some(c) = s.crypto_send.next_chunk(left - oh, u64::MAX) else { break };
-                        let f = Frame::Crypto {
-                            offset: c.offset,
-                            len: c.len,
-                            end: c.fin,
-                            params: (carries_params && c.offset == 0).then_some(params),
-                        };
-                        payload += f.wire_len();
-                        frames.push(f);
-                        b.retx[slots] = Retx::Crypto { offset: c.offset, len: c.len, end: c.fin };
-                        slots += 1;
-                        eliciting = true;
-                    }
-                }
-                Space::AppData => {
-                    if self.fill_streams(&mut frames, &mut payload, &mut slots, max_payload, &mut b) {
-                        eliciting = true;
-                    }
-                }
-            }
-            if probe && !eliciting && payload < max_payload {
-                frames.push(Frame::Ping);
-                payload += 1;
-                eliciting = true;
-            }
+            eliciting = self.push_eliciting(sp, ty, probe, &mut fill);
         }
         if !eliciting && sp == Space::AppData && ty == PacketType::OneRtt {
             self.ack_only_run += 1;
             if self.ack_only_run >= PING_EVERY_ACKS && cc_ok {
-                frames.push(Frame::Ping);
-                payload += 1;
+                fill.frames.push(Frame::Ping);
+                fill.payload += 1;
                 eliciting = true;
             }
         }
         if eliciting && sp == Space::AppData {
             self.ack_only_run = 0;
         }
-        if frames.is_empty() {
-            self.frame_pool.push(frames);
+        if fill.frames.is_empty() {
+            self.frame_pool.push(fill.frames);
             return None;
         }
-        // RFC 9001 §5.4.2: four bytes of packet number and payload for the header sample.
-        if pnl + payload < 4 {
-            let pad = 4 - pnl - payload;
-            frames.push(Frame::Padding { len: pad });
-            payload += pad;
-        }
-        b.payload = payload;
-        let len = ty.header_len(pnl, payload) + payload + AEAD_TAG_LEN;
         self.spaces[si].next_pn += 1;
-        Some((Packet { ty, pn, frames, len }, b))
+        Some((fill.into_packet(ty, pn), b))
+    }
+
+    /// An ACK is due in `sp`, or one can ride along with the ack-eliciting packet about to be sent.
+    fn ack_wanted(&self, sp: Space, send_eliciting: bool) -> bool {
+        match sp {
+            Space::Initial | Space::Handshake => {
+                let s = &self.spaces[sp.idx()];
+                s.ack_now || (send_eliciting && s.unacked_eliciting)
+            }
+            Space::AppData => {
+                self.one_rtt_recv
+                    && (self.ack_policy.ack_due() || (send_eliciting && self.ack_policy.pending_ack_eliciting() > 0))
+            }
+        }
+    }
+
+    /// The ACK frame of `sp`, and the space's ACK state reset.
+    fn push_ack(&mut self, now: Instant, sp: Space, fill: &mut Fill) {
+        let a = self.build_ack(now, sp);
+        fill.payload += a.wire_len();
+        fill.b.ack_largest = Some(a.largest());
+        fill.frames.push(Frame::Ack(a));
+        self.stats.acks_sent += 1;
+        match sp {
+            Space::AppData => self.ack_policy.on_ack_sent(now),
+            _ => {
+                let s = &mut self.spaces[sp.idx()];
+                s.ack_now = false;
+                s.unacked_eliciting = false;
+            }
+        }
+    }
+
+    /// The ack-eliciting frames in priority order: the 1-RTT control frames, then the space's
+    /// CRYPTO or STREAM data, then a PING if a probe has nothing else. Returns whether any was added.
+    fn push_eliciting(&mut self, sp: Space, ty: PacketType, probe: bool, fill: &mut Fill) -> bool {
+        let mut eliciting = false;
+        if sp == Space::AppData && ty == PacketType::OneRtt && self.push_control(fill) {
+            eliciting = true;
+        }
+        let data = match sp {
+            Space::Initial | Space::Handshake => self.fill_crypto(sp, fill),
+            Space::AppData => self.fill_streams(fill),
+        };
+        if data {
+            eliciting = true;
+        }
+        if probe && !eliciting && fill.payload < fill.max_payload {
+            fill.frames.push(Frame::Ping);
+            fill.payload += 1;
+            eliciting = true;
+        }
+        eliciting
+    }
+
+    /// The 1-RTT control frames waiting to go: HANDSHAKE_DONE, ACK_FREQUENCY, MAX_DATA, then
+    /// MAX_STREAM_DATA. Returns whether any was added.
+    fn push_control(&mut self, fill: &mut Fill) -> bool {
+        let mut added = false;
+        if self.handshake_done_pending && fill.push(Frame::HandshakeDone, Retx::HandshakeDone) {
+            self.handshake_done_pending = false;
+            added = true;
+        }
+        if self.ack_freq_pending {
+            if let Some(r) = self.cfg.ack_frequency_request {
+                let f = Frame::AckFrequency {
+                    sequence: 0,
+                    threshold: r.threshold,
+                    max_ack_delay: r.max_ack_delay,
+                    reordering: r.reordering,
+                };
+                if fill.push(f, Retx::AckFrequency) {
+                    self.ack_freq_pending = false;
+                    self.ack_freq_sent = true;
+                    // The peer now delays ACKs by up to the requested time.
+                    self.peer.max_ack_delay = r.max_ack_delay;
+                    added = true;
+                }
+            }
+        }
+        if self.max_data_pending && fill.push(Frame::MaxData { max: self.max_data_adv }, Retx::MaxData) {
+            self.max_data_pending = false;
+            added = true;
+        }
+        while let Some(&id) = self.msd_queue.last() {
+            let max = match self.streams.get(&id) {
+                Some(st) if st.msd_pending => st.recv.max_adv,
+                _ => {
+                    self.msd_queue.pop();
+                    continue;
+                }
+            };
+            if !fill.push(Frame::MaxStreamData { id, max }, Retx::MaxStreamData { id }) {
+                break;
+            }
+            self.msd_queue.pop();
+            if let Some(st) = self.streams.get_mut(&id) {
+                st.msd_pending = false;
+            }
+            added = true;
+        }
+        added
+    }
+
+    /// CRYPTO frames of `sp` (the transport parameters ride in the first one of the space that
+    /// carries them). Returns whether any was added.
+    fn fill_crypto(&mut self, sp: Space, fill: &mut Fill) -> bool {
+        let carries_params = (self.cfg.role == Role::Client) == (sp == Space::Initial);
+        let params = Self::own_params(&self.cfg);
+        let mut added = false;
+        while fill.slots < RETX_CAP {
+            let left = fill.max_payload - fill.payload;
+            let s = &mut self.spaces[sp.idx()];
+            let off = s.crypto_send.retx.first().map_or(s.crypto_send.sent, |r| r.0);
+            let oh = 1 + varint_len(off) + varint_len(left as u64);
+            if left <= oh {
+                break;
+            }
+            let Some(c) = s.crypto_send.next_chunk(left - oh, u64::MAX) else { break };
+            let f = Frame::Crypto {
+                offset: c.offset,
+                len: c.len,
+                end: c.fin,
+                params: (carries_params && c.offset == 0).then_some(params),
+            };
+            fill.add(f, Retx::Crypto { offset: c.offset, len: c.len, end: c.fin });
+            added = true;
+        }
+        added
     }
 
     /// Fill STREAM frames round-robin (one stream per packet turn). Returns whether any was added.
-    fn fill_streams(&mut self, frames: &mut Vec<Frame>, payload: &mut u32, slots: &mut usize, max_payload: u32, b: &mut Built) -> bool {
+    fn fill_streams(&mut self, fill: &mut Fill) -> bool {
         let mut added = false;
         let mut used_front: Option<u64> = None;
-        while *slots < RETX_CAP {
+        while fill.slots < RETX_CAP {
             let Some(&id) = self.queue.front() else { break };
             let conn_room = self.peer_max_data.saturating_sub(self.conn_sent_new);
             let Some(st) = self.streams.get_mut(&id) else {
@@ -318,7 +324,7 @@ impl QuicConnection {
                 self.queue.pop_front();
                 continue;
             }
-            let left = max_payload - *payload;
+            let left = fill.max_payload - fill.payload;
             let off = st.send.retx.first().map_or(st.send.sent, |r| r.0);
             let oh = 1 + varint_len(id) + if off > 0 { varint_len(off) } else { 0 } + varint_len(left as u64);
             if left <= oh + 8 {
@@ -326,10 +332,7 @@ impl QuicConnection {
             }
             let Some(c) = st.send.next_chunk(left - oh, limit) else { break };
             let f = Frame::Stream { id, offset: c.offset, len: c.len, fin: c.fin };
-            *payload += f.wire_len();
-            frames.push(f);
-            b.retx[*slots] = Retx::Stream { id, offset: c.offset, len: c.len, fin: c.fin };
-            *slots += 1;
+            fill.add(f, Retx::Stream { id, offset: c.offset, len: c.len, fin: c.fin });
             added = true;
             if c.new {
                 self.conn_sent_new += c.len as u64;
@@ -435,5 +438,55 @@ impl QuicConnection {
         let (bif, rec, cwnd) = (self.bytes_in_flight, self.in_recovery, self.cc.cwnd());
         let rate = self.pacing_rate();
         self.pacer.on_sent(now, len, bif, rec, cwnd, rate);
+    }
+}
+
+/// The packet being built: its frames, the payload they take out of `max_payload`, and what the
+/// retransmittable ones carried (`b.retx`, `slots` of them).
+struct Fill<'a> {
+    frames: Vec<Frame>,
+    payload: u32,
+    max_payload: u32,
+    slots: usize,
+    b: &'a mut Built,
+}
+
+impl Fill<'_> {
+    /// Adds `f`, which carries `r`, if it fits in the payload and in the record.
+    #[inline]
+    fn push(&mut self, f: Frame, r: Retx) -> bool {
+        let l = f.wire_len();
+        if self.payload + l > self.max_payload || self.slots >= RETX_CAP {
+            return false;
+        }
+        self.payload += l;
+        self.frames.push(f);
+        self.b.retx[self.slots] = r;
+        self.slots += 1;
+        true
+    }
+
+    /// Adds `f`, which carries `r` (sized by the caller to fit).
+    #[inline]
+    fn add(&mut self, f: Frame, r: Retx) {
+        self.payload += f.wire_len();
+        self.frames.push(f);
+        self.b.retx[self.slots] = r;
+        self.slots += 1;
+    }
+
+    /// The packet numbered `pn`, padded to the header protection sample's four bytes.
+    #[inline]
+    fn into_packet(mut self, ty: PacketType, pn: u64) -> Packet {
+        let pnl = self.b.pnl;
+        // RFC 9001 §5.4.2: four bytes of packet number and payload for the header sample.
+        if pnl + self.payload < 4 {
+            let pad = 4 - pnl - self.payload;
+            self.frames.push(Frame::Padding { len: pad });
+            self.payload += pad;
+        }
+        self.b.payload = self.payload;
+        let len = ty.header_len(pnl, self.payload) + self.payload + AEAD_TAG_LEN;
+        Packet { ty, pn, frames: self.frames, len }
     }
 }

@@ -100,22 +100,22 @@ impl World {
     /// Every time series: per flow first (the first `FLOW_SERIES`), then per station and node.
     fn series_mut(&mut self) -> [&mut Series; 16] {
         [
-            &mut self.ts_goodput,
-            &mut self.ts_delay_sum,
-            &mut self.ts_delay_n,
-            &mut self.ts_cwnd,
-            &mut self.ts_inflight,
-            &mut self.ts_pacing,
-            &mut self.ts_rtt_sum,
-            &mut self.ts_rtt_n,
-            &mut self.ts_retx,
-            &mut self.ts_ampdu_mpdus,
-            &mut self.ts_ampdu_n,
-            &mut self.ts_airtime,
-            &mut self.ts_phy_rate,
-            &mut self.ts_node_limit,
-            &mut self.ts_node_backlog,
-            &mut self.ts_node_n,
+            &mut self.ts.goodput,
+            &mut self.ts.delay_sum,
+            &mut self.ts.delay_n,
+            &mut self.ts.cwnd,
+            &mut self.ts.inflight,
+            &mut self.ts.pacing,
+            &mut self.ts.rtt_sum,
+            &mut self.ts.rtt_n,
+            &mut self.ts.retx,
+            &mut self.ts.ampdu_mpdus,
+            &mut self.ts.ampdu_n,
+            &mut self.ts.airtime,
+            &mut self.ts.phy_rate,
+            &mut self.ts.node_limit,
+            &mut self.ts.node_backlog,
+            &mut self.ts.node_n,
         ]
     }
 

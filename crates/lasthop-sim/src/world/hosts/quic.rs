@@ -452,7 +452,7 @@ impl World {
                     q.app_delivered += bytes;
                     if counted {
                         self.counters[fi].delivered_bytes += bytes;
-                        self.ts_goodput.add(fi, now.as_nanos(), bytes as f64 * 8.0);
+                        self.ts.goodput.add(fi, now.as_nanos(), bytes as f64 * 8.0);
                     }
                 }
                 Event::StreamFinished { id } => {
@@ -595,8 +595,8 @@ impl World {
             let c = &mut self.counters[fi];
             c.delivered_packets += 1;
             c.delay.record(d);
-            self.ts_delay_sum.add(fi, t.as_nanos(), d as f64);
-            self.ts_delay_n.add(fi, t.as_nanos(), 1.0);
+            self.ts.delay_sum.add(fi, t.as_nanos(), d as f64);
+            self.ts.delay_n.add(fi, t.as_nanos(), 1.0);
         }
         {
             let q = self.quic[fi].as_deref_mut().expect("quic flow");
@@ -617,15 +617,15 @@ impl World {
                 let lost = q.server.stats().packets_lost;
                 let new_lost = lost - q.lost;
                 q.lost = lost;
-                self.ts_cwnd.set(fi, tn, cwnd as f64);
-                self.ts_inflight.set(fi, tn, bif as f64);
-                self.ts_pacing.set(fi, tn, pace as f64 * 8.0);
+                self.ts.cwnd.set(fi, tn, cwnd as f64);
+                self.ts.inflight.set(fi, tn, bif as f64);
+                self.ts.pacing.set(fi, tn, pace as f64 * 8.0);
                 if new_rtt {
-                    self.ts_rtt_sum.add(fi, tn, rtt.as_nanos() as f64);
-                    self.ts_rtt_n.add(fi, tn, 1.0);
+                    self.ts.rtt_sum.add(fi, tn, rtt.as_nanos() as f64);
+                    self.ts.rtt_n.add(fi, tn, 1.0);
                 }
                 if new_lost > 0 {
-                    self.ts_retx.add(fi, tn, new_lost as f64);
+                    self.ts.retx.add(fi, tn, new_lost as f64);
                 }
             }
         }

@@ -226,7 +226,7 @@ impl World {
             self.set_ecn(&mut p, seg.ecn);
             self.pkts[p.id as usize].tcp = TcpMeta::Data { seg, rev: false };
             if seg.retransmit && now >= self.warmup {
-                self.ts_retx.add(f as usize, now.as_nanos(), 1.0);
+                self.ts.retx.add(f as usize, now.as_nanos(), 1.0);
             }
             if at_server {
                 self.tcp_server_send(f, p, now);
@@ -379,9 +379,9 @@ impl World {
                     c.delivered_packets += 1;
                     c.delivered_bytes += newly;
                     c.delay.record(d);
-                    self.ts_goodput.add(fi, t.as_nanos(), newly as f64 * 8.0);
-                    self.ts_delay_sum.add(fi, t.as_nanos(), d as f64);
-                    self.ts_delay_n.add(fi, t.as_nanos(), 1.0);
+                    self.ts.goodput.add(fi, t.as_nanos(), newly as f64 * 8.0);
+                    self.ts.delay_sum.add(fi, t.as_nanos(), d as f64);
+                    self.ts.delay_n.add(fi, t.as_nanos(), 1.0);
                 }
                 let counted = t >= self.warmup;
                 let conn = self.tcp[fi].as_mut().unwrap();
@@ -420,12 +420,12 @@ impl World {
                 conn.sender.handle_ack(t, &ack);
                 let s = conn.sender.stats();
                 let tn = t.as_nanos();
-                self.ts_cwnd.set(fi, tn, s.cwnd as f64);
-                self.ts_inflight.set(fi, tn, s.bytes_in_flight as f64);
-                self.ts_pacing.set(fi, tn, s.pacing_rate as f64 * 8.0);
+                self.ts.cwnd.set(fi, tn, s.cwnd as f64);
+                self.ts.inflight.set(fi, tn, s.bytes_in_flight as f64);
+                self.ts.pacing.set(fi, tn, s.pacing_rate as f64 * 8.0);
                 if let Some(r) = s.latest_rtt {
-                    self.ts_rtt_sum.add(fi, tn, r.as_nanos() as f64);
-                    self.ts_rtt_n.add(fi, tn, 1.0);
+                    self.ts.rtt_sum.add(fi, tn, r.as_nanos() as f64);
+                    self.ts.rtt_n.add(fi, tn, 1.0);
                 }
             }
             TcpMeta::Ack { ack, rev: true } => {
