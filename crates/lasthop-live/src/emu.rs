@@ -419,6 +419,9 @@ struct Cell<'a> {
     pool: Pool,
     flows: Flows,
     fates: Vec<ExtEvent>,
+    /// Deliveries the model reported ahead of their instant (a subframe that ends later in a
+    /// PPDU under way), in the order of their instants: written when it comes.
+    held: std::collections::VecDeque<ExtEvent>,
     /// With the AP's ACK filter on, each packet's TCP header goes into the model with it.
     read_tcp: bool,
     band: lasthop_wifi::phy::Band,
@@ -467,13 +470,34 @@ impl Cell<'_> {
         Ok(())
     }
 
-    /// Write what the cell delivered (CE marks into the header; a pcap record) and forget what
-    /// it dropped; `live` also sees each write's lateness.
+    /// Take the fates the cell reported: a delivery whose instant is still ahead is held until
+    /// then (kept in the order of the instants), the rest is written at once, with the held
+    /// deliveries that are due by `wnow`.
     fn write(&mut self, wnow: u64, mut live: Option<&mut LogHistogram>) -> Result<(), String> {
-        let (world, pool, st) = (&mut self.world, &mut self.pool, &mut self.st);
         for e in self.fates.drain(..) {
+            let at = e.at;
+            let i = self.held.partition_point(|x| x.at <= at);
+            self.held.insert(i, e);
+        }
+        while let Some(e) = self.held.front().copied().filter(|e| e.at.as_nanos() <= wnow) {
+            self.held.pop_front();
+            self.emit(e, wnow, live.as_deref_mut())?;
+        }
+        Ok(())
+    }
+
+    /// The instant (ns since the start) of the next held delivery, if any.
+    fn next_write(&self) -> Option<u64> {
+        self.held.front().map(|e| e.at.as_nanos())
+    }
+
+    /// Write one delivered packet (CE marks into the header; a pcap record) or forget a dropped
+    /// one; `live` also sees each write's lateness.
+    fn emit(&mut self, e: ExtEvent, wnow: u64, live: Option<&mut LogHistogram>) -> Result<(), String> {
+        let (world, pool, st) = (&mut self.world, &mut self.pool, &mut self.st);
+        {
             match e.fate {
-                ExtFate::Delivered => {
+                ExtFate::Delivered | ExtFate::Received => {
                     let (sta, dir) = world.flow_route(e.flow);
                     let leg = world.external_leg(e.flow);
                     let dest = self.lay.dest(sta, dir, leg);
@@ -490,7 +514,7 @@ impl Cell<'_> {
                     }
                     let late = wnow.saturating_sub(e.at.as_nanos());
                     self.lateness.record(late);
-                    if let Some(l) = live.as_deref_mut() {
+                    if let Some(l) = live {
                         l.record(late);
                     }
                     if let Some(out) = self.pcap_out.as_mut().filter(|_| leg != ExtLeg::Wired) {
@@ -505,8 +529,12 @@ impl Cell<'_> {
                     }
                 }
                 ExtFate::Dropped => st.packets_dropped_by_model += 1,
+                ExtFate::Released => {}
             }
-            pool.release(e.tag);
+            // A packet written ahead of the exchange's end stays the model's until `Released`.
+            if e.fate != ExtFate::Received {
+                pool.release(e.tag);
+            }
         }
         Ok(())
     }
@@ -553,7 +581,7 @@ pub fn run(spec: Spec, built: &Built, opts: &Options, stop: &mut dyn FnMut() -> 
     let st = EmuStats { pool_slots: 0, ap_host: lay.ap.is_some(), ..EmuStats::default() };
     let mut fds: Vec<libc::pollfd> = built.tuns.iter().map(|t| libc::pollfd { fd: t.fd(), events: libc::POLLIN, revents: 0 }).collect();
     let n_tun_fds = fds.len();
-    let mut c = Cell { built, lay, world, pool: Pool::new(4096), flows: Flows::default(), fates: Vec::with_capacity(4096), read_tcp, band, lateness: LogHistogram::new(), st, pcap_out: None, pcap_seq: vec![0u32; n_sta], epoch_ns: 0 };
+    let mut c = Cell { built, lay, world, pool: Pool::new(4096), flows: Flows::default(), fates: Vec::with_capacity(4096), held: std::collections::VecDeque::with_capacity(4096), read_tcp, band, lateness: LogHistogram::new(), st, pcap_out: None, pcap_seq: vec![0u32; n_sta], epoch_ns: 0 };
     // The model thread's CPU and scheduler, restored when the run ends (or fails).
     let mut sched = ThreadSched { affinity: affinity(), pinned: pin_and_tighten(opts.cpu), scheduler: None };
     c.st.cpu = if sched.pinned { opts.cpu } else { None };
@@ -587,7 +615,7 @@ pub fn run(spec: Spec, built: &Built, opts: &Options, stop: &mut dyn FnMut() -> 
         }
         c.read()?;
         c.world.drain_external(&mut c.fates);
-        if !c.fates.is_empty() {
+        if !c.fates.is_empty() || c.next_write().is_some_and(|t| t <= ns_since(t0)) {
             c.write(ns_since(t0), next_stats.is_some().then_some(&mut live.late))?;
         }
         let wnow = ns_since(t0);
@@ -602,7 +630,7 @@ pub fn run(spec: Spec, built: &Built, opts: &Options, stop: &mut dyn FnMut() -> 
             }
         }
         // Sleep until the next model event, a packet, or the next housekeeping instant.
-        let next = c.world.next_event_at().map_or(u64::MAX, |t| t.as_nanos());
+        let next = c.world.next_event_at().map_or(u64::MAX, |t| t.as_nanos()).min(c.next_write().unwrap_or(u64::MAX));
         let until = next.min(next_stop_check).min(next_stats.unwrap_or(u64::MAX)).min(next_sample);
         let gap = Duration::from_nanos(until.saturating_sub(ns_since(t0))).min(MAX_SLEEP);
         if gap > opts.spin {

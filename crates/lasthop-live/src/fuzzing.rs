@@ -9,7 +9,7 @@
 use lasthop_algo::control::aggctl::AggReport;
 use lasthop_algo::control::vwire::Forest;
 use lasthop_core::Instant;
-use lasthop_sim::world::{Dir, ExtEvent, ExtLeg, World};
+use lasthop_sim::world::{Dir, ExtEvent, ExtFate, ExtLeg, World};
 use lasthop_sim::Spec;
 use std::collections::BTreeMap;
 
@@ -192,8 +192,9 @@ pub const EMU_INJECT_SPEC: &str = include_str!("fuzzing-emu-vht-4sta.json");
 /// builds it) of a four-station VHT cell, driven by a host that adds external flows on every
 /// leg, injects packets of the sizes the emulator reads from its TUN devices (an IP packet:
 /// 20 to 65535 octets) and steps time. The input is read six bytes per operation (at most
-/// 400). Every injected packet must meet exactly one fate (delivered or dropped), never before
-/// it was injected, and the world must not panic.
+/// 400). Every injected packet must meet exactly one fate (delivered, dropped, or received
+/// ahead of its exchange's end and then released once), never before it was injected, and the
+/// world must not panic.
 pub fn emu_inject(data: &[u8]) {
     let spec = Spec::from_json(EMU_INJECT_SPEC).expect("the built-in spec parses");
     let n_sta = spec.stations.len() as u32;
@@ -204,13 +205,26 @@ pub fn emu_inject(data: &[u8]) {
     let mut out = Vec::new();
     let mut now = w.now();
     let mut tag = 0u32;
+    let mut received: BTreeMap<u32, Instant> = BTreeMap::new();
     let mut check = |w: &mut World, injected: &BTreeMap<u32, Instant>, fated: &mut BTreeMap<u32, ExtEvent>| {
         out.clear();
         w.drain_external(&mut out);
         for e in &out {
             let at = injected.get(&e.tag).copied();
             assert!(at.is_some_and(|t| t <= e.at), "fate of a packet not injected (yet): {e:?}");
-            assert!(fated.insert(e.tag, *e).is_none(), "two fates for one packet: {e:?}");
+            assert!(!fated.contains_key(&e.tag), "two fates for one packet: {e:?}");
+            match e.fate {
+                ExtFate::Received => assert!(received.insert(e.tag, e.at).is_none(), "received twice: {e:?}"),
+                ExtFate::Released => {
+                    let r = received.remove(&e.tag);
+                    assert!(r.is_some_and(|t| t <= e.at), "released before it was received: {e:?}");
+                    fated.insert(e.tag, *e);
+                }
+                ExtFate::Delivered | ExtFate::Dropped => {
+                    assert!(!received.contains_key(&e.tag), "received, then {e:?}");
+                    fated.insert(e.tag, *e);
+                }
+            }
         }
     };
     for op in data.chunks(6).take(400) {

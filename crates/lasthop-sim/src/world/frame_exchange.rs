@@ -45,6 +45,7 @@ impl World {
                     response_sent = true;
                     end = end.max(e);
                 }
+                self.ext_announce(u, tx.ppdu_end);
             }
         }
         if self.capture.is_some() {

@@ -26,6 +26,15 @@
 //! leg (AP ↔ station). A wired-leg packet is delivered at the AP end of the wired link instead
 //! of entering the AP's queues; a WiFi-leg packet enters the AP's queues directly (downlink)
 //! or is delivered when the AP receives it (uplink).
+//!
+//! A packet the air delivers is reported when its subframe ends, not when the exchange does
+//! ([`World::ext_announce`]): a receiver holds each MPDU of an A-MPDU as its subframe ends and
+//! its reorder buffer releases what is in order then, while the model settles the PPDU
+//! (Block Ack, retries) only after the response, up to a PPDU's duration later. What the
+//! recipient releases is known when the PPDU starts (which MPDUs arrive is drawn then, and no
+//! other PPDU of the link can come between), so the fate is pushed then with its subframe's
+//! instant (`Received`), the host writes the packet when that instant comes, and the
+//! exchange's end says when the model is done with it (`Released`).
 
 use crate::world::*;
 use std::collections::BTreeMap;
@@ -33,8 +42,13 @@ use std::collections::BTreeMap;
 /// What became of an external packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ExtFate {
-    /// It reached its destination node at `at`: write it out.
+    /// It reached its destination node at `at`: write it out, then free it.
     Delivered,
+    /// Its recipient holds it at `at`, the end of its subframe in a PPDU under way: write it out
+    /// then, but keep its buffer, which stays the model's until `Released`.
+    Received,
+    /// The model is done with a packet reported `Received` (its exchange ended): free it.
+    Released,
     /// Tail drop, AQM drop, retry limit or wired loss at `at`: free it.
     Dropped,
 }
@@ -73,6 +87,9 @@ pub(in crate::world) struct ExtHost {
     /// The TCP header of the packet of each tag, as the AP's ACK filter reads it
     /// ([`World::inject_tcp`]); None for a packet injected without one.
     tcp: Vec<Option<AckView>>,
+    /// By tag: the packet's delivery was reported at the start of its PPDU
+    /// ([`World::ext_announce`]), so its release at the exchange's end reports nothing.
+    announced: Vec<bool>,
 }
 
 impl ExtHost {
@@ -89,7 +106,7 @@ impl World {
         let mut w = World::new(spec, seed);
         w.end = Instant(u64::MAX / 2);
         w.progress_step = Duration(u64::MAX / 4);
-        w.ext = Some(Box::new(ExtHost { labels: BTreeMap::new(), legs: Vec::new(), out: Vec::with_capacity(1024), tcp: Vec::new() }));
+        w.ext = Some(Box::new(ExtHost { labels: BTreeMap::new(), legs: Vec::new(), out: Vec::with_capacity(1024), tcp: Vec::new(), announced: Vec::new() }));
         for s in w.series_mut() {
             s.set_growable();
         }
@@ -246,6 +263,7 @@ impl World {
             }
             h.tcp[i] = tcp;
         }
+        debug_assert!(!self.ext.as_deref().is_some_and(|h| h.announced.get(tag as usize).is_some_and(|&a| a)), "tag {tag} reused before its release");
         let now = self.q.now();
         let (sta, dir) = {
             let fl = &self.flows[flow as usize];
@@ -293,7 +311,12 @@ impl World {
         let TcpMeta::External { tag } = pk.tcp else { unreachable!("not an external packet") };
         if !pk.ghost {
             if let Some(h) = self.ext.as_deref_mut() {
-                h.out.push(ExtEvent { tag, flow: pk.flow, at: t, fate: ExtFate::Delivered, ce: pk.ecn == Ecn::Ce });
+                let early = h.announced.get_mut(tag as usize).is_some_and(|a| std::mem::take(a));
+                let now = self.q.now();
+                h.out.push(match early {
+                    false => ExtEvent { tag, flow: pk.flow, at: t, fate: ExtFate::Delivered, ce: pk.ecn == Ecn::Ce },
+                    true => ExtEvent { tag, flow: pk.flow, at: now.max(t), fate: ExtFate::Released, ce: false },
+                });
             }
         }
         // Counters, delay and goodput like any delivered packet (a ghost is only released).
@@ -310,8 +333,54 @@ impl World {
         if let (TcpMeta::External { tag }, false) = (pk.tcp, pk.ghost) {
             let at = self.q.now();
             if let Some(h) = self.ext.as_deref_mut() {
+                debug_assert!(!h.announced.get(tag as usize).is_some_and(|&a| a), "an announced packet dropped");
                 h.out.push(ExtEvent { tag, flow: pk.flow, at, fate: ExtFate::Dropped, ce: false });
             }
         }
+    }
+
+    /// Report now the external packets user `u` of a PPDU ending at `ppdu_end` delivers at the
+    /// end of its subframes: those its recipient releases in order (on a copy of its reorder
+    /// buffer, so the exchange's end finds it as it would have) whose journey ends on this link
+    /// (a station's download; an upload to the AP host), as `Received`; their release at the
+    /// exchange's end counts them and reports `Released`. Only for a real-time host.
+    pub(in crate::world) fn ext_announce(&mut self, u: &PpduUser, ppdu_end: Instant) {
+        if self.ext.is_none() || !u.mpdus.iter().any(|m| m.2) {
+            return;
+        }
+        let mut times = std::mem::take(&mut self.scratch_times);
+        let (pkts, qos) = (&self.pkts, self.qos);
+        ampdu::subframe_ends(&u.txv, self.band, u.mpdus.iter().map(|m| mpdu_bytes(pkts, qos, m.1)), ppdu_end, self.rx_per_subframe, &mut times);
+        let mut rcpt = self.stations[u.sta as usize].ac[u.ac as usize].agreement(u.dir).1.clone();
+        let mut released = Vec::new();
+        for (&(seq, p, ok), &t) in u.mpdus.iter().zip(&times) {
+            if ok {
+                rcpt.receive(seq, p, |x| released.push((x, t)), |_| {});
+            }
+        }
+        self.scratch_times = times;
+        let mut chain = std::mem::take(&mut self.chain_buf);
+        for (p, t) in released {
+            self.pkts.msdus_into(p, &mut chain);
+            for &q in &chain {
+                let pk = self.pkts[q.id as usize];
+                let TcpMeta::External { tag } = pk.tcp else { continue };
+                let here = match u.dir {
+                    Dir::Down => self.flows[q.flow as usize].station == u.sta,
+                    Dir::Up => self.stations[u.sta as usize].parent.is_none() && self.ext_ends_at_ap(q, Dir::Up),
+                };
+                if pk.ghost || !here {
+                    continue;
+                }
+                let h = self.ext.as_deref_mut().expect("a real-time host");
+                if h.announced.len() <= tag as usize {
+                    h.announced.resize(tag as usize + 1, false);
+                }
+                h.announced[tag as usize] = true;
+                h.out.push(ExtEvent { tag, flow: pk.flow, at: t, fate: ExtFate::Received, ce: pk.ecn == Ecn::Ce });
+            }
+        }
+        chain.clear();
+        self.chain_buf = chain;
     }
 }
