@@ -1,11 +1,12 @@
 //! One link's frames as the MAC components of `lasthop_wifi::mac` see them: the A-MPDU builder
-//! pulls from it ([`PullSource`]) and the Block Ack scoreboard tells it what became of each
-//! MPDU ([`CompletionSink`]). The world keeps the packets, queues and endpoints; these adapters
-//! only route the components' questions and verdicts to them.
+//! pulls from it ([`PullSource`]: the link's PSDU limit, and its next new frame from wherever
+//! the link's packets wait — a relay's port, the AP's driver, the station's queue) and the
+//! Block Ack scoreboard tells it what became of each MPDU ([`CompletionSink`]). The world keeps
+//! the packets, queues and endpoints; these adapters only route the components' questions and
+//! verdicts to them.
 
-use super::{mpdu_bytes, Dir, DropWhy, PktRef, World};
-use lasthop_core::Instant;
-use lasthop_wifi::mac::ampdu::{PullSource, Take};
+use super::*;
+use lasthop_wifi::mac::ampdu::PullSource;
 use lasthop_wifi::mac::blockack::{Originator, Recipient};
 use lasthop_wifi::mac::scoreboard::CompletionSink;
 
@@ -97,5 +98,105 @@ impl CompletionSink<PktRef> for LinkIo<'_> {
             w.drop_pkt(q, DropWhy::Retry);
         }
         w.chain_buf = chain;
+    }
+}
+
+impl World {
+    /// The largest PSDU on station `sta`'s link in `dir` and slot `k` at rate `txv`: the A-MPDU
+    /// length cap, and the AC's PPDU time limit for the transmitter (the AP's for its own
+    /// downlink, the stations' otherwise: a relay is a station) at that rate (computed once per
+    /// rate and direction).
+    pub(super) fn max_psdu(&mut self, sta: u32, dir: Dir, k: usize, txv: &TxVector) -> u32 {
+        let s = &mut self.stations[sta as usize];
+        let by_ap = dir == Dir::Down && s.parent.is_none();
+        let limit = self.max_ppdu[k][!by_ap as usize];
+        let (cap, a) = (s.psdu_cap, &mut s.ac[k]);
+        let r = rate_key(txv) as usize + (dir == Dir::Up) as usize * 8 * 12;
+        if a.psdu_by_rate.is_empty() {
+            a.psdu_by_rate.resize(2 * 8 * 12, 0);
+        }
+        if a.psdu_by_rate[r] == 0 {
+            // A TXOP limit shorter than one frame exchange still lets one MPDU go (the 802.11
+            // exception for a single frame that exceeds the limit).
+            let one = (frame::mpdu_len(1500, self.qos) + frame::MPDU_DELIMITER).min(cap);
+            a.psdu_by_rate[r] = frame::max_psdu_for_time(txv, self.band, limit, cap).max(one).max(1);
+        }
+        a.psdu_by_rate[r]
+    }
+
+    /// The next new frame for `sta` in `dir` and slot `k` from its source (a relay's queue
+    /// entry, the firmware queue, the AP's station queue, or the station's own queue) if
+    /// `fits(ip_len)`; a frame that does not fit stays first in line.
+    pub(super) fn take_new(&mut self, sta: u32, dir: Dir, k: usize, port: Option<(u32, u32)>, now: Instant, fits: &dyn Fn(u32) -> bool) -> Take<PktRef> {
+        let p = match dir {
+            _ if port.is_some() => {
+                let (r, e) = port.expect("relay port");
+                let Some(p) = self.relay_pull(r, e, now) else { return Take::Empty };
+                if !fits(p.len) {
+                    self.relays[r as usize].txqs.stash(e, p);
+                    return Take::NoFit;
+                }
+                p
+            }
+            // The AP's driver: from mac80211's queues (the AQM decides there what it drops) or
+            // from the firmware's.
+            Dir::Down => match self.with_driver(k, now, |d, mac| d.take(mac, sta, |p: &PktRef| fits(p.len))).expect("the AP's driver") {
+                Take::Got(p) => self.air_mark(p, now),
+                other => return other,
+            },
+            Dir::Up if matches!(self.stations[sta as usize].ac[k].queue, AnyQdisc::Fifo(_)) => {
+                let a = &mut self.stations[sta as usize].ac[k];
+                let Some(p) = a.queue.peek() else { return Take::Empty };
+                if !fits(p.len) {
+                    return Take::NoFit;
+                }
+                a.queue.dequeue(now, |_| {}).expect("peeked")
+            }
+            Dir::Up => {
+                // As at the AP: pull (the AQM decides what it drops), then check the fit.
+                let Some(p) = self.station_pull(sta, k, now) else { return Take::Empty };
+                if !fits(p.len) {
+                    self.stations[sta as usize].ac[k].stash = Some(p);
+                    return Take::NoFit;
+                }
+                p
+            }
+        };
+        // A saturated source puts a fresh packet behind the one that left.
+        let sat = match dir {
+            // A relay's own saturated uplink flow refills when one of its packets leaves.
+            Dir::Up if port.is_some() => self.sat_up[self.sat_idx(k, sta)].filter(|&f| f == p.flow),
+            // Relays forward; only the AP's queues are fed by saturated sources.
+            Dir::Down if port.is_some() => None,
+            // A driver that holds frames below mac80211 refilled the source when it took them.
+            Dir::Down if !self.ap_pulls => None,
+            Dir::Down => self.sat_down[self.sat_idx(k, sta)],
+            Dir::Up => self.sat_up[self.sat_idx(k, sta)],
+        };
+        self.refill(sat, now);
+        Take::Got(p)
+    }
+
+    /// Fill `out` with the MPDUs of one A-MPDU (or a single MPDU) for `sta` in `dir` and access
+    /// category slot `k` (its Block Ack agreement and queues): retransmissions first, then new
+    /// MPDUs, within the Block Ack window, the MPDU count, the A-MPDU length and the PPDU time
+    /// limits. With `mac.max_amsdu_bytes` a new MPDU carries as many queued packets for the
+    /// same next hop as fit in one A-MSDU (and in the A-MPDU). Returns the PSDU length.
+    /// Fill `out` with the MPDUs of one A-MPDU (or a single MPDU) for `sta` in `dir` and access
+    /// category slot `k` (its Block Ack agreement and queues) within `max_n` MPDUs and
+    /// `max_psdu` octets (`lasthop_wifi::mac::ampdu::build`). Returns the PSDU length.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn build_ampdu(&mut self, sta: u32, dir: Dir, k: usize, now: Instant, max_n: usize, max_psdu: u32, out: &mut Vec<(u32, PktRef, bool)>) -> u32 {
+        let lim = AmpduLimits {
+            max_mpdus: max_n,
+            max_psdu,
+            max_amsdu: self.max_amsdu,
+            qos: self.qos,
+            ampdu_format: self.aggregation || matches!(self.standard, Standard::Vht | Standard::He),
+        };
+        let port = self.relay_port(sta, dir);
+        let psdu = ampdu::build(&mut LinkIo { w: self, sta, dir, k, port, now }, &lim, out);
+        debug_assert!(!out.is_empty());
+        psdu
     }
 }

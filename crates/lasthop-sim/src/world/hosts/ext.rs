@@ -311,7 +311,7 @@ impl World {
         let TcpMeta::External { tag } = pk.tcp else { unreachable!("not an external packet") };
         if !pk.ghost {
             if let Some(h) = self.ext.as_deref_mut() {
-                let early = h.announced.get_mut(tag as usize).is_some_and(|a| std::mem::take(a));
+                let early = h.announced.get_mut(tag as usize).is_some_and(std::mem::take);
                 let now = self.q.now();
                 h.out.push(match early {
                     false => ExtEvent { tag, flow: pk.flow, at: t, fate: ExtFate::Delivered, ce: pk.ecn == Ecn::Ce },
