@@ -298,3 +298,18 @@ def test_kernel_ecn_is_marked_by_the_model(tmp_path):
         else:
             assert emu["ce_marked"] == 0, emu
     assert p50["1"] < 0.6 * p50["0"], p50
+
+
+def test_emu_bench_timing_table_reads_the_sweep():
+    """`bench --emu`'s timing sweep as printed: the ceiling, then per rate the loss and the
+    write lateness percentiles."""
+    from lasthop.live.emu_bench import timing_table
+
+    row = {"rate_mbps": 500, "carried_mbps": 512.3, "receiver_lost_percent": 0.02, "lateness_p50_us": 12.4,
+           "lateness_p99_us": 88.0, "lateness_p999_us": 310.0}
+    lines = timing_table([{"ap_host": False, "rows": [row], "ceiling_mbps": 1250},
+                          {"ap_host": True, "rows": [{**row, "receiver_lost_percent": None}], "ceiling_mbps": None}])
+    assert lines[0] == "timing: ceiling (< 0.1 % lost) 1250 Mb/s", lines
+    assert lines[2].split() == ["500", "512", "0.02%", "12us", "88us", "310us"], lines
+    assert lines[3] == "timing with the AP host: ceiling (< 0.1 % lost) below the first rate", lines
+    assert lines[5].split()[2] == "0.00%", lines

@@ -9,6 +9,9 @@ emulator cells and the simulator's own TCP model on the same cells with the same
    with the AP's FIFO and with FQ-CoDel + airtime fairness: emulator vs simulator.
 3. Capacity: UDP at `--emu-rate` through HE 160 MHz MCS 11 NSS 4 (experiments/emu-he-fast.toml):
    what the emulator carried and how late it wrote packets (p50, p99).
+4. Timing: the same cell with 1400-byte UDP at 100 Mb/s, 500 Mb/s and 1 Gb/s, then up in 25 %
+   steps to the ceiling (the highest rate carried with < 0.1 % loss at the receiver), with and
+   without the AP host: write lateness p50, p99, p99.9 and the loss at each rate.
 
 Needs root, iperf3 and ping. Writes the figures to DIR/emu-bench.json and prints a table.
 """
@@ -125,6 +128,42 @@ def capacity_figures(data: dict[str, Any], udp_json: Path) -> dict[str, Any]:
     }
 
 
+# The timing sweep's fixed rates (Mb/s of UDP payload), then 25 % steps until the loss passes
+# the ceiling's 0.1 %, at most CEILING_STEPS of them.
+TIMING_RATES = (100, 500, 1000)
+CEILING_LOSS = 0.1
+CEILING_STEPS = 5
+
+
+def timing_sweep(tmp: Path, udp: Path, seconds: int, ap_host: bool) -> dict[str, Any]:
+    """Write lateness and loss of UDP through the HE 160 MHz cell at the fixed rates and up to
+    the ceiling, with or without the AP host."""
+    spec = tmp / f"timing-{'ap' if ap_host else 'direct'}.toml"
+    spec.write_text((EXPERIMENTS / "emu-he-fast.toml").read_text() + ("\n[emu]\nap_host = true\n" if ap_host else ""))
+    rows: list[dict[str, Any]] = []
+
+    def at(rate: int) -> dict[str, Any]:
+        run = tmp / f"timing-{'ap' if ap_host else 'direct'}-{rate}"
+        run.mkdir()
+        print(f"  timing{' (AP host)' if ap_host else ''}: UDP at {rate} Mb/s ...", file=sys.stderr, flush=True)
+        row = {"rate_mbps": rate, **capacity_figures(_emulate(spec, run, udp, f"{rate}M", str(seconds), str(run)),
+                                                      run / "udp.json")}
+        rows.append(row)
+        return row
+
+    for rate in TIMING_RATES:
+        at(rate)
+    ok = [r["rate_mbps"] for r in rows if (r["receiver_lost_percent"] or 0) < CEILING_LOSS]
+    rate = TIMING_RATES[-1]
+    if rate in ok:
+        for _ in range(CEILING_STEPS):
+            rate = int(rate * 1.25)
+            if (at(rate)["receiver_lost_percent"] or 0) >= CEILING_LOSS:
+                break
+            ok.append(rate)
+    return {"ap_host": ap_host, "rows": rows, "ceiling_mbps": max(ok, default=None)}
+
+
 def _ping(path: Path) -> dict[str, float]:
     m = re.search(r"= ([\d.]+)/([\d.]+)/([\d.]+)/", path.read_text())
     if not m:
@@ -141,7 +180,7 @@ def run_emu_bench(out_dir: str, seconds: int = 10, udp_rate: str = "1100M") -> i
         return 2
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    report: dict[str, Any] = {"seconds": seconds, "tcp": [], "latency": [], "capacity": {}}
+    report: dict[str, Any] = {"seconds": seconds, "tcp": [], "latency": [], "capacity": {}, "timing": []}
     with tempfile.TemporaryDirectory(prefix="lasthop-emu-bench-") as tmp_s:
         tmp = Path(tmp_s)
         iperf = tmp / "iperf.sh"
@@ -191,6 +230,9 @@ def run_emu_bench(out_dir: str, seconds: int = 10, udp_rate: str = "1100M") -> i
         data = _emulate(EXPERIMENTS / "emu-he-fast.toml", run, udp, udp_rate, str(seconds),
                         str(run))
         report["capacity"] = capacity_figures(data, run / "udp.json")
+        print("lasthop bench --emu: timing, UDP at 100 Mb/s to the ceiling, without and with the AP host",
+              file=sys.stderr)
+        report["timing"] = [timing_sweep(tmp, udp, seconds, ap) for ap in (False, True)]
     path = out / "emu-bench.json"
     path.write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
     print(_table(report))
@@ -215,4 +257,18 @@ def _table(r: dict[str, Any]) -> str:
                  f"receiver lost {c['receiver_lost_percent']:.1f}%; write lateness p50 "
                  f"{c['lateness_p50_us']:.0f} us, p99 {c['lateness_p99_us']:.0f} us, p99.9 "
                  f"{c['lateness_p999_us']:.0f} us")
+    lines.extend(timing_table(r.get("timing", [])))
     return "\n".join(lines)
+
+
+def timing_table(sweeps: list[dict[str, Any]]) -> list[str]:
+    """The timing sweep's rows: per rate, the loss and the write lateness percentiles."""
+    lines = []
+    for t in sweeps:
+        ceiling = f"{t['ceiling_mbps']} Mb/s" if t["ceiling_mbps"] else "below the first rate"
+        lines.append(f"timing{' with the AP host' if t['ap_host'] else ''}: ceiling (< {CEILING_LOSS} % lost) {ceiling}")
+        lines.append(f"  {'offered':>8} {'carried':>8} {'lost':>7} {'late p50':>9} {'p99':>8} {'p99.9':>8}")
+        for x in t["rows"]:
+            lines.append(f"  {x['rate_mbps']:>8} {x['carried_mbps']:>8.0f} {x['receiver_lost_percent'] or 0:>6.2f}% "
+                         f"{x['lateness_p50_us']:>7.0f}us {x['lateness_p99_us']:>6.0f}us {x['lateness_p999_us']:>6.0f}us")
+    return lines
