@@ -57,6 +57,9 @@ def spec_sections() -> list[tuple[str, list[str]]]:
 def spec_standards() -> list[tuple[str, list[str]]]:
     """The standards and the bands each allows."""
 
+def spec_names() -> list[tuple[str, list[str]]]:
+    """The spec's value lists by key (e.g. "ap.qdisc"), each from its one name table."""
+
 def spec_pages() -> list[tuple[str, tuple[int, int, int, int, int, int], list[int]]]:
     """The web pages of the QUIC page loads: (name, (html, css, js, image, other, total kB),
     object sizes in bytes, HTML first)."""

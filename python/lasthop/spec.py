@@ -44,6 +44,9 @@ MISSING: Any = object()
 # The keys each table allows (section "" is the top level), as the validator has them.
 SECTIONS: dict[str, tuple[str, ...]] = {s: tuple(keys) for s, keys in _native.spec_sections()}
 
+# The value lists by key ("ap.qdisc": ("fifo", ...)), each from its one name table in Rust.
+NAMES: dict[str, tuple[str, ...]] = {k: tuple(names) for k, names in _native.spec_names()}
+
 
 class SpecError(Exception):
     """One problem in a spec: the TOML key path, the offending value, what is allowed.

@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from .spec import tomllib
+from .spec import NAMES, tomllib
 
 GOODPUT_KEEP = 0.95
 SHARE_FLOOR = 0.25
@@ -79,8 +79,8 @@ LEVERS: tuple[Lever, ...] = (
     Lever("ap.aifsn", (3, 2, 1), "hostapd.conf tx_queue_data2_aifs"),
     Lever("ap.aql", ("5ms/12ms", "2ms/4ms", "1ms/2ms"), "debugfs: /sys/kernel/debug/ieee80211/phy0/aql_txq_limit"),
     Lever("ap.scheduler", ("airtime", "round_robin"), "mac80211 airtime fairness: debugfs airtime_flags"),
-    Lever("ap.ack_filter", ("off", "conservative", "aggressive"), "tc: sch_cake's ack-filter / ack-filter-aggressive"),
-    Lever("ap.buffer_sizer", ("none", "wqm"), "lasthop-live wqm (WQM sizes the AP's FIFO; ath9k-style drivers)"),
+    Lever("ap.ack_filter", NAMES["ap.ack_filter"], "tc: sch_cake's ack-filter / ack-filter-aggressive"),
+    Lever("ap.buffer_sizer", NAMES["ap.buffer_sizer"], "lasthop-live wqm (WQM sizes the AP's FIFO; ath9k-style drivers)"),
     Lever("vwire", ("off", "split", "vwire"), "lasthop-live vwire (the split proxy; --no-vwire: split only)"),
 )
 

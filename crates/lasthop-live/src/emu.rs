@@ -363,8 +363,9 @@ fn telemetry(built: &Built, spec: &Spec) -> Result<Option<(Listener, Responder)>
     let inode = crate::sys::nsfs::netns_inode(&std::path::Path::new("/run/netns").join(&ap.netns)).map_err(|e| format!("AP namespace {}: {e}", ap.netns))?;
     let path = nlsock::telemetry_path(inode);
     let l = Listener::bind(&path).map_err(|e| format!("telemetry socket {}: {e}", path.display()))?;
-    let ac = lasthop_wifi::mac::edca::AccessCategory::parse(&spec.mac.access_category).unwrap_or(lasthop_wifi::mac::edca::AccessCategory::Be);
-    let mut r = Responder::new(built.ap_wifi_ifindex, &ap.wifi.ifname, ac.tid(), spec.ap.scheduler == "airtime", spec.ap.driver == "firmware" && spec.ap.aql);
+    let ac = spec.mac.access_category;
+    let airtime = spec.ap.scheduler == lasthop_sim::spec::Scheduler::Airtime;
+    let mut r = Responder::new(built.ap_wifi_ifindex, &ap.wifi.ifname, ac.tid(), airtime, spec.ap.driver == lasthop_sim::spec::Driver::Firmware && spec.ap.aql);
     r.station_addrs = built.topo.nodes[1..].iter().map(|n| n.addr).collect();
     Ok(Some((l, r)))
 }

@@ -194,8 +194,15 @@ fn spec_sections() -> Vec<(&'static str, Vec<&'static str>)> {
 
 /// The standards and the bands each allows: `[(standard, [band, ...])]`.
 #[pyfunction]
-fn spec_standards() -> Vec<(&'static str, Vec<&'static str>)> {
+fn spec_standards() -> Vec<(&'static str, Vec<String>)> {
     lasthop_sim::spec_in::normalize::standards()
+}
+
+/// The spec's value lists by key, each from its one name table: `[(key, [name, ...])]`, e.g.
+/// `("ap.qdisc", ["fifo", ...])`.
+#[pyfunction]
+fn spec_names() -> Vec<(&'static str, Vec<String>)> {
+    lasthop_sim::spec::names::tables()
 }
 
 /// A value as spec errors show it (TOML-like, clipped to one short line).
@@ -393,6 +400,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(spec_reads, m)?)?;
     m.add_function(wrap_pyfunction!(spec_sections, m)?)?;
     m.add_function(wrap_pyfunction!(spec_standards, m)?)?;
+    m.add_function(wrap_pyfunction!(spec_names, m)?)?;
     m.add_function(wrap_pyfunction!(show_value, m)?)?;
     m.add_function(wrap_pyfunction!(unknown_key, m)?)?;
     m.add_function(wrap_pyfunction!(spec_pages, m)?)?;

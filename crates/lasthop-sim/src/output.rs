@@ -51,8 +51,8 @@ pub struct Channel {
 pub struct FlowOut {
     pub id: usize,
     pub station: u32,
-    pub direction: String,
-    pub pattern: String,
+    pub direction: crate::spec::Direction,
+    pub pattern: crate::spec::Pattern,
     pub offered_packets: u64,
     pub offered_bytes: u64,
     pub delivered_packets: u64,
@@ -237,7 +237,7 @@ pub struct QuicOut {
 /// What ECN did on a QUIC flow's last server endpoint.
 #[derive(Serialize, Debug, Clone)]
 pub struct QuicEcnOut {
-    pub mode: String,
+    pub mode: &'static str,
     /// The flow's packets that a queue or the air marked CE (all its connections).
     pub ce_marked: u64,
     /// CE-marked packets the client reported in its ACK frames' ECN counts.
@@ -351,7 +351,7 @@ pub struct StationOut {
     pub mean_ampdu_up: f64,
     /// "fixed", "ideal" or "minstrel"; with rate control, `mcs`/`nss` above are the configured
     /// values and these means say what was used.
-    pub rate_control: String,
+    pub rate_control: crate::spec::RateControl,
     /// Mean PHY rate of the data PPDUs sent after warm-up (0 if none).
     pub mean_phy_rate_down_bps: f64,
     pub mean_phy_rate_up_bps: f64,
@@ -462,8 +462,8 @@ fn flow_out(w: &World, i: usize, f: &FlowSpec, window_s: f64) -> FlowOut {
     FlowOut {
         id: i,
         station: f.station,
-        direction: f.direction.clone(),
-        pattern: f.pattern.clone(),
+        direction: f.direction,
+        pattern: f.pattern,
         offered_packets: c.offered_packets,
         offered_bytes: c.offered_bytes,
         delivered_packets: c.delivered_packets,
@@ -499,7 +499,7 @@ fn station_out(w: &World, i: usize) -> StationOut {
         ampdu_hist_up: PaddedCounts { counts: h[1].clone(), len: w.ampdu_hist_len() },
         mean_ampdu_down: hist_mean(&h[0]),
         mean_ampdu_up: hist_mean(&h[1]),
-        rate_control: spec.stations[i].rate_control.clone(),
+        rate_control: spec.stations[i].rate_control,
         mean_phy_rate_down_bps: w.station_mean_rate(i)[0],
         mean_phy_rate_up_bps: w.station_mean_rate(i)[1],
         parent: spec.stations[i].parent,
@@ -539,7 +539,7 @@ fn timeseries(w: &World) -> TimeSeries {
         station_phy_rate_down_bps: (0..n_sta).map(|s| mean_row(&w.ts.phy_rate, &w.ts.ampdu_n, s)).collect(),
         station_snr_db: (0..n_sta)
             .map(|s| {
-                if spec.stations[s].error_model != "snr" {
+                if spec.stations[s].error_model != crate::spec::ErrorModel::Snr {
                     return Vec::new();
                 }
                 (0..bins).map(|b| w.station_snr_at(s, Instant(b as u64 * bin + bin_len(b) / 2))).collect()

@@ -10,13 +10,16 @@ use serde::Deserialize;
 mod aggctl;
 mod ap;
 mod choices;
+pub mod names;
 mod rules;
 pub use rules::utility_of;
 use rules::{ac_problem, vwire_flow_problems, vwire_problems};
-pub use choices::{cc_named, ecn_mismatch, ecn_mismatch_in, ecn_mode, hystart_variant, ACK_FILTERS, HYSTARTS, AIFSN_MIN_AP, AIFSN_MIN_STA, CONGESTION_CONTROLS, QDISCS, QUIC_CONGESTION_CONTROLS, TXOP_MAX_NS, TXOP_UNIT_NS};
-use choices::{edca_problems, qdiscs_allowed};
+pub use choices::{ecn_mismatch, ecn_mismatch_in, hystart_variant, ACK_FILTERS, HYSTARTS, AIFSN_MIN_AP, AIFSN_MIN_STA, QUIC_CONGESTION_CONTROLS, TXOP_MAX_NS, TXOP_UNIT_NS};
+use choices::edca_problems;
+pub use names::{App, BufferSizer, Cc, Direction, Driver, ErrorModel, History, HistoryGuard, PathLoss, Pattern, Profile, Qdisc, RateControl, Reconnect, RxDelivery, Scheduler, WqmVariant};
+use lasthop_algo::ecn::EcnMode;
 pub use aggctl::AggctlSpec;
-pub use ap::{hardware_queue, pull_drivers_text, ApSpec, DRIVERS, MAX_DEQUEUE_COST_NS, PIE_ESTIMATORS};
+pub use ap::{drivers_text, pull_drivers_text, ApSpec, MAX_DEQUEUE_COST_NS, PIE_ESTIMATORS};
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -109,7 +112,7 @@ pub enum UtilitySpec {
 #[serde(deny_unknown_fields)]
 pub struct ChannelSpec {
     /// "log_distance" (single slope `exponent`) or "tgn_a" … "tgn_f" (TGn dual slope).
-    pub path_loss: String,
+    pub path_loss: PathLoss,
     pub exponent: f64,
     pub tx_power_dbm: f64,
     pub noise_figure_db: f64,
@@ -119,7 +122,7 @@ impl Default for ChannelSpec {
     fn default() -> Self {
         use lasthop_wifi::phy::channel::*;
         ChannelSpec {
-            path_loss: "log_distance".into(),
+            path_loss: names::PathLoss::LogDistance,
             exponent: DEFAULT_EXPONENT,
             tx_power_dbm: DEFAULT_TX_POWER_DBM,
             noise_figure_db: DEFAULT_NOISE_FIGURE_DB,
@@ -139,8 +142,10 @@ pub struct SimSpec {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PhySpec {
-    pub standard: String,
-    pub band: String,
+    #[serde(with = "names::standard")]
+    pub standard: Standard,
+    #[serde(with = "names::band")]
+    pub band: Band,
     pub channel_width: u16,
     pub guard_interval: u16,
     pub control_rate_bps: u64,
@@ -155,7 +160,8 @@ pub struct MacSpec {
     pub max_ppdu_time_ns: u64,
     pub retry_limit: u32,
     pub beacon_interval_ns: u64,
-    pub access_category: String,
+    #[serde(with = "names::access_category")]
+    pub access_category: AccessCategory,
     pub cw_min: Option<u32>,
     pub cw_max: Option<u32>,
     pub aifsn: Option<u32>,
@@ -176,19 +182,19 @@ pub struct MacSpec {
     /// symbol carrying its last octet, once its FCS checks, as ns-3's PHY does) or "ppdu" (all
     /// at the end of the PPDU, as a NIC that raises one receive interrupt per A-MPDU).
     #[serde(default = "default_rx_delivery")]
-    pub rx_delivery: String,    /// The TXOP limit of `mac.access_category` in the EDCA Parameter Set the AP advertises
+    pub rx_delivery: RxDelivery,    /// The TXOP limit of `mac.access_category` in the EDCA Parameter Set the AP advertises
     /// (hostapd's `wmm_ac_*_txop_limit`, units of 32 µs); None: Table 9-155's (0 for BE and
     /// BK: one frame exchange per TXOP).
     #[serde(default)]
     pub txop_limit_ns: Option<u64>,
 }
 
-fn default_qdisc() -> String {
-    "fifo".into()
+fn default_qdisc() -> Qdisc {
+    Qdisc::Fifo
 }
 
-fn default_rx_delivery() -> String {
-    "subframe".into()
+fn default_rx_delivery() -> RxDelivery {
+    RxDelivery::Subframe
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -205,7 +211,7 @@ pub struct WiredSpec {
     /// Queue discipline in front of the serialiser, per direction: "fifo" (tail drop, departures
     /// computed at arrival), "codel", "pie", "fq_codel" (RFC defaults, as `ap.qdisc`).
     #[serde(default = "default_qdisc")]
-    pub qdisc: String,
+    pub qdisc: Qdisc,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -213,18 +219,18 @@ pub struct WiredSpec {
 pub struct StationSpec {
     pub mcs: u8,
     pub nss: u8,
-    pub error_model: String,
+    pub error_model: ErrorModel,
     pub per: f64,
     pub snr_db: f64,
     pub queue_limit: u32,
     /// Discipline of the station's own transmit queue (uplink): "fifo", "codel", "pie",
     /// "fq_codel", with `queue_limit` as its packet limit. A relay queues as `[ap]` says.
     #[serde(default = "default_qdisc")]
-    pub qdisc: String,
+    pub qdisc: Qdisc,
     /// "fixed" (`mcs`, `nss`), "ideal" (best rate for the current SNR) or "minstrel"
     /// (Minstrel-HT-like sampling); for the last two `nss` is the most streams used.
     #[serde(default = "default_rate_control")]
-    pub rate_control: String,
+    pub rate_control: RateControl,
     /// Distance schedule `(ns, metres)`: the SNR follows from the channel's link budget.
     /// Empty: the fixed `snr_db` (with `error_model = "snr"`).
     #[serde(default)]
@@ -258,8 +264,8 @@ fn default_device() -> String {
     "unknown".into()
 }
 
-fn default_rate_control() -> String {
-    "fixed".into()
+fn default_rate_control() -> RateControl {
+    RateControl::Fixed
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -267,20 +273,19 @@ fn default_rate_control() -> String {
 pub struct FlowSpec {
     pub station: u32,
     /// "down", "up", or "cross" (wired path only, consumed at the AP).
-    pub direction: String,
-    pub pattern: String,
+    pub direction: Direction,
+    pub pattern: Pattern,
     pub rate_bps: u64,
     pub packet_size: u32,
     pub start_ns: u64,
     pub stop_ns: u64,
-    /// TCP: congestion controller, a name of [`CONGESTION_CONTROLS`]; QUIC: of
-    /// [`QUIC_CONGESTION_CONTROLS`].
+    /// TCP: congestion controller, one of [`Cc`]; QUIC: of [`QUIC_CONGESTION_CONTROLS`].
     #[serde(default = "default_cc")]
-    pub cc: String,
+    pub cc: Cc,
     /// TCP: the ECN the connection uses, a name of `lasthop_algo::ecn::EcnMode::NAMES`
     /// ("off", "classic", "l4s").
-    #[serde(default = "default_ecn")]
-    pub ecn: String,
+    #[serde(default, with = "names::ecn")]
+    pub ecn: EcnMode,
     /// TCP: application bytes to transfer; 0 = unlimited bulk transfer.
     #[serde(default)]
     pub bytes: u64,
@@ -295,7 +300,7 @@ pub struct FlowSpec {
     pub extra_acked: bool,
     /// TCP application: "bulk" or "request_response".
     #[serde(default = "default_app")]
-    pub app: String,
+    pub app: App,
     /// request_response: bytes per request (client → server) and per response.
     #[serde(default)]
     pub request_bytes: u64,
@@ -309,7 +314,7 @@ pub struct FlowSpec {
     pub requests: u64,
     /// QUIC: "quic" (TCP_ACKING, pacing) or "bquic" (ACK_DECIMATION, no pacing: Bursty QUIC).
     #[serde(default = "default_profile")]
-    pub profile: String,
+    pub profile: Profile,
     /// QUIC: receiver ACK policy overriding the profile's ("tcp_acking", "ack_decimation",
     /// "ack_frequency").
     #[serde(default)]
@@ -340,20 +345,20 @@ pub struct FlowSpec {
     /// (resumed: the request rides in 0-RTT and the server continues with the window it still
     /// holds for the client).
     #[serde(default = "default_reconnect")]
-    pub reconnect: String,
+    pub reconnect: Reconnect,
     /// QUIC: the server's congestion-window history (`lasthop_algo::control::cwnd_history`):
     /// "none", "mean" or "ewma".
     #[serde(default = "default_history")]
-    pub history: String,
+    pub history: History,
     /// QUIC: guard on the history-based window: "none" or "rtt" (`cwnd_history::rtt_guard`).
-    #[serde(default = "default_history")]
-    pub history_guard: String,
+    #[serde(default = "default_history_guard")]
+    pub history_guard: HistoryGuard,
     /// TCP download: split at the AP's proxy (`world/hosts/vwire.rs`); the server's connection runs
     /// `split_wired_cc`, the AP → station one `cc`.
     #[serde(default)]
     pub split: bool,
     #[serde(default = "default_wired_cc")]
-    pub split_wired_cc: String,
+    pub split_wired_cc: Cc,
     /// TCP: the server application writes at this rate (bit/s, every 10 ms); 0 = bulk.
     #[serde(default)]
     pub app_rate_bps: u64,
@@ -365,12 +370,12 @@ pub struct FlowSpec {
     pub utility: Option<UtilitySpec>,
     /// WMM access category of the flow's packets, both directions ("BK", "BE", "VI", "VO");
     /// None = `mac.access_category` (`world/wmm.rs`).
-    #[serde(default)]
-    pub ac: Option<String>,
+    #[serde(default, with = "names::access_category_opt")]
+    pub ac: Option<AccessCategory>,
 }
 
-fn default_wired_cc() -> String {
-    "bbr".into()
+fn default_wired_cc() -> Cc {
+    Cc::Bbr
 }
 
 fn one() -> u32 {
@@ -379,60 +384,51 @@ fn one() -> u32 {
 fn default_idle_timeout() -> u64 {
     30_000_000_000
 }
-fn default_reconnect() -> String {
-    "1rtt".into()
+fn default_reconnect() -> Reconnect {
+    Reconnect::OneRtt
 }
-fn default_history() -> String {
-    "none".into()
+fn default_history() -> History {
+    History::Off
+}
+fn default_history_guard() -> HistoryGuard {
+    HistoryGuard::Off
 }
 
-fn default_profile() -> String {
-    "quic".into()
+fn default_profile() -> Profile {
+    Profile::Quic
 }
 fn default_initial_cwnd() -> u32 {
     10
 }
 
-fn default_app() -> String {
-    "bulk".into()
-}
-
-fn default_ecn() -> String {
-    "off".into()
+fn default_app() -> App {
+    App::Bulk
 }
 fn default_hystart() -> String {
     HYSTARTS[0].into()
 }
-fn default_cc() -> String {
-    "cubic".into()
+fn default_cc() -> Cc {
+    Cc::Cubic
 }
 fn yes() -> bool {
     true
 }
 
-/// Discipline `name` (RFC defaults) holding at most `limit` packets.
-pub fn qdisc_config(name: &str, limit: usize) -> lasthop_algo::aqm::AqmConfig {
+/// Discipline `q` (RFC defaults) holding at most `limit` packets.
+pub fn qdisc_config(q: names::Qdisc, limit: usize) -> lasthop_algo::aqm::AqmConfig {
     use lasthop_algo::aqm::*;
-    match name {
-        "codel" => AqmConfig::Codel(CodelConfig { limit_packets: limit, ..Default::default() }),
-        "pie" => AqmConfig::Pie(PieConfig { limit_packets: limit, ..Default::default() }),
-        "fq_codel" => AqmConfig::FqCodel(FqCodelConfig { limit_packets: limit, ..Default::default() }),
-        "dualpi2" => AqmConfig::DualPi2(DualPi2Config { limit_packets: limit, ..Default::default() }),
-        _ => AqmConfig::Fifo(FifoConfig { limit_packets: limit, limit_bytes: 0 }),
+    match q {
+        names::Qdisc::Codel => AqmConfig::Codel(CodelConfig { limit_packets: limit, ..Default::default() }),
+        names::Qdisc::Pie => AqmConfig::Pie(PieConfig { limit_packets: limit, ..Default::default() }),
+        names::Qdisc::FqCodel => AqmConfig::FqCodel(FqCodelConfig { limit_packets: limit, ..Default::default() }),
+        names::Qdisc::DualPi2 => AqmConfig::DualPi2(DualPi2Config { limit_packets: limit, ..Default::default() }),
+        names::Qdisc::Fifo => AqmConfig::Fifo(FifoConfig { limit_packets: limit, limit_bytes: 0 }),
     }
 }
 
 /// (key path, value, what is allowed)
 pub type Problem = (String, String, String);
 
-pub fn parse_standard(s: &str) -> Option<Standard> {
-    Standard::from_name(s)
-}
-
-/// Bands are written with their unit in specs ("5GHz").
-pub fn parse_band(s: &str) -> Option<Band> {
-    Band::from_name(s.strip_suffix("GHz")?)
-}
 
 impl Spec {
     pub fn from_json(s: &str) -> Result<Spec, String> {
@@ -440,31 +436,31 @@ impl Spec {
     }
 
     pub fn standard(&self) -> Standard {
-        parse_standard(&self.phy.standard).expect("validated")
+        self.phy.standard
     }
     pub fn band(&self) -> Band {
-        parse_band(&self.phy.band).expect("validated")
+        self.phy.band
     }
     /// The AP's per-station queue discipline.
     pub fn aqm_config(&self) -> lasthop_algo::aqm::AqmConfig {
         use lasthop_algo::aqm::*;
         let ce_threshold = (self.ap.ce_threshold_ns > 0).then_some(lasthop_core::Duration(self.ap.ce_threshold_ns));
         let l4s_only = self.ap.ce_threshold_l4s_only;
-        match self.ap.qdisc.as_str() {
-            "codel" => {
+        match self.ap.qdisc {
+            names::Qdisc::Codel => {
                 let d = CodelConfig::default();
                 AqmConfig::Codel(CodelConfig { ecn: self.ap.ecn.unwrap_or(d.ecn), ce_threshold, ce_threshold_l4s_only: l4s_only, ..d })
             }
-            "pie" => {
+            names::Qdisc::Pie => {
                 let d = PieConfig::default();
                 AqmConfig::Pie(PieConfig { estimator: self.pie_estimator(), ecn: self.ap.ecn.unwrap_or(d.ecn), ..d })
             }
-            "fq_codel" => {
+            names::Qdisc::FqCodel => {
                 let d = FqCodelConfig::default();
                 AqmConfig::FqCodel(FqCodelConfig { ecn: self.ap.ecn.unwrap_or(d.ecn), ce_threshold, ce_threshold_l4s_only: l4s_only, ..d })
             }
-            "dualpi2" => AqmConfig::DualPi2(DualPi2Config::default()),
-            _ => AqmConfig::Fifo(FifoConfig::default()),
+            names::Qdisc::DualPi2 => AqmConfig::DualPi2(DualPi2Config::default()),
+            names::Qdisc::Fifo => AqmConfig::Fifo(FifoConfig::default()),
         }
     }
 
@@ -488,12 +484,12 @@ impl Spec {
 
     /// The discipline of the wired link's queue (one instance per direction).
     pub fn wired_aqm_config(&self) -> lasthop_algo::aqm::AqmConfig {
-        qdisc_config(&self.wired.qdisc, self.wired.queue_limit as usize)
+        qdisc_config(self.wired.qdisc, self.wired.queue_limit as usize)
     }
 
     /// The discipline of station `st`'s own transmit queue.
     pub fn station_aqm_config(st: &StationSpec) -> lasthop_algo::aqm::AqmConfig {
-        qdisc_config(&st.qdisc, st.queue_limit as usize)
+        qdisc_config(st.qdisc, st.queue_limit as usize)
     }
 
     /// The link budget stations placed at a distance use.
@@ -501,26 +497,26 @@ impl Spec {
         use lasthop_wifi::phy::channel::*;
         let band = self.band();
         let c = &self.channel;
-        let path_loss = match c.path_loss.as_str() {
-            "tgn_a" => PathLoss::tgn(band, TgnModel::A),
-            "tgn_b" => PathLoss::tgn(band, TgnModel::B),
-            "tgn_c" => PathLoss::tgn(band, TgnModel::C),
-            "tgn_d" => PathLoss::tgn(band, TgnModel::D),
-            "tgn_e" => PathLoss::tgn(band, TgnModel::E),
-            "tgn_f" => PathLoss::tgn(band, TgnModel::F),
-            _ => PathLoss { exponent: c.exponent, exponent_after: c.exponent, ..PathLoss::log_distance(band) },
+        let path_loss = match c.path_loss {
+            names::PathLoss::TgnA => PathLoss::tgn(band, TgnModel::A),
+            names::PathLoss::TgnB => PathLoss::tgn(band, TgnModel::B),
+            names::PathLoss::TgnC => PathLoss::tgn(band, TgnModel::C),
+            names::PathLoss::TgnD => PathLoss::tgn(band, TgnModel::D),
+            names::PathLoss::TgnE => PathLoss::tgn(band, TgnModel::E),
+            names::PathLoss::TgnF => PathLoss::tgn(band, TgnModel::F),
+            names::PathLoss::LogDistance => PathLoss { exponent: c.exponent, exponent_after: c.exponent, ..PathLoss::log_distance(band) },
         };
         LinkBudget { path_loss, tx_power_dbm: c.tx_power_dbm, noise_figure_db: c.noise_figure_db, channel_width_mhz: self.phy.channel_width }
     }
 
-    /// `mac.access_category` (BE if it does not parse; `problems` reports that).
+    /// `mac.access_category`.
     pub fn main_ac(&self) -> AccessCategory {
-        AccessCategory::parse(&self.mac.access_category).unwrap_or(AccessCategory::Be)
+        self.mac.access_category
     }
 
     /// The access category of flow `f`'s packets: its `ac`, else `mac.access_category`.
     pub fn flow_ac(&self, f: &FlowSpec) -> AccessCategory {
-        f.ac.as_deref().and_then(AccessCategory::parse).unwrap_or_else(|| self.main_ac())
+        f.ac.unwrap_or(self.mac.access_category)
     }
 
     pub fn tx_vector(&self, st: &StationSpec) -> TxVector {
@@ -562,25 +558,21 @@ impl Spec {
         if self.sim.warmup_ns >= self.sim.duration_ns {
             bad("sim.warmup", format!("{}ns", self.sim.warmup_ns), "warmup < sim.duration".into());
         }
-        let Some(std) = parse_standard(&self.phy.standard) else {
-            bad("phy.standard", format!("{:?}", self.phy.standard), "one of \"ofdm\", \"ht\", \"vht\", \"he\"".into());
-            return None;
-        };
-        match parse_band(&self.phy.band) {
-            None => bad("phy.band", format!("{:?}", self.phy.band), "one of \"2.4GHz\", \"5GHz\", \"6GHz\"".into()),
-            Some(Band::Ghz6) if std != Standard::He => {
+        let std = self.phy.standard;
+        match self.phy.band {
+            Band::Ghz6 if std != Standard::He => {
                 bad("phy.band", "\"6GHz\"".into(), "6GHz only with standard \"he\"".into())
             }
-            Some(Band::Ghz2_4) if std == Standard::Vht => {
+            Band::Ghz2_4 if std == Standard::Vht => {
                 bad("phy.band", "\"2.4GHz\"".into(), "VHT operates in 5GHz only".into())
             }
             _ => {}
         }
         if !phy::valid_widths(std).contains(&self.phy.channel_width) {
-            bad("phy.channel_width", self.phy.channel_width.to_string(), format!("one of {:?} MHz for {}", phy::valid_widths(std), self.phy.standard));
+            bad("phy.channel_width", self.phy.channel_width.to_string(), format!("one of {:?} MHz for {}", phy::valid_widths(std), std.name()));
         }
         if !phy::valid_guard_intervals(std).contains(&self.phy.guard_interval) {
-            bad("phy.guard_interval", self.phy.guard_interval.to_string(), format!("one of {:?} ns for {}", phy::valid_guard_intervals(std), self.phy.standard));
+            bad("phy.guard_interval", self.phy.guard_interval.to_string(), format!("one of {:?} ns for {}", phy::valid_guard_intervals(std), std.name()));
         }
         if !phy::is_legacy_rate(self.phy.control_rate_bps) {
             bad("phy.control_rate", format!("{}bps", self.phy.control_rate_bps), "one of 6, 9, 12, 18, 24, 36, 48, 54 Mbps".into());
@@ -597,7 +589,7 @@ impl Spec {
             bad("mac.aggregation", "true".into(), "false for standard \"ofdm\" (802.11a/g has no A-MPDU)".into());
         }
         if m.aggregation && (m.max_ampdu_mpdus == 0 || m.max_ampdu_mpdus > win) {
-            bad("mac.max_ampdu_mpdus", m.max_ampdu_mpdus.to_string(), format!("1..={win} (the Block Ack window of {})", self.phy.standard));
+            bad("mac.max_ampdu_mpdus", m.max_ampdu_mpdus.to_string(), format!("1..={win} (the Block Ack window of {})", std.name()));
         }
         let max_bytes = phy::max_ampdu_bytes(std);
         if m.aggregation && m.max_ampdu_bytes > max_bytes {
@@ -608,16 +600,13 @@ impl Spec {
             Standard::Ht => lasthop_wifi::mac::frame::MAX_AMSDU_HT,
             _ => lasthop_wifi::mac::frame::MAX_AMSDU_VHT,
         };
-        if m.rx_delivery != "subframe" && m.rx_delivery != "ppdu" {
-            bad("mac.rx_delivery", format!("{:?}", m.rx_delivery), "\"subframe\" or \"ppdu\"".into());
-        }
         if m.max_amsdu_bytes > amsdu_max || (m.max_amsdu_bytes > 0 && m.max_amsdu_bytes < lasthop_wifi::mac::frame::MAX_AMSDU_HT_MIN) {
-            let allowed = if amsdu_max == 0 { "0 for standard \"ofdm\"".to_string() } else { format!("0 (off) or {}..={amsdu_max} for {}", lasthop_wifi::mac::frame::MAX_AMSDU_HT_MIN, self.phy.standard) };
+            let allowed = if amsdu_max == 0 { "0 for standard \"ofdm\"".to_string() } else { format!("0 (off) or {}..={amsdu_max} for {}", lasthop_wifi::mac::frame::MAX_AMSDU_HT_MIN, std.name()) };
             bad("mac.max_amsdu_bytes", m.max_amsdu_bytes.to_string(), allowed);
         }
         let max_t = phy::max_ppdu_time(std).as_nanos();
         if m.max_ppdu_time_ns == 0 || m.max_ppdu_time_ns > max_t {
-            bad("mac.max_ppdu_time", format!("{}ns", m.max_ppdu_time_ns), format!("0 < t <= {}ns (aPPDUMaxTime of {})", max_t, self.phy.standard));
+            bad("mac.max_ppdu_time", format!("{}ns", m.max_ppdu_time_ns), format!("0 < t <= {}ns (aPPDUMaxTime of {})", max_t, std.name()));
         }
         if m.retry_limit == 0 || m.retry_limit > 64 {
             bad("mac.retry_limit", m.retry_limit.to_string(), "1..=64".into());
@@ -626,9 +615,6 @@ impl Spec {
         const TU: u64 = 1_024_000;
         if m.beacon_interval_ns != 0 && !(TU..=65_535 * TU).contains(&m.beacon_interval_ns) {
             bad("mac.beacon_interval", format!("{}ns", m.beacon_interval_ns), "0 (off) or 1..=65535 TU of 1.024 ms".into());
-        }
-        if AccessCategory::parse(&m.access_category).is_none() {
-            bad("mac.access_category", format!("{:?}", m.access_category), "one of \"BK\", \"BE\", \"VI\", \"VO\"".into());
         }
         edca_problems("mac", (m.cw_min, m.cw_max, m.aifsn, m.txop_limit_ns), AIFSN_MIN_STA, bad);
     }
@@ -640,30 +626,19 @@ impl Spec {
         if self.ap.queue_limit == 0 {
             bad("ap.queue_limit", "0".into(), "at least 1 packet".into());
         }
-        if !QDISCS.contains(&self.ap.qdisc.as_str()) {
-            bad("ap.qdisc", format!("{:?}", self.ap.qdisc), qdiscs_allowed());
-        }
-        if !DRIVERS.iter().any(|d| d.0 == self.ap.driver) {
-            let names: Vec<String> = DRIVERS.iter().map(|d| format!("{:?}", d.0)).collect();
-            bad("ap.driver", format!("{:?}", self.ap.driver), format!("one of {}", names.join(", ")));
-        }
         if self.ap.hw_queue_limit == 0 {
             bad("ap.hw_queue_limit", "0".into(), "at least 1 packet".into());
         }
         if self.ap.aql_limit_low_ns == 0 || self.ap.aql_limit_low_ns > self.ap.aql_limit_high_ns {
             bad("ap.aql_limit_low", format!("{}ns", self.ap.aql_limit_low_ns), "0 < low <= aql_limit_high".into());
         }
-        match self.ap.buffer_sizer.as_str() {
-            "none" => {}
-            "wqm" => {
-                if self.ap.qdisc != "fifo" {
-                    bad("ap.buffer_sizer", "\"wqm\"".into(), "only with qdisc = \"fifo\" (WQM sizes a tail-drop buffer)".into());
-                }
-                if hardware_queue(&self.ap.driver) {
-                    bad("ap.buffer_sizer", "\"wqm\"".into(), format!("only with driver = {}", pull_drivers_text()));
-                }
+        if self.ap.buffer_sizer == BufferSizer::Wqm {
+            if self.ap.qdisc != Qdisc::Fifo {
+                bad("ap.buffer_sizer", "\"wqm\"".into(), "only with qdisc = \"fifo\" (WQM sizes a tail-drop buffer)".into());
             }
-            other => bad("ap.buffer_sizer", format!("{other:?}"), "\"none\" or \"wqm\"".into()),
+            if self.ap.driver.hardware_queue() {
+                bad("ap.buffer_sizer", "\"wqm\"".into(), format!("only with driver = {}", pull_drivers_text()));
+            }
         }
         if self.ap.wqm_limit_ns == 0 {
             bad("ap.wqm_limit", "0ns".into(), "a duration > 0".into());
@@ -671,19 +646,13 @@ impl Spec {
         if self.ap.wqm_interval_ns == 0 {
             bad("ap.wqm_interval", "0ns".into(), "a duration > 0".into());
         }
-        if !["aimd", "aiad", "miad", "mimd"].contains(&self.ap.wqm_variant.as_str()) {
-            bad("ap.wqm_variant", format!("{:?}", self.ap.wqm_variant), "one of \"aimd\", \"aiad\", \"miad\", \"mimd\"".into());
-        }
         if !PIE_ESTIMATORS.iter().any(|(n, _)| *n == self.ap.pie_estimator) {
             bad("ap.pie_estimator", format!("{:?}", self.ap.pie_estimator), "\"timestamp\" or \"dequeue_rate\"".into());
-        } else if self.ap.pie_estimator != "timestamp" && self.ap.qdisc != "pie" {
+        } else if self.ap.pie_estimator != "timestamp" && self.ap.qdisc != Qdisc::Pie {
             bad("ap.pie_estimator", format!("{:?}", self.ap.pie_estimator), "only with qdisc = \"pie\"".into());
         }
         if self.ap.dequeue_cost_ns > MAX_DEQUEUE_COST_NS {
             bad("ap.dequeue_cost", format!("{}ns", self.ap.dequeue_cost_ns), "at most 100us (a host's per-packet transmit path)".into());
-        }
-        if self.ap.scheduler != "round_robin" && self.ap.scheduler != "airtime" {
-            bad("ap.scheduler", format!("{:?}", self.ap.scheduler), "\"round_robin\" or \"airtime\"".into());
         }
         if self.wired.rate_bps == 0 {
             bad("wired.rate", "0bps".into(), "a rate > 0".into());
@@ -698,9 +667,6 @@ impl Spec {
         }
         if self.wired.queue_limit == 0 {
             bad("wired.queue_limit", "0".into(), "at least 1 packet".into());
-        }
-        if !QDISCS.contains(&self.wired.qdisc.as_str()) {
-            bad("wired.qdisc", format!("{:?}", self.wired.qdisc), qdiscs_allowed());
         }
 
     }
@@ -726,14 +692,8 @@ impl Spec {
                 };
                 bad(&path, v, e.allowed);
             }
-            match st.error_model.as_str() {
-                "none" | "snr" => {}
-                "fixed" => {
-                    if !(0.0..1.0).contains(&st.per) {
-                        bad(&format!("stations[{i}].per"), st.per.to_string(), "a probability in [0, 1)".into());
-                    }
-                }
-                other => bad(&format!("stations[{i}].error_model"), format!("{other:?}"), "one of \"none\", \"fixed\", \"snr\"".into()),
+            if st.error_model == ErrorModel::Fixed && !(0.0..1.0).contains(&st.per) {
+                bad(&format!("stations[{i}].per"), st.per.to_string(), "a probability in [0, 1)".into());
             }
             if !st.snr_db.is_finite() || !(-20.0..=100.0).contains(&st.snr_db) {
                 bad(&format!("stations[{i}].snr_db"), st.snr_db.to_string(), "-20..=100 dB".into());
@@ -741,11 +701,8 @@ impl Spec {
             if st.queue_limit == 0 {
                 bad(&format!("stations[{i}].queue_limit"), "0".into(), "at least 1 packet".into());
             }
-            if !QDISCS.contains(&st.qdisc.as_str()) {
-                bad(&format!("stations[{i}].qdisc"), format!("{:?}", st.qdisc), qdiscs_allowed());
-            }
-            if st.qdisc != "fifo" && self.stations.iter().any(|c| c.parent == Some(i as u32)) {
-                bad(&format!("stations[{i}].qdisc"), format!("{:?}", st.qdisc), "\"fifo\" for a relay (its interface queue is configured by [ap])".into());
+            if st.qdisc != Qdisc::Fifo && self.stations.iter().any(|c| c.parent == Some(i as u32)) {
+                bad(&format!("stations[{i}].qdisc"), format!("{:?}", st.qdisc.as_str()), "\"fifo\" for a relay (its interface queue is configured by [ap])".into());
             }
             if st.hop_channel > 63 {
                 bad(&format!("stations[{i}].hop_channel"), st.hop_channel.to_string(), "0..=63".into());
@@ -754,7 +711,7 @@ impl Spec {
                 None if st.hop_channel != 0 => {
                     bad(&format!("stations[{i}].hop_channel"), st.hop_channel.to_string(), "0 for a station associated with the AP (the AP has one radio, on channel 0)".into());
                 }
-                Some(par) if (par as usize) < i && self.ap.driver == "ath9k" && self.stations[par as usize].hop_channel != st.hop_channel => {
+                Some(par) if (par as usize) < i && self.ap.driver == Driver::Ath9k && self.stations[par as usize].hop_channel != st.hop_channel => {
                     bad(&format!("stations[{i}].hop_channel"), st.hop_channel.to_string(), format!("{} (its parent's) with ap.driver = \"ath9k\": a relay has one driver stage, so one radio", self.stations[par as usize].hop_channel));
                 }
                 Some(par) if (par as usize) < i => {
@@ -770,17 +727,15 @@ impl Spec {
             if let Some(par) = st.parent {
                 if par as usize >= i {
                     bad(&format!("stations[{i}].parent"), par.to_string(), format!("the index of an earlier station (0..{i})"));
-                } else if hardware_queue(&self.ap.driver) {
+                } else if self.ap.driver.hardware_queue() {
                     bad(&format!("stations[{i}].parent"), par.to_string(), format!("only with ap.driver = {} (relays are ath9k nodes)", pull_drivers_text()));
                 }
             }
-            if !["fixed", "ideal", "minstrel"].contains(&st.rate_control.as_str()) {
-                bad(&format!("stations[{i}].rate_control"), format!("{:?}", st.rate_control), "one of \"fixed\", \"ideal\", \"minstrel\"".into());
-            } else if st.rate_control != "fixed" && st.error_model != "snr" {
-                bad(&format!("stations[{i}].rate_control"), format!("{:?}", st.rate_control), "needs error_model = \"snr\" (a distance or snr_db)".into());
+            if st.rate_control != RateControl::Fixed && st.error_model != ErrorModel::Snr {
+                bad(&format!("stations[{i}].rate_control"), format!("{:?}", st.rate_control.as_str()), "needs error_model = \"snr\" (a distance or snr_db)".into());
             }
-            if !st.waypoints.is_empty() && st.error_model != "snr" {
-                bad(&format!("stations[{i}].error_model"), format!("{:?}", st.error_model), "\"snr\" for a station placed at a distance".into());
+            if !st.waypoints.is_empty() && st.error_model != ErrorModel::Snr {
+                bad(&format!("stations[{i}].error_model"), format!("{:?}", st.error_model.as_str()), "\"snr\" for a station placed at a distance".into());
             }
             for (k, &(t, d)) in st.waypoints.iter().enumerate() {
                 if !d.is_finite() || !(0.0..=100_000.0).contains(&d) {
@@ -799,9 +754,6 @@ impl Spec {
     /// `channel`.
     fn channel_problems(&self, bad: &mut dyn FnMut(&str, String, String)) {
         let c = &self.channel;
-        if !["log_distance", "tgn_a", "tgn_b", "tgn_c", "tgn_d", "tgn_e", "tgn_f"].contains(&c.path_loss.as_str()) {
-            bad("channel.path_loss", format!("{:?}", c.path_loss), "one of \"log_distance\", \"tgn_a\" … \"tgn_f\"".into());
-        }
         if !c.exponent.is_finite() || !(1.0..=8.0).contains(&c.exponent) {
             bad("channel.exponent", c.exponent.to_string(), "1..=8".into());
         }
@@ -820,30 +772,25 @@ impl Spec {
             if f.station as usize >= self.stations.len() {
                 bad(&format!("flows[{i}].stations"), f.station.to_string(), format!("a station index 0..{}", self.stations.len()));
             }
-            if !["down", "up", "cross"].contains(&f.direction.as_str()) {
-                bad(&format!("flows[{i}].direction"), format!("{:?}", f.direction), "\"down\", \"up\" or \"cross\"".into());
-            }
-            match f.pattern.as_str() {
-                "cbr" | "poisson" => {
+            match f.pattern {
+                Pattern::Cbr | Pattern::Poisson => {
                     if f.rate_bps == 0 {
                         bad(&format!("flows[{i}].rate"), "0bps".into(), "a rate > 0".into());
                     }
                 }
-                "saturated" => {}
-                "ping" => {
+                Pattern::Saturated | Pattern::Aggctl | Pattern::External => {}
+                Pattern::Ping => {
                     if f.rate_bps == 0 {
                         bad(&format!("flows[{i}].interval"), "0".into(), "an interval > 0".into());
                     }
-                    if f.direction == "cross" {
+                    if f.direction == Direction::Cross {
                         bad(&format!("flows[{i}].pattern"), "\"ping\"".into(), "cbr or poisson for cross traffic".into());
                     }
                 }
-                "tcp" => tcp_flow_problems(i, f, bad),
-                "quic" => quic_flow_problems(i, f, bad),
-                "aggctl" => {}
-                other => bad(&format!("flows[{i}].pattern"), format!("{other:?}"), "one of \"cbr\", \"poisson\", \"saturated\", \"tcp\", \"ping\", \"quic\", \"aggctl\"".into()),
+                Pattern::Tcp => tcp_flow_problems(i, f, bad),
+                Pattern::Quic => quic_flow_problems(i, f, bad),
             }
-            if f.direction == "cross" && f.pattern == "saturated" {
+            if f.direction == Direction::Cross && f.pattern == Pattern::Saturated {
                 bad(&format!("flows[{i}].pattern"), "\"saturated\"".into(), "cbr or poisson for cross traffic".into());
             }
             if !(20..=2304).contains(&f.packet_size) {
@@ -865,22 +812,13 @@ impl Spec {
 
 /// `flows[i]` with `pattern = "tcp"`.
 fn tcp_flow_problems(i: usize, f: &FlowSpec, bad: &mut dyn FnMut(&str, String, String)) {
-    if f.direction == "cross" {
+    if f.direction == Direction::Cross {
         bad(&format!("flows[{i}].pattern"), "\"tcp\"".into(), "cbr, poisson or saturated for cross traffic".into());
     }
-    if !CONGESTION_CONTROLS.contains(&f.cc.as_str()) {
-        let names: Vec<String> = CONGESTION_CONTROLS.iter().map(|n| format!("{n:?}")).collect();
-        bad(&format!("flows[{i}].cc"), format!("{:?}", f.cc), format!("one of {}", names.join(", ")));
+    if let Some(why) = ecn_mismatch(f.cc, f.ecn) {
+        bad(&format!("flows[{i}].ecn"), format!("{:?}", names::ecn_name(f.ecn)), why);
     }
-    if lasthop_algo::ecn::EcnMode::from_name(&f.ecn).is_none() {
-        bad(&format!("flows[{i}].ecn"), format!("{:?}", f.ecn), "\"off\", \"classic\" or \"l4s\"".into());
-    } else if let Some(why) = ecn_mismatch(&f.cc, &f.ecn) {
-        bad(&format!("flows[{i}].ecn"), format!("{:?}", f.ecn), why);
-    }
-    if f.app != "bulk" && f.app != "request_response" {
-        bad(&format!("flows[{i}].app"), format!("{:?}", f.app), "\"bulk\" or \"request_response\"".into());
-    }
-    if f.app == "request_response" && (f.request_bytes == 0 || f.response_bytes == 0) {
+    if f.app == App::RequestResponse && (f.request_bytes == 0 || f.response_bytes == 0) {
         bad(&format!("flows[{i}].response_bytes"), f.response_bytes.to_string(), "request_bytes and response_bytes > 0".into());
     }
     if f.packet_size < 120 {
@@ -890,19 +828,14 @@ fn tcp_flow_problems(i: usize, f: &FlowSpec, bad: &mut dyn FnMut(&str, String, S
 
 /// `flows[i]` with `pattern = "quic"`.
 fn quic_flow_problems(i: usize, f: &FlowSpec, bad: &mut dyn FnMut(&str, String, String)) {
-    if f.direction != "down" {
-        bad(&format!("flows[{i}].direction"), format!("{:?}", f.direction), "\"down\" for QUIC (a download from the server)".into());
+    if f.direction != Direction::Down {
+        bad(&format!("flows[{i}].direction"), format!("{:?}", f.direction.as_str()), "\"down\" for QUIC (a download from the server)".into());
     }
-    if f.profile != "quic" && f.profile != "bquic" {
-        bad(&format!("flows[{i}].profile"), format!("{:?}", f.profile), "\"quic\" or \"bquic\"".into());
-    }
-    if !QUIC_CONGESTION_CONTROLS.contains(&f.cc.as_str()) {
-        let names: Vec<String> = QUIC_CONGESTION_CONTROLS.iter().map(|n| format!("{n:?}")).collect();
-        bad(&format!("flows[{i}].cc"), format!("{:?}", f.cc), format!("one of {} for QUIC", names.join(", ")));
-    } else if lasthop_algo::ecn::EcnMode::from_name(&f.ecn).is_none() {
-        bad(&format!("flows[{i}].ecn"), format!("{:?}", f.ecn), "\"off\", \"classic\" or \"l4s\"".into());
-    } else if let Some(why) = ecn_mismatch_in(&f.cc, &f.ecn, &QUIC_CONGESTION_CONTROLS) {
-        bad(&format!("flows[{i}].ecn"), format!("{:?}", f.ecn), why);
+    if !QUIC_CONGESTION_CONTROLS.contains(&f.cc) {
+        let names: Vec<String> = QUIC_CONGESTION_CONTROLS.iter().map(|n| format!("{:?}", n.as_str())).collect();
+        bad(&format!("flows[{i}].cc"), format!("{:?}", f.cc.as_str()), format!("one of {} for QUIC", names.join(", ")));
+    } else if let Some(why) = ecn_mismatch_in(f.cc, f.ecn, &QUIC_CONGESTION_CONTROLS) {
+        bad(&format!("flows[{i}].ecn"), format!("{:?}", names::ecn_name(f.ecn)), why);
     }
     if let Some(a) = &f.ack_policy {
         if !["tcp_acking", "ack_decimation", "ack_frequency"].contains(&a.as_str()) {
@@ -927,16 +860,8 @@ fn quic_flow_problems(i: usize, f: &FlowSpec, bad: &mut dyn FnMut(&str, String, 
     if f.idle_timeout_ns == 0 {
         bad(&format!("flows[{i}].idle_timeout"), "0ns".into(), "a duration > 0".into());
     }
-    if f.reconnect != "1rtt" && f.reconnect != "0rtt" {
-        bad(&format!("flows[{i}].reconnect"), format!("{:?}", f.reconnect), "\"1rtt\" or \"0rtt\"".into());
-    }
-    if !["none", "mean", "ewma"].contains(&f.history.as_str()) {
-        bad(&format!("flows[{i}].history"), format!("{:?}", f.history), "one of \"none\", \"mean\", \"ewma\"".into());
-    }
-    if f.history_guard != "none" && f.history_guard != "rtt" {
-        bad(&format!("flows[{i}].history_guard"), format!("{:?}", f.history_guard), "\"none\" or \"rtt\"".into());
-    } else if f.history_guard != "none" && f.history == "none" {
-        bad(&format!("flows[{i}].history_guard"), format!("{:?}", f.history_guard), "\"none\" unless history is \"mean\" or \"ewma\"".into());
+    if f.history_guard != HistoryGuard::Off && f.history == History::Off {
+        bad(&format!("flows[{i}].history_guard"), format!("{:?}", f.history_guard.as_str()), "\"none\" unless history is \"mean\" or \"ewma\"".into());
     }
     if f.packet_size < 1228 {
         bad(&format!("flows[{i}].packet_size"), f.packet_size.to_string(), "at least 1228 bytes for QUIC (1200-byte UDP payloads, RFC 9000 §14)".into());

@@ -913,10 +913,10 @@ enum DropWhy {
 }
 
 fn station_err(st: &StationSpec) -> ErrModel {
-    match st.error_model.as_str() {
-        "fixed" => ErrModel::Fixed(st.per),
-        "snr" => ErrModel::Snr,
-        _ => ErrModel::None,
+    match st.error_model {
+        crate::spec::ErrorModel::Fixed => ErrModel::Fixed(st.per),
+        crate::spec::ErrorModel::Snr => ErrModel::Snr,
+        crate::spec::ErrorModel::Off => ErrModel::None,
     }
 }
 

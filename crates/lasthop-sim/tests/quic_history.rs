@@ -184,15 +184,21 @@ fn bad_lifecycle_keys_are_named_by_the_native_checks() {
     let mut s = path(1, 1, 0.0);
     let mut f = flow(0, "down", "quic", 0, 1378, 1_000_000_000);
     f["connections"] = json!(3); // with bytes = 0 (endless)
-    f["reconnect"] = json!("2rtt");
-    f["history"] = json!("median");
     f["idle_timeout_ns"] = json!(0);
     let mut g = flow(0, "down", "quic", 0, 1378, 1_000_000_000);
     g["bytes"] = json!(MB);
     g["history_guard"] = json!("rtt"); // without history
-    s["flows"] = json!([f, g]);
+    s["flows"] = json!([f.clone(), g]);
     let paths: Vec<String> = lasthop_sim::validate_json(&s.to_string()).into_iter().map(|p| p.0).collect();
-    for k in ["flows[0].connections", "flows[0].reconnect", "flows[0].history", "flows[0].idle_timeout", "flows[1].history_guard"] {
+    for k in ["flows[0].connections", "flows[0].idle_timeout", "flows[1].history_guard"] {
         assert!(paths.iter().any(|p| p == k), "{k} missing from {paths:?}");
+    }
+    // A name outside a value list does not read as a spec at all.
+    for (key, name) in [("reconnect", "2rtt"), ("history", "median")] {
+        let mut bad = f.clone();
+        bad[key] = json!(name);
+        s["flows"] = json!([bad]);
+        let p = lasthop_sim::validate_json(&s.to_string());
+        assert!(p.len() == 1 && p[0].0 == "spec" && p[0].2.contains(name), "{p:?}");
     }
 }

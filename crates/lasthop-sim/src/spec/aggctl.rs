@@ -3,7 +3,7 @@
 //! (`lasthop_algo::control::aggctl`), and the rules `pattern = "aggctl"` flows and
 //! `stations[].nss_change` must satisfy.
 
-use super::{Problem, Spec};
+use super::{Direction, Pattern, Problem, RateControl, Spec};
 use lasthop_algo::control::aggctl::{AggctlConfig, Allocation, ConfigError, EstimatorConfig};
 use lasthop_core::{BitRate, Bytes, Duration};
 use lasthop_wifi::phy;
@@ -126,7 +126,7 @@ impl AggctlSpec {
 impl Spec {
     /// N_max: the most MPDUs the MAC puts in one A-MPDU.
     pub fn aggctl_n_max(&self) -> u32 {
-        let win = super::parse_standard(&self.phy.standard).map_or(64, |s| phy::ba_window(s) as u32);
+        let win = phy::ba_window(self.phy.standard) as u32;
         if self.mac.aggregation { self.mac.max_ampdu_mpdus.min(win) } else { 1 }
     }
 
@@ -134,10 +134,10 @@ impl Spec {
     pub(super) fn aggctl_problems(&self) -> Vec<Problem> {
         let mut p: Vec<Problem> = Vec::new();
         let a = &self.aggctl;
-        let flows: Vec<(usize, &super::FlowSpec)> = self.flows.iter().enumerate().filter(|(_, f)| f.pattern == "aggctl").collect();
+        let flows: Vec<(usize, &super::FlowSpec)> = self.flows.iter().enumerate().filter(|(_, f)| f.pattern == Pattern::Aggctl).collect();
         for &(i, f) in &flows {
-            if f.direction != "down" {
-                p.push((format!("flows[{i}].direction"), format!("{:?}", f.direction), "\"down\" for aggctl (a paced download from the server)".into()));
+            if f.direction != Direction::Down {
+                p.push((format!("flows[{i}].direction"), format!("{:?}", f.direction.as_str()), "\"down\" for aggctl (a paced download from the server)".into()));
             }
             if let Some(&(j, _)) = flows.iter().find(|(j, g)| *j < i && g.station == f.station) {
                 p.push((format!("flows[{i}].stations"), f.station.to_string(), format!("one aggctl flow per station (flow {j} already goes there)")));
@@ -183,7 +183,7 @@ impl Spec {
             }
             if n == 0 || n > st.nss {
                 p.push((path, n.to_string(), format!("1..={} streams (at most the station's nss)", st.nss)));
-            } else if st.rate_control == "fixed" {
+            } else if st.rate_control == RateControl::Fixed {
                 let tx = phy::TxVector { nss: n, ..self.tx_vector(st) };
                 if let Err(e) = tx.validate() {
                     p.push((path, n.to_string(), format!("a stream count valid with mcs {}: {}", st.mcs, e.allowed)));

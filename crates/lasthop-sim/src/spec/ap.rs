@@ -1,6 +1,7 @@
 //! `[ap]`: the AP's queues, driver, disciplines, ECN marking, ACK filter and its own EDCA, with
 //! the defaults of the keys it leaves out, and the driver and PIE-estimator lists.
 
+use super::names::{BufferSizer, Driver, Qdisc, Scheduler, WqmVariant};
 use super::{yes, ACK_FILTERS};
 use serde::Deserialize;
 
@@ -8,13 +9,13 @@ use serde::Deserialize;
 #[serde(deny_unknown_fields)]
 pub struct ApSpec {
     pub queue_limit: u32,
-    pub scheduler: String,
+    pub scheduler: Scheduler,
     /// Queue discipline of each station's queue at the AP: "fifo", "codel", "pie", "dualpi2"
     /// (RFC defaults: CoDel 5 ms / 100 ms, PIE 15 ms, DualPI2 as sch_dualpi2; one per station
     /// sharing `queue_limit` as txqueuelen) or "fq_codel" (mac80211's flow queue,
-    /// `lasthop_algo::aqm::MacFq`, with `queue_limit` as its packet limit). See [`super::QDISCS`].
+    /// `lasthop_algo::aqm::MacFq`, with `queue_limit` as its packet limit). See [`Qdisc`].
     #[serde(default = "super::default_qdisc")]
-    pub qdisc: String,
+    pub qdisc: Qdisc,
     /// "pull": aggregates are built from the station queues at channel access (ath9k since it
     /// pulls from mac80211's queues, no queue below them); "ath9k": the pre-4.10 ath9k, which
     /// takes up to 123 frames per access category from the queues into its own (`TxqSet`
@@ -22,9 +23,9 @@ pub struct ApSpec {
     /// queues into per-station hardware/firmware queues (`hw_queue_limit` packets in total),
     /// from which aggregates are built, as ath10k's push path moves them, gated by the airtime
     /// queue limit when `aql` is on; "mt76": the same hardware queues, filled as mt76's tx
-    /// worker fills them (`lasthop_wifi::mac::mt76`). See [`DRIVERS`].
+    /// worker fills them (`lasthop_wifi::mac::mt76`). See [`Driver`].
     #[serde(default = "default_driver")]
-    pub driver: String,
+    pub driver: Driver,
     #[serde(default = "default_hw_queue_limit")]
     pub hw_queue_limit: u32,
     #[serde(default = "yes")]
@@ -40,7 +41,7 @@ pub struct ApSpec {
     /// "none" or "wqm": the interface queue's packet limit is set by the WQM buffer sizer
     /// (`lasthop_algo::aqm::wqm`) at the AP and at every relay (FIFO only).
     #[serde(default = "default_buffer_sizer")]
-    pub buffer_sizer: String,
+    pub buffer_sizer: BufferSizer,
     /// WQM `limit` (acceptable drain time) and measurement interval.
     #[serde(default = "default_wqm_limit")]
     pub wqm_limit_ns: u64,
@@ -48,7 +49,7 @@ pub struct ApSpec {
     pub wqm_interval_ns: u64,
     /// "aimd" (the paper's), "aiad", "miad", "mimd".
     #[serde(default = "default_wqm_variant")]
-    pub wqm_variant: String,
+    pub wqm_variant: WqmVariant,
     /// With qdisc = "pie": how it estimates the queueing delay, a name of [`PIE_ESTIMATORS`].
     #[serde(default = "default_pie_estimator")]
     pub pie_estimator: String,
@@ -96,20 +97,16 @@ pub struct ApSpec {
 /// model does not hold frames back for it (a host slower than the air is not modelled).
 pub const MAX_DEQUEUE_COST_NS: u64 = 100_000;
 
-/// `ap.driver`: each AP driver's name and whether frames wait in the hardware below mac80211's
-/// station queues (`hw_queue_limit`, AQL; aggregates built from the hardware's per-station
-/// queues).
-pub const DRIVERS: [(&str, bool); 4] = [("pull", false), ("ath9k", false), ("firmware", true), ("mt76", true)];
-
-/// Whether `driver` keeps frames in the hardware below mac80211 (see [`DRIVERS`]).
-pub fn hardware_queue(driver: &str) -> bool {
-    DRIVERS.iter().any(|&(n, hw)| hw && n == driver)
+/// The drivers with (`hw`) or without a hardware queue, as a message lists them: `"pull" or
+/// "ath9k"`.
+pub fn drivers_text(hw: bool) -> String {
+    let names: Vec<String> = Driver::ALL.iter().filter(|d| d.hardware_queue() == hw).map(|d| format!("{:?}", d.as_str())).collect();
+    names.join(" or ")
 }
 
 /// The drivers without a hardware queue, as a message lists them: `"pull" or "ath9k"`.
 pub fn pull_drivers_text() -> String {
-    let names: Vec<String> = DRIVERS.iter().filter(|d| !d.1).map(|d| format!("{:?}", d.0)).collect();
-    names.join(" or ")
+    drivers_text(false)
 }
 
 /// `ap.pie_estimator`: RFC 8033 §4.3's timestamps, or the departure rate of §5.2 as Linux 3.x's
@@ -123,8 +120,8 @@ fn default_pie_estimator() -> String {
     "timestamp".into()
 }
 
-fn default_buffer_sizer() -> String {
-    "none".into()
+fn default_buffer_sizer() -> BufferSizer {
+    BufferSizer::Off
 }
 fn default_wqm_limit() -> u64 {
     2_500_000
@@ -132,12 +129,12 @@ fn default_wqm_limit() -> u64 {
 fn default_wqm_interval() -> u64 {
     100_000_000
 }
-fn default_wqm_variant() -> String {
-    "aimd".into()
+fn default_wqm_variant() -> WqmVariant {
+    WqmVariant::Aimd
 }
 
-fn default_driver() -> String {
-    "pull".into()
+fn default_driver() -> Driver {
+    Driver::Pull
 }
 fn default_hw_queue_limit() -> u32 {
     1024

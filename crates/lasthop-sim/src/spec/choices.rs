@@ -1,8 +1,11 @@
-//! The spec's lists of choices that the rules and the spec reader share, each written once: the
-//! queue disciplines, the TCP congestion controllers and which ECN each reacts to, CUBIC's
-//! slow-start exits, and the limits 802.11 puts on EDCA parameters.
+//! The spec's lists of choices that the rules and the spec reader share, each written once
+//! (beside the value lists of `names.rs`): which ECN each congestion controller reacts to,
+//! the QUIC model's controllers, CUBIC's slow-start exits, the ACK filter's modes, and the
+//! limits 802.11 puts on EDCA parameters.
 
+use super::names::{ecn_name, Cc};
 use lasthop_algo::cc::cubic::HyStartVariant;
+use lasthop_algo::ecn::EcnMode;
 
 /// The smallest AIFSN an EDCA Parameter Set may give non-AP stations, and an AP may use for
 /// itself (IEEE 802.11-2020 §9.4.2.28: "The minimum value of the AIFSN subfield is 2"; an AP
@@ -33,15 +36,6 @@ pub(super) fn edca_problems(section: &str, (cw_min, cw_max, aifsn, txop): (Optio
     }
 }
 
-/// The queue disciplines by name (`ap.qdisc`, `wired.qdisc`, `stations[].qdisc`).
-pub const QDISCS: [&str; 5] = ["fifo", "codel", "pie", "fq_codel", "dualpi2"];
-
-/// `QDISCS` as a message lists them.
-pub(super) fn qdiscs_allowed() -> String {
-    let names: Vec<String> = QDISCS.iter().map(|n| format!("{n:?}")).collect();
-    format!("one of {}", names.join(", "))
-}
-
 /// `ap.ack_filter`: sch_cake's ACK filter modes (`ack-filter`, `ack-filter-aggressive`), off first.
 pub const ACK_FILTERS: [&str; 3] = ["off", "conservative", "aggressive"];
 
@@ -69,53 +63,27 @@ pub(super) fn hystart_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Str
     })
 }
 
-/// `flows[].cc`: the TCP congestion controllers by name.
-pub const CONGESTION_CONTROLS: [&str; 5] = ["newreno", "cubic", "bbr", "dctcp", "prague"];
-
 /// `flows[].cc` of a QUIC flow: "cubic" is Chromium's CUBIC (the QUIC model's own, its default),
 /// "prague" TCP Prague's controller over QUIC (L4S, with `ecn = "l4s"`; RFC 9002 §7 lets the
 /// controller choose its reaction to CE).
-pub const QUIC_CONGESTION_CONTROLS: [&str; 2] = ["cubic", "prague"];
-
-/// The controller `name` with its defaults (None for an unknown name).
-pub fn cc_named(name: &str) -> Option<lasthop_algo::cc::CcConfig> {
-    use lasthop_algo::cc::*;
-    Some(match name {
-        "newreno" => CcConfig::NewReno(NewRenoConfig::default()),
-        "cubic" => CcConfig::Cubic(CubicConfig::default()),
-        "bbr" => CcConfig::Bbr(BbrConfig::default()),
-        "dctcp" => CcConfig::Dctcp(DctcpConfig::default()),
-        "prague" => CcConfig::Prague(PragueConfig::default()),
-        _ => return None,
-    })
-}
-
-/// `flows[].ecn` as a mode ("off" if it does not parse; `problems` reports that).
-pub fn ecn_mode(name: &str) -> lasthop_algo::ecn::EcnMode {
-    lasthop_algo::ecn::EcnMode::from_name(name).unwrap_or_default()
-}
+pub const QUIC_CONGESTION_CONTROLS: [Cc; 2] = [Cc::Cubic, Cc::Prague];
 
 /// Why TCP controller `cc` cannot be used with ECN `ecn`, if it cannot: a flow whose packets
 /// are ECN-capable needs a controller that slows down on marks.
-pub fn ecn_mismatch(cc: &str, ecn: &str) -> Option<String> {
-    ecn_mismatch_in(cc, ecn, &CONGESTION_CONTROLS)
+pub fn ecn_mismatch(cc: Cc, ecn: EcnMode) -> Option<String> {
+    ecn_mismatch_in(cc, ecn, Cc::ALL)
 }
 
-/// [`ecn_mismatch`] among the controllers `names` (a QUIC flow's: [`QUIC_CONGESTION_CONTROLS`]).
-pub fn ecn_mismatch_in(cc: &str, ecn: &str, names: &[&str]) -> Option<String> {
-    let mode = lasthop_algo::ecn::EcnMode::from_name(ecn)?;
-    let c = cc_named(cc)?;
-    if c.reacts_to(mode) {
+/// [`ecn_mismatch`] among the controllers `ccs` (a QUIC flow's: [`QUIC_CONGESTION_CONTROLS`]).
+pub fn ecn_mismatch_in(cc: Cc, ecn: EcnMode, ccs: &[Cc]) -> Option<String> {
+    if cc.config().reacts_to(ecn) {
         return None;
     }
-    let fit: Vec<String> = names
-        .iter()
-        .filter(|n| cc_named(n).is_some_and(|c| c.reacts_to(mode)))
-        .map(|n| format!("{n:?}"))
-        .collect();
+    let fit: Vec<String> = ccs.iter().filter(|c| c.config().reacts_to(ecn)).map(|c| format!("{:?}", c.as_str())).collect();
+    let ecn = ecn_name(ecn);
     Some(if fit.is_empty() {
         format!("no controller here reacts to {ecn:?} ECN")
     } else {
-        format!("cc = {cc:?} does not react to {ecn:?} ECN marks; with it use cc = {}", fit.join(" or "))
+        format!("cc = {:?} does not react to {ecn:?} ECN marks; with it use cc = {}", cc.as_str(), fit.join(" or "))
     })
 }

@@ -7,29 +7,26 @@ use super::*;
 /// `ofdm` station, a mesh relay's interface queue, the firmware model's station queues, a
 /// WQM-sized buffer) carry only `mac.access_category` (`world/wmm.rs`).
 pub(super) fn ac_problem(s: &Spec, f: &FlowSpec) -> Option<(String, String)> {
-    let v = f.ac.as_deref()?;
-    let value = format!("{v:?}");
-    let Some(ac) = AccessCategory::parse(v) else {
-        return Some((value, "one of \"BK\", \"BE\", \"VI\", \"VO\"".into()));
-    };
-    if f.direction == "cross" {
+    let ac = f.ac?;
+    let value = format!("{:?}", ac.name());
+    if f.direction == Direction::Cross {
         return Some((value, "not used with direction = \"cross\" (cross traffic never enters the cell)".into()));
     }
     if ac == s.main_ac() {
         return None;
     }
-    let main = format!("mac.access_category ({:?})", s.mac.access_category);
+    let main = format!("mac.access_category ({:?})", s.mac.access_category.name());
     let relayed = |i: u32| {
         let i = i as usize;
         s.stations.get(i).is_some_and(|st| st.parent.is_some()) || s.stations.iter().any(|st| st.parent == Some(i as u32))
     };
     let hw;
-    let why = if s.phy.standard == "ofdm" {
+    let why = if s.phy.standard == Standard::Ofdm {
         "for standard \"ofdm\" (a non-QoS station has one DCF and one queue)"
-    } else if hardware_queue(&s.ap.driver) {
-        hw = format!("with ap.driver = {:?} (the hardware model has one queue per station)", s.ap.driver);
+    } else if s.ap.driver.hardware_queue() {
+        hw = format!("with ap.driver = {:?} (the hardware model has one queue per station)", s.ap.driver.as_str());
         &hw
-    } else if s.ap.buffer_sizer == "wqm" {
+    } else if s.ap.buffer_sizer == BufferSizer::Wqm {
         "with ap.buffer_sizer = \"wqm\" (WQM sizes one interface queue)"
     } else if relayed(f.station) {
         "for a flow through a mesh relay (a relay has one interface queue)"
@@ -39,29 +36,30 @@ pub(super) fn ac_problem(s: &Spec, f: &FlowSpec) -> Option<(String, String)> {
     Some((value, format!("{main} only, {why}")))
 }
 
-const CCS: [&str; 3] = ["newreno", "cubic", "bbr"];
+const CCS: [Cc; 3] = [Cc::NewReno, Cc::Cubic, Cc::Bbr];
 const CLASSES: [&str; 6] = ["video_sd", "video_hd", "video_4k", "bulk", "web", "voip"];
 const DEVICES: [&str; 4] = ["unknown", "phone", "laptop", "tv"];
 
 /// The split / vwire rules of one flow: (key, value, allowed).
 pub(super) fn vwire_flow_problems(s: &Spec, f: &FlowSpec) -> Vec<Problem> {
     let mut p = Vec::new();
-    let tcp = f.pattern == "tcp";
+    let tcp = f.pattern == Pattern::Tcp;
+    let bulk = f.app == App::Bulk;
     if f.split {
-        if !tcp || f.direction != "down" {
+        if !tcp || f.direction != Direction::Down {
             p.push(("split".into(), "true".into(), "only for pattern = \"tcp\" downloads".into()));
         }
-        if f.app != "bulk" {
+        if !bulk {
             p.push(("split".into(), "true".into(), "only with app = \"bulk\"".into()));
         }
         if s.stations.get(f.station as usize).is_some_and(|st| st.parent.is_some()) {
             p.push(("split".into(), "true".into(), "only to a station associated with the AP".into()));
         }
     }
-    if !CCS.contains(&f.split_wired_cc.as_str()) {
-        p.push(("split_wired_cc".into(), format!("{:?}", f.split_wired_cc), "one of \"newreno\", \"cubic\", \"bbr\"".into()));
+    if !CCS.contains(&f.split_wired_cc) {
+        p.push(("split_wired_cc".into(), format!("{:?}", f.split_wired_cc.as_str()), "one of \"newreno\", \"cubic\", \"bbr\"".into()));
     }
-    if f.app_rate_bps > 0 && !(tcp && f.app == "bulk" && f.bytes == 0) {
+    if f.app_rate_bps > 0 && !(tcp && bulk && f.bytes == 0) {
         p.push(("app_rate".into(), format!("{}bps", f.app_rate_bps), "only for pattern = \"tcp\" bulk flows without bytes".into()));
     }
     if let Some(c) = &f.app_class {

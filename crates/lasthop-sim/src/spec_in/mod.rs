@@ -478,6 +478,13 @@ impl<'a> Table<'a> {
         Ok(self.choice_opt(name, Some(Some(default)), choices, why)?.unwrap_or_else(|| default.to_owned()))
     }
 
+    /// One of the value list `E` (`names.rs`): its names are the choices.
+    pub(crate) fn pick<E: crate::spec::names::Named>(&self, name: &str, default: E, why: &str) -> Res<E> {
+        let d = E::NAMES[E::ALL.iter().position(|&e| e == default).expect("a variant")];
+        let n = self.choice(name, d, E::NAMES, why)?;
+        Ok(E::ALL[E::NAMES.iter().position(|&x| x == n).expect("a listed name")])
+    }
+
     /// One of `choices` (the first is the default), or a boolean standing for `on` (true) or
     /// `off` (false).
     pub(crate) fn choice_or_bool(&self, name: &str, choices: &[&str], on: &str, off: &str) -> Res<String> {

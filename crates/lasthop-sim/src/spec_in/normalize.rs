@@ -3,6 +3,8 @@
 
 use super::raw::{format_duration, parse_duration, parse_rate, show_value, Raw};
 use super::{pages, Res, SpecError, Table};
+use crate::spec::names::{self, App, BufferSizer, Cc, Direction, Driver, History, HistoryGuard, PathLoss, Pattern, Profile, Qdisc, Reconnect, RxDelivery, Scheduler, WqmVariant};
+use lasthop_wifi::phy::{Band, Standard};
 use serde_json::{json, Value};
 
 mod edca_ecn;
@@ -51,22 +53,22 @@ struct Std {
     guard_intervals: &'static [i128],
     mcs_max: i128,
     nss_max: i128,
-    bands: &'static [&'static str],
+    bands: &'static [Band],
     ba_window: i128,
     max_ampdu_bytes: i128,
     max_ppdu_time_ns: u64,
     default_width: i128,
 }
 
-const STANDARDS: [(&str, Std); 4] = [
+const STANDARDS: [(Standard, Std); 4] = [
     // Clause 17 OFDM (802.11a/g): MCS index 0..7 = 6, 9, 12, 18, 24, 36, 48, 54 Mb/s.
-    ("ofdm", Std { widths: &[20], guard_intervals: &[800], mcs_max: 7, nss_max: 1, bands: &["2.4GHz", "5GHz"], ba_window: 64, max_ampdu_bytes: 65535, max_ppdu_time_ns: 5_484_000, default_width: 20 }),
+    (Standard::Ofdm, Std { widths: &[20], guard_intervals: &[800], mcs_max: 7, nss_max: 1, bands: &[Band::Ghz2_4, Band::Ghz5], ba_window: 64, max_ampdu_bytes: 65535, max_ppdu_time_ns: 5_484_000, default_width: 20 }),
     // Clause 19 HT: per-stream MCS 0..7 with nss 1..4 (equal modulation).
-    ("ht", Std { widths: &[20, 40], guard_intervals: &[800, 400], mcs_max: 7, nss_max: 4, bands: &["2.4GHz", "5GHz"], ba_window: 64, max_ampdu_bytes: 65535, max_ppdu_time_ns: 10_000_000, default_width: 20 }),
+    (Standard::Ht, Std { widths: &[20, 40], guard_intervals: &[800, 400], mcs_max: 7, nss_max: 4, bands: &[Band::Ghz2_4, Band::Ghz5], ba_window: 64, max_ampdu_bytes: 65535, max_ppdu_time_ns: 10_000_000, default_width: 20 }),
     // Clause 21 VHT (5 GHz only).
-    ("vht", Std { widths: &[20, 40, 80, 160], guard_intervals: &[800, 400], mcs_max: 9, nss_max: 8, bands: &["5GHz"], ba_window: 64, max_ampdu_bytes: 1_048_575, max_ppdu_time_ns: 5_484_000, default_width: 80 }),
+    (Standard::Vht, Std { widths: &[20, 40, 80, 160], guard_intervals: &[800, 400], mcs_max: 9, nss_max: 8, bands: &[Band::Ghz5], ba_window: 64, max_ampdu_bytes: 1_048_575, max_ppdu_time_ns: 5_484_000, default_width: 80 }),
     // Clause 27 HE (SU).
-    ("he", Std { widths: &[20, 40, 80, 160], guard_intervals: &[800, 1600, 3200], mcs_max: 11, nss_max: 8, bands: &["2.4GHz", "5GHz", "6GHz"], ba_window: 256, max_ampdu_bytes: 6_500_631, max_ppdu_time_ns: 5_484_000, default_width: 80 }),
+    (Standard::He, Std { widths: &[20, 40, 80, 160], guard_intervals: &[800, 1600, 3200], mcs_max: 11, nss_max: 8, bands: &Band::ALL, ba_window: 256, max_ampdu_bytes: 6_500_631, max_ppdu_time_ns: 5_484_000, default_width: 80 }),
 ];
 
 /// [`super::normalize_all`] and the simulator's 802.11 rules ([`crate::Spec::problems`]) for a
@@ -108,8 +110,8 @@ fn map_path(path: &str, n: &Normalized) -> String {
 }
 
 /// The standards and the bands each allows.
-pub fn standards() -> Vec<(&'static str, Vec<&'static str>)> {
-    STANDARDS.iter().map(|(n, s)| (*n, s.bands.to_vec())).collect()
+pub fn standards() -> Vec<(&'static str, Vec<String>)> {
+    STANDARDS.iter().map(|(n, s)| (n.name(), s.bands.iter().map(|&b| names::band_name(b)).collect())).collect()
 }
 
 /// IEEE 802.11-2020 Tables 21-30..21-61: VHT (width, mcs, nss) combinations that do not exist
@@ -120,22 +122,9 @@ fn vht_invalid(width: i128, mcs: i128, nss: i128) -> bool {
 }
 
 const CONTROL_RATES_MBPS: [u64; 8] = [6, 9, 12, 18, 24, 36, 48, 54];
-const ACCESS_CATEGORIES: &[&str] = &["BK", "BE", "VI", "VO"];
-const ERROR_MODELS: &[&str] = &["none", "fixed", "snr"];
-const RATE_CONTROLS: &[&str] = &["fixed", "ideal", "minstrel"];
-const PATH_LOSS_MODELS: &[&str] = &["log_distance", "tgn_a", "tgn_b", "tgn_c", "tgn_d", "tgn_e", "tgn_f"];
 const MAX_DISTANCE_M: f64 = 100_000.0;
-const DIRECTIONS: &[&str] = &["down", "up", "cross"];
-const PATTERNS: &[&str] = &["cbr", "poisson", "saturated", "tcp", "ping", "quic", "aggctl"];
 const ALLOCATIONS: &[&str] = &["equal_airtime", "per_station"];
-const QUIC_PROFILES: &[&str] = &["quic", "bquic"];
 const ACK_POLICIES: &[&str] = &["tcp_acking", "ack_decimation", "ack_frequency"];
-const RECONNECTS: &[&str] = &["1rtt", "0rtt"];
-const HISTORIES: &[&str] = &["none", "mean", "ewma"];
-const HISTORY_GUARDS: &[&str] = &["none", "rtt"];
-const SCHEDULERS: &[&str] = &["round_robin", "airtime"];
-const BUFFER_SIZERS: &[&str] = &["none", "wqm"];
-const WQM_VARIANTS: &[&str] = &["aimd", "aiad", "miad", "mimd"];
 const APP_CLASSES: &[&str] = &["video_sd", "video_hd", "video_4k", "bulk", "web", "voip"];
 const DEVICES: &[&str] = &["unknown", "phone", "laptop", "tv"];
 /// Association IDs 1..=2007.
@@ -163,7 +152,7 @@ struct Cell {
     duration: u64,
     aggregation: bool,
     max_mpdus: i128,
-    driver: String,
+    driver: Driver,
 }
 
 /// Validate a TOML document (`doc`) and return the normalized spec; `default_name` names the
@@ -190,8 +179,8 @@ pub fn normalize(doc: &Raw, default_name: &str) -> Res<Normalized> {
     let description = top.str("description", Some(""), "a string")?;
     let (sim, duration) = sim_section(&top)?;
     let (phy, standard, width) = phy_section(&top)?;
-    let std = &STANDARDS.iter().find(|s| s.0 == standard).expect("a checked standard").1;
-    let mut cell = Cell { standard, std, width, duration, aggregation: false, max_mpdus: 0, driver: String::new() };
+    let std = &STANDARDS.iter().find(|s| s.0.name() == standard).expect("a checked standard").1;
+    let mut cell = Cell { standard, std, width, duration, aggregation: false, max_mpdus: 0, driver: Driver::Pull };
     let mac = mac_section(&top, &mut cell)?;
     let ap = ap_section(&top, &mut cell)?;
     let wired = wired_section(&top)?;
@@ -324,10 +313,12 @@ fn sim_section(top: &Table) -> Res<(Value, u64)> {
 
 fn phy_section(top: &Table) -> Res<(Value, String, i128)> {
     let phy = Table::new(top.has("phy").then(|| top.raw("phy")).flatten(), "phy", "phy", "a table [phy]")?;
-    let names: Vec<&str> = STANDARDS.iter().map(|s| s.0).collect();
-    let standard = phy.choice("standard", "vht", &names, "")?;
-    let std = &STANDARDS.iter().find(|s| s.0 == standard).expect("a standard").1;
-    let band = phy.choice("band", "5GHz", std.bands, &format!(" for {standard}"))?;
+    let names: Vec<&str> = STANDARDS.iter().map(|s| s.0.name()).collect();
+    let standard = phy.choice("standard", Standard::Vht.name(), &names, "")?;
+    let std = &STANDARDS.iter().find(|s| s.0.name() == standard).expect("a standard").1;
+    let bands: Vec<String> = std.bands.iter().map(|&b| names::band_name(b)).collect();
+    let bands: Vec<&str> = bands.iter().map(String::as_str).collect();
+    let band = phy.choice("band", "5GHz", &bands, &format!(" for {standard}"))?;
     let width = phy.choice_int("channel_width", std.default_width, std.widths, &format!(" MHz for {standard}"))?;
     let gi = phy.choice_int("guard_interval", 800, std.guard_intervals, &format!(" ns for {standard}"))?;
     let control_rate = phy.rate("control_rate", Some(24_000_000))?;
@@ -372,7 +363,7 @@ fn mac_section(top: &Table, cell: &mut Cell) -> Res<Value> {
             "\"0s\" (off) or 1 TU (1.024ms) ..= 65535 TU (67.10784s), IEEE 802.11-2020 §9.4.1.3",
         ));
     }
-    let ac = mac.choice("access_category", "BE", ACCESS_CATEGORIES, "")?;
+    let ac = mac.choice("access_category", "BE", &access_categories(), "")?;
     let (cw_min, cw_max, aifsn, txop) = edca_keys(&mac, crate::spec::AIFSN_MIN_STA)?;
     let eifs_after_collision = mac.bool("eifs_after_collision", false)?;
     let agg_min_rate = if mac.has("aggregation_min_rate") { mac.rate("aggregation_min_rate", Some(0))? } else { 0 };
@@ -395,7 +386,7 @@ fn mac_section(top: &Table, cell: &mut Cell) -> Res<Value> {
     if mac.has("aggregation_min_rate") && !aggregation {
         return Err(mac.fail("aggregation_min_rate", "only with aggregation = true"));
     }
-    let rx_delivery = mac.choice("rx_delivery", "subframe", &["subframe", "ppdu"], "")?;
+    let rx_delivery = mac.pick("rx_delivery", RxDelivery::Subframe, "")?;
     cell.aggregation = aggregation;
     cell.max_mpdus = max_mpdus;
     let opt = |v: Option<i128>| v.map_or(Value::Null, |x| json!(x as u64));
@@ -409,19 +400,17 @@ fn mac_section(top: &Table, cell: &mut Cell) -> Res<Value> {
 
 fn ap_section(top: &Table, cell: &mut Cell) -> Res<Value> {
     let ap = Table::new(top.has("ap").then(|| top.raw("ap")).flatten(), "ap", "ap", "a table [ap]")?;
-    let scheduler = ap.choice("scheduler", "round_robin", SCHEDULERS, "")?;
-    let qdisc = ap.choice("qdisc", "fifo", &crate::spec::QDISCS, "")?;
+    let scheduler = ap.pick("scheduler", Scheduler::RoundRobin, "")?;
+    let qdisc = ap.pick("qdisc", Qdisc::Fifo, "")?;
     // txqueuelen (1000) in front of a qdisc; mac80211's own flow queue holds 8192 (`fq_init`).
-    let ap_queue = ap.int("queue_limit", if qdisc == "fq_codel" { 8192 } else { 1000 }, Some(1), Some(MAX_QUEUE))?;
-    let drivers: Vec<&str> = crate::spec::DRIVERS.iter().map(|d| d.0).collect();
-    let driver = ap.choice("driver", "pull", &drivers, "")?;
+    let ap_queue = ap.int("queue_limit", if qdisc == Qdisc::FqCodel { 8192 } else { 1000 }, Some(1), Some(MAX_QUEUE))?;
+    let driver = ap.pick("driver", Driver::Pull, "")?;
     let fw_keys = ["hw_queue_limit", "aql", "aql_limit_low", "aql_limit_high", "aql_threshold"];
-    if !crate::spec::hardware_queue(&driver) {
+    if !driver.hardware_queue() {
         if let Some(k) = fw_keys.iter().find(|k| ap.has(k)) {
-            let hw: Vec<String> = crate::spec::DRIVERS.iter().filter(|d| d.1).map(|d| format!("{:?}", d.0)).collect();
             return Err(ap.fail(
                 k,
-                format!("only with driver = {} (the pull driver has no queue below the station queues)", hw.join(" or ")),
+                format!("only with driver = {} (the pull driver has no queue below the station queues)", crate::spec::drivers_text(true)),
             ));
         }
     }
@@ -438,14 +427,14 @@ fn ap_section(top: &Table, cell: &mut Cell) -> Res<Value> {
     if aql_low > aql_high {
         return Err(ap.fail("aql_limit_low", format!("must be <= ap.aql_limit_high ({})", ms(aql_high))));
     }
-    let buffer_sizer = ap.choice("buffer_sizer", "none", BUFFER_SIZERS, "")?;
-    if buffer_sizer != "wqm" {
+    let buffer_sizer = ap.pick("buffer_sizer", BufferSizer::Off, "")?;
+    if buffer_sizer != BufferSizer::Wqm {
         if let Some(k) = ["wqm_limit", "wqm_interval", "wqm_variant"].iter().find(|k| ap.has(k)) {
             return Err(ap.fail(k, "only with buffer_sizer = \"wqm\""));
         }
-    } else if qdisc != "fifo" {
+    } else if qdisc != Qdisc::Fifo {
         return Err(ap.fail("buffer_sizer", "\"wqm\" only with qdisc = \"fifo\" (WQM sizes a tail-drop buffer)"));
-    } else if crate::spec::hardware_queue(&driver) {
+    } else if driver.hardware_queue() {
         return Err(ap.fail(
             "buffer_sizer",
             format!("\"wqm\" only with driver = {} (it sizes the queue the driver takes frames from)", crate::spec::pull_drivers_text()),
@@ -453,8 +442,8 @@ fn ap_section(top: &Table, cell: &mut Cell) -> Res<Value> {
     }
     let wqm_limit = ap.duration("wqm_limit", Some(2_500_000), true)?;
     let wqm_interval = ap.duration("wqm_interval", Some(100_000_000), true)?;
-    let wqm_variant = ap.choice("wqm_variant", "aimd", WQM_VARIANTS, "")?;
-    if qdisc != "pie" && ap.has("pie_estimator") {
+    let wqm_variant = ap.pick("wqm_variant", WqmVariant::Aimd, "")?;
+    if qdisc != Qdisc::Pie && ap.has("pie_estimator") {
         return Err(ap.fail("pie_estimator", "only with qdisc = \"pie\""));
     }
     let estimators: Vec<&str> = crate::spec::PIE_ESTIMATORS.iter().map(|(n, _)| *n).collect();
@@ -463,13 +452,13 @@ fn ap_section(top: &Table, cell: &mut Cell) -> Res<Value> {
     if dequeue_cost > crate::spec::MAX_DEQUEUE_COST_NS {
         return Err(ap.fail("dequeue_cost", "at most 100us (a host's per-packet transmit path)"));
     }
-    let (ecn, ce_threshold, l4s_only, air) = ap_ecn(&ap, &qdisc)?;
+    let (ecn, ce_threshold, l4s_only, air) = ap_ecn(&ap, qdisc)?;
     let ack_filter = ap.choice("ack_filter", crate::spec::ACK_FILTERS[0], &crate::spec::ACK_FILTERS, "")?;
-    if ack_filter != crate::spec::ACK_FILTERS[0] && qdisc != "fq_codel" {
+    if ack_filter != crate::spec::ACK_FILTERS[0] && qdisc != Qdisc::FqCodel {
         return Err(ap.fail("ack_filter", "\"off\" unless qdisc = \"fq_codel\" (the filter works in the flow queue, as sch_cake's)"));
     }
     let (ap_cw_min, ap_cw_max, ap_aifsn, ap_txop) = edca_keys(&ap, crate::spec::AIFSN_MIN_AP)?;
-    cell.driver = driver.clone();
+    cell.driver = driver;
     let opt = |v: Option<i128>| v.map_or(Value::Null, |x| json!(x as u64));
     Ok(json!({"cw_min": opt(ap_cw_min), "cw_max": opt(ap_cw_max), "aifsn": opt(ap_aifsn), "txop_limit_ns": ap_txop, "ecn": ecn, "ce_threshold_ns": ce_threshold, "ce_threshold_l4s_only": l4s_only, "air_ce_threshold_ns": air,
               "ack_filter": ack_filter, "queue_limit": ap_queue as u64, "scheduler": scheduler, "qdisc": qdisc, "driver": driver,
@@ -486,16 +475,16 @@ fn wired_section(top: &Table) -> Res<Value> {
     let queue = w.int("queue_limit", 1000, Some(1), Some(MAX_QUEUE))?;
     let loss = w.float("loss", 0.0, 0.0, 1.0, false)?;
     let loss_up = w.float_opt("loss_up", None, 0.0, 1.0, false)?;
-    let qdisc = w.choice("qdisc", "fifo", &crate::spec::QDISCS, "")?;
+    let qdisc = w.pick("qdisc", Qdisc::Fifo, "")?;
     Ok(json!({"rate_bps": rate, "delay_ns": delay, "queue_limit": queue as u64, "loss": loss, "loss_up": loss_up,
               "qdisc": qdisc}))
 }
 
 fn channel_section(top: &Table) -> Res<Value> {
     let ch = Table::new(top.has("channel").then(|| top.raw("channel")).flatten(), "channel", "channel", "a table [channel]")?;
-    let path_loss = ch.choice("path_loss", "log_distance", PATH_LOSS_MODELS, "")?;
+    let path_loss = ch.pick("path_loss", PathLoss::LogDistance, "")?;
     let exponent = ch.float("exponent", 3.5, 1.0, 8.0, true)?;
-    if ch.has("exponent") && path_loss != "log_distance" {
+    if ch.has("exponent") && path_loss != PathLoss::LogDistance {
         return Err(ch.fail("exponent", "only with path_loss = \"log_distance\" (TGn models fix theirs)"));
     }
     let tx_power = ch.float("tx_power_dbm", 20.0, -30.0, 40.0, true)?;
@@ -510,6 +499,11 @@ fn tables<'a>(top: &Table<'a>, key: &str, what: &str) -> Res<Option<&'a [Raw]>> 
         Some(Raw::List(items)) if items.iter().all(|g| matches!(g, Raw::Table(_))) => Ok(Some(items)),
         Some(other) => Err(SpecError::new(key, show_value(other), what)),
     }
+}
+
+/// The access categories' names (`mac.access_category`, `flows[].ac`).
+fn access_categories() -> Vec<&'static str> {
+    lasthop_wifi::mac::edca::AccessCategory::ALL.iter().map(|a| a.name()).collect()
 }
 
 /// Python's `round(x)` to an integer (halves to even) of a non-negative finite float.
@@ -577,8 +571,9 @@ const QUIC_KEYS: [&str; 11] = [
 /// and its first count beyond u64 (key, value as written).
 #[allow(clippy::type_complexity)]
 fn flow(t: &Table, cell: &Cell, n_sta: usize) -> Res<(Vec<usize>, Value, Option<(&'static str, String)>)> {
-    let direction = t.choice("direction", "down", DIRECTIONS, "")?;
-    let sel = if direction == "cross" {
+    let direction = t.pick("direction", Direction::Down, "")?;
+    let cross = direction == Direction::Cross;
+    let sel = if cross {
         // Cross traffic on the wired path: consumed at the AP, no station involved.
         if t.has("stations") {
             return Err(t.fail("stations", "not used with direction = \"cross\""));
@@ -587,69 +582,69 @@ fn flow(t: &Table, cell: &Cell, n_sta: usize) -> Res<(Vec<usize>, Value, Option<
     } else {
         stations_selector(t, n_sta)?
     };
-    let pattern = t.choice("pattern", "cbr", PATTERNS, "")?;
-    let p = pattern.as_str();
-    if direction == "cross" && !matches!(p, "cbr" | "poisson") {
+    let p = t.choice("pattern", "cbr", Pattern::spec_names(), "")?;
+    let p = Pattern::from_name(&p).expect("a listed pattern");
+    if cross && !matches!(p, Pattern::Cbr | Pattern::Poisson) {
         return Err(t.fail("pattern", "\"cbr\" or \"poisson\" for direction = \"cross\""));
     }
-    if t.has("interval") && p != "ping" {
+    if t.has("interval") && p != Pattern::Ping {
         return Err(t.fail("interval", "only for pattern = \"ping\""));
     }
-    if p == "quic" && direction != "down" {
+    if p == Pattern::Quic && direction != Direction::Down {
         return Err(t.fail("direction", "\"down\" for pattern = \"quic\" (a download from the server)"));
     }
-    if p == "aggctl" && direction != "down" {
+    if p == Pattern::Aggctl && direction != Direction::Down {
         return Err(t.fail("direction", "\"down\" for pattern = \"aggctl\" (a paced download from the server)"));
     }
-    let mut rate = if matches!(p, "saturated" | "tcp" | "ping" | "quic" | "aggctl") {
+    let mut rate = if !matches!(p, Pattern::Cbr | Pattern::Poisson) {
         if t.has("rate") {
-            let extra = if p == "ping" { " (a ping sets its interval)" } else { "" };
+            let extra = if p == Pattern::Ping { " (a ping sets its interval)" } else { "" };
             return Err(t.fail("rate", format!("only for pattern = \"cbr\" or \"poisson\"{extra}")));
         }
         0 // not used by saturated/TCP flows; the normalized spec keeps every key
     } else {
         t.rate("rate", None)?
     };
-    if p != "tcp" {
+    if p != Pattern::Tcp {
         for k in TCP_KEYS {
             let both = matches!(k, "bytes" | "pacing" | "ecn" | "cc");
-            if t.has(k) && !(p == "quic" && both) {
+            if t.has(k) && !(p == Pattern::Quic && both) {
                 let extra = if both { " or \"quic\"" } else { "" };
                 return Err(t.fail(k, format!("only for pattern = \"tcp\"{extra}")));
             }
         }
     }
-    if p != "quic" {
+    if p != Pattern::Quic {
         if let Some(k) = QUIC_KEYS.iter().find(|k| t.has(k)) {
             return Err(t.fail(k, "only for pattern = \"quic\""));
         }
     }
-    let tcp = p == "tcp";
-    let mut v = json!({"direction": direction, "pattern": pattern});
+    let tcp = p == Pattern::Tcp;
+    let mut v = json!({"direction": direction, "pattern": p});
     let (app, big) = transport_keys(t, p, &mut v)?;
     let size_default = match p {
-        "ping" => 84,
-        "quic" => 1378,
+        Pattern::Ping => 84,
+        Pattern::Quic => 1378,
         _ => 1500,
     };
     let size_min = match p {
-        "tcp" => 120,
-        "quic" => 1228,
+        Pattern::Tcp => 120,
+        Pattern::Quic => 1228,
         _ => 20,
     };
     let size = t.int("packet_size", size_default, Some(size_min), Some(2304))?;
-    if p == "ping" {
+    if p == Pattern::Ping {
         // Echo requests every `interval` (a CBR schedule at size / interval).
         let interval = t.duration("interval", Some(100_000_000), true)?;
         rate = (py_round_u128(size as u128 * 8 * 1_000_000_000, interval as u128)).max(1);
     }
-    split_keys(t, &mut v, tcp && direction == "down", &app)?;
+    split_keys(t, &mut v, tcp && direction == Direction::Down, app)?;
     // WMM access category of the flow's packets (both directions); default
     // mac.access_category. Only in the normalized spec when given.
-    if direction == "cross" && t.has("ac") {
+    if cross && t.has("ac") {
         return Err(t.fail("ac", "not used with direction = \"cross\" (cross traffic never enters the cell)"));
     }
-    let flow_ac = t.choice_opt("ac", Some(None), ACCESS_CATEGORIES, "")?;
+    let flow_ac = t.choice_opt("ac", Some(None), &access_categories(), "")?;
     let start = t.duration("start", Some(0), false)?;
     let stop = t.duration("stop", Some(cell.duration), false)?;
     if stop > cell.duration {
@@ -674,10 +669,10 @@ fn flow(t: &Table, cell: &Cell, n_sta: usize) -> Res<(Vec<usize>, Value, Option<
 }
 
 /// The TCP and QUIC keys of a flow of pattern `p` into `v`: (app, the first count beyond u64).
-fn transport_keys(t: &Table, p: &str, v: &mut Value) -> Res<(String, Option<(&'static str, String)>)> {
-    let quic = p == "quic";
-    let tcp = p == "tcp";
-    v["profile"] = json!(if quic { t.choice("profile", "quic", QUIC_PROFILES, "")? } else { "quic".into() });
+fn transport_keys(t: &Table, p: Pattern, v: &mut Value) -> Res<(App, Option<(&'static str, String)>)> {
+    let quic = p == Pattern::Quic;
+    let tcp = p == Pattern::Tcp;
+    v["profile"] = json!(if quic { t.pick("profile", Profile::Quic, "")? } else { Profile::Quic });
     v["ack_policy"] = json!(if quic { t.choice_opt("ack_policy", Some(None), ACK_POLICIES, "")? } else { None });
     v["zero_rtt"] = json!(quic && t.bool("zero_rtt", false)?);
     v["initial_cwnd"] = json!(if quic { t.int("initial_cwnd", 10, Some(1), Some(10_000))? as u64 } else { 10 });
@@ -687,11 +682,13 @@ fn transport_keys(t: &Table, p: &str, v: &mut Value) -> Res<(String, Option<(&'s
         return Err(t.fail("bytes", "not with page (the page sets the object sizes)"));
     }
     let objects: Vec<u64> = page.as_deref().and_then(pages::objects).unwrap_or_default().into_iter().map(|o| o.1).collect();
-    let cc_names: &[&str] = if quic { &crate::spec::QUIC_CONGESTION_CONTROLS } else { &crate::spec::CONGESTION_CONTROLS };
-    let cc = if tcp || quic { t.choice("cc", "cubic", cc_names, "")? } else { "cubic".into() };
-    let ecn_names: Vec<&str> = lasthop_algo::ecn::EcnMode::NAMES.iter().map(|m| m.0).collect();
-    let ecn = if tcp || quic { t.choice("ecn", "off", &ecn_names, "")? } else { "off".into() };
-    if let Some(why) = crate::spec::ecn_mismatch_in(&cc, &ecn, cc_names) {
+    let ccs: &[Cc] = if quic { &crate::spec::QUIC_CONGESTION_CONTROLS } else { Cc::ALL };
+    let cc_names: Vec<&str> = ccs.iter().map(|c| c.as_str()).collect();
+    let cc = if tcp || quic { t.choice("cc", "cubic", &cc_names, "")? } else { "cubic".into() };
+    let cc = Cc::from_name(&cc).expect("a listed controller");
+    let ecn = if tcp || quic { t.choice("ecn", "off", &names::ecn_names(), "")? } else { "off".into() };
+    let ecn = lasthop_algo::ecn::EcnMode::from_name(&ecn).expect("a listed mode");
+    if let Some(why) = crate::spec::ecn_mismatch_in(cc, ecn, ccs) {
         return Err(t.fail("ecn", why));
     }
     let mut big: Option<(&'static str, String)> = None;
@@ -718,18 +715,18 @@ fn transport_keys(t: &Table, p: &str, v: &mut Value) -> Res<(String, Option<(&'s
     v["idle_ns"] = json!(if quic { t.duration("idle", Some(0), false)? } else { 0 });
     let idle_timeout = 30_000_000_000;
     v["idle_timeout_ns"] = json!(if quic { t.duration("idle_timeout", Some(idle_timeout), true)? } else { idle_timeout });
-    v["reconnect"] = json!(if quic { t.choice("reconnect", "1rtt", RECONNECTS, "")? } else { "1rtt".into() });
-    let history = if quic { t.choice("history", "none", HISTORIES, "")? } else { "none".into() };
-    let guard = if quic { t.choice("history_guard", "none", HISTORY_GUARDS, "")? } else { "none".into() };
-    if guard != "none" && history == "none" {
+    v["reconnect"] = json!(if quic { t.pick("reconnect", Reconnect::OneRtt, "")? } else { Reconnect::OneRtt });
+    let history = if quic { t.pick("history", History::Off, "")? } else { History::Off };
+    let guard = if quic { t.pick("history_guard", HistoryGuard::Off, "")? } else { HistoryGuard::Off };
+    if guard != HistoryGuard::Off && history == History::Off {
         return Err(t.fail("history_guard", "\"none\" unless history is \"mean\" or \"ewma\""));
     }
     v["pacing"] = json!(if tcp || quic { t.bool_opt("pacing", None)? } else { None });
     let hystarts = &crate::spec::HYSTARTS;
     v["hystart"] = json!(if tcp { t.choice_or_bool("hystart", hystarts, hystarts[0], "off")? } else { hystarts[0].into() });
     v["extra_acked"] = json!(!tcp || t.bool("extra_acked", true)?);
-    let app = if tcp { t.choice("app", "bulk", &["bulk", "request_response"], "")? } else { "bulk".into() };
-    let rr = app == "request_response";
+    let app = if tcp { t.pick("app", App::Bulk, "")? } else { App::Bulk };
+    let rr = app == App::RequestResponse;
     if !rr {
         if let Some(k) = ["request_bytes", "response_bytes", "think_time", "requests"].iter().find(|k| t.has(k)) {
             return Err(t.fail(k, "only with app = \"request_response\""));
@@ -744,14 +741,14 @@ fn transport_keys(t: &Table, p: &str, v: &mut Value) -> Res<(String, Option<(&'s
     v["response_bytes"] = json!(if rr { count(t, "response_bytes", None, 1)? } else { 0 });
     v["think_time_ns"] = json!(if rr { t.duration("think_time", Some(0), false)? } else { 0 });
     v["requests"] = json!(if rr { count(t, "requests", Some(0), 0)? } else { 0 });
-    if tcp && cc != "cubic" && t.has("hystart") {
+    if tcp && cc != Cc::Cubic && t.has("hystart") {
         return Err(t.fail("hystart", "only with cc = \"cubic\""));
     }
-    if tcp && cc != "bbr" && t.has("extra_acked") {
+    if tcp && cc != Cc::Bbr && t.has("extra_acked") {
         return Err(t.fail("extra_acked", "only with cc = \"bbr\""));
     }
     v["cc"] = json!(cc);
-    v["ecn"] = json!(ecn);
+    v["ecn"] = json!(names::ecn_name(ecn));
     v["bytes"] = json!(nbytes);
     v["app"] = json!(app);
     v["objects"] = json!(objects);
@@ -768,7 +765,7 @@ fn py_round_u128(a: u128, b: u128) -> u64 {
 }
 
 /// The split proxy and Virtual Wires keys of a flow (world/hosts/vwire.rs).
-fn split_keys(t: &Table, v: &mut Value, tcp_down: bool, app: &str) -> Res<()> {
+fn split_keys(t: &Table, v: &mut Value, tcp_down: bool, app: App) -> Res<()> {
     let split = t.bool("split", false)?;
     if split && t.has("ecn") {
         return Err(t.fail("ecn", "not with split = true (the split proxy's connections carry no ECN)"));
@@ -776,17 +773,17 @@ fn split_keys(t: &Table, v: &mut Value, tcp_down: bool, app: &str) -> Res<()> {
     if split && !tcp_down {
         return Err(t.fail("split", "only for pattern = \"tcp\" with direction = \"down\""));
     }
-    if split && app != "bulk" {
+    if split && app != App::Bulk {
         return Err(t.fail("split", "only with app = \"bulk\""));
     }
     if let Some(k) = ["split_wired_cc", "app_class", "utility"].iter().find(|k| t.has(k) && !split) {
         return Err(t.fail(k, "only with split = true"));
     }
-    let wired_cc = if split { t.choice("split_wired_cc", "bbr", &crate::spec::CONGESTION_CONTROLS, "")? } else { "bbr".into() };
+    let wired_cc = if split { t.pick("split_wired_cc", Cc::Bbr, "")? } else { Cc::Bbr };
     let app_class = if split { t.choice_opt("app_class", Some(None), APP_CLASSES, "")? } else { None };
     let utility = if split { t.custom("utility", parse_utility, UTILITY_TEXT)? } else { None };
     let pattern_tcp = v["pattern"] == "tcp";
-    if t.has("app_rate") && !(pattern_tcp && app == "bulk") {
+    if t.has("app_rate") && !(pattern_tcp && app == App::Bulk) {
         return Err(t.fail("app_rate", "only for pattern = \"tcp\" with app = \"bulk\""));
     }
     if t.has("app_rate") && t.has("bytes") {

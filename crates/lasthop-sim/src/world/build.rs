@@ -6,6 +6,7 @@
 //! same cell.
 
 use super::*;
+use crate::spec::{self, Driver};
 use lasthop_wifi::mac::driver::PullDriver;
 use lasthop_wifi::mac::firmware::{AqlLimits, Firmware};
 use lasthop_wifi::mac::mt76::Mt76;
@@ -143,14 +144,14 @@ impl World {
             ap_beacon,
             txqs: PerAc::from_vec(txqs),
             driver: Some(ap_driver(&spec, n_sta)),
-            ap_pulls: !crate::spec::hardware_queue(&spec.ap.driver),
+            ap_pulls: !spec.ap.driver.hardware_queue(),
             stations,
             relays,
             wqm,
             node_tx_ns: vec![0; (n_sta + 1) * n_ch],
             node_tick: Duration(spec.ap.wqm_interval_ns),
             aggregation_min_rate: m.aggregation_min_rate_bps,
-            rx_per_subframe: m.rx_delivery != "ppdu",
+            rx_per_subframe: m.rx_delivery != crate::spec::RxDelivery::Ppdu,
             max_amsdu: if qos { m.max_amsdu_bytes } else { 0 },
             chain_buf: Vec::new(),
             flows: fl.flows,
@@ -243,7 +244,7 @@ impl Radios {
 
 /// How the AP's TXQs take turns (`ap.scheduler`).
 fn txq_schedule(spec: &Spec) -> TxqSchedule {
-    if spec.ap.scheduler == "airtime" {
+    if spec.ap.scheduler == crate::spec::Scheduler::Airtime {
         TxqSchedule::Airtime { quantum: TxqSchedule::AIRTIME_QUANTUM }
     } else {
         TxqSchedule::RoundRobin
@@ -263,10 +264,10 @@ fn mac_fq_config(spec: &Spec) -> MacFqConfig {
 /// The AP's driver (`ap.driver`), with AQL's limits when `ap.aql` is on.
 fn ap_driver(spec: &Spec, n_sta: usize) -> AnyDriver<PktRef> {
     let aql = spec.ap.aql.then_some(AqlLimits { low: spec.ap.aql_limit_low_ns, high: spec.ap.aql_limit_high_ns, threshold: spec.ap.aql_threshold_ns });
-    match spec.ap.driver.as_str() {
-        "firmware" => AnyDriver::Firmware(Box::new(Firmware::new(n_sta, spec.ap.hw_queue_limit, aql))),
-        "mt76" => AnyDriver::Mt76(Box::new(Mt76::new(n_sta, spec.ap.hw_queue_limit, aql))),
-        _ => AnyDriver::Pull(PullDriver),
+    match spec.ap.driver {
+        Driver::Firmware => AnyDriver::Firmware(Box::new(Firmware::new(n_sta, spec.ap.hw_queue_limit, aql))),
+        Driver::Mt76 => AnyDriver::Mt76(Box::new(Mt76::new(n_sta, spec.ap.hw_queue_limit, aql))),
+        Driver::Pull | Driver::Ath9k => AnyDriver::Pull(PullDriver),
     }
 }
 
@@ -296,13 +297,13 @@ fn new_station(spec: &Spec, seed: u64, i: usize, ed: &Edcafs<'_>, media: &mut [M
     let snr0 = snr.at(Instant::ZERO);
     let rc = |dir: u64| {
         let table = || rate_table(standard, spec.phy.channel_width, spec.phy.guard_interval, st.nss);
-        match st.rate_control.as_str() {
-            "ideal" => RateControl::Ideal(IdealRate::new(table(), snr0)),
-            "minstrel" => {
+        match st.rate_control {
+            crate::spec::RateControl::Ideal => RateControl::Ideal(IdealRate::new(table(), snr0)),
+            crate::spec::RateControl::Minstrel => {
                 let rng = Rng::stream(seed, StreamKind::RateControl, 2 * i as u64 + dir);
                 RateControl::MinstrelHt(Box::new(MinstrelHt::new(table(), MinstrelParams::default(), rng, Instant::ZERO)))
             }
-            _ => RateControl::Fixed(tx),
+            crate::spec::RateControl::Fixed => RateControl::Fixed(tx),
         }
     };
     Station {
@@ -347,7 +348,7 @@ fn new_relays(spec: &Spec, seed: u64, stations: &mut [Station], ed: &Edcafs<'_>,
         stations[i].entry = relays[r].children.len() as u32;
     }
     // The pre-4.10 ath9k keeps frames below the queues, at the AP and every relay.
-    let ath9k_stage = spec.ap.driver == "ath9k";
+    let ath9k_stage = spec.ap.driver == Driver::Ath9k;
     let main_ac = spec.main_ac();
     for (r, rl) in relays.iter_mut().enumerate() {
         let up_ch = spec.stations[rl.sta as usize].hop_channel;
@@ -369,13 +370,13 @@ fn new_relays(spec: &Spec, seed: u64, stations: &mut [Station], ed: &Edcafs<'_>,
 /// The WQM buffer sizer's configuration for this cell (`ap.buffer_sizer = "wqm"`).
 fn wqm_config(spec: &Spec, timing: SlotTiming, mac: &MacParams) -> Option<WqmConfig> {
     let standard = spec.standard();
-    (spec.ap.buffer_sizer == "wqm").then(|| {
+    (spec.ap.buffer_sizer == crate::spec::BufferSizer::Wqm).then(|| {
         let p = wmm::edca_params(spec, spec.main_ac(), false);
         let top_rate = spec
             .stations
             .iter()
-            .map(|st| match st.rate_control.as_str() {
-                "fixed" => spec.tx_vector(st).data_rate_bps(),
+            .map(|st| match st.rate_control {
+                crate::spec::RateControl::Fixed => spec.tx_vector(st).data_rate_bps(),
                 _ => rate_table(standard, spec.phy.channel_width, spec.phy.guard_interval, st.nss)
                     .iter()
                     .map(|t| t.data_rate_bps())
@@ -387,11 +388,11 @@ fn wqm_config(spec: &Spec, timing: SlotTiming, mac: &MacParams) -> Option<WqmCon
         WqmConfig {
             interval: Duration(spec.ap.wqm_interval_ns),
             limit: Duration(spec.ap.wqm_limit_ns),
-            variant: match spec.ap.wqm_variant.as_str() {
-                "aiad" => WqmVariant::Aiad,
-                "miad" => WqmVariant::Miad,
-                "mimd" => WqmVariant::Mimd,
-                _ => WqmVariant::Aimd,
+            variant: match spec.ap.wqm_variant {
+                crate::spec::WqmVariant::Aimd => WqmVariant::Aimd,
+                crate::spec::WqmVariant::Aiad => WqmVariant::Aiad,
+                crate::spec::WqmVariant::Miad => WqmVariant::Miad,
+                crate::spec::WqmVariant::Mimd => WqmVariant::Mimd,
             },
             // Equations (6)–(7) with this cell's slot, SIFS, AIFS and CWmin.
             artt: ArttParams {
@@ -446,23 +447,24 @@ fn new_flows(spec: &Spec, seed: u64, plan: &AcPlan, n_sta: usize, q: &mut EventQ
     // Saturated downlink sources share their AC's queue set (its limit) equally.
     let mut n_sat_down = vec![0usize; n_ac];
     for (i, f) in spec.flows.iter().enumerate() {
-        if f.pattern == "saturated" && f.direction == "down" {
+        if f.pattern == spec::Pattern::Saturated && f.direction == spec::Direction::Down {
             n_sat_down[plan.flow_slot[i] as usize] += 1;
         }
     }
     for (i, f) in spec.flows.iter().enumerate() {
         let k = plan.flow_slot[i] as usize;
-        let pattern = match f.pattern.as_str() {
-            "cbr" => Pattern::Cbr,
-            "poisson" => Pattern::Poisson,
-            "tcp" => Pattern::Tcp,
-            "quic" => Pattern::Quic,
-            "ping" => Pattern::Ping,
-            "aggctl" => Pattern::Aggctl,
-            _ => Pattern::Saturated,
+        let pattern = match f.pattern {
+            spec::Pattern::Cbr => Pattern::Cbr,
+            spec::Pattern::Poisson => Pattern::Poisson,
+            spec::Pattern::Tcp => Pattern::Tcp,
+            spec::Pattern::Quic => Pattern::Quic,
+            spec::Pattern::Ping => Pattern::Ping,
+            spec::Pattern::Aggctl => Pattern::Aggctl,
+            spec::Pattern::Saturated => Pattern::Saturated,
+            spec::Pattern::External => Pattern::External,
         };
-        let cross = f.direction == "cross";
-        let dir = if f.direction == "up" { Dir::Up } else { Dir::Down };
+        let cross = f.direction == spec::Direction::Cross;
+        let dir = if f.direction == spec::Direction::Up { Dir::Up } else { Dir::Down };
         let sta = f.station as usize;
         let sat_target = match dir {
             _ if pattern != Pattern::Saturated => 0,
@@ -509,7 +511,7 @@ fn wired_link(spec: &Spec, seed: u64, d: u64) -> WiredLink<PktRef> {
     let w = &spec.wired;
     let rng = Rng::stream(seed, StreamKind::Wired, d);
     let loss = if d == 1 { w.loss_up.unwrap_or(w.loss) } else { w.loss };
-    if w.qdisc == "fifo" {
+    if w.qdisc == spec::Qdisc::Fifo {
         WiredLink::new(w.rate_bps, w.delay_ns, w.queue_limit as usize, loss, rng)
     } else {
         let q = spec.wired_aqm_config().build(Rng::stream(seed, StreamKind::Other, (3 << 32) + d).next_u64());
@@ -522,7 +524,7 @@ fn wired_link(spec: &Spec, seed: u64, d: u64) -> WiredLink<PktRef> {
 /// flow of any station and AC dropped); the other qdiscs are one per hardware queue (the mq
 /// root), each with its own limit.
 fn ap_txqs(spec: &Spec, seed: u64, n_sta: usize, n_ac: usize, schedule: TxqSchedule, fq_cfg: MacFqConfig) -> Vec<TxqSet<PktRef>> {
-    let ath9k_stage = spec.ap.driver == "ath9k";
+    let ath9k_stage = spec.ap.driver == Driver::Ath9k;
     let shared_fq = matches!(spec.aqm_config(), lasthop_algo::aqm::AqmConfig::FqCodel(_))
         .then(|| TxqSet::shared_fq(n_sta, n_ac, spec.ap.queue_limit as usize, Rng::stream(seed, StreamKind::Other, 1 << 32).next_u64(), fq_cfg));
     (0..n_ac)

@@ -228,7 +228,7 @@ impl World {
         let per = frame::mpdu_len(1500, self.qos) + frame::MPDU_DELIMITER;
         let psdu = per * k;
         let ppdu = phy::ppdu_duration(txv, psdu, self.band);
-        let ac = AccessCategory::parse(&self.spec.mac.access_category).unwrap_or(AccessCategory::Be);
+        let ac = self.spec.mac.access_category;
         let e = EdcaParams::default_for(ac, true);
         let access = self.timing.sifs + self.timing.slot * (e.aifsn as u64) + Duration(self.timing.slot.as_nanos() * e.cw_min as u64 / 2);
         let resp = phy::legacy_duration(self.control_rate, self.response_len, self.band);

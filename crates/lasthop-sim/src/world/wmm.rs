@@ -72,7 +72,7 @@ pub(super) struct AcPlan {
 impl AcPlan {
     pub fn new(spec: &Spec) -> AcPlan {
         let main_ac = spec.main_ac();
-        let cell = |f: &crate::spec::FlowSpec| f.direction != "cross";
+        let cell = |f: &crate::spec::FlowSpec| f.direction != crate::spec::Direction::Cross;
         let mut used = [false; 4];
         for f in spec.flows.iter().filter(|f| cell(f)) {
             used[spec.flow_ac(f).rank() as usize] = true;

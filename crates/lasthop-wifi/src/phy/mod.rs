@@ -50,6 +50,7 @@ pub enum Standard {
 }
 
 impl Standard {
+    pub const ALL: [Standard; 4] = [Standard::Ofdm, Standard::Ht, Standard::Vht, Standard::He];
     /// Lower-case short name, as used in the reference CSVs.
     pub const fn name(self) -> &'static str {
         match self {
@@ -80,6 +81,7 @@ pub enum Band {
 }
 
 impl Band {
+    pub const ALL: [Band; 3] = [Band::Ghz2_4, Band::Ghz5, Band::Ghz6];
     /// "2.4", "5" or "6", as used in the reference CSVs.
     pub const fn name(self) -> &'static str {
         match self {

@@ -35,12 +35,12 @@ pub(super) fn edca_keys(t: &Table, aifsn_min: u32) -> Res<EdcaKeys> {
 
 /// `[ap]`'s ECN marking: whether the discipline marks (default: as Linux sets it up), CoDel's
 /// CE threshold and its L4S selector, and the threshold of marking at the air.
-pub(super) fn ap_ecn(ap: &Table, qdisc: &str) -> Res<(Option<bool>, u64, bool, u64)> {
-    if (qdisc == "fifo" || qdisc == "dualpi2") && ap.has("ecn") {
+pub(super) fn ap_ecn(ap: &Table, qdisc: Qdisc) -> Res<(Option<bool>, u64, bool, u64)> {
+    if matches!(qdisc, Qdisc::Fifo | Qdisc::DualPi2) && ap.has("ecn") {
         return Err(ap.fail("ecn", "only with qdisc = \"codel\", \"pie\" or \"fq_codel\" (a FIFO never marks, DualPI2 always does)"));
     }
     let ecn = ap.bool_opt("ecn", None)?;
-    let codel = qdisc == "codel" || qdisc == "fq_codel";
+    let codel = matches!(qdisc, Qdisc::Codel | Qdisc::FqCodel);
     if !codel {
         if let Some(k) = ["ce_threshold", "ce_threshold_l4s_only"].iter().find(|k| ap.has(k)) {
             return Err(ap.fail(k, "only with qdisc = \"codel\" or \"fq_codel\" (CoDel's CE threshold)"));

@@ -3,6 +3,7 @@
 //! device, GRO), in the order the Python reader reports them.
 
 use super::*;
+use crate::spec::names::{ErrorModel, RateControl};
 
 pub(super) fn stations_section(top: &Table, cell: &Cell) -> Res<Stations> {
     let required = "at least one [[stations]] table is required";
@@ -40,8 +41,9 @@ pub(super) fn stations_section(top: &Table, cell: &Cell) -> Res<Stations> {
 fn station(t: &Table, cell: &Cell, earlier: &Stations) -> Res<(i128, Value)> {
     let (standard, std, width) = (cell.standard.as_str(), cell.std, cell.width);
     let count = t.int("count", 1, Some(1), Some(MAX_STATIONS))?;
-    let rc = t.choice("rate_control", "fixed", RATE_CONTROLS, "")?;
-    let mcs = if rc == "fixed" {
+    let rc = t.pick("rate_control", RateControl::Fixed, "")?;
+    let fixed = rc == RateControl::Fixed;
+    let mcs = if fixed {
         let m = std.mcs_max;
         let extra = if standard == "ofdm" { " (0..7 = 6, 9, 12, 18, 24, 36, 48, 54 Mb/s)" } else { "" };
         t.int_text("mcs", None, 0, m, &format!("an integer in 0..={m} for {standard}{extra}"))?
@@ -50,39 +52,39 @@ fn station(t: &Table, cell: &Cell, earlier: &Stations) -> Res<(i128, Value)> {
     } else {
         0
     };
-    if rc != "fixed" && standard == "ofdm" {
+    if !fixed && standard == "ofdm" {
         return Err(t.fail("rate_control", "\"fixed\" for ofdm (rate control covers HT/VHT/HE MCS)"));
     }
     let n = std.nss_max;
-    let extra = if rc == "fixed" { "" } else { " (the most streams rate control uses)" };
+    let extra = if fixed { "" } else { " (the most streams rate control uses)" };
     let nss = t.int_text("nss", Some(1), 1, n, &format!("an integer in 1..={n} for {standard}{extra}"))?;
     if standard == "vht" && vht_invalid(width, mcs, nss) {
         return Err(t.fail("mcs", format!("VHT MCS {mcs} does not exist at {width} MHz with nss = {nss}")));
     }
     let (waypoints, repeat, placed) = placement(t)?;
-    let model = t.choice("error_model", if placed { "snr" } else { "none" }, ERROR_MODELS, "")?;
-    if placed && model != "snr" {
+    let model = t.pick("error_model", if placed { ErrorModel::Snr } else { ErrorModel::Off }, "")?;
+    if placed && model != ErrorModel::Snr {
         return Err(t.fail("error_model", "\"snr\" for a station placed at a distance"));
     }
     let per = t.float("per", 0.0, 0.0, 1.0, false)?;
-    if t.has("per") && model != "fixed" {
+    if t.has("per") && model != ErrorModel::Fixed {
         return Err(t.fail("per", "only with error_model = \"fixed\""));
     }
     let snr = t.float("snr_db", 30.0, -20.0, 100.0, true)?;
-    if t.has("snr_db") && model != "snr" {
+    if t.has("snr_db") && model != ErrorModel::Snr {
         return Err(t.fail("snr_db", "only with error_model = \"snr\""));
     }
     if t.has("snr_db") && placed {
         return Err(t.fail("snr_db", "not with a distance: the SNR follows from [channel]"));
     }
-    if rc != "fixed" && model != "snr" {
+    if !fixed && model != ErrorModel::Snr {
         return Err(t.fail(
             "rate_control",
             "needs an SNR: set distance_m, walk_m, waypoints or error_model = \"snr\" with snr_db",
         ));
     }
     let queue = t.int("queue_limit", 1000, Some(1), Some(MAX_QUEUE))?;
-    let sta_qdisc = t.choice("qdisc", "fifo", &crate::spec::QDISCS, "")?;
+    let sta_qdisc = t.pick("qdisc", Qdisc::Fifo, "")?;
     let first = earlier.len() as i128;
     let none_text = "nothing: the first station has no earlier station to relay for it";
     let parent_text = if first > 0 { format!("the index of an earlier station (0..={})", first - 1) } else { none_text.to_owned() };
@@ -90,7 +92,7 @@ fn station(t: &Table, cell: &Cell, earlier: &Stations) -> Res<(i128, Value)> {
     if t.has("parent") && first == 0 {
         return Err(t.fail("parent", none_text));
     }
-    if parent.is_some() && crate::spec::hardware_queue(&cell.driver) {
+    if parent.is_some() && cell.driver.hardware_queue() {
         return Err(t.fail("parent", format!("only with ap.driver = {} (relays are ath9k nodes)", crate::spec::pull_drivers_text())));
     }
     let hop_channel = t.int("hop_channel", 0, Some(0), Some(63))?;
@@ -104,7 +106,7 @@ fn station(t: &Table, cell: &Cell, earlier: &Stations) -> Res<(i128, Value)> {
     }
     if let Some(p) = parent {
         let theirs = earlier.get(p as usize)["hop_channel"].as_u64().unwrap_or(0) as i128;
-        if cell.driver == "ath9k" && hop_channel != theirs {
+        if cell.driver == Driver::Ath9k && hop_channel != theirs {
             return Err(t.fail(
                 "hop_channel",
                 format!("{theirs} (its parent's) with ap.driver = \"ath9k\": a relay has one driver stage, so one radio"),
@@ -120,7 +122,7 @@ fn station(t: &Table, cell: &Cell, earlier: &Stations) -> Res<(i128, Value)> {
             }
         }
     }
-    let nss_change = nss_change(t, nss, &rc, mcs, width, standard, cell.duration)?;
+    let nss_change = nss_change(t, nss, fixed, mcs, width, standard, cell.duration)?;
     let wp: Vec<Value> = waypoints.iter().map(|(ns, m)| json!([ns, m])).collect();
     let mut v = json!({"mcs": mcs as u64, "nss": nss as u64, "error_model": model, "per": per, "snr_db": snr,
                        "queue_limit": queue as u64, "qdisc": sta_qdisc, "rate_control": rc, "waypoints": wp,
@@ -138,7 +140,7 @@ fn station(t: &Table, cell: &Cell, earlier: &Stations) -> Res<(i128, Value)> {
 }
 
 /// `nss_change = [time, n]`: from `time` on the station uses at most `n` streams.
-fn nss_change(t: &Table, nss: i128, rc: &str, mcs: i128, width: i128, standard: &str, duration: u64) -> Res<Option<(u64, u64)>> {
+fn nss_change(t: &Table, nss: i128, fixed: bool, mcs: i128, width: i128, standard: &str, duration: u64) -> Res<Option<(u64, u64)>> {
     let Some(v) = t.raw("nss_change") else { return Ok(None) };
     let allowed = format!("[time, streams] with streams in 1..={nss} (at most nss), e.g. [\"20s\", 1]");
     let (at, n) = match v {
@@ -152,7 +154,7 @@ fn nss_change(t: &Table, nss: i128, rc: &str, mcs: i128, width: i128, standard: 
     if at > duration {
         return Err(t.fail("nss_change", "a time <= sim.duration"));
     }
-    if rc == "fixed" && standard == "vht" && vht_invalid(width, mcs, n) {
+    if fixed && standard == "vht" && vht_invalid(width, mcs, n) {
         return Err(t.fail("nss_change", format!("VHT MCS {mcs} does not exist at {width} MHz with nss = {n}")));
     }
     Ok(Some((at, n as u64)))

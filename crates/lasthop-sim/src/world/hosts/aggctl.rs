@@ -23,7 +23,7 @@
 use crate::engine::{EventQueue, TimerId};
 use crate::world::{Dir, Ev, PktRef, TcpMeta, TxVector, World};
 use crate::metrics::Series;
-use crate::spec::Spec;
+use crate::spec::{Pattern, Spec};
 use lasthop_algo::control::aggctl::{
     AggReport, AggregationEstimator, AllocatorInput, Feedback, RateAllocator, RxPacket, REPORT_LEN,
 };
@@ -95,12 +95,12 @@ struct AggFlow {
 
 /// The host if the spec has aggctl flows or stream changes.
 pub(in crate::world) fn new_host(spec: &Spec, seed: u64, bins: usize, bin: u64, q: &mut EventQueue<Ev>) -> Option<Box<AggctlHost>> {
-    let any_flow = spec.flows.iter().any(|f| f.pattern == "aggctl");
+    let any_flow = spec.flows.iter().any(|f| f.pattern == Pattern::Aggctl);
     if !any_flow && spec.stations.iter().all(|s| s.nss_change.is_none()) {
         return None;
     }
     let a = &spec.aggctl;
-    let packet = spec.flows.iter().find(|f| f.pattern == "aggctl").map_or(1500, |f| f.packet_size);
+    let packet = spec.flows.iter().find(|f| f.pattern == Pattern::Aggctl).map_or(1500, |f| f.packet_size);
     // Without aggctl flows the allocator is idle (the host only changes streams).
     let n_max = if any_flow { spec.aggctl_n_max() } else { spec.aggctl_n_max().max(a.target_aggregation) };
     let alloc = RateAllocator::new(a.allocator_config(n_max, packet)).expect("aggctl parameters validated with the spec");
@@ -110,7 +110,7 @@ pub(in crate::world) fn new_host(spec: &Spec, seed: u64, bins: usize, bin: u64, 
         .iter()
         .enumerate()
         .map(|(i, f)| {
-            (f.pattern == "aggctl").then(|| {
+            (f.pattern == Pattern::Aggctl).then(|| {
                 sta_flow[f.station as usize] = Some(i as u32);
                 let origin = Instant(f.start_ns);
                 AggFlow {
@@ -445,18 +445,18 @@ impl World {
         let (std, width, gi) = (self.standard, self.spec.phy.channel_width, self.spec.phy.guard_interval);
         let seed = self.aggctl.as_deref().map_or(0, |h| h.seed);
         let snr = self.stations[iu].snr.at(now);
-        let rc_name = st.rate_control.clone();
+        let rc_kind = st.rate_control;
         let s = &mut self.stations[iu];
         s.tx.nss = s.tx.nss.min(n);
         let tx = s.tx;
         for dir in 0..2u64 {
-            s.rc[dir as usize] = match rc_name.as_str() {
-                "ideal" => RateControl::Ideal(IdealRate::new(rate_table(std, width, gi, n), snr)),
-                "minstrel" => {
+            s.rc[dir as usize] = match rc_kind {
+                crate::spec::RateControl::Ideal => RateControl::Ideal(IdealRate::new(rate_table(std, width, gi, n), snr)),
+                crate::spec::RateControl::Minstrel => {
                     let rng = Rng::stream(seed, StreamKind::RateControl, (1 << 32) + 2 * i as u64 + dir);
                     RateControl::MinstrelHt(Box::new(MinstrelHt::new(rate_table(std, width, gi, n), MinstrelParams::default(), rng, now)))
                 }
-                _ => RateControl::Fixed(tx),
+                crate::spec::RateControl::Fixed => RateControl::Fixed(tx),
             };
         }
     }

@@ -36,7 +36,7 @@
 use crate::world::{PktRef, TcpMeta, World};
 use crate::engine::TimerId;
 use crate::metrics::LogHistogram;
-use crate::spec::FlowSpec;
+use crate::spec::{FlowSpec, History, HistoryGuard, Profile, Reconnect};
 use lasthop_algo::control::ack_policy::{AckPolicyConfig, AckPolicyKind};
 use lasthop_algo::control::cwnd_history::{self, CwndHistory, CwndHistoryConfig, GuardVerdict, HistoryAverage, HistoryEvent};
 use lasthop_algo::quic::{CloseReason, Datagram, Event, QuicConfig, QuicConnection, Role};
@@ -130,13 +130,13 @@ pub(in crate::world) struct QuicFlow {
 }
 
 fn config(f: &FlowSpec, role: Role) -> QuicConfig {
-    let base = if f.profile == "bquic" { QuicConfig::bursty(role) } else { QuicConfig::new(role) };
+    let base = if f.profile == Profile::Bquic { QuicConfig::bursty(role) } else { QuicConfig::new(role) };
     let mut cfg = QuicConfig {
         max_udp_payload: f.packet_size - lasthop_algo::quic::packet::IP_UDP_OVERHEAD,
         initial_cwnd_packets: f.initial_cwnd,
         zero_rtt: f.zero_rtt,
         idle_timeout: Duration::from_nanos(f.idle_timeout_ns),
-        ecn: crate::spec::ecn_mode(&f.ecn),
+        ecn: f.ecn,
         ..base
     };
     if let Some(p) = f.pacing {
@@ -145,9 +145,7 @@ fn config(f: &FlowSpec, role: Role) -> QuicConfig {
     // "cubic" keeps the model's Chromium CUBIC; another controller replaces it with its
     // defaults (Prague: L4S over QUIC).
     if f.cc != crate::spec::QUIC_CONGESTION_CONTROLS[0] {
-        if let Some(cc) = crate::spec::cc_named(&f.cc) {
-            cfg.cc = cc;
-        }
+        cfg.cc = f.cc.config();
     }
     if let Some(a) = &f.ack_policy {
         let kind = match a.as_str() {
@@ -166,15 +164,15 @@ pub(in crate::world) fn new_flow(f: &FlowSpec, timer: TimerId) -> QuicFlow {
     let (client_cfg, server_cfg) = (config(f, Role::Client), config(f, Role::Server));
     let client = QuicConnection::new(client_cfg, now).expect("QUIC parameters validated with the spec");
     let server = QuicConnection::new(server_cfg, now).expect("QUIC parameters validated with the spec");
-    let average = if f.history == "ewma" { HistoryAverage::Ewma } else { HistoryAverage::Mean };
-    let history = (f.history != "none")
+    let average = if f.history == History::Ewma { HistoryAverage::Ewma } else { HistoryAverage::Mean };
+    let history = (f.history != History::Off)
         .then(|| CwndHistoryConfig { average, ..CwndHistoryConfig::default() }.build().expect("default history parameters are valid"));
     let mut first = Transfer::new(now, f.zero_rtt);
     first.initial_cwnd = server_cfg.initial_cwnd();
     QuicFlow {
         client,
         server,
-        profile: if f.profile == "bquic" { "bquic" } else { "quic" },
+        profile: f.profile.as_str(),
         objects: if f.objects.is_empty() { vec![f.bytes] } else { f.objects.clone() },
         total_bytes: if f.objects.is_empty() { f.bytes } else { f.objects.iter().sum() },
         finished: 0,
@@ -191,7 +189,7 @@ pub(in crate::world) fn new_flow(f: &FlowSpec, timer: TimerId) -> QuicFlow {
         server_cfg,
         connections: f.connections.max(1),
         idle: Duration::from_nanos(f.idle_ns),
-        reconnect_0rtt: f.reconnect == "0rtt",
+        reconnect_0rtt: f.reconnect == Reconnect::ZeroRtt,
         conn: 0,
         server_conn: 0,
         next_start: None,
@@ -199,8 +197,8 @@ pub(in crate::world) fn new_flow(f: &FlowSpec, timer: TimerId) -> QuicFlow {
         slot_conn: BTreeMap::new(),
         peer: f.station,
         history,
-        history_average: if f.history == "ewma" { "ewma" } else { "mean" },
-        guard: f.history_guard == "rtt",
+        history_average: if f.history == History::Ewma { "ewma" } else { "mean" },
+        guard: f.history_guard == HistoryGuard::Rtt,
         guard_reverted: 0,
         hist_min_rtt: None,
         guard_pending: None,
@@ -362,8 +360,8 @@ impl World {
                     samples: kept.map_or(0, |p| p.samples()),
                 }
             }),
-            ecn: (self.spec.flows[f].ecn != "off").then(|| crate::output::QuicEcnOut {
-                mode: self.spec.flows[f].ecn.clone(),
+            ecn: (self.spec.flows[f].ecn != lasthop_algo::ecn::EcnMode::Off).then(|| crate::output::QuicEcnOut {
+                mode: crate::spec::names::ecn_name(self.spec.flows[f].ecn),
                 ce_marked: self.ce_marked[f],
                 ce_reported: s.ecn_ce_reported,
                 congestion_events: s.ecn_congestion_events,

@@ -74,8 +74,8 @@ pub(in crate::world) struct ReqResp {
 /// The congestion controller a TCP flow's spec asks for (`cc`, `hystart`, `extra_acked`),
 /// its name, and whether it paces by default (BBR, and Prague, which sets its own rate).
 pub(in crate::world) fn cc_config(f: &FlowSpec, seed: u64) -> (CcConfig, &'static str, bool) {
-    let name = crate::spec::CONGESTION_CONTROLS.iter().find(|n| **n == f.cc).copied().unwrap_or("cubic");
-    match crate::spec::cc_named(name).expect("a listed controller") {
+    let name = f.cc.as_str();
+    match f.cc.config() {
         CcConfig::Bbr(d) => (CcConfig::Bbr(BbrConfig { extra_acked: f.extra_acked, seed, ..d }), name, true),
         CcConfig::Cubic(d) => {
             let variant = crate::spec::hystart_variant(&f.hystart);
@@ -103,7 +103,7 @@ pub(in crate::world) const GRO_MAX_BYTES: u64 = 65_536;
 /// downlink flow, at the station for an uplink flow; `gro`: the receiver's host merges its
 /// receptions (a station with `gro = true` receiving a downlink flow).
 pub(in crate::world) fn new_conn(f: &FlowSpec, sender_at_server: bool, gro: bool, seed: u64, timer: TimerId) -> TcpConn {
-    let rr = (f.app == "request_response").then(|| {
+    let rr = (f.app == crate::spec::App::RequestResponse).then(|| {
         let mss = f.packet_size.saturating_sub(lasthop_algo::tcp::IP_TCP_HEADERS).max(64);
         let scfg = TcpSenderConfig { mss, ..TcpSenderConfig::default() };
         Box::new(ReqResp {
@@ -128,7 +128,7 @@ pub(in crate::world) fn new_conn(f: &FlowSpec, sender_at_server: bool, gro: bool
     // TCP small queues: a station's socket sends through mac80211, which lowers its pacing
     // shift to 7 (`tx_sk_pacing_shift`); the server's keeps Linux's 10.
     let pacing_shift = if sender_at_server { 10 } else { MAC80211_PACING_SHIFT };
-    let ecn = crate::spec::ecn_mode(&f.ecn);
+    let ecn = f.ecn;
     let scfg = TcpSenderConfig { mss, cc: ccfg, pacing: f.pacing.unwrap_or(pace_default), pacing_shift, ecn, ..TcpSenderConfig::default() };
     let gro_bytes = if gro { GRO_MAX_BYTES } else { 0 };
     let rcfg = TcpReceiverConfig { mss, ecn, gro_bytes, ..TcpReceiverConfig::default() };

@@ -177,7 +177,7 @@ pub(in crate::world) fn server_side(f: &FlowSpec) -> Cow<'_, FlowSpec> {
         return Cow::Borrowed(f);
     }
     let mut s = f.clone();
-    s.cc = f.split_wired_cc.clone();
+    s.cc = f.split_wired_cc;
     s.pacing = None;
     Cow::Owned(s)
 }
