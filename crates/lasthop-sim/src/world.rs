@@ -355,7 +355,7 @@ struct PpduUser {
 struct Tx {
     contender: ContenderId,
     kind: TxKind,
-    /// The users of a data PPDU, each with its own MPDUs; reused through `World::tx_pool`.
+    /// The users of a data PPDU, each with its own MPDUs; reused through `Scratch::tx_pool`.
     users: Vec<PpduUser>,
     ppdu_end: Instant,
 }
@@ -399,19 +399,13 @@ pub struct Totals {
     pub internal_collisions: u64,
 }
 
-pub struct World {
-    spec: Spec,
-    seed: u64,
-    q: EventQueue<Ev>,
-    end: Instant,
-    warmup: Instant,
+/// The cell's PHY and MAC constants, fixed when it is built.
+struct Air {
     standard: Standard,
     band: Band,
     timing: SlotTiming,
-    chans: Vec<Chan>,
     aggregation: bool,
     max_mpdus: u32,
-    /// PPDU time limit of an A-MPDU, per access category slot (TXOP limits of VI and VO).
     /// PPDU time limit per AC slot: [the AP's, the stations'] (TXOP limits, `world/wmm.rs`).
     max_ppdu: Vec<[Duration; 2]>,
     retry_limit: u32,
@@ -423,6 +417,40 @@ pub struct World {
     eifs_extra: Duration,
     beacon_interval: Duration,
     eifs_after_collision: bool,
+    /// A-MPDUs only above this PHY rate (0 = always).
+    aggregation_min_rate: u64,
+    /// Largest A-MSDU (frame body octets); 0 = one MSDU per MPDU.
+    max_amsdu: u32,
+    /// `mac.rx_delivery = "subframe"`: MPDUs go up at their subframe's end, else at the PPDU's.
+    rx_per_subframe: bool,
+}
+
+/// Buffers the frame exchange reuses instead of allocating per PPDU.
+#[derive(Default)]
+struct Scratch {
+    /// The MSDUs of one MPDU.
+    chain: Vec<PktRef>,
+    /// Users' lists of finished PPDUs, kept with their MPDU lists' capacity for the next ones.
+    tx_pool: Vec<Vec<PpduUser>>,
+    dup: Vec<PktRef>,
+    emptied: Vec<(usize, u32)>,
+    /// Reorder-buffer releases with their receive times (`complete_mpdus`).
+    rx: Vec<(PktRef, Instant)>,
+    /// Subframe receive times of one PPDU (`subframe_ends`).
+    times: Vec<Instant>,
+}
+
+pub struct World {
+    spec: Spec,
+    seed: u64,
+    q: EventQueue<Ev>,
+    end: Instant,
+    warmup: Instant,
+    /// The cell's PHY and MAC constants.
+    air: Air,
+    /// Buffers reused from one exchange to the next.
+    scratch: Scratch,
+    chans: Vec<Chan>,
     beacon_pending: bool,
     /// The access categories in use and the nodes using them.
     ac_plan: AcPlan,
@@ -445,12 +473,6 @@ pub struct World {
     /// Airtime each node spent transmitting (ns), for the free-channel fraction.
     node_tx_ns: Vec<u64>,
     node_tick: Duration,
-    /// A-MPDUs only above this PHY rate (0 = always).
-    aggregation_min_rate: u64,
-    /// Largest A-MSDU (frame body octets); 0 = one MSDU per MPDU.
-    max_amsdu: u32,
-    /// Scratch: the MSDUs of one MPDU.
-    chain_buf: Vec<PktRef>,
     flows: Vec<Flow>,
     /// Saturated downlink flow per access category slot and station, if any (refilled as the
     /// AP dequeues); uplink likewise.
@@ -460,16 +482,6 @@ pub struct World {
     wired_down: WiredLink<PktRef>,
     wired_up: WiredLink<PktRef>,
     pkts: Arena,
-    /// Users' lists of finished PPDUs, kept with their MPDU lists' capacity for the next ones.
-    tx_pool: Vec<Vec<PpduUser>>,
-    scratch_dup: Vec<PktRef>,
-    scratch_emptied: Vec<(usize, u32)>,
-    /// `mac.rx_delivery = "subframe"`: MPDUs go up at their subframe's end, else at the PPDU's.
-    rx_per_subframe: bool,
-    /// Reorder-buffer releases with their receive times (`complete_mpdus`).
-    scratch_rx: Vec<(PktRef, Instant)>,
-    /// Subframe receive times of one PPDU (`subframe_ends`).
-    scratch_times: Vec<Instant>,
     /// TCP connections by flow index (None for other flows).
     tcp: Vec<Option<tcp::TcpConn>>,
     /// TCP flows whose queued bytes drained during the current exchange.
@@ -579,7 +591,7 @@ impl World {
     }
     /// The length of an A-MPDU histogram: 0 ..= the most MPDUs an A-MPDU may hold.
     pub fn ampdu_hist_len(&self) -> usize {
-        self.max_mpdus as usize + 1
+        self.air.max_mpdus as usize + 1
     }
     /// Packets queued at the AP for station `i` (its first hop's queue), all ACs.
     pub fn ap_queue_len(&self, i: usize) -> usize {
@@ -587,7 +599,7 @@ impl World {
     }
     /// Data frames carry a QoS Control field (HT and later).
     pub fn qos(&self) -> bool {
-        self.qos
+        self.air.qos
     }
     pub fn station_tx(&self, i: usize) -> TxVector {
         self.stations[i].tx
@@ -602,7 +614,7 @@ impl World {
         self.stations[i].snr.at(t)
     }
     pub fn band(&self) -> Band {
-        self.band
+        self.air.band
     }
     /// Node `n` (0 = the AP, 1 + s = station s) forwards: the AP, or a relay station.
     pub fn is_forwarding(&self, n: usize) -> bool {
@@ -615,17 +627,17 @@ impl World {
         if let Node::Station(i) = req.node {
             assert!((i as usize) < self.stations.len(), "capture node {i}: no such station");
         }
-        let resp = phy::legacy_duration(self.control_rate, self.response_len, self.band);
-        let nav_ns = (self.timing.sifs + resp).as_nanos();
-        let ba_bitmap_octets = if self.response_len == frame::BLOCK_ACK_256 { 32 } else { 8 };
+        let resp = phy::legacy_duration(self.air.control_rate, self.air.response_len, self.air.band);
+        let nav_ns = (self.air.timing.sifs + resp).as_nanos();
+        let ba_bitmap_octets = if self.air.response_len == frame::BLOCK_ACK_256 { 32 } else { 8 };
         self.capture = Some(Box::new(Capture::new(
             req,
-            self.band,
-            self.standard,
-            self.qos,
+            self.air.band,
+            self.air.standard,
+            self.air.qos,
             ba_bitmap_octets,
             nav_ns.div_ceil(1000).min(32767) as u16,
-            self.beacon_interval.as_nanos(),
+            self.air.beacon_interval.as_nanos(),
             self.flows.iter().map(|f| f.station).collect(),
         )));
         let tids = (0..self.flows.len() as u32).map(|f| self.flow_tid(f)).collect();
@@ -654,7 +666,7 @@ impl World {
             let start = self.flows[f].start;
             self.q.schedule(start, Ev::FlowNext(f as u32));
         }
-        if !self.beacon_interval.is_zero() {
+        if !self.air.beacon_interval.is_zero() {
             self.q.schedule(Instant::ZERO, Ev::Beacon);
         }
         self.q.schedule(Instant::ZERO + self.progress_step, Ev::Progress);
@@ -886,22 +898,22 @@ impl World {
 
     fn on_beacon(&mut self) {
         let now = self.q.now();
-        self.q.schedule(now + self.beacon_interval, Ev::Beacon);
+        self.q.schedule(now + self.air.beacon_interval, Ev::Beacon);
         if !self.beacon_pending {
             self.beacon_pending = true;
             self.make_ready(self.ap_beacon, now);
         }
     }
 
-    /// The MSDUs of the MPDU whose first MSDU is `p`, in order, into `chain_buf`.
+    /// The MSDUs of the MPDU whose first MSDU is `p`, in order, into `scratch.chain`.
     #[inline]
     fn msdus_into(&mut self, p: PktRef) {
-        self.pkts.msdus_into(p, &mut self.chain_buf);
+        self.pkts.msdus_into(p, &mut self.scratch.chain);
     }
 
     /// A ghost copy of the MPDU headed by `p` for its retransmission (`Arena::ghost_copy`).
     fn ghost_copy(&mut self, p: PktRef) -> PktRef {
-        self.pkts.ghost_copy(p, &mut self.chain_buf)
+        self.pkts.ghost_copy(p, &mut self.scratch.chain)
     }
 }
 

@@ -16,12 +16,12 @@ impl World {
         }
         let sta = self.next_hop(0, dest);
         let k = self.slot_of(p);
-        // `scratch_dup` is empty here (whoever takes it drains what nested calls add).
+        // `scratch.dup` is empty here (whoever takes it drains what nested calls add).
         let kept = {
-            let World { txqs, scratch_dup, .. } = self;
-            txqs[k].enqueue(now, sta, p, |d| scratch_dup.push(d))
+            let World { txqs, scratch, .. } = self;
+            txqs[k].enqueue(now, sta, p, |d| scratch.dup.push(d))
         };
-        if !self.scratch_dup.is_empty() {
+        if !self.scratch.dup.is_empty() {
             let emptied = self.ap_pulls && self.txqs[k].emptied().next().is_some();
             self.drop_scratch();
             if emptied {
@@ -47,7 +47,7 @@ impl World {
     /// contending: mac80211's next turn would find nothing there, and the driver would have
     /// handed the hardware nothing to send.
     pub(super) fn unschedule_emptied(&mut self, k: usize) {
-        let mut gone = std::mem::take(&mut self.scratch_emptied);
+        let mut gone = std::mem::take(&mut self.scratch.emptied);
         gone.clear();
         gone.extend(self.txqs[k].emptied());
         for &(j, s) in &gone {
@@ -58,7 +58,7 @@ impl World {
                 }
             }
         }
-        self.scratch_emptied = gone;
+        self.scratch.emptied = gone;
     }
 
     /// The hardware reported the end of an exchange (the driver's `on_tx_status`): if that
@@ -95,10 +95,10 @@ impl World {
     /// are accounted as queue drops.
     pub(super) fn ap_pull(&mut self, sta: u32, k: usize, now: Instant) -> Option<PktRef> {
         let p = {
-            let World { txqs, scratch_dup, .. } = self;
-            txqs[k].tx_dequeue(now, sta, |d| scratch_dup.push(d))
+            let World { txqs, scratch, .. } = self;
+            txqs[k].tx_dequeue(now, sta, |d| scratch.dup.push(d))
         };
-        if !self.scratch_dup.is_empty() {
+        if !self.scratch.dup.is_empty() {
             self.drop_scratch();
         }
         if let Some(p) = p {
@@ -107,14 +107,14 @@ impl World {
         p
     }
 
-    /// The packets an AP queue just dropped (in `scratch_dup`), accounted as queue drops.
+    /// The packets an AP queue just dropped (in `scratch.dup`), accounted as queue drops.
     #[cold]
     pub(super) fn drop_scratch(&mut self) {
-        let mut drops = std::mem::take(&mut self.scratch_dup);
+        let mut drops = std::mem::take(&mut self.scratch.dup);
         for d in drops.drain(..) {
             self.drop_pkt(d, DropWhy::Queue);
         }
-        self.scratch_dup = drops;
+        self.scratch.dup = drops;
     }
 }
 
@@ -165,7 +165,7 @@ impl Mac80211<PktRef> for ApHost<'_> {
         };
         // mac80211's estimate at the station's current rate (payload bits over the PHY rate;
         // per-aggregate overheads are not charged).
-        let bits = (frame::mpdu_len(p.len, w.qos) as u64 + 4) * 8;
+        let bits = (frame::mpdu_len(p.len, w.air.qos) as u64 + 4) * 8;
         let est = (bits * 1_000_000_000 / rate).min(u32::MAX as u64) as u32;
         w.pkts[p.id as usize].aql = est;
         est

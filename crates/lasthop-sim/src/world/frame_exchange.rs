@@ -19,7 +19,7 @@ impl World {
         // Internal collisions (§10.23.2.4): the losing EDCAF backs off as after an external
         // collision; its frames stay queued and no MPDU retry counter moves (`world/wmm.rs`).
         for &c in &outcome.internal_losers {
-            self.chans[ch as usize].medium.edcaf_mut(c).on_failure(self.retry_limit);
+            self.chans[ch as usize].medium.edcaf_mut(c).on_failure(self.air.retry_limit);
         }
         self.totals.internal_collisions += outcome.internal_losers.len() as u64;
         let mut txs = Vec::with_capacity(outcome.transmitters.len());
@@ -67,19 +67,19 @@ impl World {
         let (txv, snr) = (u.txv, u.snr);
         let mut any = false;
         for m in u.mpdus.iter_mut() {
-            let ok = mpdu_ok(s, mpdu_bytes(&self.pkts, self.qos, m.1), &txv, snr);
+            let ok = mpdu_ok(s, mpdu_bytes(&self.pkts, self.air.qos, m.1), &txv, snr);
             m.2 = ok;
             any |= ok;
         }
         if !any {
             return None;
         }
-        let end = exchange::response_end(ppdu_end, self.timing.sifs, self.control_rate, self.response_len, self.band);
+        let end = exchange::response_end(ppdu_end, self.air.timing.sifs, self.air.control_rate, self.air.response_len, self.air.band);
         let p = match s.err {
             ErrModel::Snr => {
                 let bits = snr.to_bits();
                 if s.ba_cache.0 != bits {
-                    s.ba_cache = (bits, phy::legacy_success_prob(self.control_rate, snr, self.response_len));
+                    s.ba_cache = (bits, phy::legacy_success_prob(self.air.control_rate, snr, self.air.response_len));
                 }
                 s.ba_cache.1
             }
@@ -96,12 +96,12 @@ impl World {
         if ctd == self.ap_beacon {
             self.beacon_pending = false;
             self.totals.beacons += 1;
-            let d = phy::legacy_duration(BEACON_RATE, frame::BEACON, self.band);
+            let d = phy::legacy_duration(BEACON_RATE, frame::BEACON, self.air.band);
             return Tx { contender: c, kind: TxKind::Beacon, users: Vec::new(), ppdu_end: now + d };
         }
         // One user: the link the winning EDCA function serves. The users' list and its MPDU
         // list come back from a finished PPDU with their capacity.
-        let mut users = self.tx_pool.pop().unwrap_or_default();
+        let mut users = self.scratch.tx_pool.pop().unwrap_or_default();
         let mut mpdus = users.pop().map(|u| u.mpdus).unwrap_or_default();
         users.clear();
         let k = self.ctd_slot(ctd);
@@ -135,22 +135,22 @@ impl World {
             let txv = rc.select(now);
             // A probe goes as one MPDU, outside any aggregate (as drivers send rate-control
             // probe frames), so a failed probe costs one frame, not an A-MPDU.
-            let n = if rc.last_was_sample() { 1 } else { self.max_mpdus as usize };
+            let n = if rc.last_was_sample() { 1 } else { self.air.max_mpdus as usize };
             (txv, snr, n)
         };
         // ath9k-like: no aggregation at or below the configured rate (6.5 Mb/s).
-        let single = self.aggregation_min_rate > 0 && txv.data_rate_bps() <= self.aggregation_min_rate;
+        let single = self.air.aggregation_min_rate > 0 && txv.data_rate_bps() <= self.air.aggregation_min_rate;
         let max_n = if single { 1 } else { max_n };
         let max_psdu = self.max_psdu(sta, dir, k, &txv);
         let mut psdu = self.build_ampdu(sta, dir, k, now, max_n, max_psdu, &mut mpdus);
-        if single && self.standard == Standard::Ht {
+        if single && self.air.standard == Standard::Ht {
             // A plain MPDU (HT has no single-MPDU A-MPDU format requirement).
-            psdu = mpdu_bytes(&self.pkts, self.qos, mpdus[0].1);
+            psdu = mpdu_bytes(&self.pkts, self.air.qos, mpdus[0].1);
         }
-        let d = phy::ppdu_duration(&txv, psdu, self.band);
+        let d = phy::ppdu_duration(&txv, psdu, self.air.band);
         if now >= self.warmup {
             let n = mpdus.len();
-            let len = self.max_mpdus as usize + 1;
+            let len = self.air.max_mpdus as usize + 1;
             let s = &mut self.stations[sta as usize];
             let h = &mut s.ampdu_hist[dir as usize];
             if h.is_empty() {
@@ -178,14 +178,14 @@ impl World {
         // whose payload failed (no response followed), and — only if configured — a collision
         // (see `MacSpec::eifs_after_collision`).
         let data = ex.txs[0].kind == TxKind::Data;
-        let undecodable = exchange::bystanders_defer_eifs(ex.txs.len(), data, ex.response_sent, self.eifs_after_collision);
+        let undecodable = exchange::bystanders_defer_eifs(ex.txs.len(), data, ex.response_sent, self.air.eifs_after_collision);
         let medium = &mut self.chans[ch as usize].medium;
         medium.set_idle(busy_end);
         if undecodable {
             // A station receives none of its own PPDUs: its other ACs' EDCAFs do not defer
             // EIFS after it (`wmm::own_data_ppdu`; with one AC there are none).
             let exempt = wmm::eifs_exempt(medium, &ex.txs);
-            medium.defer_bystanders(busy_end + self.eifs_extra, &exempt);
+            medium.defer_bystanders(busy_end + self.air.eifs_extra, &exempt);
         }
         for mut tx in ex.txs {
             if tx.kind == TxKind::Beacon {
@@ -207,19 +207,19 @@ impl World {
                 if success {
                     e.on_success();
                 } else {
-                    e.on_failure(self.retry_limit);
+                    e.on_failure(self.air.retry_limit);
                 }
             }
             for u in tx.users.iter_mut() {
                 self.complete_user(u, single && u.acked, airtime, tx.ppdu_end);
             }
-            self.tx_pool.push(std::mem::take(&mut tx.users));
+            self.scratch.tx_pool.push(std::mem::take(&mut tx.users));
             // A failed transmitter invokes backoff when its Ack timeout expires and counts
             // AIFS from there (§10.3.2.3.7 / §10.23.2.4); if the medium was still busy
             // then (a longer colliding PPDU), it counts from the end of that busy period,
             // and if a response came that it could not decode, it defers EIFS.
             if !success {
-                let r = exchange::failure_reference(tx.ppdu_end, self.ack_timeout, busy_end, ex.response_sent, self.eifs_extra);
+                let r = exchange::failure_reference(tx.ppdu_end, self.air.ack_timeout, busy_end, ex.response_sent, self.air.eifs_extra);
                 self.chans[ch as usize].medium.set_ref(tx.contender, r);
             }
         }
@@ -304,22 +304,22 @@ impl World {
     /// at the retry limit.
     #[allow(clippy::too_many_arguments)]
     fn complete_mpdus(&mut self, sta: u32, dir: Dir, k: usize, mpdus: &mut [(u32, PktRef, bool)], acked: bool, txv: &TxVector, ppdu_end: Instant) {
-        let mut times = std::mem::take(&mut self.scratch_times);
-        let (pkts, qos) = (&self.pkts, self.qos);
-        ampdu::subframe_ends(txv, self.band, mpdus.iter().map(|m| mpdu_bytes(pkts, qos, m.1)), ppdu_end, self.rx_per_subframe, &mut times);
-        let mut released = std::mem::take(&mut self.scratch_rx);
-        let mut dups = std::mem::take(&mut self.scratch_dup);
-        let retry_limit = self.retry_limit;
+        let mut times = std::mem::take(&mut self.scratch.times);
+        let (pkts, qos) = (&self.pkts, self.air.qos);
+        ampdu::subframe_ends(txv, self.air.band, mpdus.iter().map(|m| mpdu_bytes(pkts, qos, m.1)), ppdu_end, self.air.rx_per_subframe, &mut times);
+        let mut released = std::mem::take(&mut self.scratch.rx);
+        let mut dups = std::mem::take(&mut self.scratch.dup);
+        let retry_limit = self.air.retry_limit;
         let mut link = LinkIo { w: self, sta, dir, k, port: None, now: ppdu_end };
         scoreboard::complete(&mut link, mpdus, acked, &times, ppdu_end, retry_limit, &mut released, &mut dups);
-        self.scratch_times = times;
+        self.scratch.times = times;
         self.totals.mpdus_delivered += released.len() as u64;
-        let mut chain = std::mem::take(&mut self.chain_buf);
+        let mut chain = std::mem::take(&mut self.scratch.chain);
         for (p, rx_time) in released.drain(..) {
             // Each MSDU of the MPDU goes on alone (a relay may aggregate it differently).
             self.msdus_into(p);
             chain.clear();
-            chain.append(&mut self.chain_buf);
+            chain.append(&mut self.scratch.chain);
             for &q in &chain {
                 let pk = &mut self.pkts[q.id as usize];
                 (pk.next, pk.mpdu) = (NO_NEXT, 0);
@@ -334,14 +334,14 @@ impl World {
         for p in dups.drain(..) {
             self.msdus_into(p);
             chain.clear();
-            chain.append(&mut self.chain_buf);
+            chain.append(&mut self.scratch.chain);
             for &q in &chain {
                 self.release(q);
             }
         }
         chain.clear();
-        self.chain_buf = chain;
-        self.scratch_rx = released;
-        self.scratch_dup = dups;
+        self.scratch.chain = chain;
+        self.scratch.rx = released;
+        self.scratch.dup = dups;
     }
 }

@@ -36,7 +36,7 @@ impl PullSource<PktRef> for LinkIo<'_> {
     }
     #[inline]
     fn mpdu_len(&self, p: PktRef) -> u32 {
-        mpdu_bytes(&self.w.pkts, self.w.qos, p)
+        mpdu_bytes(&self.w.pkts, self.w.air.qos, p)
     }
     #[inline]
     fn chain(&mut self, tail: PktRef, next: PktRef) {
@@ -60,8 +60,8 @@ impl CompletionSink<PktRef> for LinkIo<'_> {
     fn received(&mut self, p: PktRef) {
         if self.dir == Dir::Up {
             self.w.msdus_into(p);
-            for i in 0..self.w.chain_buf.len() {
-                self.w.tcp_sent_from(self.sta, self.w.chain_buf[i]);
+            for i in 0..self.w.scratch.chain.len() {
+                self.w.tcp_sent_from(self.sta, self.w.scratch.chain[i]);
             }
         }
     }
@@ -70,8 +70,8 @@ impl CompletionSink<PktRef> for LinkIo<'_> {
     fn acked(&mut self, p: PktRef) {
         if self.dir == Dir::Down {
             self.w.msdus_into(p);
-            for i in 0..self.w.chain_buf.len() {
-                self.w.fw_release(self.sta, self.w.chain_buf[i]);
+            for i in 0..self.w.scratch.chain.len() {
+                self.w.fw_release(self.sta, self.w.scratch.chain[i]);
             }
         }
     }
@@ -88,7 +88,7 @@ impl CompletionSink<PktRef> for LinkIo<'_> {
         let (w, sta, dir) = (&mut *self.w, self.sta, self.dir);
         w.stations[sta as usize].link[dir as usize].failed += 1;
         w.msdus_into(p);
-        let chain = std::mem::take(&mut w.chain_buf);
+        let chain = std::mem::take(&mut w.scratch.chain);
         for &q in &chain {
             if dir == Dir::Up {
                 w.tcp_sent_from(sta, q);
@@ -97,7 +97,7 @@ impl CompletionSink<PktRef> for LinkIo<'_> {
             }
             w.drop_pkt(q, DropWhy::Retry);
         }
-        w.chain_buf = chain;
+        w.scratch.chain = chain;
     }
 }
 
@@ -109,7 +109,7 @@ impl World {
     pub(super) fn max_psdu(&mut self, sta: u32, dir: Dir, k: usize, txv: &TxVector) -> u32 {
         let s = &mut self.stations[sta as usize];
         let by_ap = dir == Dir::Down && s.parent.is_none();
-        let limit = self.max_ppdu[k][!by_ap as usize];
+        let limit = self.air.max_ppdu[k][!by_ap as usize];
         let (cap, a) = (s.psdu_cap, &mut s.ac[k]);
         let r = rate_key(txv) as usize + (dir == Dir::Up) as usize * 8 * 12;
         if a.psdu_by_rate.is_empty() {
@@ -118,8 +118,8 @@ impl World {
         if a.psdu_by_rate[r] == 0 {
             // A TXOP limit shorter than one frame exchange still lets one MPDU go (the 802.11
             // exception for a single frame that exceeds the limit).
-            let one = (frame::mpdu_len(1500, self.qos) + frame::MPDU_DELIMITER).min(cap);
-            a.psdu_by_rate[r] = frame::max_psdu_for_time(txv, self.band, limit, cap).max(one).max(1);
+            let one = (frame::mpdu_len(1500, self.air.qos) + frame::MPDU_DELIMITER).min(cap);
+            a.psdu_by_rate[r] = frame::max_psdu_for_time(txv, self.air.band, limit, cap).max(one).max(1);
         }
         a.psdu_by_rate[r]
     }
@@ -190,9 +190,9 @@ impl World {
         let lim = AmpduLimits {
             max_mpdus: max_n,
             max_psdu,
-            max_amsdu: self.max_amsdu,
-            qos: self.qos,
-            ampdu_format: self.aggregation || matches!(self.standard, Standard::Vht | Standard::He),
+            max_amsdu: self.air.max_amsdu,
+            qos: self.air.qos,
+            ampdu_format: self.air.aggregation || matches!(self.air.standard, Standard::Vht | Standard::He),
         };
         let port = self.relay_port(sta, dir);
         let psdu = ampdu::build(&mut LinkIo { w: self, sta, dir, k, port, now }, &lim, out);

@@ -64,14 +64,14 @@ impl World {
     pub(super) fn relay_enqueue(&mut self, r: u32, entry: u32, p: PktRef, now: Instant) {
         let rl = &mut self.relays[r as usize];
         let sta = rl.sta;
-        let mut drops = std::mem::take(&mut self.scratch_dup);
+        let mut drops = std::mem::take(&mut self.scratch.dup);
         let kept = rl.txqs.enqueue(now, entry, p, |d| drops.push(d));
         let down = rl.down;
         for d in drops.drain(..) {
             self.tcp_sent_from(sta, d);
             self.drop_pkt(d, DropWhy::Queue);
         }
-        self.scratch_dup = drops;
+        self.scratch.dup = drops;
         if kept {
             // The radio that serves this entry.
             let c = match down {
@@ -84,14 +84,14 @@ impl World {
 
     /// The next frame of a relay's queue entry (drops of its discipline accounted).
     pub(super) fn relay_pull(&mut self, r: u32, entry: u32, now: Instant) -> Option<PktRef> {
-        let mut drops = std::mem::take(&mut self.scratch_dup);
+        let mut drops = std::mem::take(&mut self.scratch.dup);
         let sta = self.relays[r as usize].sta;
         let p = self.relays[r as usize].txqs.tx_dequeue(now, entry, |d| drops.push(d));
         for d in drops.drain(..) {
             self.tcp_sent_from(sta, d);
             self.drop_pkt(d, DropWhy::Queue);
         }
-        self.scratch_dup = drops;
+        self.scratch.dup = drops;
         if let Some(p) = p {
             self.ecn_left_queue(p);
         }
@@ -173,10 +173,10 @@ impl World {
 
     /// Most MPDUs one A-MPDU of full-size (1500-octet) packets can hold at `txv` on `link`.
     pub(super) fn ampdu_capacity(&mut self, link: u32, txv: &TxVector) -> u32 {
-        if !self.aggregation || txv.data_rate_bps() <= self.aggregation_min_rate {
+        if !self.air.aggregation || txv.data_rate_bps() <= self.air.aggregation_min_rate {
             return 1;
         }
-        frame::full_size_mpdus(self.max_psdu(link, Dir::Down, self.ac_plan.main as usize, txv), self.qos, self.max_mpdus)
+        frame::full_size_mpdus(self.max_psdu(link, Dir::Down, self.ac_plan.main as usize, txv), self.air.qos, self.air.max_mpdus)
     }
 
     /// A forwarding node's measurement instant: sample its interface queue and, with WQM, hand

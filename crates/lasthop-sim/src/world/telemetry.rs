@@ -193,7 +193,7 @@ impl World {
         let ch = self.stations.iter().find(|s| s.parent.is_none()).map_or(0, |s| s.ch as usize);
         let rx_ns = self.stations.iter().filter(|s| s.parent.is_none()).map(|s| s.link[Dir::Up as usize].airtime_ns).sum();
         let survey = SurveyTelemetry {
-            freq_mhz: band_freq_mhz(self.band),
+            freq_mhz: band_freq_mhz(self.air.band),
             noise_dbm: noise,
             active_ns: now.as_nanos(),
             busy_ns: self.chans[ch].busy_ns,
@@ -225,14 +225,14 @@ impl World {
     /// Goodput of back-to-back full A-MPDUs of `k` MPDUs at `txv` in `mac.access_category`
     /// (bit/s), without collisions or losses.
     fn expected_throughput(&self, txv: &TxVector, k: u32) -> u64 {
-        let per = frame::mpdu_len(1500, self.qos) + frame::MPDU_DELIMITER;
+        let per = frame::mpdu_len(1500, self.air.qos) + frame::MPDU_DELIMITER;
         let psdu = per * k;
-        let ppdu = phy::ppdu_duration(txv, psdu, self.band);
+        let ppdu = phy::ppdu_duration(txv, psdu, self.air.band);
         let ac = self.spec.mac.access_category;
         let e = EdcaParams::default_for(ac, true);
-        let access = self.timing.sifs + self.timing.slot * (e.aifsn as u64) + Duration(self.timing.slot.as_nanos() * e.cw_min as u64 / 2);
-        let resp = phy::legacy_duration(self.control_rate, self.response_len, self.band);
-        let cycle = access + ppdu + self.timing.sifs + resp;
+        let access = self.air.timing.sifs + self.air.timing.slot * (e.aifsn as u64) + Duration(self.air.timing.slot.as_nanos() * e.cw_min as u64 / 2);
+        let resp = phy::legacy_duration(self.air.control_rate, self.air.response_len, self.air.band);
+        let cycle = access + ppdu + self.air.timing.sifs + resp;
         if cycle.is_zero() {
             return 0;
         }
@@ -246,8 +246,8 @@ impl World {
     pub(super) fn record_exchange(&mut self, now: Instant, txs: &[Tx], collision: bool, response_sent: bool) {
         use crate::capture::TcpRec;
         let Some(cap) = self.capture.as_deref_mut() else { return };
-        let ampdu = self.aggregation || matches!(self.standard, Standard::Vht | Standard::He);
-        let control = PhyRec::Legacy { rate_bps: self.control_rate };
+        let ampdu = self.air.aggregation || matches!(self.air.standard, Standard::Vht | Standard::He);
+        let control = PhyRec::Legacy { rate_bps: self.air.control_rate };
         for tx in txs {
             if tx.kind == TxKind::Beacon {
                 let seq = self.totals.beacons;
@@ -298,8 +298,8 @@ impl World {
                 });
                 let Some(idx) = cap.data(now.as_nanos(), t, r, phy, ampdu, collision, mpdus) else { return };
                 if response_sent && u.mpdus.iter().any(|m| m.2) {
-                    let at = (tx.ppdu_end + self.timing.sifs).as_nanos();
-                    let kind = if self.aggregation { PpduKind::BlockAck { data: idx } } else { PpduKind::Ack { data: idx } };
+                    let at = (tx.ppdu_end + self.air.timing.sifs).as_nanos();
+                    let kind = if self.air.aggregation { PpduKind::BlockAck { data: idx } } else { PpduKind::Ack { data: idx } };
                     cap.single(at, kind, r, t, control, false, u.acked);
                 }
             }

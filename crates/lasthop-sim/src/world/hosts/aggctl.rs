@@ -442,7 +442,7 @@ impl World {
         let iu = i as usize;
         let st = &self.spec.stations[iu];
         let Some((_, n)) = st.nss_change else { return };
-        let (std, width, gi) = (self.standard, self.spec.phy.channel_width, self.spec.phy.guard_interval);
+        let (std, width, gi) = (self.air.standard, self.spec.phy.channel_width, self.spec.phy.guard_interval);
         let seed = self.aggctl.as_deref().map_or(0, |h| h.seed);
         let snr = self.stations[iu].snr.at(now);
         let rc_kind = st.rate_control;

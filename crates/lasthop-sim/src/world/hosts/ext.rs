@@ -348,9 +348,9 @@ impl World {
         if self.ext.is_none() || !u.mpdus.iter().any(|m| m.2) {
             return;
         }
-        let mut times = std::mem::take(&mut self.scratch_times);
-        let (pkts, qos) = (&self.pkts, self.qos);
-        ampdu::subframe_ends(&u.txv, self.band, u.mpdus.iter().map(|m| mpdu_bytes(pkts, qos, m.1)), ppdu_end, self.rx_per_subframe, &mut times);
+        let mut times = std::mem::take(&mut self.scratch.times);
+        let (pkts, qos) = (&self.pkts, self.air.qos);
+        ampdu::subframe_ends(&u.txv, self.air.band, u.mpdus.iter().map(|m| mpdu_bytes(pkts, qos, m.1)), ppdu_end, self.air.rx_per_subframe, &mut times);
         let mut rcpt = self.stations[u.sta as usize].ac[u.ac as usize].agreement(u.dir).1.clone();
         let mut released = Vec::new();
         for (&(seq, p, ok), &t) in u.mpdus.iter().zip(&times) {
@@ -358,8 +358,8 @@ impl World {
                 rcpt.receive(seq, p, |x| released.push((x, t)), |_| {});
             }
         }
-        self.scratch_times = times;
-        let mut chain = std::mem::take(&mut self.chain_buf);
+        self.scratch.times = times;
+        let mut chain = std::mem::take(&mut self.scratch.chain);
         for (p, t) in released {
             self.pkts.msdus_into(p, &mut chain);
             for &q in &chain {
@@ -381,6 +381,6 @@ impl World {
             }
         }
         chain.clear();
-        self.chain_buf = chain;
+        self.scratch.chain = chain;
     }
 }
