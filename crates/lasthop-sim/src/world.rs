@@ -811,6 +811,26 @@ impl World {
         self.release(p);
     }
 
+    /// Station `sta`'s next frame in slot `k`, if it `fits`: a FIFO is peeked first; a
+    /// discipline is pulled (its AQM decides what it drops), and a frame that does not fit
+    /// waits first in line.
+    fn station_take(&mut self, sta: u32, k: usize, now: Instant, fits: &dyn Fn(u32) -> bool) -> Take<PktRef> {
+        if matches!(self.stations[sta as usize].ac[k].queue, AnyQdisc::Fifo(_)) {
+            let a = &mut self.stations[sta as usize].ac[k];
+            let Some(p) = a.queue.peek() else { return Take::Empty };
+            if !fits(p.len) {
+                return Take::NoFit;
+            }
+            return Take::Got(a.queue.dequeue(now, |_| {}).expect("peeked"));
+        }
+        let Some(p) = self.station_pull(sta, k, now) else { return Take::Empty };
+        if !fits(p.len) {
+            self.stations[sta as usize].ac[k].stash = Some(p);
+            return Take::NoFit;
+        }
+        Take::Got(p)
+    }
+
     /// The next frame of leaf station `sta`'s own queue of slot `k` (a stashed one first);
     /// packets its discipline drops on the way are accounted as queue drops.
     fn station_pull(&mut self, sta: u32, k: usize, now: Instant) -> Option<PktRef> {

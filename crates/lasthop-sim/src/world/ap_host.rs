@@ -194,3 +194,15 @@ impl Mac80211<PktRef> for ApHost<'_> {
         self.w.txqs[self.k].schedule_end();
     }
 }
+
+impl World {
+    /// The AP's next frame for station `sta` in slot `k`, if it `fits`, through its driver:
+    /// from mac80211's queues (the AQM decides there what it drops) or from the firmware's;
+    /// marked CE at the air if that is on.
+    pub(super) fn ap_take(&mut self, sta: u32, k: usize, now: Instant, fits: &dyn Fn(u32) -> bool) -> Take<PktRef> {
+        match self.with_driver(k, now, |d, mac| d.take(mac, sta, |p: &PktRef| fits(p.len))).expect("the AP's driver") {
+            Take::Got(p) => Take::Got(self.air_mark(p, now)),
+            other => other,
+        }
+    }
+}

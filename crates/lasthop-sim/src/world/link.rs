@@ -128,40 +128,12 @@ impl World {
     /// entry, the firmware queue, the AP's station queue, or the station's own queue) if
     /// `fits(ip_len)`; a frame that does not fit stays first in line.
     pub(super) fn take_new(&mut self, sta: u32, dir: Dir, k: usize, port: Option<(u32, u32)>, now: Instant, fits: &dyn Fn(u32) -> bool) -> Take<PktRef> {
-        let p = match dir {
-            _ if port.is_some() => {
-                let (r, e) = port.expect("relay port");
-                let Some(p) = self.relay_pull(r, e, now) else { return Take::Empty };
-                if !fits(p.len) {
-                    self.relays[r as usize].txqs.stash(e, p);
-                    return Take::NoFit;
-                }
-                p
-            }
-            // The AP's driver: from mac80211's queues (the AQM decides there what it drops) or
-            // from the firmware's.
-            Dir::Down => match self.with_driver(k, now, |d, mac| d.take(mac, sta, |p: &PktRef| fits(p.len))).expect("the AP's driver") {
-                Take::Got(p) => self.air_mark(p, now),
-                other => return other,
-            },
-            Dir::Up if matches!(self.stations[sta as usize].ac[k].queue, AnyQdisc::Fifo(_)) => {
-                let a = &mut self.stations[sta as usize].ac[k];
-                let Some(p) = a.queue.peek() else { return Take::Empty };
-                if !fits(p.len) {
-                    return Take::NoFit;
-                }
-                a.queue.dequeue(now, |_| {}).expect("peeked")
-            }
-            Dir::Up => {
-                // As at the AP: pull (the AQM decides what it drops), then check the fit.
-                let Some(p) = self.station_pull(sta, k, now) else { return Take::Empty };
-                if !fits(p.len) {
-                    self.stations[sta as usize].ac[k].stash = Some(p);
-                    return Take::NoFit;
-                }
-                p
-            }
+        let taken = match (port, dir) {
+            (Some((r, e)), _) => self.relay_take(r, e, now, fits),
+            (None, Dir::Down) => self.ap_take(sta, k, now, fits),
+            (None, Dir::Up) => self.station_take(sta, k, now, fits),
         };
+        let Take::Got(p) = taken else { return taken };
         // A saturated source puts a fresh packet behind the one that left.
         let sat = match dir {
             // A relay's own saturated uplink flow refills when one of its packets leaves.
@@ -179,12 +151,10 @@ impl World {
 
     /// Fill `out` with the MPDUs of one A-MPDU (or a single MPDU) for `sta` in `dir` and access
     /// category slot `k` (its Block Ack agreement and queues): retransmissions first, then new
-    /// MPDUs, within the Block Ack window, the MPDU count, the A-MPDU length and the PPDU time
-    /// limits. With `mac.max_amsdu_bytes` a new MPDU carries as many queued packets for the
-    /// same next hop as fit in one A-MSDU (and in the A-MPDU). Returns the PSDU length.
-    /// Fill `out` with the MPDUs of one A-MPDU (or a single MPDU) for `sta` in `dir` and access
-    /// category slot `k` (its Block Ack agreement and queues) within `max_n` MPDUs and
-    /// `max_psdu` octets (`lasthop_wifi::mac::ampdu::build`). Returns the PSDU length.
+    /// MPDUs, within the Block Ack window, `max_n` MPDUs, `max_psdu` octets and the PPDU time
+    /// limits (`lasthop_wifi::mac::ampdu::build`). With `mac.max_amsdu_bytes` a new MPDU carries
+    /// as many queued packets for the same next hop as fit in one A-MSDU (and in the A-MPDU).
+    /// Returns the PSDU length.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn build_ampdu(&mut self, sta: u32, dir: Dir, k: usize, now: Instant, max_n: usize, max_psdu: u32, out: &mut Vec<(u32, PktRef, bool)>) -> u32 {
         let lim = AmpduLimits {

@@ -82,6 +82,17 @@ impl World {
         }
     }
 
+    /// The next frame relay `r` forwards through port `e`, if it `fits`; one that does not
+    /// waits first in line.
+    pub(super) fn relay_take(&mut self, r: u32, e: u32, now: Instant, fits: &dyn Fn(u32) -> bool) -> Take<PktRef> {
+        let Some(p) = self.relay_pull(r, e, now) else { return Take::Empty };
+        if !fits(p.len) {
+            self.relays[r as usize].txqs.stash(e, p);
+            return Take::NoFit;
+        }
+        Take::Got(p)
+    }
+
     /// The next frame of a relay's queue entry (drops of its discipline accounted).
     pub(super) fn relay_pull(&mut self, r: u32, entry: u32, now: Instant) -> Option<PktRef> {
         let mut drops = std::mem::take(&mut self.scratch.dup);
