@@ -363,6 +363,9 @@ pub struct TcpSender {
     recovery_point: Option<u64>,
     /// End of the highest segment retransmitted by rules 1/3 (NextSeg's cursor).
     high_rxt: u64,
+    /// Every segment from `high_rxt` up to this sequence is SACKed or has a retransmission
+    /// outstanding (what NextSeg rules 1 and 3 skip; `first_unrepaired`). 0 when unknown.
+    repaired_upto: u64,
     rescue_rxt: Option<u64>,
     fast_rtx_pending: bool,
 
@@ -451,6 +454,7 @@ impl TcpSender {
             in_loss: false,
             recovery_point: None,
             high_rxt: 0,
+            repaired_upto: 0,
             rescue_rxt: None,
             fast_rtx_pending: false,
             rack_xmit_ts: None,
@@ -692,6 +696,7 @@ impl TcpSender {
                 if g.seq < cum && !g.sacked {
                     // Cumulative ACK inside a segment (not produced by our receiver): trim.
                     let cut = cum - g.seq;
+                    self.reset_repaired();
                     let f = self.segs.front_mut().unwrap();
                     f.seq = cum;
                     f.len -= cut as u32;
@@ -819,6 +824,7 @@ impl TcpSender {
         }
         self.fast_rtx_pending = true; // (4.3)
         self.high_rxt = self.snd_una;
+        self.reset_repaired();
         self.rescue_rxt = None;
     }
 
@@ -893,6 +899,7 @@ impl TcpSender {
         self.rtx_bytes = 0;
         self.lost_marked_upto = self.snd_nxt;
         self.high_rxt = self.snd_una;
+        self.reset_repaired();
         self.in_recovery = false;
         self.ecn_cwr = false;
         self.fast_rtx_pending = false;

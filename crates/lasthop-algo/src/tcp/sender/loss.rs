@@ -14,8 +14,18 @@ impl TcpSender {
         }
         let thresh_segs = self.cfg.dup_thresh as u64;
         let thresh_bytes = (self.cfg.dup_thresh as u64 - 1) * self.cfg.mss as u64;
-        let lo = self.segs.partition_point(|g| g.seq < self.lost_marked_upto);
+        let mut lo = self.segs.partition_point(|g| g.seq < self.lost_marked_upto);
         let hi = self.segs.partition_point(|g| g.seq < self.high_sacked);
+        // SACKed segments at the bottom of the range can neither be marked nor end the scan
+        // below: the next calls start above them (SACK marks are never undone).
+        while lo < hi && self.segs[lo].sacked {
+            lo += 1;
+        }
+        if let Some(g) = self.segs.get(lo) {
+            self.lost_marked_upto = self.lost_marked_upto.max(g.seq);
+        } else if let Some(g) = self.segs.back() {
+            self.lost_marked_upto = self.lost_marked_upto.max(g.end());
+        }
         let (mut cnt, mut bytes) = (0u64, 0u64);
         let mut boundary = None;
         for j in (lo..hi).rev() {
@@ -104,6 +114,7 @@ impl TcpSender {
         self.rack_lost += count;
         if let Some(s) = lowest_rtx {
             self.high_rxt = self.high_rxt.min(s).max(self.snd_una);
+            self.reset_repaired();
         }
         self.rack_deadline = timeout;
         newly
