@@ -132,7 +132,7 @@
 //! probing (our receiver never closes its window with nothing outstanding), D-SACK,
 //! F-RTO/undo.
 
-use super::{AckSegment, DataSegment};
+use super::{AckSegment, DataSegment, MAX_SACK_BLOCKS};
 use super::rtt::RttEstimator;
 use loss::sent_after;
 use recovery::{Prr, Tlp};
@@ -354,6 +354,10 @@ pub struct TcpSender {
     rtx_bytes: u64,
     /// Highest octet (exclusive end) covered by any SACK block.
     high_sacked: u64,
+    /// The SACK blocks of the last ACK, clipped to the data outstanding then: every segment
+    /// fully inside one of them is SACKed (`apply_sack` skips them).
+    sacked_blocks: [(u64, u64); MAX_SACK_BLOCKS],
+    n_sacked_blocks: u8,
     /// Every unSACKed segment below this is marked lost.
     lost_marked_upto: u64,
     dupacks: u32,
@@ -448,6 +452,8 @@ impl TcpSender {
             lost_bytes: 0,
             rtx_bytes: 0,
             high_sacked: 0,
+            sacked_blocks: [(0, 0); MAX_SACK_BLOCKS],
+            n_sacked_blocks: 0,
             lost_marked_upto: 0,
             dupacks: 0,
             in_recovery: false,
@@ -538,6 +544,7 @@ impl TcpSender {
         for &(s, e) in ack.sack_blocks() {
             sack_new |= self.apply_sack(now, s, e, &mut acc);
         }
+        self.remember_sack_blocks(ack);
         let cum_advanced = ack.cum_ack > self.snd_una;
         if cum_advanced {
             self.apply_cum(now, ack.cum_ack, &mut acc);
@@ -647,9 +654,14 @@ impl TcpSender {
         if s >= e {
             return false;
         }
+        let lo = self.segs.partition_point(|g| g.seq < s);
+        // (A block inside one segment covers none: `hi` < `lo` is an empty range.)
+        let hi = self.segs.partition_point(|g| g.end() <= e).max(lo);
+        // The segments of the block that the previous ACK's blocks already SACKed (most of a
+        // block that grew) are skipped: nothing in them changes.
+        let (skip_lo, skip_hi) = self.sacked_before(s, e, lo, hi);
         let mut any = false;
-        let mut i = self.segs.partition_point(|g| g.seq < s);
-        while i < self.segs.len() && self.segs[i].end() <= e {
+        for i in (lo..skip_lo).chain(skip_hi..hi) {
             let g = &mut self.segs[i];
             if !g.sacked {
                 g.sacked = true;
@@ -667,12 +679,44 @@ impl TcpSender {
                 self.on_delivered(now, &g, acc);
                 any = true;
             }
-            i += 1;
         }
         if any {
             self.high_sacked = self.high_sacked.max(e);
         }
         any
+    }
+
+    /// The index range, within the block's segments `lo..hi` (those fully inside [s, e)), of
+    /// the segments fully inside the previous ACK's block that overlaps [s, e) most: all of
+    /// them are SACKed already (SACK marks are never undone). Empty if none overlaps.
+    fn sacked_before(&self, s: u64, e: u64, lo: usize, hi: usize) -> (usize, usize) {
+        let mut best = (0u64, 0u64);
+        for &(ps, pe) in &self.sacked_blocks[..self.n_sacked_blocks as usize] {
+            let (a, b) = (ps.max(s), pe.min(e));
+            if b > a && b - a > best.1 - best.0 {
+                best = (a, b);
+            }
+        }
+        if best.1 <= best.0 {
+            return (lo, lo);
+        }
+        let a = self.segs.partition_point(|g| g.seq < best.0).clamp(lo, hi);
+        let b = self.segs.partition_point(|g| g.end() <= best.1).clamp(a, hi);
+        (a, b)
+    }
+
+    /// Remember the SACK blocks just applied (clipped to the outstanding data), for the next
+    /// ACK's `sacked_before`.
+    fn remember_sack_blocks(&mut self, ack: &AckSegment) {
+        let mut n = 0;
+        for &(s, e) in ack.sack_blocks() {
+            let (s, e) = (s.max(self.snd_una), e.min(self.snd_nxt));
+            if s < e {
+                self.sacked_blocks[n] = (s, e);
+                n += 1;
+            }
+        }
+        self.n_sacked_blocks = n as u8;
     }
 
     /// Remove everything below `cum` from the scoreboard.
@@ -697,6 +741,7 @@ impl TcpSender {
                     // Cumulative ACK inside a segment (not produced by our receiver): trim.
                     let cut = cum - g.seq;
                     self.reset_repaired();
+                    self.n_sacked_blocks = 0;
                     let f = self.segs.front_mut().unwrap();
                     f.seq = cum;
                     f.len -= cut as u32;
