@@ -959,17 +959,37 @@ impl TcpSender {
         self.rto_deadline = Some(now + self.rto());
     }
 
+    /// The congestion window, bytes (`stats().cwnd` without the rest).
+    pub fn cwnd(&self) -> u64 {
+        self.cc.cwnd()
+    }
+
+    /// RFC 6675 pipe, bytes (`stats().bytes_in_flight`).
+    pub fn bytes_in_flight(&self) -> u64 {
+        self.pipe()
+    }
+
+    /// The pacing rate in force, bytes per second, 0 when not pacing (`stats().pacing_rate`).
+    pub fn pacing_rate(&self) -> u64 {
+        self.pacing_rate_now().unwrap_or(0)
+    }
+
+    /// The most recent RTT sample (`stats().latest_rtt`).
+    pub fn latest_rtt(&self) -> Option<Duration> {
+        self.latest_rtt
+    }
+
     pub fn stats(&self) -> SenderStats {
         SenderStats {
-            cwnd: self.cc.cwnd(),
+            cwnd: self.cwnd(),
             ssthresh: self.cc.ssthresh(),
             srtt: self.rtt.srtt().unwrap_or(Duration::ZERO),
             rttvar: self.rtt.mdev(),
             min_rtt: self.min_rtt.unwrap_or(Duration::ZERO),
-            latest_rtt: self.latest_rtt,
+            latest_rtt: self.latest_rtt(),
             rto: self.rto(),
-            bytes_in_flight: self.pipe(),
-            pacing_rate: self.pacing_rate_now().unwrap_or(0),
+            bytes_in_flight: self.bytes_in_flight(),
+            pacing_rate: self.pacing_rate(),
             delivered: self.delivered,
             bytes_sent: self.bytes_sent,
             segments_sent: self.segments_sent,

@@ -418,12 +418,12 @@ impl World {
             TcpMeta::Ack { ack, rev: false } => {
                 let conn = self.tcp[fi].as_mut().unwrap();
                 conn.sender.handle_ack(t, &ack);
-                let s = conn.sender.stats();
+                let s = &conn.sender;
                 let tn = t.as_nanos();
-                self.ts.cwnd.set(fi, tn, s.cwnd as f64);
-                self.ts.inflight.set(fi, tn, s.bytes_in_flight as f64);
-                self.ts.pacing.set(fi, tn, s.pacing_rate as f64 * 8.0);
-                if let Some(r) = s.latest_rtt {
+                self.ts.cwnd.set(fi, tn, s.cwnd() as f64);
+                self.ts.inflight.set(fi, tn, s.bytes_in_flight() as f64);
+                self.ts.pacing.set(fi, tn, s.pacing_rate() as f64 * 8.0);
+                if let Some(r) = s.latest_rtt() {
                     self.ts.rtt_sum.add(fi, tn, r.as_nanos() as f64);
                     self.ts.rtt_n.add(fi, tn, 1.0);
                 }
