@@ -845,21 +845,25 @@ impl TcpSender {
     }
 
     /// The congestion window, bytes (`stats().cwnd` without the rest).
+    #[inline]
     pub fn cwnd(&self) -> u64 {
         self.cc.cwnd()
     }
 
     /// RFC 6675 pipe, bytes (`stats().bytes_in_flight`).
+    #[inline]
     pub fn bytes_in_flight(&self) -> u64 {
         self.pipe()
     }
 
     /// The pacing rate in force, bytes per second, 0 when not pacing (`stats().pacing_rate`).
+    #[inline]
     pub fn pacing_rate(&self) -> u64 {
         self.pacing_rate_now().unwrap_or(0)
     }
 
     /// The most recent RTT sample (`stats().latest_rtt`).
+    #[inline]
     pub fn latest_rtt(&self) -> Option<Duration> {
         self.latest_rtt
     }
