@@ -327,7 +327,12 @@ mod tests {
                 if rng.gen_range_inclusive(2) > 0 {
                     let span = if rng.gen_range_inclusive(1) == 0 { 3 } else { 1_000_000 };
                     let t = q.now().as_nanos() + rng.gen_range_inclusive(span);
-                    q.schedule(Instant(t), seq);
+                    // Some into lanes: mostly in order there, the others fall back to the heap.
+                    match rng.gen_range_inclusive(3) {
+                        0 => q.schedule_in_lane(0, Instant(t), seq),
+                        1 => q.schedule_in_lane(2, Instant(t), seq),
+                        _ => q.schedule(Instant(t), seq),
+                    }
                     reference.insert((t, seq), seq);
                     seq += 1;
                 } else if let Some(e) = q.pop_until(Instant(u64::MAX)) {
