@@ -136,6 +136,7 @@ use super::{AckSegment, DataSegment, MAX_SACK_BLOCKS};
 use super::rtt::RttEstimator;
 use loss::sent_after;
 use recovery::{Prr, Tlp};
+use scoreboard::SackedRuns;
 use crate::cc::{AckInfo, AnyCc, CcConfig, CongestionControl, NewRenoConfig, RateSample};
 use crate::ecn::{AccEcnSender, EcnMode};
 use alloc::collections::VecDeque;
@@ -358,6 +359,8 @@ pub struct TcpSender {
     /// fully inside one of them is SACKed (`apply_sack` skips them).
     sacked_blocks: [(u64, u64); MAX_SACK_BLOCKS],
     n_sacked_blocks: u8,
+    /// Runs of SACKed segments (RACK's scan passes over them).
+    sacked_runs: SackedRuns,
     /// Every unSACKed segment below this is marked lost.
     lost_marked_upto: u64,
     dupacks: u32,
@@ -454,6 +457,7 @@ impl TcpSender {
             high_sacked: 0,
             sacked_blocks: [(0, 0); MAX_SACK_BLOCKS],
             n_sacked_blocks: 0,
+            sacked_runs: SackedRuns::default(),
             lost_marked_upto: 0,
             dupacks: 0,
             in_recovery: false,

@@ -1,9 +1,11 @@
 //! The scoreboard's updates from an ACK (RFC 6675 §5 "update the scoreboard"): SACK blocks
-//! mark segments SACKed, the cumulative point removes what it covers. The previous ACK's blocks
-//! are kept, so that a block that grew is applied from where it ended.
+//! mark segments SACKed, the cumulative point removes what it covers. Two records keep the
+//! ACK-by-ACK scans short: the previous ACK's blocks (a block that grew is applied from where
+//! it ended) and the runs of SACKed segments (`SackedRuns`, which RACK passes over).
 
 use super::{AckAcc, TcpSender};
 use crate::tcp::AckSegment;
+use alloc::vec::Vec;
 use lasthop_core::Instant;
 
 impl TcpSender {
@@ -42,6 +44,7 @@ impl TcpSender {
         }
         if any {
             self.high_sacked = self.high_sacked.max(e);
+            self.sacked_runs.insert(self.segs[lo].seq, self.segs[hi - 1].end());
         }
         any
     }
@@ -102,6 +105,7 @@ impl TcpSender {
                     let cut = cum - g.seq;
                     self.reset_repaired();
                     self.n_sacked_blocks = 0;
+                    self.sacked_runs.clear();
                     let f = self.segs.front_mut().unwrap();
                     f.seq = cum;
                     f.len -= cut as u32;
@@ -120,5 +124,77 @@ impl TcpSender {
         }
         self.snd_una = cum;
         self.high_rxt = self.high_rxt.max(cum);
+        self.sacked_runs.drop_below(cum);
+    }
+}
+
+/// The SACKed parts of the sequence space: sorted, disjoint ranges, each the extent of a run
+/// of consecutive SACKed segments, so that a segment starting inside one is SACKed (SACK marks
+/// are never undone; a segment leaves only when cumulatively acknowledged).
+#[derive(Clone, Debug, Default)]
+pub(super) struct SackedRuns(Vec<(u64, u64)>);
+
+impl SackedRuns {
+    /// The segments covering [s, e) were just SACKed: add it, merged with the runs it overlaps
+    /// or touches.
+    pub(super) fn insert(&mut self, s: u64, e: u64) {
+        let v = &mut self.0;
+        let i = v.partition_point(|r| r.1 < s);
+        let mut j = i;
+        let (mut a, mut b) = (s, e);
+        while j < v.len() && v[j].0 <= e {
+            a = a.min(v[j].0);
+            b = b.max(v[j].1);
+            j += 1;
+        }
+        if i == j {
+            v.insert(i, (a, b));
+        } else {
+            v[i] = (a, b);
+            v.drain(i + 1..j);
+        }
+    }
+
+    /// Forget the runs wholly below `cum` (their segments are gone).
+    pub(super) fn drop_below(&mut self, cum: u64) {
+        let n = self.0.partition_point(|r| r.1 <= cum);
+        if n > 0 {
+            self.0.drain(..n);
+        }
+    }
+
+    /// Forget every run (a segment was trimmed: the runs may no longer follow segment bounds).
+    pub(super) fn clear(&mut self) {
+        self.0.clear();
+    }
+
+    /// The runs, in sequence order.
+    pub(super) fn runs(&self) -> &[(u64, u64)] {
+        &self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SackedRuns;
+
+    #[test]
+    fn runs_merge_when_they_touch_and_leave_below_the_cumulative_point() {
+        let mut r = SackedRuns::default();
+        r.insert(10, 20);
+        r.insert(40, 50);
+        r.insert(60, 70);
+        assert_eq!(r.runs(), &[(10, 20), (40, 50), (60, 70)]);
+        r.insert(20, 30); // touches the first
+        r.insert(45, 65); // bridges the second and third
+        assert_eq!(r.runs(), &[(10, 30), (40, 70)]);
+        r.insert(0, 5);
+        assert_eq!(r.runs(), &[(0, 5), (10, 30), (40, 70)]);
+        r.drop_below(30);
+        assert_eq!(r.runs(), &[(40, 70)]);
+        r.drop_below(50); // a run across the cumulative point stays
+        assert_eq!(r.runs(), &[(40, 70)]);
+        r.clear();
+        assert!(r.runs().is_empty());
     }
 }
