@@ -9,10 +9,16 @@
 //! scheduling a new event and leaving the old one to be skipped when it comes up. A re-armed
 //! timer takes the next `seq`, as a newly scheduled event would, so the order of everything
 //! that runs is the same as with one event per arming; only the skipped events are gone.
+//!
+//! Events that their source schedules in time order (a FIFO link's arrivals) may go into a
+//! **lane** instead of the heap: a plain queue, appended to while its events come in order
+//! (else the event goes into the heap). The next event is the earliest of the heap's, the
+//! timers' and the lanes' first ones; keys are unique, so the order is the one the heap alone
+//! would give, at the cost of an append and a pop instead of the heap's.
 
 use lasthop_core::Instant;
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 struct Entry<E> {
     /// `(time, seq)` packed for one comparison: time in the high 64 bits.
@@ -143,6 +149,8 @@ impl<E> Timers<E> {
 pub struct EventQueue<E> {
     heap: BinaryHeap<Entry<E>>,
     timers: Timers<E>,
+    /// Events scheduled in time order, per lane (keys increasing along each).
+    lanes: Vec<VecDeque<Entry<E>>>,
     seq: u64,
     now: Instant,
     processed: u64,
@@ -156,7 +164,14 @@ impl<E: Copy> Default for EventQueue<E> {
 
 impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
-        EventQueue { heap: BinaryHeap::with_capacity(1024), timers: Timers::new(), seq: 0, now: Instant::ZERO, processed: 0 }
+        EventQueue {
+            heap: BinaryHeap::with_capacity(1024),
+            timers: Timers::new(),
+            lanes: Vec::new(),
+            seq: 0,
+            now: Instant::ZERO,
+            processed: 0,
+        }
     }
 
     /// A new timer, not armed, that delivers `ev` when it fires.
@@ -203,18 +218,54 @@ impl<E: Copy> EventQueue<E> {
         self.seq += 1;
     }
 
+    /// Schedule `ev` at `time` (never before now) in lane `lane` (numbered from 0 by the
+    /// caller, one per source whose events come in time order). Same order as `schedule`.
+    #[inline]
+    pub fn schedule_in_lane(&mut self, lane: usize, time: Instant, ev: E) {
+        debug_assert!(time >= self.now, "event scheduled in the past");
+        let time = if time < self.now { self.now } else { time };
+        let key = ((time.as_nanos() as u128) << 64) | self.seq as u128;
+        self.seq += 1;
+        if lane >= self.lanes.len() {
+            self.lanes.resize_with(lane + 1, VecDeque::new);
+        }
+        let q = &mut self.lanes[lane];
+        if q.back().is_none_or(|b| b.key < key) {
+            q.push_back(Entry { key, ev });
+        } else {
+            self.heap.push(Entry { key, ev });
+        }
+    }
+
+    /// The lane whose first event is the earliest of all lanes', and its key.
+    #[inline]
+    fn lanes_top(&self) -> (usize, u128) {
+        let mut best = (usize::MAX, UNARMED);
+        for (i, q) in self.lanes.iter().enumerate() {
+            if let Some(e) = q.front() {
+                if e.key < best.1 {
+                    best = (i, e.key);
+                }
+            }
+        }
+        best
+    }
+
     /// The next event at or before `until`, advancing `now` to its time.
     #[inline]
     pub fn pop_until(&mut self, until: Instant) -> Option<E> {
         let tk = self.timers.top_key();
         let hk = self.heap.peek().map_or(UNARMED, |e| e.key);
-        let key = tk.min(hk);
+        let (lane, lk) = self.lanes_top();
+        let key = tk.min(hk).min(lk);
         if key == UNARMED || ((key >> 64) as u64) > until.as_nanos() {
             return None;
         }
         self.now = Instant((key >> 64) as u64);
         self.processed += 1;
-        if tk < hk {
+        if key == lk {
+            self.lanes[lane].pop_front().map(|e| e.ev)
+        } else if tk < hk {
             let id = self.timers.heap[0];
             self.timers.remove(id);
             Some(self.timers.ev[id as usize])
@@ -237,10 +288,10 @@ impl<E: Copy> EventQueue<E> {
     }
     /// Events and armed timers pending.
     pub fn pending(&self) -> usize {
-        self.heap.len() + self.timers.heap.len()
+        self.heap.len() + self.timers.heap.len() + self.lanes.iter().map(VecDeque::len).sum::<usize>()
     }
     pub fn peek_time(&self) -> Option<Instant> {
-        let key = self.timers.top_key().min(self.heap.peek().map_or(UNARMED, |e| e.key));
+        let key = self.timers.top_key().min(self.heap.peek().map_or(UNARMED, |e| e.key)).min(self.lanes_top().1);
         (key != UNARMED).then_some(Instant((key >> 64) as u64))
     }
 }
@@ -276,7 +327,12 @@ mod tests {
                 if rng.gen_range_inclusive(2) > 0 {
                     let span = if rng.gen_range_inclusive(1) == 0 { 3 } else { 1_000_000 };
                     let t = q.now().as_nanos() + rng.gen_range_inclusive(span);
-                    q.schedule(Instant(t), seq);
+                    // Some into lanes: mostly in order there, the others fall back to the heap.
+                    match rng.gen_range_inclusive(3) {
+                        0 => q.schedule_in_lane(0, Instant(t), seq),
+                        1 => q.schedule_in_lane(2, Instant(t), seq),
+                        _ => q.schedule(Instant(t), seq),
+                    }
                     reference.insert((t, seq), seq);
                     seq += 1;
                 } else if let Some(e) = q.pop_until(Instant(u64::MAX)) {

@@ -212,16 +212,28 @@ pub struct Series {
     width_ns: u64,
     data: Vec<f64>, // entity-major: entity * bins + bin
     growable: bool,
+    /// The last bin written and its span [lo, hi) in ns: writes come in time order, so most
+    /// land in it without a division.
+    last: (u64, u64, usize),
 }
 
 impl Series {
     pub fn new(entities: usize, bins: usize, width_ns: u64) -> Self {
-        Series { bins, width_ns, data: vec![0.0; entities * bins], growable: false }
+        Series { bins, width_ns, data: vec![0.0; entities * bins], growable: false, last: (0, 0, 0) }
     }
     #[inline]
     fn bin(&mut self, t_ns: u64) -> usize {
+        let (lo, hi, b) = self.last;
+        if lo <= t_ns && t_ns < hi {
+            return b;
+        }
+        self.bin_slow(t_ns)
+    }
+    fn bin_slow(&mut self, t_ns: u64) -> usize {
         let b = (t_ns / self.width_ns) as usize;
         if b < self.bins {
+            let lo = b as u64 * self.width_ns;
+            self.last = (lo, lo.saturating_add(self.width_ns), b);
             b
         } else if self.growable {
             self.resize_bins((b + 1).max(self.bins * 2));
@@ -254,6 +266,7 @@ impl Series {
             data[e * bins..e * bins + keep].copy_from_slice(&self.data[e * self.bins..e * self.bins + keep]);
         }
         (self.data, self.bins) = (data, bins);
+        self.last = (0, 0, 0);
     }
     /// One more entity (a flow that appeared during the run), all zeros.
     pub fn push_entity(&mut self) {

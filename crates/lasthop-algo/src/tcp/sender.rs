@@ -132,10 +132,11 @@
 //! probing (our receiver never closes its window with nothing outstanding), D-SACK,
 //! F-RTO/undo.
 
-use super::{AckSegment, DataSegment};
+use super::{AckSegment, DataSegment, MAX_SACK_BLOCKS};
 use super::rtt::RttEstimator;
 use loss::sent_after;
 use recovery::{Prr, Tlp};
+use scoreboard::SackedRuns;
 use crate::cc::{AckInfo, AnyCc, CcConfig, CongestionControl, NewRenoConfig, RateSample};
 use crate::ecn::{AccEcnSender, EcnMode};
 use alloc::collections::VecDeque;
@@ -354,6 +355,12 @@ pub struct TcpSender {
     rtx_bytes: u64,
     /// Highest octet (exclusive end) covered by any SACK block.
     high_sacked: u64,
+    /// The SACK blocks of the last ACK, clipped to the data outstanding then: every segment
+    /// fully inside one of them is SACKed (`apply_sack` skips them).
+    sacked_blocks: [(u64, u64); MAX_SACK_BLOCKS],
+    n_sacked_blocks: u8,
+    /// Runs of SACKed segments (RACK's scan passes over them).
+    sacked_runs: SackedRuns,
     /// Every unSACKed segment below this is marked lost.
     lost_marked_upto: u64,
     dupacks: u32,
@@ -363,6 +370,9 @@ pub struct TcpSender {
     recovery_point: Option<u64>,
     /// End of the highest segment retransmitted by rules 1/3 (NextSeg's cursor).
     high_rxt: u64,
+    /// Every segment from `high_rxt` up to this sequence is SACKed or has a retransmission
+    /// outstanding (what NextSeg rules 1 and 3 skip; `first_unrepaired`). 0 when unknown.
+    repaired_upto: u64,
     rescue_rxt: Option<u64>,
     fast_rtx_pending: bool,
 
@@ -445,12 +455,16 @@ impl TcpSender {
             lost_bytes: 0,
             rtx_bytes: 0,
             high_sacked: 0,
+            sacked_blocks: [(0, 0); MAX_SACK_BLOCKS],
+            n_sacked_blocks: 0,
+            sacked_runs: SackedRuns::default(),
             lost_marked_upto: 0,
             dupacks: 0,
             in_recovery: false,
             in_loss: false,
             recovery_point: None,
             high_rxt: 0,
+            repaired_upto: 0,
             rescue_rxt: None,
             fast_rtx_pending: false,
             rack_xmit_ts: None,
@@ -534,6 +548,7 @@ impl TcpSender {
         for &(s, e) in ack.sack_blocks() {
             sack_new |= self.apply_sack(now, s, e, &mut acc);
         }
+        self.remember_sack_blocks(ack);
         let cum_advanced = ack.cum_ack > self.snd_una;
         if cum_advanced {
             self.apply_cum(now, ack.cum_ack, &mut acc);
@@ -634,82 +649,6 @@ impl TcpSender {
         if self.cc.mark_app_limited() {
             self.app_limited_until = (self.delivered + self.pipe()).max(1);
         }
-    }
-
-    /// Mark the segments fully inside [s, e) SACKed. Returns whether anything was new.
-    fn apply_sack(&mut self, now: Instant, s: u64, e: u64, acc: &mut AckAcc) -> bool {
-        let s = s.max(self.snd_una);
-        let e = e.min(self.snd_nxt);
-        if s >= e {
-            return false;
-        }
-        let mut any = false;
-        let mut i = self.segs.partition_point(|g| g.seq < s);
-        while i < self.segs.len() && self.segs[i].end() <= e {
-            let g = &mut self.segs[i];
-            if !g.sacked {
-                g.sacked = true;
-                let len = g.len as u64;
-                self.sacked_bytes += len;
-                if g.lost {
-                    g.lost = false;
-                    self.lost_bytes -= len;
-                }
-                if g.rtx {
-                    g.rtx = false;
-                    self.rtx_bytes -= len;
-                }
-                let g = *g;
-                self.on_delivered(now, &g, acc);
-                any = true;
-            }
-            i += 1;
-        }
-        if any {
-            self.high_sacked = self.high_sacked.max(e);
-        }
-        any
-    }
-
-    /// Remove everything below `cum` from the scoreboard.
-    fn apply_cum(&mut self, now: Instant, cum: u64, acc: &mut AckAcc) {
-        while let Some(g) = self.segs.front().copied() {
-            if g.end() <= cum {
-                self.segs.pop_front();
-                let len = g.len as u64;
-                if g.sacked {
-                    self.sacked_bytes -= len;
-                } else {
-                    if g.lost {
-                        self.lost_bytes -= len;
-                    }
-                    if g.rtx {
-                        self.rtx_bytes -= len;
-                    }
-                    self.on_delivered(now, &g, acc);
-                }
-            } else {
-                if g.seq < cum && !g.sacked {
-                    // Cumulative ACK inside a segment (not produced by our receiver): trim.
-                    let cut = cum - g.seq;
-                    let f = self.segs.front_mut().unwrap();
-                    f.seq = cum;
-                    f.len -= cut as u32;
-                    if f.lost {
-                        self.lost_bytes -= cut;
-                    }
-                    if f.rtx {
-                        self.rtx_bytes -= cut;
-                    }
-                    self.delivered += cut;
-                    self.delivered_time = now;
-                    acc.newly_acked += cut;
-                }
-                break;
-            }
-        }
-        self.snd_una = cum;
-        self.high_rxt = self.high_rxt.max(cum);
     }
 
     /// draft §3.3 UpdateRateSample for one newly delivered segment.
@@ -819,6 +758,7 @@ impl TcpSender {
         }
         self.fast_rtx_pending = true; // (4.3)
         self.high_rxt = self.snd_una;
+        self.reset_repaired();
         self.rescue_rxt = None;
     }
 
@@ -893,6 +833,7 @@ impl TcpSender {
         self.rtx_bytes = 0;
         self.lost_marked_upto = self.snd_nxt;
         self.high_rxt = self.snd_una;
+        self.reset_repaired();
         self.in_recovery = false;
         self.ecn_cwr = false;
         self.fast_rtx_pending = false;
@@ -907,17 +848,41 @@ impl TcpSender {
         self.rto_deadline = Some(now + self.rto());
     }
 
+    /// The congestion window, bytes (`stats().cwnd` without the rest).
+    #[inline]
+    pub fn cwnd(&self) -> u64 {
+        self.cc.cwnd()
+    }
+
+    /// RFC 6675 pipe, bytes (`stats().bytes_in_flight`).
+    #[inline]
+    pub fn bytes_in_flight(&self) -> u64 {
+        self.pipe()
+    }
+
+    /// The pacing rate in force, bytes per second, 0 when not pacing (`stats().pacing_rate`).
+    #[inline]
+    pub fn pacing_rate(&self) -> u64 {
+        self.pacing_rate_now().unwrap_or(0)
+    }
+
+    /// The most recent RTT sample (`stats().latest_rtt`).
+    #[inline]
+    pub fn latest_rtt(&self) -> Option<Duration> {
+        self.latest_rtt
+    }
+
     pub fn stats(&self) -> SenderStats {
         SenderStats {
-            cwnd: self.cc.cwnd(),
+            cwnd: self.cwnd(),
             ssthresh: self.cc.ssthresh(),
             srtt: self.rtt.srtt().unwrap_or(Duration::ZERO),
             rttvar: self.rtt.mdev(),
             min_rtt: self.min_rtt.unwrap_or(Duration::ZERO),
-            latest_rtt: self.latest_rtt,
+            latest_rtt: self.latest_rtt(),
             rto: self.rto(),
-            bytes_in_flight: self.pipe(),
-            pacing_rate: self.pacing_rate_now().unwrap_or(0),
+            bytes_in_flight: self.bytes_in_flight(),
+            pacing_rate: self.pacing_rate(),
             delivered: self.delivered,
             bytes_sent: self.bytes_sent,
             segments_sent: self.segments_sent,
@@ -953,6 +918,7 @@ impl TcpSender {
 mod ecn;
 mod loss;
 mod recovery;
+mod scoreboard;
 mod transmit;
 
 #[cfg(test)]

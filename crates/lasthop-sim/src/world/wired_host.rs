@@ -4,6 +4,17 @@
 use super::*;
 
 impl World {
+    /// `p` reaches the far end of the wired link of direction `dir` at `t`. A link delivers in
+    /// the order it was sent, so its arrivals wait in an event lane of their own (`engine.rs`).
+    #[inline]
+    pub(super) fn schedule_wired_arrival(&mut self, p: PktRef, dir: Dir, t: Instant) {
+        let lane = match dir {
+            Dir::Down => 0,
+            Dir::Up => 1,
+        };
+        self.q.schedule_in_lane(lane, t, Ev::WiredArrive(p, dir));
+    }
+
     /// `p` enters the wired link of direction `dir` at `at`.
     pub(super) fn wired_send(&mut self, p: PktRef, dir: Dir, at: Instant) {
         let link = match dir {
@@ -11,7 +22,7 @@ impl World {
             Dir::Up => &mut self.wired_up,
         };
         match link.send(at, p) {
-            WiredOutcome::Arrives(t) => self.q.schedule(t.max(self.q.now()), Ev::WiredArrive(p, dir)),
+            WiredOutcome::Arrives(t) => self.schedule_wired_arrival(p, dir, t.max(self.q.now())),
             WiredOutcome::Queued => self.wired_pump(dir, at),
             WiredOutcome::DroppedQueue(d) => {
                 self.wired_dropped(d, dir);
@@ -50,7 +61,7 @@ impl World {
         };
         let Some((p, arrive)) = link.tx_done() else { return };
         self.ecn_left_queue(p);
-        self.q.schedule(arrive.max(now), Ev::WiredArrive(p, dir));
+        self.schedule_wired_arrival(p, dir, arrive.max(now));
         if dir == Dir::Down {
             self.tcp_server_sent(p);
         }

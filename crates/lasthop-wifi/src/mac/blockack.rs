@@ -115,8 +115,14 @@ impl<P: Copy> Recipient<P> {
             self.advance_to(seq + 1 - self.win_size, &mut deliver);
         }
         let off = (seq - self.win_start) as usize;
-        if self.buf.len() <= off {
-            self.buf.resize(off + 1, None);
+        if off == 0 && self.buf.is_empty() {
+            // In order with nothing held: straight through.
+            self.win_start += 1;
+            deliver(p);
+            return;
+        }
+        while self.buf.len() <= off {
+            self.buf.push_back(None);
         }
         if self.buf[off].is_some() {
             duplicate(p);

@@ -14,8 +14,18 @@ impl TcpSender {
         }
         let thresh_segs = self.cfg.dup_thresh as u64;
         let thresh_bytes = (self.cfg.dup_thresh as u64 - 1) * self.cfg.mss as u64;
-        let lo = self.segs.partition_point(|g| g.seq < self.lost_marked_upto);
+        let mut lo = self.segs.partition_point(|g| g.seq < self.lost_marked_upto);
         let hi = self.segs.partition_point(|g| g.seq < self.high_sacked);
+        // SACKed segments at the bottom of the range can neither be marked nor end the scan
+        // below: the next calls start above them (SACK marks are never undone).
+        while lo < hi && self.segs[lo].sacked {
+            lo += 1;
+        }
+        if let Some(g) = self.segs.get(lo) {
+            self.lost_marked_upto = self.lost_marked_upto.max(g.seq);
+        } else if let Some(g) = self.segs.back() {
+            self.lost_marked_upto = self.lost_marked_upto.max(g.end());
+        }
         let (mut cnt, mut bytes) = (0u64, 0u64);
         let mut boundary = None;
         for j in (lo..hi).rev() {
@@ -69,7 +79,27 @@ impl TcpSender {
         let (mut newly, mut count, mut timeout) = (0u64, 0u64, None::<Instant>);
         let mut lowest_rtx: Option<u64> = None;
         let (mut lost_add, mut rtx_sub) = (0u64, 0u64);
-        for g in self.segs.iter_mut() {
+        let (mut i, mut k) = (0, 0);
+        while i < self.segs.len() {
+            // SACKed segments that end below RACK.end_seq are passed over: a never retransmitted
+            // one was first sent no later than the segment ending at RACK.end_seq (first
+            // transmissions go in sequence order), so before RACK.xmit_ts, and would not end the
+            // scan; a SACKed one is skipped in any case.
+            let seq = self.segs[i].seq;
+            let runs = self.sacked_runs.runs();
+            while k < runs.len() && runs[k].1 <= seq {
+                k += 1;
+            }
+            if let Some(&(_, run_end)) = runs.get(k).filter(|r| r.0 <= seq) {
+                k += 1;
+                let j = self.segs.partition_point(|g| g.seq < run_end && g.end() < end_seq);
+                if j > i {
+                    i = j;
+                    continue;
+                }
+            }
+            let g = &mut self.segs[i];
+            i += 1;
             if !sent_after(xts, end_seq, g.tx_time, g.end()) {
                 // Segments never retransmitted are in send order: none further can qualify
                 // (a later retransmitted one was resent after its own first transmission).
@@ -104,6 +134,7 @@ impl TcpSender {
         self.rack_lost += count;
         if let Some(s) = lowest_rtx {
             self.high_rxt = self.high_rxt.min(s).max(self.snd_una);
+            self.reset_repaired();
         }
         self.rack_deadline = timeout;
         newly

@@ -70,34 +70,44 @@ impl TcpSender {
         (len, false)
     }
 
+    /// The lowest segment at or above HighRxt that is neither SACKed nor has a retransmission
+    /// outstanding: where NextSeg rules 1 and 3 stop. The segments skipped are remembered
+    /// (`repaired_upto`), so that the next call starts past them rather than at HighRxt.
+    fn first_unrepaired(&mut self) -> Option<usize> {
+        let from = self.high_rxt.max(self.repaired_upto);
+        let mut i = self.segs.partition_point(|g| g.seq < from);
+        while let Some(g) = self.segs.get(i) {
+            if g.sacked || g.rtx {
+                i += 1;
+                continue;
+            }
+            self.repaired_upto = g.seq;
+            return Some(i);
+        }
+        self.repaired_upto = self.snd_nxt;
+        None
+    }
+
+    /// Forget the segments `first_unrepaired` skipped: HighRxt moved back, or a segment at or
+    /// above it lost its outstanding retransmission.
+    pub(super) fn reset_repaired(&mut self) {
+        self.repaired_upto = 0;
+    }
+
     /// NextSeg rule 1: lowest lost, unSACKed, not yet retransmitted (or whose retransmission
     /// RACK declared lost) segment at or above HighRxt. Condition 1.b (below the highest SACKed
     /// octet) holds by construction for IsLost marks; it is dropped for the marks of an RTO and
     /// of RACK, which may lie above it (a tail sent before a delivered retransmission).
-    pub(super) fn rule1(&self) -> Option<usize> {
-        let mut i = self.segs.partition_point(|g| g.seq < self.high_rxt);
-        while let Some(g) = self.segs.get(i) {
-            if g.sacked || g.rtx {
-                i += 1;
-                continue;
-            }
-            return g.lost.then_some(i);
-        }
-        None
+    pub(super) fn rule1(&mut self) -> Option<usize> {
+        let i = self.first_unrepaired()?;
+        self.segs[i].lost.then_some(i)
     }
 
     /// NextSeg rule 3: lowest unSACKed, not retransmitted segment above HighRxt and below the
     /// highest SACKed octet.
-    pub(super) fn rule3(&self) -> Option<usize> {
-        let mut i = self.segs.partition_point(|g| g.seq < self.high_rxt);
-        while let Some(g) = self.segs.get(i) {
-            if g.sacked || g.rtx {
-                i += 1;
-                continue;
-            }
-            return (g.seq < self.high_sacked).then_some(i);
-        }
-        None
+    pub(super) fn rule3(&mut self) -> Option<usize> {
+        let i = self.first_unrepaired()?;
+        (self.segs[i].seq < self.high_sacked).then_some(i)
     }
 
     /// NextSeg rule 4: the highest unSACKed segment, once per episode.
@@ -109,7 +119,7 @@ impl TcpSender {
         (!self.segs[i].rtx).then_some(i)
     }
 
-    pub(super) fn next_seg(&self) -> Next {
+    pub(super) fn next_seg(&mut self) -> Next {
         if self.in_recovery && self.fast_rtx_pending {
             // (4.3): the first segment not yet repaired (normally the one at HighACK).
             let mut i = 0;
@@ -253,6 +263,9 @@ impl TcpSender {
                 match kind {
                     RtxKind::Fast => {
                         self.fast_rtx_pending = false;
+                        if end < self.high_rxt {
+                            self.reset_repaired();
+                        }
                         self.high_rxt = end;
                         self.rescue_rxt = Some(end);
                     }

@@ -17,7 +17,7 @@
 //! on data — a simplification of one bidirectional HTTP/1.1-style connection). The response
 //! time of each request (request issued → last response byte in order) is recorded.
 
-use crate::world::{DropWhy, Ev, PktRef, TcpMeta, World};
+use crate::world::{DropWhy, PktRef, TcpMeta, World};
 use crate::engine::TimerId;
 use crate::spec::FlowSpec;
 use lasthop_algo::cc::cubic::HyStartConfig;
@@ -308,7 +308,7 @@ impl World {
                 let depart = t - self.wired_delay;
                 let conn = self.tcp[f as usize].as_mut().unwrap();
                 conn.departures.push_back((depart, len));
-                self.q.schedule(t.max(now), Ev::WiredArrive(p, crate::world::Dir::Down));
+                self.schedule_wired_arrival(p, crate::world::Dir::Down, t.max(now));
             }
             _ => {
                 let conn = self.tcp[f as usize].as_mut().unwrap();
@@ -418,12 +418,12 @@ impl World {
             TcpMeta::Ack { ack, rev: false } => {
                 let conn = self.tcp[fi].as_mut().unwrap();
                 conn.sender.handle_ack(t, &ack);
-                let s = conn.sender.stats();
+                let s = &conn.sender;
                 let tn = t.as_nanos();
-                self.ts.cwnd.set(fi, tn, s.cwnd as f64);
-                self.ts.inflight.set(fi, tn, s.bytes_in_flight as f64);
-                self.ts.pacing.set(fi, tn, s.pacing_rate as f64 * 8.0);
-                if let Some(r) = s.latest_rtt {
+                self.ts.cwnd.set(fi, tn, s.cwnd() as f64);
+                self.ts.inflight.set(fi, tn, s.bytes_in_flight() as f64);
+                self.ts.pacing.set(fi, tn, s.pacing_rate() as f64 * 8.0);
+                if let Some(r) = s.latest_rtt() {
                     self.ts.rtt_sum.add(fi, tn, r.as_nanos() as f64);
                     self.ts.rtt_n.add(fi, tn, 1.0);
                 }
