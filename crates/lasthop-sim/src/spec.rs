@@ -632,9 +632,6 @@ impl Spec {
 
     /// `stations`: rates, placement, mobility.
     fn station_problems(&self, bad: &mut dyn FnMut(&str, String, String)) {
-        if self.stations.is_empty() {
-            bad("stations", "[]".into(), "at least one station".into());
-        }
         for (i, st) in self.stations.iter().enumerate() {
             let tx = self.tx_vector(st);
             if let Err(e) = tx.validate() {

@@ -127,8 +127,11 @@ impl Spec {
         }
     }
 
-    /// `stations[i]`: PER, SNR, queue, hop channel, waypoints, device.
+    /// `stations` and each station's PER, SNR, queue, hop channel, waypoints, device.
     fn station_key_problems(&self, bad: &mut dyn FnMut(&str, String, String)) {
+        if self.stations.is_empty() {
+            bad("stations", "[]".into(), "at least one station".into());
+        }
         for (i, st) in self.stations.iter().enumerate() {
             if st.error_model == ErrorModel::Fixed && !(0.0..1.0).contains(&st.per) {
                 bad(&format!("stations[{i}].per"), st.per.to_string(), "a probability in [0, 1)".into());

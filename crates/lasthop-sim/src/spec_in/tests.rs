@@ -178,6 +178,7 @@ fn range_cases() -> Vec<RangeCase> {
         (CHANNEL, "exponent = 9", "exponent = 3", "/channel/exponent", json!(9.0), "channel.exponent = 9: a number in [1, 8]"),
         (CHANNEL, "tx_power_dbm = 41", "tx_power_dbm = 10", "/channel/tx_power_dbm", json!(41.0), "channel.tx_power_dbm = 41: a number in [-30, 40]"),
         (CHANNEL, "noise_figure_db = 31", "noise_figure_db = 5", "/channel/noise_figure_db", json!(31.0), "channel.noise_figure_db = 31: a number in [0, 30]"),
+        ("@\n[sim]\nduration = \"1s\"\n", "stations = []", "stations = [{mcs = 3}]", "/stations", json!([]), "stations = []: at least one [[stations]] table is required"),
         (STA, "error_model = \"fixed\"\nper = 1.0", "error_model = \"fixed\"\nper = 0.5", "/stations/0/per", json!(1.0), "stations[0].per = 1.0: a number in [0, 1)"),
         (STA, "error_model = \"snr\"\nsnr_db = 101", "error_model = \"snr\"\nsnr_db = 10", "/stations/0/snr_db", json!(101.0), "stations[0].snr_db = 101: a number in [-20, 100]"),
         (STA, "queue_limit = 0", "queue_limit = 10", "/stations/0/queue_limit", json!(0), "stations[0].queue_limit = 0: an integer in 1..=1048576"),
