@@ -672,7 +672,7 @@ pub enum UpError {
 pub fn up(req: UpRequest) -> Result<UpOutcome, UpError> {
     use std::os::unix::process::ExitStatusExt;
     let spec = Spec::from_json(req.spec_json).map_err(UpError::User)?;
-    if let Some((path, value, allowed)) = spec.problems().first() {
+    if let Some((path, value, allowed)) = spec.json_problems().first() {
         return Err(UpError::User(format!("{path} = {value}: {allowed}")));
     }
     if !crate::sys::process::is_root() {

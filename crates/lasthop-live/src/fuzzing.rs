@@ -37,7 +37,7 @@ pub const TARGETS: &[(&str, Target)] = &[
 pub const SPEC_RUN_MAX_SIM_NS: u64 = 20_000_000;
 
 /// Spec JSON (what a user's spec file becomes after normalization, and what the native module
-/// accepts from any caller) → `Spec::from_json` → validation (`problems`) → world construction
+/// accepts from any caller) → `Spec::from_json` → validation (`json_problems`) → world construction
 /// and a short run, twice: the same spec and seed must give the same results. Each input is
 /// bounded: simulated time is cut to at most 20 ms and inputs with many stations or flows stop
 /// after validation, so one input cannot run long.
@@ -46,7 +46,7 @@ pub fn spec_run(data: &[u8]) {
     // The entry point the Python module calls for validation.
     let _ = lasthop_sim::validate_json(text);
     let Ok(mut spec) = Spec::from_json(text) else { return };
-    if !spec.problems().is_empty() {
+    if !spec.json_problems().is_empty() {
         return;
     }
     if spec.stations.len() > 8 || spec.flows.len() > 8 {
@@ -64,7 +64,7 @@ pub fn spec_run(data: &[u8]) {
         }
         // Cutting may make other keys inconsistent (e.g. a time beyond the new end): such an
         // input is judged by validation again, as a user's spec would be.
-        if !spec.problems().is_empty() {
+        if !spec.json_problems().is_empty() {
             return;
         }
     }
@@ -79,8 +79,9 @@ pub fn spec_run(data: &[u8]) {
 /// A spec file as users and the live tools' `--spec` hand it over: TOML text → `parse_toml` →
 /// `normalize_all` (every problem listed) → the simulator's types and rules. Every problem is
 /// one line naming a key; `normalize_all`'s first problem is `normalize`'s; reading is
-/// deterministic; what the validator accepts, the simulator reads (`Spec::from_json`) — a
-/// normalized spec it cannot read is the validator's bug.
+/// deterministic; what the validator accepts, the simulator reads (`Spec::from_json`) with
+/// every key in its range (`Spec::key_problems`) — a normalized spec it cannot read, or one
+/// with a key out of range, is the validator's bug.
 pub fn spec_toml(data: &[u8]) {
     use lasthop_sim::spec_in;
     let Ok(text) = std::str::from_utf8(data) else { return };
@@ -101,6 +102,7 @@ pub fn spec_toml(data: &[u8]) {
     }
     if let Ok(n) = all {
         let spec = Spec::from_json(&n.json).unwrap_or_else(|e| panic!("the simulator cannot read a normalized spec: {e}"));
+        assert_eq!(spec.key_problems(), Vec::<lasthop_sim::SpecProblem>::new(), "the reader let a key out of range");
         let _ = spec.problems();
         assert_eq!(n.station_group.len(), spec.stations.len());
         assert_eq!(n.flow_table.len(), spec.flows.len());

@@ -28,10 +28,11 @@ pub use spec::Spec;
 /// One validation problem: (key path, offending value, what is allowed).
 pub type SpecProblem = (String, String, String);
 
-/// Check the 802.11-specific rules of a normalized spec (docs/spec.md).
+/// Check a normalized spec from any caller (docs/spec.md): each key's range, then the rules
+/// across keys and the 802.11 rules.
 pub fn validate_json(spec_json: &str) -> Vec<SpecProblem> {
     match Spec::from_json(spec_json) {
-        Ok(s) => s.problems(),
+        Ok(s) => s.json_problems(),
         Err(e) => vec![("spec".into(), String::new(), e)],
     }
 }
@@ -59,7 +60,7 @@ pub fn run_json_with_capture(
     capture: Option<CaptureRequest>,
 ) -> Result<(String, Option<Capture>), String> {
     let spec = Spec::from_json(spec_json)?;
-    let problems = spec.problems();
+    let problems = spec.json_problems();
     if let Some((path, value, allowed)) = problems.first() {
         return Err(format!("{path} = {value}: {allowed}"));
     }

@@ -1,7 +1,9 @@
 //! The normalized scenario spec (docs/spec.md), as the simulator receives it from the spec
-//! reader (`spec_in`, which checks structure, types, units and the rules between keys and
-//! fills defaults), and the 802.11 rules it must satisfy: this module checks everything that
-//! needs the PHY tables, so no invalid world is ever built.
+//! reader (`spec_in`, which checks structure, types, units, each key's range and the rules
+//! between keys and fills defaults), and the rules across keys it must satisfy
+//! ([`Spec::problems`]: the 802.11 rules that need the PHY tables and the rules between
+//! sections), so no invalid world is ever built. A normalized spec that did not come through
+//! the reader is checked key by key first (`spec/ranges.rs`, [`Spec::json_problems`]).
 
 use lasthop_wifi::mac::edca::AccessCategory;
 use lasthop_wifi::phy::{self, Band, Standard, TxVector};
@@ -11,11 +13,12 @@ mod aggctl;
 mod ap;
 mod choices;
 pub mod names;
+pub mod ranges;
 mod rules;
 pub use rules::utility_of;
 use rules::{ac_problem, vwire_flow_problems, vwire_problems};
 pub use choices::{ecn_mismatch, ecn_mismatch_in, hystart_variant, ACK_FILTERS, HYSTARTS, AIFSN_MIN_AP, AIFSN_MIN_STA, QUIC_CONGESTION_CONTROLS, TXOP_MAX_NS, TXOP_UNIT_NS};
-use choices::edca_problems;
+use choices::{edca_key_problems, edca_problems};
 pub use names::{App, BufferSizer, Cc, Direction, Driver, ErrorModel, History, HistoryGuard, PathLoss, Pattern, Profile, Qdisc, RateControl, Reconnect, RxDelivery, Scheduler, WqmVariant};
 use lasthop_algo::ecn::EcnMode;
 pub use aggctl::AggctlSpec;
@@ -529,7 +532,9 @@ impl Spec {
         }
     }
 
-    /// Every 802.11 rule the spec breaks, in the order of its sections.
+    /// Every rule across keys the spec breaks (802.11's, and between sections), in the order
+    /// of its sections. Each key's own range is the reader's ([`Spec::key_problems`] for a spec
+    /// from elsewhere).
     pub fn problems(&self) -> Vec<Problem> {
         let mut p: Vec<Problem> = Vec::new();
         let mut bad = |path: &str, value: String, allowed: String| p.push((path.to_string(), value, allowed));
@@ -537,7 +542,6 @@ impl Spec {
         self.mac_problems(std, &mut bad);
         self.ap_wired_problems(&mut bad);
         self.station_problems(&mut bad);
-        self.channel_problems(&mut bad);
         self.flow_problems(&mut bad);
         for (path, value, allowed) in vwire_problems(self) {
             bad(&path, value, allowed);
@@ -549,9 +553,6 @@ impl Spec {
     /// `sim` and `phy`; the standard, if it is one.
     fn sim_phy_problems(&self, bad: &mut dyn FnMut(&str, String, String)) -> Option<Standard> {
 
-        if self.sim.duration_ns == 0 {
-            bad("sim.duration", "0s".into(), "a duration > 0".into());
-        }
         if self.sim.bin_ns == 0 || self.sim.bin_ns > self.sim.duration_ns.max(1) {
             bad("sim.bin", format!("{}ns", self.sim.bin_ns), "0 < bin <= sim.duration".into());
         }
@@ -573,9 +574,6 @@ impl Spec {
         }
         if !phy::valid_guard_intervals(std).contains(&self.phy.guard_interval) {
             bad("phy.guard_interval", self.phy.guard_interval.to_string(), format!("one of {:?} ns for {}", phy::valid_guard_intervals(std), std.name()));
-        }
-        if !phy::is_legacy_rate(self.phy.control_rate_bps) {
-            bad("phy.control_rate", format!("{}bps", self.phy.control_rate_bps), "one of 6, 9, 12, 18, 24, 36, 48, 54 Mbps".into());
         }
 
         Some(std)
@@ -608,27 +606,13 @@ impl Spec {
         if m.max_ppdu_time_ns == 0 || m.max_ppdu_time_ns > max_t {
             bad("mac.max_ppdu_time", format!("{}ns", m.max_ppdu_time_ns), format!("0 < t <= {}ns (aPPDUMaxTime of {})", max_t, std.name()));
         }
-        if m.retry_limit == 0 || m.retry_limit > 64 {
-            bad("mac.retry_limit", m.retry_limit.to_string(), "1..=64".into());
-        }
-        // Beacon Interval: 1..=65535 time units of 1024 µs (IEEE 802.11-2020 §9.4.1.3); 0 = off.
-        const TU: u64 = 1_024_000;
-        if m.beacon_interval_ns != 0 && !(TU..=65_535 * TU).contains(&m.beacon_interval_ns) {
-            bad("mac.beacon_interval", format!("{}ns", m.beacon_interval_ns), "0 (off) or 1..=65535 TU of 1.024 ms".into());
-        }
-        edca_problems("mac", (m.cw_min, m.cw_max, m.aifsn, m.txop_limit_ns), AIFSN_MIN_STA, bad);
+        edca_problems("mac", (m.cw_min, m.cw_max, m.aifsn, m.txop_limit_ns), bad);
     }
 
     /// `ap` and `wired`.
     fn ap_wired_problems(&self, bad: &mut dyn FnMut(&str, String, String)) {
         let a = &self.ap;
-        edca_problems("ap", (a.cw_min, a.cw_max, a.aifsn, a.txop_limit_ns), AIFSN_MIN_AP, bad);
-        if self.ap.queue_limit == 0 {
-            bad("ap.queue_limit", "0".into(), "at least 1 packet".into());
-        }
-        if self.ap.hw_queue_limit == 0 {
-            bad("ap.hw_queue_limit", "0".into(), "at least 1 packet".into());
-        }
+        edca_problems("ap", (a.cw_min, a.cw_max, a.aifsn, a.txop_limit_ns), bad);
         if self.ap.aql_limit_low_ns == 0 || self.ap.aql_limit_low_ns > self.ap.aql_limit_high_ns {
             bad("ap.aql_limit_low", format!("{}ns", self.ap.aql_limit_low_ns), "0 < low <= aql_limit_high".into());
         }
@@ -640,42 +624,14 @@ impl Spec {
                 bad("ap.buffer_sizer", "\"wqm\"".into(), format!("only with driver = {}", pull_drivers_text()));
             }
         }
-        if self.ap.wqm_limit_ns == 0 {
-            bad("ap.wqm_limit", "0ns".into(), "a duration > 0".into());
-        }
-        if self.ap.wqm_interval_ns == 0 {
-            bad("ap.wqm_interval", "0ns".into(), "a duration > 0".into());
-        }
-        if !PIE_ESTIMATORS.iter().any(|(n, _)| *n == self.ap.pie_estimator) {
-            bad("ap.pie_estimator", format!("{:?}", self.ap.pie_estimator), "\"timestamp\" or \"dequeue_rate\"".into());
-        } else if self.ap.pie_estimator != "timestamp" && self.ap.qdisc != Qdisc::Pie {
+        let known = PIE_ESTIMATORS.iter().any(|(n, _)| *n == self.ap.pie_estimator);
+        if known && self.ap.pie_estimator != "timestamp" && self.ap.qdisc != Qdisc::Pie {
             bad("ap.pie_estimator", format!("{:?}", self.ap.pie_estimator), "only with qdisc = \"pie\"".into());
         }
-        if self.ap.dequeue_cost_ns > MAX_DEQUEUE_COST_NS {
-            bad("ap.dequeue_cost", format!("{}ns", self.ap.dequeue_cost_ns), "at most 100us (a host's per-packet transmit path)".into());
-        }
-        if self.wired.rate_bps == 0 {
-            bad("wired.rate", "0bps".into(), "a rate > 0".into());
-        }
-        if !(0.0..1.0).contains(&self.wired.loss) {
-            bad("wired.loss", self.wired.loss.to_string(), "a probability in [0, 1)".into());
-        }
-        if let Some(l) = self.wired.loss_up {
-            if !(0.0..1.0).contains(&l) {
-                bad("wired.loss_up", l.to_string(), "a probability in [0, 1)".into());
-            }
-        }
-        if self.wired.queue_limit == 0 {
-            bad("wired.queue_limit", "0".into(), "at least 1 packet".into());
-        }
-
     }
 
     /// `stations`: rates, placement, mobility.
     fn station_problems(&self, bad: &mut dyn FnMut(&str, String, String)) {
-        if self.stations.is_empty() {
-            bad("stations", "[]".into(), "at least one station".into());
-        }
         for (i, st) in self.stations.iter().enumerate() {
             let tx = self.tx_vector(st);
             if let Err(e) = tx.validate() {
@@ -692,20 +648,8 @@ impl Spec {
                 };
                 bad(&path, v, e.allowed);
             }
-            if st.error_model == ErrorModel::Fixed && !(0.0..1.0).contains(&st.per) {
-                bad(&format!("stations[{i}].per"), st.per.to_string(), "a probability in [0, 1)".into());
-            }
-            if !st.snr_db.is_finite() || !(-20.0..=100.0).contains(&st.snr_db) {
-                bad(&format!("stations[{i}].snr_db"), st.snr_db.to_string(), "-20..=100 dB".into());
-            }
-            if st.queue_limit == 0 {
-                bad(&format!("stations[{i}].queue_limit"), "0".into(), "at least 1 packet".into());
-            }
             if st.qdisc != Qdisc::Fifo && self.stations.iter().any(|c| c.parent == Some(i as u32)) {
                 bad(&format!("stations[{i}].qdisc"), format!("{:?}", st.qdisc.as_str()), "\"fifo\" for a relay (its interface queue is configured by [ap])".into());
-            }
-            if st.hop_channel > 63 {
-                bad(&format!("stations[{i}].hop_channel"), st.hop_channel.to_string(), "0..=63".into());
             }
             match st.parent {
                 None if st.hop_channel != 0 => {
@@ -737,31 +681,9 @@ impl Spec {
             if !st.waypoints.is_empty() && st.error_model != ErrorModel::Snr {
                 bad(&format!("stations[{i}].error_model"), format!("{:?}", st.error_model.as_str()), "\"snr\" for a station placed at a distance".into());
             }
-            for (k, &(t, d)) in st.waypoints.iter().enumerate() {
-                if !d.is_finite() || !(0.0..=100_000.0).contains(&d) {
-                    bad(&format!("stations[{i}].waypoints[{k}]"), d.to_string(), "a distance in 0..=100000 m".into());
-                }
-                if k > 0 && t < st.waypoints[k - 1].0 {
-                    bad(&format!("stations[{i}].waypoints[{k}]"), format!("{t}ns"), "times in non-decreasing order".into());
-                }
-            }
             if st.repeat && st.waypoints.first().map(|w| w.0) == st.waypoints.last().map(|w| w.0) {
                 bad(&format!("stations[{i}].repeat"), "true".into(), "a schedule whose last waypoint is later than its first".into());
             }
-        }
-    }
-
-    /// `channel`.
-    fn channel_problems(&self, bad: &mut dyn FnMut(&str, String, String)) {
-        let c = &self.channel;
-        if !c.exponent.is_finite() || !(1.0..=8.0).contains(&c.exponent) {
-            bad("channel.exponent", c.exponent.to_string(), "1..=8".into());
-        }
-        if !c.tx_power_dbm.is_finite() || !(-30.0..=40.0).contains(&c.tx_power_dbm) {
-            bad("channel.tx_power_dbm", c.tx_power_dbm.to_string(), "-30..=40 dBm".into());
-        }
-        if !c.noise_figure_db.is_finite() || !(0.0..=30.0).contains(&c.noise_figure_db) {
-            bad("channel.noise_figure_db", c.noise_figure_db.to_string(), "0..=30 dB".into());
         }
     }
 
@@ -773,16 +695,8 @@ impl Spec {
                 bad(&format!("flows[{i}].stations"), f.station.to_string(), format!("a station index 0..{}", self.stations.len()));
             }
             match f.pattern {
-                Pattern::Cbr | Pattern::Poisson => {
-                    if f.rate_bps == 0 {
-                        bad(&format!("flows[{i}].rate"), "0bps".into(), "a rate > 0".into());
-                    }
-                }
-                Pattern::Saturated | Pattern::Aggctl | Pattern::External => {}
+                Pattern::Cbr | Pattern::Poisson | Pattern::Saturated | Pattern::Aggctl | Pattern::External => {}
                 Pattern::Ping => {
-                    if f.rate_bps == 0 {
-                        bad(&format!("flows[{i}].interval"), "0".into(), "an interval > 0".into());
-                    }
                     if f.direction == Direction::Cross {
                         bad(&format!("flows[{i}].pattern"), "\"ping\"".into(), "cbr or poisson for cross traffic".into());
                     }
@@ -792,9 +706,6 @@ impl Spec {
             }
             if f.direction == Direction::Cross && f.pattern == Pattern::Saturated {
                 bad(&format!("flows[{i}].pattern"), "\"saturated\"".into(), "cbr or poisson for cross traffic".into());
-            }
-            if !(20..=2304).contains(&f.packet_size) {
-                bad(&format!("flows[{i}].packet_size"), f.packet_size.to_string(), "20..=2304 bytes".into());
             }
             if f.start_ns >= f.stop_ns || f.stop_ns > self.sim.duration_ns {
                 bad(&format!("flows[{i}].start"), format!("{}ns", f.start_ns), "start < stop <= sim.duration".into());
@@ -837,28 +748,11 @@ fn quic_flow_problems(i: usize, f: &FlowSpec, bad: &mut dyn FnMut(&str, String, 
     } else if let Some(why) = ecn_mismatch_in(f.cc, f.ecn, &QUIC_CONGESTION_CONTROLS) {
         bad(&format!("flows[{i}].ecn"), format!("{:?}", names::ecn_name(f.ecn)), why);
     }
-    if let Some(a) = &f.ack_policy {
-        if !["tcp_acking", "ack_decimation", "ack_frequency"].contains(&a.as_str()) {
-            bad(&format!("flows[{i}].ack_policy"), format!("{a:?}"), "one of \"tcp_acking\", \"ack_decimation\", \"ack_frequency\"".into());
-        }
-    }
-    if f.objects.contains(&0) {
-        bad(&format!("flows[{i}].objects"), "0".into(), "object sizes of at least 1 byte".into());
-    }
     if !f.objects.is_empty() && f.bytes != 0 {
         bad(&format!("flows[{i}].bytes"), f.bytes.to_string(), "not with a page (objects)".into());
     }
-    if f.initial_cwnd == 0 {
-        bad(&format!("flows[{i}].initial_cwnd"), "0".into(), "at least 1 packet".into());
-    }
-    if f.connections == 0 || f.connections > 10_000 {
-        bad(&format!("flows[{i}].connections"), f.connections.to_string(), "1..=10000".into());
-    }
     if f.connections > 1 && f.bytes == 0 && f.objects.is_empty() {
         bad(&format!("flows[{i}].connections"), f.connections.to_string(), "1 for an endless download (bytes = 0); later connections need a finite transfer".into());
-    }
-    if f.idle_timeout_ns == 0 {
-        bad(&format!("flows[{i}].idle_timeout"), "0ns".into(), "a duration > 0".into());
     }
     if f.history_guard != HistoryGuard::Off && f.history == History::Off {
         bad(&format!("flows[{i}].history_guard"), format!("{:?}", f.history_guard.as_str()), "\"none\" unless history is \"mean\" or \"ewma\"".into());

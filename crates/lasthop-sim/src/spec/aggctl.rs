@@ -146,9 +146,6 @@ impl Spec {
                 p.push((format!("flows[{i}].packet_size"), f.packet_size.to_string(), format!("the same for every aggctl flow ({})", flows[0].1.packet_size)));
             }
         }
-        if a.allocation != "equal_airtime" && a.allocation != "per_station" {
-            p.push(("aggctl.allocation".into(), format!("{:?}", a.allocation), "\"equal_airtime\" or \"per_station\"".into()));
-        }
         let packet = flows.first().map_or(1500, |(_, f)| f.packet_size);
         let n_max = self.aggctl_n_max();
         if flows.is_empty() {
@@ -160,20 +157,6 @@ impl Spec {
         }
         if let Err(e) = a.estimator_config().validate() {
             p.push(problem(e));
-        }
-        if a.clock_resolution_ns == 0 || a.clock_resolution_ns > 1_000_000_000 {
-            p.push(("aggctl.clock_resolution".into(), format!("{}ns", a.clock_resolution_ns), "1ns ..= 1s".into()));
-        }
-        if a.clock_jitter_ns > 1_000_000_000 {
-            p.push(("aggctl.clock_jitter".into(), format!("{}ns", a.clock_jitter_ns), "0 ..= 1s".into()));
-        }
-        if !(0.0..1.0).contains(&a.report_loss) {
-            p.push(("aggctl.report_loss".into(), a.report_loss.to_string(), "a probability in [0, 1)".into()));
-        }
-        if let Some((from, until)) = a.report_blackout_ns {
-            if from >= until {
-                p.push(("aggctl.report_blackout".into(), format!("[{from}ns, {until}ns]"), "[from, until] with from < until".into()));
-            }
         }
         for (i, st) in self.stations.iter().enumerate() {
             let Some((t, n)) = st.nss_change else { continue };

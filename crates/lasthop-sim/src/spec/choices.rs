@@ -17,22 +17,38 @@ pub const AIFSN_MIN_AP: u32 = 1;
 pub const TXOP_UNIT_NS: u64 = 32_000;
 pub const TXOP_MAX_NS: u64 = 255 * TXOP_UNIT_NS;
 
-/// Problems of the EDCA values of `section` (mac: the set the AP advertises; ap: the AP's own):
-/// CWmin and CWmax of the form 2^k − 1 up to 32767 (ECWmin/ECWmax in four bits), CWmin ≤
-/// CWmax, AIFSN from `aifsn_min` to 15.
-pub(super) fn edca_problems(section: &str, (cw_min, cw_max, aifsn, txop): (Option<u32>, Option<u32>, Option<u32>, Option<u64>), aifsn_min: u32, bad: &mut dyn FnMut(&str, String, String)) {
+/// The EDCA values of `section` (mac: the set the AP advertises; ap: the AP's own).
+pub(super) type Edca = (Option<u32>, Option<u32>, Option<u32>, Option<u64>);
+
+/// CWmin and CWmax of the form 2^k − 1 up to 32767 (ECWmin/ECWmax in four bits).
+fn cw_ok(v: u32) -> bool {
+    v <= 32767 && (v + 1).is_power_of_two()
+}
+
+/// Each EDCA value's own range: the TXOP limit in the field's units, CWmin and CWmax of the form
+/// 2^k − 1, AIFSN from `aifsn_min` to 15.
+pub(super) fn edca_key_problems(section: &str, (cw_min, cw_max, aifsn, txop): Edca, aifsn_min: u32, bad: &mut dyn FnMut(&str, String, String)) {
     if let Some(v) = txop.filter(|&v| v > TXOP_MAX_NS || v % TXOP_UNIT_NS != 0) {
         bad(&format!("{section}.txop_limit"), format!("{v}ns"), "a multiple of 32us up to 8.16ms".into());
     }
-    let cw_ok = |v: u32| v <= 32767 && (v + 1).is_power_of_two();
     if let Some(v) = cw_min.filter(|&v| !cw_ok(v)) {
         bad(&format!("{section}.cw_min"), v.to_string(), "2^k - 1, at most 32767".into());
     }
-    if let Some(v) = cw_max.filter(|&v| !cw_ok(v) || cw_min.is_some_and(|c| c > v)) {
+    if let Some(v) = cw_max.filter(|&v| !cw_ok(v)) {
         bad(&format!("{section}.cw_max"), v.to_string(), "2^k - 1, at most 32767, and >= cw_min".into());
     }
     if let Some(v) = aifsn.filter(|v| !(aifsn_min..=15).contains(v)) {
         bad(&format!("{section}.aifsn"), v.to_string(), format!("{aifsn_min}..=15"));
+    }
+}
+
+/// The EDCA rule across keys: CWmin ≤ CWmax (of valid values; the others are
+/// [`edca_key_problems`]).
+pub(super) fn edca_problems(section: &str, (cw_min, cw_max, _, _): Edca, bad: &mut dyn FnMut(&str, String, String)) {
+    if let (Some(lo), Some(hi)) = (cw_min, cw_max) {
+        if cw_ok(lo) && cw_ok(hi) && lo > hi {
+            bad(&format!("{section}.cw_max"), hi.to_string(), "2^k - 1, at most 32767, and >= cw_min".into());
+        }
     }
 }
 

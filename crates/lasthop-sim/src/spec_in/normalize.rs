@@ -3,6 +3,7 @@
 
 use super::raw::{format_duration, parse_duration, parse_rate, show_value, Raw};
 use super::{pages, Res, SpecError, Table};
+use crate::spec::ranges::{self, ACK_POLICIES, ALLOCATIONS, APP_CLASSES, DEVICES, MAX_DISTANCE_M};
 use crate::spec::names::{self, App, BufferSizer, Cc, Direction, Driver, History, HistoryGuard, PathLoss, Pattern, Profile, Qdisc, Reconnect, RxDelivery, Scheduler, WqmVariant};
 use lasthop_wifi::phy::{Band, Standard};
 use serde_json::{json, Value};
@@ -122,11 +123,6 @@ fn vht_invalid(width: i128, mcs: i128, nss: i128) -> bool {
 }
 
 const CONTROL_RATES_MBPS: [u64; 8] = [6, 9, 12, 18, 24, 36, 48, 54];
-const MAX_DISTANCE_M: f64 = 100_000.0;
-const ALLOCATIONS: &[&str] = &["equal_airtime", "per_station"];
-const ACK_POLICIES: &[&str] = &["tcp_acking", "ack_decimation", "ack_frequency"];
-const APP_CLASSES: &[&str] = &["video_sd", "video_hd", "video_4k", "bulk", "web", "voip"];
-const DEVICES: &[&str] = &["unknown", "phone", "laptop", "tv"];
 /// Association IDs 1..=2007.
 pub const MAX_STATIONS: i128 = 2007;
 const MAX_BINS: u64 = 1_000_000;
@@ -134,8 +130,6 @@ const U64_MAX: i128 = u64::MAX as i128;
 /// Most packets any queue may hold: 2^20, far above deployed queues (txqueuelen 1000,
 /// mac80211's 8192) and still within memory when a saturated source fills it.
 const MAX_QUEUE: i128 = 1 << 20;
-/// One time unit (TU), IEEE 802.11-2020 §3.1.
-const TU_NS: u64 = 1_024_000;
 /// A result file is NAME-s<seed>.json (with -emu-, a pcap suffix): room for those in 255 bytes.
 const NAME_MAX: usize = 200;
 const UTILITY_TEXT: &str = "\"step:RATE:U[,RATE:U...]\" (rates increasing, utilities >= 0 non-decreasing), e.g. \"step:32Mbps:10\", or \"log:W\" with W > 0, e.g. \"log:0.1\"";
@@ -322,7 +316,7 @@ fn phy_section(top: &Table) -> Res<(Value, String, i128)> {
     let width = phy.choice_int("channel_width", std.default_width, std.widths, &format!(" MHz for {standard}"))?;
     let gi = phy.choice_int("guard_interval", 800, std.guard_intervals, &format!(" ns for {standard}"))?;
     let control_rate = phy.rate("control_rate", Some(24_000_000))?;
-    if !CONTROL_RATES_MBPS.iter().any(|r| r * 1_000_000 == control_rate) {
+    if !lasthop_wifi::phy::is_legacy_rate(control_rate) {
         let list: Vec<String> = CONTROL_RATES_MBPS.iter().map(|r| format!("{r}Mbps")).collect();
         return Err(phy.fail("control_rate", format!("a legacy OFDM rate: {}", list.join("|"))));
     }
@@ -353,11 +347,10 @@ fn mac_section(top: &Table, cell: &mut Cell) -> Res<Value> {
     if max_ppdu > std.max_ppdu_time_ns {
         return Err(mac.fail("max_ppdu_time", format!("0 < t <= {} for {standard}", ms(std.max_ppdu_time_ns))));
     }
-    let retry_limit = mac.int("retry_limit", 7, Some(1), Some(64))?;
+    let retries = ranges::RETRY_LIMITS;
+    let retry_limit = mac.int("retry_limit", 7, Some(*retries.start() as i128), Some(*retries.end() as i128))?;
     let beacon = mac.duration("beacon_interval", Some(102_400_000), false)?;
-    // The Beacon Interval field counts time units of 1024 µs in two octets, 0 reserved
-    // (IEEE 802.11-2020 §9.4.1.3): 1..=65535 TU; "0s" here turns beacons off.
-    if beacon != 0 && !(TU_NS..=65535 * TU_NS).contains(&beacon) {
+    if !ranges::beacon_interval_ok(beacon) {
         return Err(mac.fail(
             "beacon_interval",
             "\"0s\" (off) or 1 TU (1.024ms) ..= 65535 TU (67.10784s), IEEE 802.11-2020 §9.4.1.3",
@@ -483,12 +476,14 @@ fn wired_section(top: &Table) -> Res<Value> {
 fn channel_section(top: &Table) -> Res<Value> {
     let ch = Table::new(top.has("channel").then(|| top.raw("channel")).flatten(), "channel", "channel", "a table [channel]")?;
     let path_loss = ch.pick("path_loss", PathLoss::LogDistance, "")?;
-    let exponent = ch.float("exponent", 3.5, 1.0, 8.0, true)?;
+    let exponent = ch.float("exponent", 3.5, ranges::EXPONENTS.0, ranges::EXPONENTS.1, true)?;
     if ch.has("exponent") && path_loss != PathLoss::LogDistance {
         return Err(ch.fail("exponent", "only with path_loss = \"log_distance\" (TGn models fix theirs)"));
     }
-    let tx_power = ch.float("tx_power_dbm", 20.0, -30.0, 40.0, true)?;
-    let noise_figure = ch.float("noise_figure_db", 7.0, 0.0, 30.0, true)?;
+    let (lo, hi) = ranges::TX_POWERS_DBM;
+    let tx_power = ch.float("tx_power_dbm", 20.0, lo, hi, true)?;
+    let (lo, hi) = ranges::NOISE_FIGURES_DB;
+    let noise_figure = ch.float("noise_figure_db", 7.0, lo, hi, true)?;
     Ok(json!({"path_loss": path_loss, "exponent": exponent, "tx_power_dbm": tx_power, "noise_figure_db": noise_figure}))
 }
 
@@ -632,7 +627,7 @@ fn flow(t: &Table, cell: &Cell, n_sta: usize) -> Res<(Vec<usize>, Value, Option<
         Pattern::Quic => 1228,
         _ => 20,
     };
-    let size = t.int("packet_size", size_default, Some(size_min), Some(2304))?;
+    let size = t.int("packet_size", size_default, Some(size_min), Some(ranges::MAX_PACKET_SIZE as i128))?;
     if p == Pattern::Ping {
         // Echo requests every `interval` (a CBR schedule at size / interval).
         let interval = t.duration("interval", Some(100_000_000), true)?;
@@ -673,7 +668,7 @@ fn transport_keys(t: &Table, p: Pattern, v: &mut Value) -> Res<(App, Option<(&'s
     let quic = p == Pattern::Quic;
     let tcp = p == Pattern::Tcp;
     v["profile"] = json!(if quic { t.pick("profile", Profile::Quic, "")? } else { Profile::Quic });
-    v["ack_policy"] = json!(if quic { t.choice_opt("ack_policy", Some(None), ACK_POLICIES, "")? } else { None });
+    v["ack_policy"] = json!(if quic { t.choice_opt("ack_policy", Some(None), &ACK_POLICIES, "")? } else { None });
     v["zero_rtt"] = json!(quic && t.bool("zero_rtt", false)?);
     v["initial_cwnd"] = json!(if quic { t.int("initial_cwnd", 10, Some(1), Some(10_000))? as u64 } else { 10 });
     let page_names: Vec<&str> = pages::TABLE_II.iter().map(|p| p.0).collect();
@@ -780,7 +775,7 @@ fn split_keys(t: &Table, v: &mut Value, tcp_down: bool, app: App) -> Res<()> {
         return Err(t.fail(k, "only with split = true"));
     }
     let wired_cc = if split { t.pick("split_wired_cc", Cc::Bbr, "")? } else { Cc::Bbr };
-    let app_class = if split { t.choice_opt("app_class", Some(None), APP_CLASSES, "")? } else { None };
+    let app_class = if split { t.choice_opt("app_class", Some(None), &APP_CLASSES, "")? } else { None };
     let utility = if split { t.custom("utility", parse_utility, UTILITY_TEXT)? } else { None };
     let pattern_tcp = v["pattern"] == "tcp";
     if t.has("app_rate") && !(pattern_tcp && app == App::Bulk) {
@@ -871,7 +866,7 @@ fn vwire_section(top: &Table) -> Res<Option<Value>> {
     let period = vw.duration("period", Some(2_000_000_000), true)?;
     let efficiency = vw.float("efficiency", 0.75, 0.0, 1.0, true)?;
     let sndbuf = vw.int_text("sndbuf", Some((256 << 10).min(relay)), 4096, relay, &format!("bytes in 4096..={relay} (relay_buffer)"))?;
-    let tsq = vw.int("tsq", 1 << 20, Some(3000), Some(1 << 30))?;
+    let tsq = vw.int("tsq", 1 << 20, Some(ranges::MIN_TSQ_BYTES as i128), Some(1 << 30))?;
     let sample = vw.duration("sample", Some(10_000_000), true)?;
     let work_conserving = vw.bool("work_conserving", true)?;
     if efficiency <= 0.0 {
@@ -933,7 +928,7 @@ fn aggctl_section(top: &Table, flows: &[FlowTable], n_max: i128) -> Res<(Value, 
     if !(min_rate..=max_rate).contains(&initial) {
         return Err(a.fail("initial_rate", "must be within [aggctl.min_rate, aggctl.max_rate]"));
     }
-    let allocation = a.choice("allocation", "equal_airtime", ALLOCATIONS, "")?;
+    let allocation = a.choice("allocation", "equal_airtime", &ALLOCATIONS, "")?;
     // The defaults 2 × interval and 4 × interval can pass the u64 the simulator reads (Python's
     // integers do not overflow; the simulator then refuses the value at its normalized key).
     let hold = a.duration_wide("hold_time", 2 * interval as u128)?;
@@ -951,10 +946,10 @@ fn aggctl_section(top: &Table, flows: &[FlowTable], n_max: i128) -> Res<(Value, 
     let gap = a.duration("gap_threshold", Some(50_000), true)?;
     let resolution = a.duration("clock_resolution", Some(1_000), true)?;
     let jitter = a.duration("clock_jitter", Some(0), false)?;
-    if resolution > 1_000_000_000 {
+    if resolution > ranges::MAX_CLOCK_NS {
         return Err(a.fail("clock_resolution", "at most 1s"));
     }
-    if jitter > 1_000_000_000 {
+    if jitter > ranges::MAX_CLOCK_NS {
         return Err(a.fail("clock_jitter", "at most 1s"));
     }
     let report_rate = a.bool("report_rate", true)?;

@@ -29,7 +29,7 @@ fn checked_in_specs_normalize_and_pass_the_802_11_rules() {
     for f in files {
         let n = read(&std::fs::read_to_string(&f).expect("read")).unwrap_or_else(|e| panic!("{f:?}: {e:?}"));
         let spec = crate::Spec::from_json(&n.json).unwrap_or_else(|e| panic!("{f:?}: {e}"));
-        assert!(spec.problems().is_empty(), "{f:?}: {:?}", spec.problems());
+        assert!(spec.json_problems().is_empty(), "{f:?}: {:?}", spec.json_problems());
         assert_eq!(n.station_group.len(), spec.stations.len());
         assert_eq!(n.flow_table.len(), spec.flows.len());
     }
@@ -137,4 +137,93 @@ fn reads_are_recorded_with_their_defaults_and_schemas() {
     // Outside `record`, nothing is kept.
     let (_, again) = record(|| ());
     assert!(again.is_empty());
+}
+
+/// A key whose own range the reader checks, out of range: (the TOML document with `@` where the
+/// key goes, the key as written, as written within range, the normalized key as a JSON
+/// pointer and the out-of-range value there, the reader's problem).
+type RangeCase = (&'static str, &'static str, &'static str, &'static str, Value, &'static str);
+
+const SIM: &str = "[sim]\n@\n[[stations]]\nmcs = 3\n";
+const MAC: &str = "[sim]\nduration = \"1s\"\n[mac]\n@\n[[stations]]\nmcs = 3\n";
+const AP: &str = "[sim]\nduration = \"1s\"\n[ap]\n@\n[[stations]]\nmcs = 3\n";
+const STA: &str = "[sim]\nduration = \"1s\"\n[[stations]]\nmcs = 3\n@\n";
+const FLOW: &str = "[sim]\nduration = \"1s\"\n[[stations]]\nmcs = 3\n[[flows]]\n@\n";
+const QUIC: &str = "[sim]\nduration = \"1s\"\n[[stations]]\nmcs = 3\n[[flows]]\npattern = \"quic\"\nbytes = 100000\n@\n";
+const PHY: &str = "[sim]\nduration = \"1s\"\n[phy]\n@\n[[stations]]\nmcs = 3\n";
+const WIRED: &str = "[sim]\nduration = \"1s\"\n[wired]\n@\n[[stations]]\nmcs = 3\n";
+const CHANNEL: &str = "[sim]\nduration = \"1s\"\n[channel]\n@\n[[stations]]\nmcs = 3\n";
+const VWIRE: &str = "[sim]\nduration = \"1s\"\n[vwire]\n@\n[[stations]]\nmcs = 3\n";
+const AGGCTL: &str = "[sim]\nduration = \"1s\"\n[aggctl]\n@\n[[stations]]\nmcs = 3\n";
+
+fn range_cases() -> Vec<RangeCase> {
+    vec![
+        (SIM, "duration = \"0s\"", "duration = \"1s\"", "/sim/duration_ns", json!(0), "sim.duration = \"0s\": must be > 0, e.g. \"10s\""),
+        (PHY, "control_rate = \"11Mbps\"", "control_rate = \"12Mbps\"", "/phy/control_rate_bps", json!(11_000_000), "phy.control_rate = \"11Mbps\": a legacy OFDM rate: 6Mbps|9Mbps|12Mbps|18Mbps|24Mbps|36Mbps|48Mbps|54Mbps"),
+        (MAC, "retry_limit = 0", "retry_limit = 4", "/mac/retry_limit", json!(0), "mac.retry_limit = 0: an integer in 1..=64"),
+        (MAC, "beacon_interval = \"1ms\"", "beacon_interval = \"0s\"", "/mac/beacon_interval_ns", json!(1_000_000), "mac.beacon_interval = \"1ms\": \"0s\" (off) or 1 TU (1.024ms) ..= 65535 TU (67.10784s), IEEE 802.11-2020 §9.4.1.3"),
+        (MAC, "aifsn = 1", "aifsn = 2", "/mac/aifsn", json!(1), "mac.aifsn = 1: an integer in 2..=15"),
+        (MAC, "txop_limit = \"1ms\"", "txop_limit = \"1024us\"", "/mac/txop_limit_ns", json!(1_000_000), "mac.txop_limit = \"1ms\": a multiple of 32us up to 8.16ms (the TXOP Limit field, IEEE 802.11-2020 §9.4.2.28)"),
+        (AP, "cw_min = 8", "cw_min = 7", "/ap/cw_min", json!(8), "ap.cw_min = 8: 2^k - 1 for k in 0..=15 (0, 1, 3, 7, ..., 32767)"),
+        (AP, "queue_limit = 0", "queue_limit = 10", "/ap/queue_limit", json!(0), "ap.queue_limit = 0: an integer in 1..=1048576"),
+        (AP, "driver = \"firmware\"\nhw_queue_limit = 0", "driver = \"firmware\"\nhw_queue_limit = 10", "/ap/hw_queue_limit", json!(0), "ap.hw_queue_limit = 0: an integer in 1..=1048576"),
+        (AP, "buffer_sizer = \"wqm\"\nwqm_limit = \"0s\"", "buffer_sizer = \"wqm\"\nwqm_limit = \"1ms\"", "/ap/wqm_limit_ns", json!(0), "ap.wqm_limit = \"0s\": must be > 0, e.g. \"10s\""),
+        (AP, "buffer_sizer = \"wqm\"\nwqm_interval = \"0s\"", "buffer_sizer = \"wqm\"\nwqm_interval = \"1s\"", "/ap/wqm_interval_ns", json!(0), "ap.wqm_interval = \"0s\": must be > 0, e.g. \"10s\""),
+        (AP, "qdisc = \"pie\"\npie_estimator = \"median\"", "qdisc = \"pie\"\npie_estimator = \"timestamp\"", "/ap/pie_estimator", json!("median"), "ap.pie_estimator = \"median\": one of \"timestamp\"|\"dequeue_rate\""),
+        (AP, "dequeue_cost = \"1ms\"", "dequeue_cost = \"1us\"", "/ap/dequeue_cost_ns", json!(1_000_000), "ap.dequeue_cost = \"1ms\": at most 100us (a host's per-packet transmit path)"),
+        (WIRED, "rate = \"0bps\"", "rate = \"1Gbps\"", "/wired/rate_bps", json!(0), "wired.rate = \"0bps\": must be > 0, e.g. \"100Mbps\""),
+        (WIRED, "loss = 1.0", "loss = 0.5", "/wired/loss", json!(1.0), "wired.loss = 1.0: a number in [0, 1)"),
+        (WIRED, "loss_up = 1.0", "loss_up = 0.5", "/wired/loss_up", json!(1.0), "wired.loss_up = 1.0: a number in [0, 1)"),
+        (WIRED, "queue_limit = 0", "queue_limit = 10", "/wired/queue_limit", json!(0), "wired.queue_limit = 0: an integer in 1..=1048576"),
+        (CHANNEL, "exponent = 9", "exponent = 3", "/channel/exponent", json!(9.0), "channel.exponent = 9: a number in [1, 8]"),
+        (CHANNEL, "tx_power_dbm = 41", "tx_power_dbm = 10", "/channel/tx_power_dbm", json!(41.0), "channel.tx_power_dbm = 41: a number in [-30, 40]"),
+        (CHANNEL, "noise_figure_db = 31", "noise_figure_db = 5", "/channel/noise_figure_db", json!(31.0), "channel.noise_figure_db = 31: a number in [0, 30]"),
+        ("@\n[sim]\nduration = \"1s\"\n", "stations = []", "stations = [{mcs = 3}]", "/stations", json!([]), "stations = []: at least one [[stations]] table is required"),
+        (STA, "error_model = \"fixed\"\nper = 1.0", "error_model = \"fixed\"\nper = 0.5", "/stations/0/per", json!(1.0), "stations[0].per = 1.0: a number in [0, 1)"),
+        (STA, "error_model = \"snr\"\nsnr_db = 101", "error_model = \"snr\"\nsnr_db = 10", "/stations/0/snr_db", json!(101.0), "stations[0].snr_db = 101: a number in [-20, 100]"),
+        (STA, "queue_limit = 0", "queue_limit = 10", "/stations/0/queue_limit", json!(0), "stations[0].queue_limit = 0: an integer in 1..=1048576"),
+        (STA, "hop_channel = 64", "hop_channel = 0", "/stations/0/hop_channel", json!(64), "stations[0].hop_channel = 64: an integer in 0..=63"),
+        (STA, "distance_m = 200000", "distance_m = 20", "/stations/0/waypoints/0/1", json!(200_000.0), "stations[0].distance_m = 200000: a distance in metres, 0 < d <= 100000"),
+        (STA, "device = \"toaster\"", "device = \"tv\"", "/stations/0/device", json!("toaster"), "stations[0].device = \"toaster\": one of \"unknown\"|\"phone\"|\"laptop\"|\"tv\""),
+        (FLOW, "rate = \"0bps\"", "rate = \"1Mbps\"", "/flows/0/rate_bps", json!(0), "flows[0].rate = \"0bps\": must be > 0, e.g. \"100Mbps\""),
+        (FLOW, "pattern = \"ping\"\ninterval = \"0s\"", "pattern = \"ping\"\ninterval = \"1s\"", "/flows/0/rate_bps", json!(0), "flows[0].interval = \"0s\": must be > 0, e.g. \"10s\""),
+        (FLOW, "rate = \"1Mbps\"\npacket_size = 3000", "rate = \"1Mbps\"\npacket_size = 1000", "/flows/0/packet_size", json!(3000), "flows[0].packet_size = 3000: an integer in 20..=2304"),
+        (QUIC, "ack_policy = \"none\"", "ack_policy = \"ack_frequency\"", "/flows/0/ack_policy", json!("none"), "flows[0].ack_policy = \"none\": one of \"tcp_acking\"|\"ack_decimation\"|\"ack_frequency\""),
+        (QUIC, "initial_cwnd = 0", "initial_cwnd = 20", "/flows/0/initial_cwnd", json!(0), "flows[0].initial_cwnd = 0: an integer in 1..=10000"),
+        (QUIC, "connections = 0", "connections = 2", "/flows/0/connections", json!(0), "flows[0].connections = 0: an integer in 1..=10000"),
+        (QUIC, "idle_timeout = \"0s\"", "idle_timeout = \"1s\"", "/flows/0/idle_timeout_ns", json!(0), "flows[0].idle_timeout = \"0s\": must be > 0, e.g. \"10s\""),
+        (FLOW, "pattern = \"tcp\"\nsplit = true\napp_class = \"movie\"", "pattern = \"tcp\"\nsplit = true\napp_class = \"web\"", "/flows/0/app_class", json!("movie"), "flows[0].app_class = \"movie\": one of \"video_sd\"|\"video_hd\"|\"video_4k\"|\"bulk\"|\"web\"|\"voip\""),
+        (FLOW, "pattern = \"tcp\"\nsplit = true\nutility = \"log:0\"", "pattern = \"tcp\"\nsplit = true\nutility = \"log:1\"", "/flows/0/utility", json!({"log": 0.0}), "flows[0].utility = \"log:0\": \"step:RATE:U[,RATE:U...]\" (rates increasing, utilities >= 0 non-decreasing), e.g. \"step:32Mbps:10\", or \"log:W\" with W > 0, e.g. \"log:0.1\""),
+        (VWIRE, "period = \"0s\"", "period = \"1s\"", "/vwire/period_ns", json!(0), "vwire.period = \"0s\": must be > 0, e.g. \"10s\""),
+        (VWIRE, "sample = \"0s\"", "sample = \"1s\"", "/vwire/sample_ns", json!(0), "vwire.sample = \"0s\": must be > 0, e.g. \"10s\""),
+        (VWIRE, "efficiency = 0", "efficiency = 0.5", "/vwire/efficiency", json!(0.0), "vwire.efficiency = 0: 0 < efficiency <= 1"),
+        (VWIRE, "tsq = 100", "tsq = 10000", "/vwire/tsq_bytes", json!(100), "vwire.tsq = 100: an integer in 3000..=1073741824"),
+        (AGGCTL, "allocation = \"fair\"", "allocation = \"per_station\"", "/aggctl/allocation", json!("fair"), "aggctl.allocation = \"fair\": one of \"equal_airtime\"|\"per_station\""),
+        (AGGCTL, "clock_resolution = \"2s\"", "clock_resolution = \"1ms\"", "/aggctl/clock_resolution_ns", json!(2_000_000_000u64), "aggctl.clock_resolution = \"2s\": at most 1s"),
+        (AGGCTL, "clock_jitter = \"2s\"", "clock_jitter = \"1ms\"", "/aggctl/clock_jitter_ns", json!(2_000_000_000u64), "aggctl.clock_jitter = \"2s\": at most 1s"),
+        (AGGCTL, "report_loss = 1.0", "report_loss = 0.5", "/aggctl/report_loss", json!(1.0), "aggctl.report_loss = 1.0: a number in [0, 1)"),
+        (AGGCTL, "report_blackout = [\"0.6s\", \"0.5s\"]", "report_blackout = [\"0.5s\", \"0.6s\"]", "/aggctl/report_blackout_ns", json!([600_000_000u64, 500_000_000u64]), "aggctl.report_blackout = [\"0.6s\", \"0.5s\"]: [from, until]: two durations with from < until, e.g. [\"25s\", \"30s\"]"),
+    ]
+}
+
+/// Each key's own range is checked once per path: the reader refuses the value as written, at
+/// its key; a normalized spec from elsewhere gets it from `Spec::key_problems`; the rules across
+/// keys (`Spec::problems`) do not repeat it.
+#[test]
+fn a_key_out_of_range_is_the_readers_problem_and_the_json_paths() {
+    for (doc, bad, good, pointer, value, line) in range_cases() {
+        let es = read(&doc.replace('@', bad)).expect_err(bad);
+        assert_eq!(es[0].to_string(), line, "{bad}");
+        let n = read(&doc.replace('@', good)).unwrap_or_else(|e| panic!("{good}: {e:?}"));
+        let mut v: Value = serde_json::from_str(&n.json).expect("JSON");
+        *v.pointer_mut(pointer).unwrap_or_else(|| panic!("{pointer}")) = value;
+        let spec = crate::Spec::from_json(&v.to_string()).expect("reads");
+        // A placed station's distance is its first waypoint in the normalized spec.
+        let key = match es[0].path.as_str() {
+            "stations[0].distance_m" => "stations[0].waypoints[0]",
+            k => k,
+        };
+        assert!(spec.key_problems().iter().any(|p| p.0 == key), "{pointer}: {:?}", spec.key_problems());
+        assert!(spec.problems().iter().all(|p| p.0 != key || key == "stations[0].hop_channel"), "{pointer}: {:?}", spec.problems());
+    }
 }

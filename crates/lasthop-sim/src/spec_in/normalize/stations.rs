@@ -70,7 +70,8 @@ fn station(t: &Table, cell: &Cell, earlier: &Stations) -> Res<(i128, Value)> {
     if t.has("per") && model != ErrorModel::Fixed {
         return Err(t.fail("per", "only with error_model = \"fixed\""));
     }
-    let snr = t.float("snr_db", 30.0, -20.0, 100.0, true)?;
+    let (lo, hi) = ranges::SNRS_DB;
+    let snr = t.float("snr_db", 30.0, lo, hi, true)?;
     if t.has("snr_db") && model != ErrorModel::Snr {
         return Err(t.fail("snr_db", "only with error_model = \"snr\""));
     }
@@ -95,8 +96,8 @@ fn station(t: &Table, cell: &Cell, earlier: &Stations) -> Res<(i128, Value)> {
     if parent.is_some() && cell.driver.hardware_queue() {
         return Err(t.fail("parent", format!("only with ap.driver = {} (relays are ath9k nodes)", crate::spec::pull_drivers_text())));
     }
-    let hop_channel = t.int("hop_channel", 0, Some(0), Some(63))?;
-    let device = t.choice("device", "unknown", DEVICES, "")?;
+    let hop_channel = t.int("hop_channel", 0, Some(0), Some(ranges::MAX_HOP_CHANNEL as i128))?;
+    let device = t.choice("device", "unknown", &DEVICES, "")?;
     let gro = t.bool("gro", false)?;
     if parent.is_none() && hop_channel != 0 {
         return Err(t.fail(

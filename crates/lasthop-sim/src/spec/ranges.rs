@@ -1,0 +1,240 @@
+//! Each key's own range, for a normalized spec that did not come through the spec reader
+//! (`lasthop_sim::validate_json`, `run_json`, the emulator's request, the fuzz harness): the
+//! reader checks these as it reads each key, with the same bounds (the constants and
+//! predicates here, or beside the key's type), and `Spec::problems` holds only the rules
+//! across keys.
+
+use super::*;
+
+/// `mac.retry_limit`: attempts per frame.
+pub const RETRY_LIMITS: std::ops::RangeInclusive<u32> = 1..=64;
+
+/// `mac.beacon_interval`: 1..=65535 time units of 1024 µs (the Beacon Interval field counts
+/// them in two octets, 0 reserved, IEEE 802.11-2020 §9.4.1.3); 0 turns beacons off.
+pub fn beacon_interval_ok(ns: u64) -> bool {
+    const TU: u64 = 1_024_000;
+    ns == 0 || (TU..=65_535 * TU).contains(&ns)
+}
+
+/// `channel.exponent`, `channel.tx_power_dbm`, `channel.noise_figure_db`: closed ranges.
+pub const EXPONENTS: (f64, f64) = (1.0, 8.0);
+pub const TX_POWERS_DBM: (f64, f64) = (-30.0, 40.0);
+pub const NOISE_FIGURES_DB: (f64, f64) = (0.0, 30.0);
+/// `stations[].snr_db`: a closed range.
+pub const SNRS_DB: (f64, f64) = (-20.0, 100.0);
+/// `stations[].waypoints` (and the other ways to place a station): the farthest distance, m.
+pub const MAX_DISTANCE_M: f64 = 100_000.0;
+/// `stations[].hop_channel`: the largest channel number.
+pub const MAX_HOP_CHANNEL: u32 = 63;
+/// `flows[].packet_size`: the largest frame body (MSDU) 802.11 carries.
+pub const MAX_PACKET_SIZE: u32 = 2304;
+/// `flows[].ack_policy` (QUIC).
+pub const ACK_POLICIES: [&str; 3] = ["tcp_acking", "ack_decimation", "ack_frequency"];
+/// `flows[].app_class` (vwire): the `AppClass` names.
+pub const APP_CLASSES: [&str; 6] = ["video_sd", "video_hd", "video_4k", "bulk", "web", "voip"];
+/// `stations[].device` (vwire classifier).
+pub const DEVICES: [&str; 4] = ["unknown", "phone", "laptop", "tv"];
+/// `aggctl.allocation`.
+pub const ALLOCATIONS: [&str; 2] = ["equal_airtime", "per_station"];
+/// `aggctl.clock_resolution` and `aggctl.clock_jitter`: at most 1 s.
+pub const MAX_CLOCK_NS: u64 = 1_000_000_000;
+/// `vwire.tsq`: two segments at least.
+pub const MIN_TSQ_BYTES: u64 = 3000;
+
+fn closed(v: f64, (lo, hi): (f64, f64)) -> bool {
+    v.is_finite() && (lo..=hi).contains(&v)
+}
+
+impl Spec {
+    /// Every problem of a normalized spec from anywhere: each key's own range
+    /// ([`Spec::key_problems`]), then the rules across keys ([`Spec::problems`]).
+    pub fn json_problems(&self) -> Vec<Problem> {
+        let mut p = self.key_problems();
+        p.extend(self.problems());
+        p
+    }
+
+    /// The keys whose own value is out of range, in the order of the sections (the spec
+    /// reader refuses each of these at its key; a spec it wrote has none).
+    pub fn key_problems(&self) -> Vec<Problem> {
+        let mut p: Vec<Problem> = Vec::new();
+        let mut bad = |path: &str, value: String, allowed: String| p.push((path.to_string(), value, allowed));
+        self.cell_key_problems(&mut bad);
+        self.station_key_problems(&mut bad);
+        self.flow_key_problems(&mut bad);
+        self.vwire_aggctl_key_problems(&mut bad);
+        p
+    }
+
+    /// `sim`, `phy`, `mac`, `ap`, `wired`, `channel`.
+    fn cell_key_problems(&self, bad: &mut dyn FnMut(&str, String, String)) {
+        if self.sim.duration_ns == 0 {
+            bad("sim.duration", "0s".into(), "a duration > 0".into());
+        }
+        if !phy::is_legacy_rate(self.phy.control_rate_bps) {
+            bad("phy.control_rate", format!("{}bps", self.phy.control_rate_bps), "one of 6, 9, 12, 18, 24, 36, 48, 54 Mbps".into());
+        }
+        let m = &self.mac;
+        if !RETRY_LIMITS.contains(&m.retry_limit) {
+            bad("mac.retry_limit", m.retry_limit.to_string(), "1..=64".into());
+        }
+        if !beacon_interval_ok(m.beacon_interval_ns) {
+            bad("mac.beacon_interval", format!("{}ns", m.beacon_interval_ns), "0 (off) or 1..=65535 TU of 1.024 ms".into());
+        }
+        edca_key_problems("mac", (m.cw_min, m.cw_max, m.aifsn, m.txop_limit_ns), AIFSN_MIN_STA, bad);
+        let a = &self.ap;
+        edca_key_problems("ap", (a.cw_min, a.cw_max, a.aifsn, a.txop_limit_ns), AIFSN_MIN_AP, bad);
+        if a.queue_limit == 0 {
+            bad("ap.queue_limit", "0".into(), "at least 1 packet".into());
+        }
+        if a.hw_queue_limit == 0 {
+            bad("ap.hw_queue_limit", "0".into(), "at least 1 packet".into());
+        }
+        if a.wqm_limit_ns == 0 {
+            bad("ap.wqm_limit", "0ns".into(), "a duration > 0".into());
+        }
+        if a.wqm_interval_ns == 0 {
+            bad("ap.wqm_interval", "0ns".into(), "a duration > 0".into());
+        }
+        if !PIE_ESTIMATORS.iter().any(|(n, _)| *n == a.pie_estimator) {
+            bad("ap.pie_estimator", format!("{:?}", a.pie_estimator), "\"timestamp\" or \"dequeue_rate\"".into());
+        }
+        if a.dequeue_cost_ns > MAX_DEQUEUE_COST_NS {
+            bad("ap.dequeue_cost", format!("{}ns", a.dequeue_cost_ns), "at most 100us (a host's per-packet transmit path)".into());
+        }
+        let w = &self.wired;
+        if w.rate_bps == 0 {
+            bad("wired.rate", "0bps".into(), "a rate > 0".into());
+        }
+        if !(0.0..1.0).contains(&w.loss) {
+            bad("wired.loss", w.loss.to_string(), "a probability in [0, 1)".into());
+        }
+        if let Some(l) = w.loss_up.filter(|l| !(0.0..1.0).contains(l)) {
+            bad("wired.loss_up", l.to_string(), "a probability in [0, 1)".into());
+        }
+        if w.queue_limit == 0 {
+            bad("wired.queue_limit", "0".into(), "at least 1 packet".into());
+        }
+        let c = &self.channel;
+        if !closed(c.exponent, EXPONENTS) {
+            bad("channel.exponent", c.exponent.to_string(), "1..=8".into());
+        }
+        if !closed(c.tx_power_dbm, TX_POWERS_DBM) {
+            bad("channel.tx_power_dbm", c.tx_power_dbm.to_string(), "-30..=40 dBm".into());
+        }
+        if !closed(c.noise_figure_db, NOISE_FIGURES_DB) {
+            bad("channel.noise_figure_db", c.noise_figure_db.to_string(), "0..=30 dB".into());
+        }
+    }
+
+    /// `stations` and each station's PER, SNR, queue, hop channel, waypoints, device.
+    fn station_key_problems(&self, bad: &mut dyn FnMut(&str, String, String)) {
+        if self.stations.is_empty() {
+            bad("stations", "[]".into(), "at least one station".into());
+        }
+        for (i, st) in self.stations.iter().enumerate() {
+            if st.error_model == ErrorModel::Fixed && !(0.0..1.0).contains(&st.per) {
+                bad(&format!("stations[{i}].per"), st.per.to_string(), "a probability in [0, 1)".into());
+            }
+            if !closed(st.snr_db, SNRS_DB) {
+                bad(&format!("stations[{i}].snr_db"), st.snr_db.to_string(), "-20..=100 dB".into());
+            }
+            if st.queue_limit == 0 {
+                bad(&format!("stations[{i}].queue_limit"), "0".into(), "at least 1 packet".into());
+            }
+            if st.hop_channel > MAX_HOP_CHANNEL {
+                bad(&format!("stations[{i}].hop_channel"), st.hop_channel.to_string(), "0..=63".into());
+            }
+            for (k, &(t, d)) in st.waypoints.iter().enumerate() {
+                if !d.is_finite() || !(0.0..=MAX_DISTANCE_M).contains(&d) {
+                    bad(&format!("stations[{i}].waypoints[{k}]"), d.to_string(), "a distance in 0..=100000 m".into());
+                }
+                if k > 0 && t < st.waypoints[k - 1].0 {
+                    bad(&format!("stations[{i}].waypoints[{k}]"), format!("{t}ns"), "times in non-decreasing order".into());
+                }
+            }
+            if !DEVICES.contains(&st.device.as_str()) {
+                bad(&format!("stations[{i}].device"), format!("{:?}", st.device), "one of \"unknown\", \"phone\", \"laptop\", \"tv\"".into());
+            }
+        }
+    }
+
+    /// `flows[i]`: rate, size, the QUIC counts and timers, the vwire class and utility.
+    fn flow_key_problems(&self, bad: &mut dyn FnMut(&str, String, String)) {
+        for (i, f) in self.flows.iter().enumerate() {
+            match f.pattern {
+                Pattern::Cbr | Pattern::Poisson if f.rate_bps == 0 => {
+                    bad(&format!("flows[{i}].rate"), "0bps".into(), "a rate > 0".into());
+                }
+                Pattern::Ping if f.rate_bps == 0 => {
+                    bad(&format!("flows[{i}].interval"), "0".into(), "an interval > 0".into());
+                }
+                _ => {}
+            }
+            if !(20..=MAX_PACKET_SIZE).contains(&f.packet_size) {
+                bad(&format!("flows[{i}].packet_size"), f.packet_size.to_string(), "20..=2304 bytes".into());
+            }
+            if f.pattern == Pattern::Quic {
+                quic_key_problems(i, f, bad);
+            }
+            if let Some(c) = f.app_class.as_ref().filter(|c| !APP_CLASSES.contains(&c.as_str())) {
+                bad(&format!("flows[{i}].app_class"), format!("{c:?}"), "one of \"video_sd\", \"video_hd\", \"video_4k\", \"bulk\", \"web\", \"voip\"".into());
+            }
+            if let Some(u) = f.utility.as_ref().filter(|u| utility_of(u).validate().is_err()) {
+                bad(&format!("flows[{i}].utility"), format!("{u:?}"), "step ladder with rates > 0 strictly increasing and utilities >= 0 non-decreasing, or log with weight > 0".into());
+            }
+        }
+    }
+
+    /// `[vwire]` and `[aggctl]`.
+    fn vwire_aggctl_key_problems(&self, bad: &mut dyn FnMut(&str, String, String)) {
+        let v = &self.vwire;
+        if v.period_ns == 0 {
+            bad("vwire.period", "0ns".into(), "a duration > 0".into());
+        }
+        if v.sample_ns == 0 {
+            bad("vwire.sample", "0ns".into(), "a duration > 0".into());
+        }
+        if !(v.efficiency > 0.0 && v.efficiency <= 1.0) {
+            bad("vwire.efficiency", v.efficiency.to_string(), "0 < efficiency <= 1".into());
+        }
+        if v.tsq_bytes < MIN_TSQ_BYTES {
+            bad("vwire.tsq", v.tsq_bytes.to_string(), "at least 3000 bytes (two segments)".into());
+        }
+        let a = &self.aggctl;
+        if !ALLOCATIONS.contains(&a.allocation.as_str()) {
+            bad("aggctl.allocation", format!("{:?}", a.allocation), "\"equal_airtime\" or \"per_station\"".into());
+        }
+        if a.clock_resolution_ns == 0 || a.clock_resolution_ns > MAX_CLOCK_NS {
+            bad("aggctl.clock_resolution", format!("{}ns", a.clock_resolution_ns), "1ns ..= 1s".into());
+        }
+        if a.clock_jitter_ns > MAX_CLOCK_NS {
+            bad("aggctl.clock_jitter", format!("{}ns", a.clock_jitter_ns), "0 ..= 1s".into());
+        }
+        if !(0.0..1.0).contains(&a.report_loss) {
+            bad("aggctl.report_loss", a.report_loss.to_string(), "a probability in [0, 1)".into());
+        }
+        if let Some((from, until)) = a.report_blackout_ns.filter(|(from, until)| from >= until) {
+            bad("aggctl.report_blackout", format!("[{from}ns, {until}ns]"), "[from, until] with from < until".into());
+        }
+    }
+}
+
+/// A QUIC flow's own keys: ack policy, page objects, initial window, connections, idle timeout.
+fn quic_key_problems(i: usize, f: &FlowSpec, bad: &mut dyn FnMut(&str, String, String)) {
+    if let Some(a) = f.ack_policy.as_ref().filter(|a| !ACK_POLICIES.contains(&a.as_str())) {
+        bad(&format!("flows[{i}].ack_policy"), format!("{a:?}"), "one of \"tcp_acking\", \"ack_decimation\", \"ack_frequency\"".into());
+    }
+    if f.objects.contains(&0) {
+        bad(&format!("flows[{i}].objects"), "0".into(), "object sizes of at least 1 byte".into());
+    }
+    if f.initial_cwnd == 0 {
+        bad(&format!("flows[{i}].initial_cwnd"), "0".into(), "at least 1 packet".into());
+    }
+    if f.connections == 0 || f.connections > 10_000 {
+        bad(&format!("flows[{i}].connections"), f.connections.to_string(), "1..=10000".into());
+    }
+    if f.idle_timeout_ns == 0 {
+        bad(&format!("flows[{i}].idle_timeout"), "0ns".into(), "a duration > 0".into());
+    }
+}
