@@ -40,12 +40,14 @@ def canonical_json(obj: object) -> str:
 def sha256_hex(parts: list[str]) -> str:
     """SHA-256 of the concatenated UTF-8 bytes of `parts`, lowercase hex."""
 
-def normalize(doc: dict[str, object], default_name: str = "scenario") -> tuple[
+def normalize(doc: dict[str, object], default_name: str = "scenario", rules: bool = False) -> tuple[
         Optional[tuple[str, list[int], list[int], tuple[str, int, int]]], list[tuple[str, str, str]]]:
     """Validate and normalize a spec document (as `tomllib` returns it, after overrides):
     ((canonical normalized JSON, station_group, flow_table, (name, seed, duration_ns)), []), or (None, [(key path, value,
     what is allowed), ...]) listing every problem, the first as the validator meets it
-    (crates/lasthop-sim/src/spec_in)."""
+    (crates/lasthop-sim/src/spec_in); with `rules`, a document that reads is then held to the
+    simulator's rules across keys, their paths with the TOML tables' indices (a normalized spec
+    the simulator cannot read: the one problem at path "spec")."""
 
 def spec_reads(doc: dict[str, object]) -> list[tuple[str, Optional[str], Optional[str], str]]:
     """Every key read `normalize` makes on `doc`: (key path, default as JSON or None when

@@ -64,15 +64,13 @@ def load_spec(src: SpecLike, name: str = "scenario") -> Spec:
     """A validated, normalized spec from a TOML file path, a dict with the TOML structure (as
     `tomllib.load` returns it), or a Spec (returned as is). `name` names a dict spec that has
     no `name` key."""
-    from .spec import Spec, check_native, load_spec as _load_file, normalize
+    from .spec import Spec, load_spec as _load_file, normalize
 
     if isinstance(src, Spec):
         return src
     if isinstance(src, Mapping):
         def from_dict() -> Spec:
-            s = normalize(json.loads(json.dumps(dict(src))), name)
-            check_native(s)
-            return s
+            return normalize(json.loads(json.dumps(dict(src))), name, rules=True)
         return _user_errors(from_dict)
     if isinstance(src, (str, Path)):
         return _user_errors(lambda: _load_file(src))

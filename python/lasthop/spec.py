@@ -4,10 +4,11 @@
 document to the native validator (`crates/lasthop-sim/src/spec_in`, `_native.normalize`): it
 checks structure, types, ranges and the cross-field rules that docs/spec.md states, fills
 defaults, converts every quantity to integers in base units (ns, bit/s) and expands station
-groups and flows (one normalized flow per station). `check_native` then asks the simulator for
-its 802.11 rules (`_native.validate`), mapping the station and flow indices of its answers back
-to the TOML tables. The first problem found raises `SpecError(path, value, allowed)`; nothing
-is simulated or written before a spec passes.
+groups and flows (one normalized flow per station), and in the same call (`rules=True`) holds
+what it wrote to the simulator's rules across keys (the 802.11 rules), with the station and
+flow indices of the TOML tables. `check_native` asks the simulator (`_native.validate`) about a
+spec normalized without them. The first problem found raises `SpecError(path, value, allowed)`;
+nothing is simulated or written before a spec passes.
 
 What stays here is Python's own: reading files, TOML, the `Spec` object the CLI, the sweep and
 the API pass around. Each key's type, default and range is declared once, in Rust, beside the
@@ -101,7 +102,7 @@ class Spec:
     `station_group` (normalized station -> its [[stations]] table) and `flow_table`
     (normalized flow -> its [[flows]] table); `source`. `to_json()` is the canonical JSON the
     validator wrote (a large cell's spec is megabytes: it is written once, and handed to the
-    simulator as it is); `checked_json` is that text once `check_native` passed it. Equality
+    simulator as it is); `checked_json` is that text once the simulator's rules passed it. Equality
     ignores `checked_json`. (A plain class, not a dataclass, so that `lasthop run` does not
     import `dataclasses` and `inspect`.)"""
 
@@ -177,14 +178,18 @@ class Spec:
         return path
 
 
-def normalize(doc: dict[str, Any], default_name: str = "scenario") -> Spec:
-    """Validate a parsed TOML document and return the normalized spec (no 802.11 checks: see
-    `check_native`)."""
-    ok, errors = _native.normalize(doc, default_name)
+def normalize(doc: dict[str, Any], default_name: str = "scenario", rules: bool = False) -> Spec:
+    """Validate a parsed TOML document and return the normalized spec; with `rules`, the
+    simulator's rules across keys too, in the same native call (without: see `check_native`)."""
+    ok, errors = _native.normalize(doc, default_name, rules)
     if ok is None:
+        if errors[0][0] == "spec":
+            # `normalize` hands over only what the simulator's types hold: anything it cannot
+            # read is our bug.
+            raise RuntimeError(f"normalized spec rejected by the simulator: {errors[0][2]}")
         raise SpecError.listing(errors)
     text, station_group, flow_table, head = ok
-    return Spec(None, station_group, flow_table, text=text, head=head)
+    return Spec(None, station_group, flow_table, text=text, head=head, checked_json=text if rules else None)
 
 
 # --- entry points -----------------------------------------------------------------------------
@@ -202,10 +207,8 @@ def parse_toml(text: str, source: str) -> dict[str, Any]:
 
 def load_spec_text(text: str, source: str = "<string>", default_name: str = "scenario",
                    native: bool = True) -> Spec:
-    spec = normalize(parse_toml(text, source), default_name)
+    spec = normalize(parse_toml(text, source), default_name, rules=native)
     spec.source = source
-    if native:
-        check_native(spec)
     return spec
 
 
@@ -234,7 +237,8 @@ def load_spec(path: str | Path, native: bool = True) -> Spec:
 
 
 def check_native(spec: Spec) -> None:
-    """Ask the simulator for its 802.11 rules; raise the first problem as a SpecError."""
+    """Ask the simulator for its rules (a spec normalized without them, or built elsewhere:
+    each key's range too); raise the first problem as a SpecError."""
     from . import _native  # looked up at the call (tests stand a fake in its place)
 
     text = spec.to_json()

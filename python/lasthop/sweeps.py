@@ -59,7 +59,6 @@ from .spec import (
     SpecError,
     SpecFileError,
     _unknown_key,
-    check_native,
     normalize,
     parse_toml,
     read_spec_file,
@@ -328,9 +327,7 @@ def _load_base(base: Any) -> tuple[dict[str, Any], str]:
 
 
 def _validate(doc: dict[str, Any], default_name: str) -> Spec:
-    spec = normalize(doc, default_name)
-    check_native(spec)
-    return spec
+    return normalize(doc, default_name, rules=True)
 
 
 def _code_version() -> str:

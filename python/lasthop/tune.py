@@ -127,10 +127,10 @@ def load_cell(path: str | Path) -> dict[str, Any]:
 
 def refusal(doc: dict[str, Any]) -> str | None:
     """Why the spec rules refuse `doc` (one line), or None when they accept it."""
-    from .spec import SpecError, check_native, normalize
+    from .spec import SpecError, normalize
 
     try:
-        check_native(normalize(doc))
+        normalize(doc, rules=True)
     except SpecError as e:
         return f"{e.path}: {e.allowed}"
     return None

@@ -215,22 +215,23 @@ class _FakeNative:
 
 def test_native_problem_paths_map_back_to_toml_groups(monkeypatch):
     import lasthop
+    from lasthop.spec import check_native
 
     text = MINIMAL + "[[stations]]\ncount = 3\nmcs = 5\n[[flows]]\nrate = '1Mbps'\n"
     monkeypatch.setattr(lasthop, "_native", _FakeNative([("stations[3].mcs", "5", "nope")]),
                         raising=False)
     with pytest.raises(SpecError) as info:
-        norm(text, native=True)
+        check_native(norm(text))
     assert str(info.value) == "stations[1].mcs = 5: nope"
     monkeypatch.setattr(lasthop, "_native", _FakeNative([("flows[3].rate", "", "x")]),
                         raising=False)
     with pytest.raises(SpecError) as info:
-        norm(text, native=True)
+        check_native(norm(text))
     assert info.value.path == "flows[0].rate"
     monkeypatch.setattr(lasthop, "_native", _FakeNative([("spec", "", "does not parse")]),
                         raising=False)
     with pytest.raises(RuntimeError, match="does not parse"):
-        norm(text, native=True)
+        check_native(norm(text))
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "experiments").glob("*.toml"))
@@ -665,3 +666,28 @@ def test_rx_delivery_is_checked():
     assert norm(MINIMAL + "\n[mac]\nrx_delivery = \"ppdu\"\n").normalized["mac"]["rx_delivery"] == "ppdu"
     with pytest.raises(SpecError, match="mac.rx_delivery"):
         norm(MINIMAL + "\n[mac]\nrx_delivery = \"mpdu\"\n")
+
+
+def test_rules_in_the_reading_call_report_what_check_native_reports():
+    """`normalize(rules=True)` (one native call) lists what `check_native` lists after a plain
+    `normalize`, with the TOML tables' indices."""
+    from lasthop.spec import check_native, normalize, parse_toml
+
+    texts = [p.read_text() for p in sorted((ROOT / "tests" / "python" / "bad_specs").glob("*.toml"))]
+    # Normalized flows[3] is the second [[flows]] table.
+    texts.append("[sim]\nduration = '1s'\n[phy]\nstandard = 'ofdm'\n[[stations]]\nmcs = 5\ncount = 3\n"
+                 "[[flows]]\nrate = '1Mbps'\n[[flows]]\nstations = [2]\nrate = '1Mbps'\nac = 'VO'\n")
+    seen = 0
+    for text in texts:
+        try:
+            spec = normalize(parse_toml(text, "t.toml"), "t")
+        except (SpecError, SpecFileError):
+            continue
+        with pytest.raises(SpecError) as two_calls:
+            check_native(spec)
+        with pytest.raises(SpecError) as one_call:
+            normalize(parse_toml(text, "t.toml"), "t", rules=True)
+        assert [str(e) for e in one_call.value.all()] == [str(e) for e in two_calls.value.all()]
+        seen += 1
+    assert str(one_call.value).startswith('flows[1].ac = "VO": ')
+    assert seen >= 2, seen

@@ -149,12 +149,17 @@ fn to_value(o: &Bound<'_, PyAny>) -> PyResult<serde_json::Value> {
 /// Returns `(normalized, [])` with `normalized = (canonical JSON, station_group, flow_table,
 /// (name, seed, duration_ns))`,
 /// or `(None, [(key path, value, what is allowed), ...])`: every problem found, the first as
-/// the validator meets it (`spec_in::normalize_all`).
+/// the validator meets it (`spec_in::normalize_all`). With `rules`, a document that reads is
+/// then held to the simulator's rules across keys, with the TOML tables' indices
+/// (`spec_in::normalize::normalize_checked`; a normalized spec the simulator cannot read is the
+/// one problem at path "spec").
 #[pyfunction]
-#[pyo3(signature = (doc, default_name="scenario"))]
-fn normalize(doc: &Bound<'_, PyAny>, default_name: &str) -> PyResult<NormalizeOut> {
+#[pyo3(signature = (doc, default_name="scenario", rules=false))]
+fn normalize(doc: &Bound<'_, PyAny>, default_name: &str, rules: bool) -> PyResult<NormalizeOut> {
+    use lasthop_sim::spec_in::{normalize::normalize_checked, normalize_all};
     let raw = to_raw(doc)?;
-    Ok(match lasthop_sim::spec_in::normalize_all(&raw, default_name) {
+    let read = if rules { normalize_checked } else { normalize_all };
+    Ok(match read(&raw, default_name) {
         Ok(n) => (Some((n.json, n.station_group, n.flow_table, (n.name, n.seed, n.duration_ns))), Vec::new()),
         Err(es) => (None, es.into_iter().map(|e| (e.path, e.value, e.allowed)).collect()),
     })

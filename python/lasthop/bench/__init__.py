@@ -23,7 +23,7 @@ import time
 from importlib import resources
 from typing import Any, Iterator
 
-from ..spec import SpecError, check_native, normalize, parse_toml
+from ..spec import SpecError, normalize, parse_toml
 
 __all__ = ["SCENARIOS", "QUICK_DURATION", "run_bench", "load_scenario"]
 
@@ -38,9 +38,7 @@ def load_scenario(name: str, quick: bool = False) -> Any:
         doc.setdefault("sim", {})["duration"] = QUICK_DURATION
         doc["sim"].pop("bin", None)
         doc["sim"].pop("warmup", None)
-    spec = normalize(doc, name)
-    check_native(spec)
-    return spec
+    return normalize(doc, name, rules=True)
 
 
 def _peak_rss_mib() -> float:

@@ -72,16 +72,13 @@ const STANDARDS: [(Standard, Std); 4] = [
     (Standard::He, Std { widths: &[20, 40, 80, 160], guard_intervals: &[800, 1600, 3200], mcs_max: 11, nss_max: 8, bands: &Band::ALL, ba_window: 256, max_ampdu_bytes: 6_500_631, max_ppdu_time_ns: 5_484_000, default_width: 80 }),
 ];
 
-/// [`super::normalize_all`] and the simulator's 802.11 rules ([`crate::Spec::problems`]) for a
-/// tool that reads a spec itself: the canonical normalized JSON, or every problem as a line
-/// `TOOL: FILE: spec error: path = value: allowed` (station and flow indices those of the
-/// TOML tables).
-pub fn normalize_all_or_lines(doc: &Raw, tool: &str, file: &str) -> Result<String, String> {
-    let lines = |es: Vec<SpecError>| {
-        es.iter().map(|e| format!("{tool}: {file}: spec error: {e}")).collect::<Vec<_>>().join("\n")
-    };
-    let n = super::normalize_all(doc, "scenario").map_err(lines)?;
-    let spec = crate::Spec::from_json(&n.json).map_err(|e| format!("{tool}: {file}: {e}"))?;
+/// [`super::normalize_all`], then the simulator's rules across keys ([`crate::Spec::problems`])
+/// of what it wrote: the normalized spec, or every problem of the document, those of the rules
+/// with the station and flow indices of the TOML tables, each once. A normalized spec the
+/// simulator cannot read (the reader's bug) is one problem at path `spec`.
+pub fn normalize_checked(doc: &Raw, default_name: &str) -> Result<Normalized, Vec<SpecError>> {
+    let n = super::normalize_all(doc, default_name)?;
+    let spec = crate::Spec::from_json(&n.json).map_err(|e| vec![SpecError::new("spec", "", e)])?;
     let mut problems: Vec<SpecError> = Vec::new();
     for (path, value, allowed) in spec.problems() {
         let e = SpecError::new(map_path(&path, &n), if value.is_empty() { "(default)".into() } else { value }, allowed);
@@ -90,9 +87,19 @@ pub fn normalize_all_or_lines(doc: &Raw, tool: &str, file: &str) -> Result<Strin
         }
     }
     if problems.is_empty() {
-        Ok(n.json)
+        Ok(n)
     } else {
-        Err(lines(problems))
+        Err(problems)
+    }
+}
+
+/// [`normalize_checked`] for a tool that reads a spec itself: the canonical normalized JSON, or
+/// every problem as a line `TOOL: FILE: spec error: path = value: allowed`.
+pub fn normalize_all_or_lines(doc: &Raw, tool: &str, file: &str) -> Result<String, String> {
+    match normalize_checked(doc, "scenario") {
+        Ok(n) => Ok(n.json),
+        Err(es) if es.len() == 1 && es[0].path == "spec" => Err(format!("{tool}: {file}: {}", es[0].allowed)),
+        Err(es) => Err(es.iter().map(|e| format!("{tool}: {file}: spec error: {e}")).collect::<Vec<_>>().join("\n")),
     }
 }
 
