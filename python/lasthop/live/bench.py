@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import statistics
 import subprocess
 import sys
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .emu_bench import UDP, _emulate, capacity_figures
+from . import refuse
 
 ROOT = Path(__file__).resolve().parents[3]
 EXPERIMENTS = ROOT / "experiments"
@@ -181,10 +181,7 @@ def _summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def run_live_bench(out_dir: str, runs: int = 5, seconds: int = 20) -> int:
-    missing = [p for p in ("iperf3", "ping", "ip") if shutil.which(p) is None]
-    if os.geteuid() != 0 or missing:
-        why = "needs root" if os.geteuid() != 0 else f"needs {', '.join(missing)} (Debian packages)"
-        print(f"lasthop: error: bench --live {why}", file=sys.stderr)
+    if refuse("bench --live"):
         return 2
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

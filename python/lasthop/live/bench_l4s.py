@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -29,6 +28,7 @@ from typing import Any
 from ..children import die_with_parent
 from ..reproduce.l4s import WIRED_MS, _wifi
 from ..tune import write_toml
+from . import refuse
 
 # The marking points: CoDel's own ECN marking (no threshold), then CE thresholds.
 THRESHOLDS = ["off", "2ms", "5ms"]
@@ -113,10 +113,7 @@ def _mean(xs: list[float]) -> float:
 
 
 def run_live_l4s(out_dir: str, seconds: int = 15, seeds: int = 3) -> int:
-    missing = [p for p in ("iperf3", "ip", "sysctl") if shutil.which(p) is None]
-    if os.geteuid() != 0 or missing:
-        why = "needs root" if os.geteuid() != 0 else f"needs {', '.join(missing)} (Debian packages)"
-        print(f"lasthop: error: bench --live l4s {why}", file=sys.stderr)
+    if refuse("bench --live l4s", ("iperf3", "ip", "sysctl")):
         return 2
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -28,6 +27,7 @@ from typing import Any
 
 from ..children import die_with_parent
 from ..tune import shares, write_toml
+from . import refuse
 
 HOUSE = """\
 name = "house"
@@ -156,10 +156,7 @@ def _emulate(doc: dict[str, Any], out: Path, script: Path, n: int, secs: int) ->
 
 
 def run_live_tune(out_dir: str, seconds: int = 20, budget: int = 32) -> int:
-    missing = [p for p in ("iperf3", "ping", "ip") if shutil.which(p) is None]
-    if os.geteuid() != 0 or missing:
-        why = "needs root" if os.geteuid() != 0 else f"needs {', '.join(missing)} (Debian packages)"
-        print(f"lasthop: error: bench --live tune {why}", file=sys.stderr)
+    if refuse("bench --live tune"):
         return 2
     from ..tune import FIGURES, apply, tune
     from ..spec import parse_toml

@@ -21,12 +21,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
+
+from . import refuse
 
 ROOT = Path(__file__).resolve().parents[3]
 EXPERIMENTS = ROOT / "experiments"
@@ -173,10 +174,7 @@ def _ping(path: Path) -> dict[str, float]:
 
 
 def run_emu_bench(out_dir: str, seconds: int = 10, udp_rate: str = "1100M") -> int:
-    missing = [p for p in ("iperf3", "ping", "ip") if shutil.which(p) is None]
-    if os.geteuid() != 0 or missing:
-        why = "needs root" if os.geteuid() != 0 else f"needs {', '.join(missing)} (Debian packages)"
-        print(f"lasthop: error: bench --emu {why}", file=sys.stderr)
+    if refuse("bench --emu"):
         return 2
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
