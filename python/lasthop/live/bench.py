@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .emu_bench import UDP, _emulate, capacity_figures
-from . import refuse
+from . import refuse, write_report
 
 ROOT = Path(__file__).resolve().parents[3]
 EXPERIMENTS = ROOT / "experiments"
@@ -229,11 +229,7 @@ def run_live_bench(out_dir: str, runs: int = 5, seconds: int = 20) -> int:
                 d.mkdir()
                 data = _emulate(sp, d, udp, rate, "10", str(d))
                 report["ap_host_cost"][f"{label}-{rate}"] = capacity_figures(data, d / "udp.json")
-    path = out / "live-bench.json"
-    path.write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
-    print(_table(report))
-    print(f"figures: {path}")
-    return 0
+    return write_report(out, "live-bench.json", report, _table(report))
 
 
 def _table(r: dict[str, Any]) -> str:

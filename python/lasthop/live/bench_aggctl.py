@@ -315,7 +315,7 @@ def run_live_aggctl(out_dir: str, seconds: float = 30.0) -> int:
                             "sim": simulate(n, seconds, warm)}
         print("lasthop bench --live aggctl: pacing at 600 Mb/s ...", file=sys.stderr, flush=True)
         rep["pacing"] = pacing()
-    from .bench_vwire import write_report
+    from . import write_report
     return write_report(out, "live-aggctl.json", rep, table(rep))
 
 

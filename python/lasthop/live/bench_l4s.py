@@ -26,9 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from ..children import die_with_parent
-from ..reproduce.l4s import WIRED_MS, _wifi
+from ..reproduce.framework import mean
+from ..reproduce.l4s import WIRED_MS, _wifi, base_ns_of
 from ..tune import write_toml
-from . import refuse
+from . import refuse, write_report
 
 # The marking points: CoDel's own ECN marking (no threshold), then CE thresholds.
 THRESHOLDS = ["off", "2ms", "5ms"]
@@ -68,7 +69,7 @@ def cell(driver: str, threshold: str, secs: int) -> dict[str, Any]:
 def figures(flows: list[dict[str, Any]], ce_marked: int) -> dict[str, Any]:
     """The point's figures from its two downloads' records (ECN first): queueing delay above
     the path's base (the lower 1st percentile of the two), goodput, their ratio."""
-    base = min(f["delay_ns"]["cdf_ns"][0] for f in flows)
+    base = base_ns_of(flows)
     ecn, plain = flows
     return {"ecn_p50_ms": (ecn["delay_ns"]["p50"] - base) / 1e6, "ecn_p99_ms": (ecn["delay_ns"]["p99"] - base) / 1e6,
             "plain_p99_ms": (plain["delay_ns"]["p99"] - base) / 1e6,
@@ -108,10 +109,6 @@ def _emulate(doc: dict[str, Any], run: Path, script: Path, secs: int) -> dict[st
     return x
 
 
-def _mean(xs: list[float]) -> float:
-    return sum(xs) / len(xs) if xs else float("nan")
-
-
 def run_live_l4s(out_dir: str, seconds: int = 15, seeds: int = 3) -> int:
     if refuse("bench --live l4s", ("iperf3", "ip", "sysctl")):
         return 2
@@ -133,13 +130,9 @@ def run_live_l4s(out_dir: str, seconds: int = 15, seeds: int = 3) -> int:
             run.mkdir()
             emu = _emulate(doc, run, script, seconds)
             report["points"].append({"driver": driver, "ce_threshold": threshold, "emulator": emu,
-                                     "simulator": {k: _mean([s[k] for s in sim]) for k in sim[0]},
+                                     "simulator": {k: mean(s[k] for s in sim) for k in sim[0]},
                                      "simulator_runs": sim})
-    path = out / "live-bench-l4s.json"
-    path.write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
-    print(table(report))
-    print(f"figures: {path}")
-    return 0
+    return write_report(out, "live-bench-l4s.json", report, table(report))
 
 
 def table(r: dict[str, Any]) -> str:

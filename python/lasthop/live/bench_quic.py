@@ -298,7 +298,7 @@ def run_live_quic(out_dir: str, runs: int = 10) -> int:
         rep["history"] = emulate("history", 4, Path(t) / "history")
     print("lasthop bench --live quic: loopback speed ...", file=sys.stderr, flush=True)
     rep["loopback"] = loopback()
-    from .bench_vwire import write_report
+    from . import write_report
     return write_report(out, "live-quic.json", rep, table(rep))
 
 

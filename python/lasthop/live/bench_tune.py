@@ -27,7 +27,7 @@ from typing import Any
 
 from ..children import die_with_parent
 from ..tune import shares, write_toml
-from . import refuse
+from . import refuse, write_report
 
 HOUSE = """\
 name = "house"
@@ -185,11 +185,7 @@ def run_live_tune(out_dir: str, seconds: int = 20, budget: int = 32) -> int:
             run.mkdir()
             print(f"lasthop bench --live tune: the emulator, {label} ...", file=sys.stderr, flush=True)
             report["emulator"][label] = _emulate(doc, run, script, 4, seconds)
-    path = out / "live-bench-tune.json"
-    path.write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
-    print(_table(report))
-    print(f"figures: {path}")
-    return 0
+    return write_report(out, "live-bench-tune.json", report, _table(report))
 
 
 def _table(r: dict[str, Any]) -> str:

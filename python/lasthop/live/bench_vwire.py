@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ..reproduce import vwire as V
+from . import write_report
 
 WARM = 4
 WIRE_MS = 10.0
@@ -72,14 +73,6 @@ def _toml(d: dict, prefix: str = "") -> str:
                 out += f"\n[[{name}]]\n" + _toml(item, name + ".")
     return out
 
-
-def write_report(out: Path, name: str, rep: dict, text: str) -> int:
-    """The bench's figures as DIR/NAME (sorted, indented JSON) and its table on stdout."""
-    path = out / name
-    path.write_text(json.dumps(rep, indent=2, sort_keys=True) + "\n")
-    print(text)
-    print(f"figures: {path}")
-    return 0
 
 
 def _live_cell(spec: dict, out: Path) -> Path:

@@ -27,7 +27,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from . import refuse
+from . import refuse, write_report
 
 ROOT = Path(__file__).resolve().parents[3]
 EXPERIMENTS = ROOT / "experiments"
@@ -231,11 +231,7 @@ def run_emu_bench(out_dir: str, seconds: int = 10, udp_rate: str = "1100M") -> i
         print("lasthop bench --emu: timing, UDP at 100 Mb/s to the ceiling, without and with the AP host",
               file=sys.stderr)
         report["timing"] = [timing_sweep(tmp, udp, seconds, ap) for ap in (False, True)]
-    path = out / "emu-bench.json"
-    path.write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
-    print(_table(report))
-    print(f"figures: {path}")
-    return 0
+    return write_report(out, "emu-bench.json", report, _table(report))
 
 
 def _table(r: dict[str, Any]) -> str:

@@ -90,7 +90,12 @@ def _base_ns(doc: dict) -> float:
     lower 1st percentile of the two downloads' delays. Both cross the same wired link to twin
     stations, and the L4S flow's queue empties often, so its 1st percentile is the path's; the
     Classic flow's own may sit above an empty queue (PI2 keeps its queue standing)."""
-    return min(f["delay_ns"]["cdf_ns"][0] for f in doc["data"]["flows"][:2])
+    return base_ns_of(doc["data"]["flows"][:2])
+
+
+def base_ns_of(flows: list[dict]) -> float:
+    """The path's base one-way delay from two downloads' records (`_base_ns`)."""
+    return min(f["delay_ns"]["cdf_ns"][0] for f in flows)
 
 
 def _qdelay_ms(doc: dict, flow: int, q: str = "p99") -> float:

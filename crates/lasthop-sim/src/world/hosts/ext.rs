@@ -352,7 +352,7 @@ impl World {
         let (pkts, qos) = (&self.pkts, self.air.qos);
         ampdu::subframe_ends(&u.txv, self.air.band, u.mpdus.iter().map(|m| mpdu_bytes(pkts, qos, m.1)), ppdu_end, self.air.rx_per_subframe, &mut times);
         let mut rcpt = self.stations[u.sta as usize].ac[u.ac as usize].agreement(u.dir).1.clone();
-        let mut released = Vec::new();
+        let mut released = std::mem::take(&mut self.scratch.rx);
         for (&(seq, p, ok), &t) in u.mpdus.iter().zip(&times) {
             if ok {
                 rcpt.receive(seq, p, |x| released.push((x, t)), |_| {});
@@ -360,7 +360,7 @@ impl World {
         }
         self.scratch.times = times;
         let mut chain = std::mem::take(&mut self.scratch.chain);
-        for (p, t) in released {
+        for (p, t) in released.drain(..) {
             self.pkts.msdus_into(p, &mut chain);
             for &q in &chain {
                 let pk = self.pkts[q.id as usize];
@@ -382,5 +382,6 @@ impl World {
         }
         chain.clear();
         self.scratch.chain = chain;
+        self.scratch.rx = released;
     }
 }
