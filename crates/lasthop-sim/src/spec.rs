@@ -529,6 +529,7 @@ impl Spec {
             nss: st.nss,
             channel_width: self.phy.channel_width,
             guard_interval: self.phy.guard_interval,
+            ru: None,
         }
     }
 

@@ -410,7 +410,7 @@ fn advertised_txop_limit_shortens_the_stations_ampdus_only() {
     let (down1, up1) = (d["stations"][0]["mean_ampdu_down"].as_f64().unwrap(), d["stations"][1]["mean_ampdu_up"].as_f64().unwrap());
     // 1.024 ms less SIFS and the Block Ack at 24 Mb/s leaves ~0.97 ms of PPDU: 58 MPDUs of
     // 1500 octets at 780 Mb/s (preamble included), against 64 without the limit.
-    let txv = TxVector { standard: Standard::Vht, mcs: 9, nss: 2, channel_width: 80, guard_interval: 800 };
+    let txv = TxVector { standard: Standard::Vht, mcs: 9, nss: 2, channel_width: 80, guard_interval: 800, ru: None };
     let psdu = frame::max_psdu_for_time(&txv, Band::Ghz5, lasthop_core::Duration::from_micros(1024 - 16 - 32), u32::MAX);
     let cap = frame::full_size_mpdus(psdu, true, 64) as f64;
     println!("A-MPDU up {up0:.1} -> {up1:.1} (cap {cap}), down {down0:.1} -> {down1:.1}");

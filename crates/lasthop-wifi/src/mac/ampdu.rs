@@ -268,7 +268,7 @@ mod tests {
 
     #[test]
     fn subframes_end_in_order_and_the_last_with_the_ppdu() {
-        let txv = TxVector { standard: Standard::Vht, mcs: 7, nss: 1, channel_width: 80, guard_interval: 800 };
+        let txv = TxVector { standard: Standard::Vht, mcs: 7, nss: 1, channel_width: 80, guard_interval: 800, ru: None };
         let lens = [1_538u32; 8];
         let len = lens.iter().fold(AmpduLen::default(), |mut l, &b| {
             l.push(b);

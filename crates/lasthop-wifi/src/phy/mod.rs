@@ -11,9 +11,16 @@
 //! * [`Standard::He`]: HE SU PPDU, Clause 27 (802.11ax-2021), LDPC, full-band RU
 //!   (242/484/996/2×996 tones), no DCM, no STBC. TXTIME per §27.4.3 with the simplifications
 //!   documented in [`timing`].
+//! * HE multi-user PPDUs (802.11ax-2021): a [`TxVector`] with `ru: Some(size)` is one user's
+//!   part of an HE MU PPDU (downlink OFDMA, §27.3.4, HE-SIG-B §27.3.11.8) or of an HE TB PPDU
+//!   (uplink OFDMA answering a Trigger frame) on a resource unit of that size ([`ru`]); its
+//!   rate follows the RU's data subcarriers. [`mu`] gives the HE-SIG-B length, the MU and TB
+//!   preambles, the PPDU durations over all users (§27.4.3) and the TB PPDU's L-SIG LENGTH
+//!   (the Trigger frame's UL Length) both ways.
 //!
 //! Sub-modules: [`rates`] (MCS parameters, N_DBPS, N_ES, validity), [`timing`] (TXTIME, MAC
-//! timing, aggregation limits), [`error`] (AWGN bit/packet error model).
+//! timing, aggregation limits), [`ru`] (resource units), [`mu`] (HE MU and HE TB PPDUs),
+//! [`error`] (AWGN bit/packet error model).
 //!
 //! All durations are integer nanoseconds; floating point appears only in the error model and
 //! in [`TxVector::data_rate_f64`].
@@ -22,14 +29,21 @@ use lasthop_core::Duration;
 
 pub mod channel;
 pub mod error;
+pub mod mu;
 pub mod rates;
+pub mod ru;
 pub mod timing;
 
 #[cfg(test)]
 mod tests;
 
 pub use error::{coded_ber, legacy_success_prob, mpdu_success_prob, q_function, uncoded_ber};
+pub use mu::{
+    he_mu_ppdu_duration, he_mu_preamble_ns, he_sig_b_ns, he_tb_ppdu_duration, he_tb_preamble_ns,
+    lsig_round, sigb_mcs_for, tb_guard_interval, tb_txtime_of, ul_length_of,
+};
 pub use rates::{CodeRate, LEGACY_RATES};
+pub use ru::RuSize;
 pub use timing::{
     ba_window, is_legacy_rate, legacy_duration, mac_timing, max_ampdu_bytes, max_mcs, max_nss,
     max_ppdu_time, ppdu_duration, psdu_prefix_time, valid_guard_intervals, valid_widths, MacTiming,
@@ -108,22 +122,30 @@ impl Band {
 /// * `Ht`: `mcs` 0..=7 per stream (HT MCS index = 8·(nss−1) + mcs), `nss` 1..=4, width 20/40,
 ///   gi 800/400.
 /// * `Vht`: `mcs` 0..=9, `nss` 1..=8, width 20/40/80/160, gi 800/400.
-/// * `He`: `mcs` 0..=11, `nss` 1..=8, width 20/40/80/160, gi 800/1600/3200.
+/// * `He`: `mcs` 0..=11, `nss` 1..=8, width 20/40/80/160, gi 800/1600/3200; `ru` `None` for
+///   the full-band HE SU PPDU, or the RU of this user in an HE MU or HE TB PPDU (MCS 10 and 11
+///   only on RUs of 242 tones or more, see [`TxVector::validate`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct TxVector {
     pub standard: Standard,
     pub mcs: u8,
     pub nss: u8,
-    /// MHz.
+    /// MHz (the whole PPDU's bandwidth, also for a user on an RU).
     pub channel_width: u16,
     /// ns.
     pub guard_interval: u16,
+    /// HE only: `None` is the full-band HE SU PPDU (and every non-HE PPDU); `Some(size)` is this
+    /// user's part of an HE MU PPDU or HE TB PPDU on an RU of that size, whose data subcarriers
+    /// set N_CBPS, N_DBPS and the rate. Alone (in [`ppdu_duration`], [`psdu_prefix_time`],
+    /// [`PrefixClock::new`]) such a vector is timed as an HE MU PPDU carrying only this user;
+    /// the functions of [`mu`] time a PPDU of several users.
+    pub ru: Option<RuSize>,
 }
 
 /// Why a [`TxVector`] is not a legal combination.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PhyError {
-    /// "mcs" | "nss" | "channel_width" | "guard_interval" | "standard".
+    /// "mcs" | "nss" | "channel_width" | "guard_interval" | "standard" | "ru".
     pub field: &'static str,
     /// Human-readable description of what is allowed.
     pub allowed: String,
@@ -146,6 +168,7 @@ impl TxVector {
             nss: 1,
             channel_width: 20,
             guard_interval: 800,
+            ru: None,
         }
     }
     /// Shorthand constructor.
@@ -162,7 +185,14 @@ impl TxVector {
             nss,
             channel_width,
             guard_interval: gi,
+            ru: None,
         }
+    }
+
+    /// This vector for one user of an HE MU or HE TB PPDU on an RU of `ru` tones (the
+    /// channel width stays the PPDU's).
+    pub const fn with_ru(self, ru: RuSize) -> TxVector {
+        TxVector { ru: Some(ru), ..self }
     }
 
     /// Check that the combination exists in the standard's MCS tables.
@@ -170,10 +200,10 @@ impl TxVector {
         rates::validate(self)
     }
 
-    /// Data bits per OFDM symbol over all spatial streams (N_DBPS). For HE 996-tone and
-    /// 2×996-tone RUs with rate 5/6 and 256/1024-QAM, N_CBPS·R is not an integer; the
-    /// standard's tables then list floor(N_CBPS·R), which is what is returned (and what
-    /// TXTIME uses). The exact rate is in [`TxVector::data_rate_f64`].
+    /// Data bits per OFDM symbol over all spatial streams (N_DBPS), on the RU when `ru` is set.
+    /// For HE 996-tone and 2×996-tone RUs with rate 5/6 and 256/1024-QAM, N_CBPS·R is not an
+    /// integer; the standard's tables then list floor(N_CBPS·R), which is what is returned
+    /// (and what TXTIME uses). The exact rate is in [`TxVector::data_rate_f64`].
     pub fn n_dbps(&self) -> u32 {
         let (num, den) = rates::n_dbps_exact(self);
         (num / den) as u32

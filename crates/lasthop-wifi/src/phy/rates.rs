@@ -6,7 +6,16 @@
 //! * HT: §19.5 MCS tables (N_SD = 52 at 20 MHz, 108 at 40 MHz; equal modulation).
 //! * VHT: §21.5 MCS tables (N_SD = 52/108/234/468 for 20/40/80/160 MHz).
 //! * HE: IEEE 802.11ax-2021 §27.5 MCS tables (full-band RU: 242/484/996/2×996 tones,
-//!   N_SD = 234/468/980/1960).
+//!   N_SD = 234/468/980/1960). A user on a smaller RU of an HE MU or HE TB PPDU (`ru`) has the
+//!   RU's N_SD (Table 27-14: 24, 48, 102 for 26, 52, 106 tones; see [`super::ru`]).
+//!
+//! HE RU rules checked by [`validate`]: an RU only with [`Standard::He`], only one the channel
+//! width holds ([`RuSize::count`] > 0), and HE-MCS 10/11 (1024-QAM) only on an RU of 242 tones
+//! or more. The last is the model's choice, not a prohibition of 802.11ax-2021: there 1024-QAM
+//! on an RU smaller than 242 tones is optional, usable only towards a STA whose HE PHY
+//! Capabilities Information field (§9.4.2.248.3) sets "Rx 1024-QAM Support < 242-tone RU"
+//! (B75; B74 is the Tx side). The model's stations do not advertise it (Linux's mac80211
+//! calls the bits `IEEE80211_HE_PHY_CAP9_{TX,RX}_1024_QAM_LESS_THAN_242_TONE_RU`).
 //!
 //! N_DBPS = N_SD · N_BPSCS · N_SS · R, kept as an exact fraction (num, den) because for HE
 //! 996-tone MCS 9/11 it is not an integer (the tables list the floor).
@@ -23,7 +32,7 @@
 //!   80 MHz MCS 9 with NSS 6; 160 MHz MCS 9 with NSS 3.
 //! * HE: LDPC (no per-encoder tail bits), so N_ES is reported as 1.
 
-use super::{PhyError, Standard, TxVector};
+use super::{PhyError, RuSize, Standard, TxVector};
 
 /// Convolutional code rate R.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -105,7 +114,8 @@ pub fn n_sd(standard: Standard, width: u16) -> u32 {
     }
 }
 
-/// Coded bits per symbol over all streams (N_CBPS = N_SD · N_BPSCS · N_SS).
+/// Coded bits per symbol over all streams (N_CBPS = N_SD · N_BPSCS · N_SS); N_SD is the RU's
+/// for an HE user on an RU.
 pub fn n_cbps(tx: &TxVector) -> u32 {
     let (bpscs, _) = mcs_params(tx.standard, tx.mcs).unwrap_or((0, CodeRate::R1_2));
     let nss = if tx.standard == Standard::Ofdm {
@@ -113,7 +123,11 @@ pub fn n_cbps(tx: &TxVector) -> u32 {
     } else {
         tx.nss as u32
     };
-    n_sd(tx.standard, tx.channel_width) * bpscs * nss
+    let nsd = match (tx.standard, tx.ru) {
+        (Standard::He, Some(ru)) => ru.n_sd(),
+        _ => n_sd(tx.standard, tx.channel_width),
+    };
+    nsd * bpscs * nss
 }
 
 /// N_DBPS as an exact fraction (numerator, denominator).
@@ -180,6 +194,14 @@ pub fn validate(tx: &TxVector) -> Result<(), PhyError> {
         Standard::Vht => "VHT",
         Standard::He => "HE",
     };
+    if tx.ru.is_some() && s != Standard::He {
+        return Err(PhyError {
+            field: "ru",
+            allowed: format!(
+                "no RU for {name} (resource units exist only in HE MU and HE TB PPDUs)"
+            ),
+        });
+    }
     if tx.mcs > super::max_mcs(s) {
         let what = if s == Standard::Ofdm {
             "non-HT OFDM rate index 0..=7 (6, 9, 12, 18, 24, 36, 48, 54 Mb/s)".to_string()
@@ -212,6 +234,29 @@ pub fn validate(tx: &TxVector) -> Result<(), PhyError> {
             field: "guard_interval",
             allowed: format!("{name} guard interval in ns: {}", list(gis)),
         });
+    }
+    if let Some(ru) = tx.ru {
+        if ru.count(tx.channel_width) == 0 {
+            let fit: Vec<&str> = RuSize::ALL
+                .iter()
+                .filter(|r| r.count(tx.channel_width) > 0)
+                .map(|r| r.name())
+                .collect();
+            return Err(PhyError {
+                field: "ru",
+                allowed: format!(
+                    "an RU that fits {} MHz, in tones: {}",
+                    tx.channel_width,
+                    fit.join(", ")
+                ),
+            });
+        }
+        if tx.mcs >= 10 && ru < RuSize::Tones242 {
+            return Err(PhyError {
+                field: "mcs",
+                allowed: format!("HE MCS 0..=9 on a {}-tone RU (MCS 10 and 11, 1024-QAM, need an RU of 242 tones or more)", ru.name()),
+            });
+        }
     }
     if s == Standard::Vht {
         let (num, den) = n_dbps_exact(tx);

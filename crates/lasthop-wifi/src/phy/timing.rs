@@ -25,6 +25,9 @@
 //!   packet padding is 0 µs so T_PE = 0.
 //! * A PSDU of 0 bytes for HT/VHT/HE is an NDP: the data field is absent (TXTIME = preamble,
 //!   plus signal extension). For non-HT OFDM a 0-byte PSDU still carries SERVICE+tail.
+//! * An HE vector on an RU (`ru: Some`) is timed here as an HE MU PPDU carrying that one user:
+//!   the preamble gains HE-SIG-B (one user, HE-SIG-B MCS = min(MCS, 5)) and the data symbols
+//!   carry the RU's N_DBPS. PPDUs of several users, and HE TB PPDUs, are in [`super::mu`].
 //!
 //! MAC timing (PHY characteristics tables of §17.4.4, §18.4.5, §19.4.5, §21.4.5, §27.4.5):
 //! aSlotTime 9 µs everywhere (2.4 GHz: the ERP/HT/HE short slot); aSIFSTime 16 µs in 5/6 GHz and
@@ -45,7 +48,7 @@ const SIGNAL_EXTENSION_NS: u64 = 6 * US;
 const N_SERVICE: u64 = 16;
 const N_TAIL: u64 = 6;
 
-fn signal_extension(band: Band) -> u64 {
+pub(super) fn signal_extension(band: Band) -> u64 {
     match band {
         Band::Ghz2_4 => SIGNAL_EXTENSION_NS,
         Band::Ghz5 | Band::Ghz6 => 0,
@@ -81,7 +84,11 @@ pub fn preamble_ns(tx: &TxVector) -> u64 {
         // L-STF + L-LTF + L-SIG + VHT-SIG-A + VHT-STF + VHT-LTFs + VHT-SIG-B
         Standard::Vht => (8 + 8 + 4 + 8 + 4 + 4 * n_ltf(tx.nss) + 4) * US,
         // L-STF + L-LTF + L-SIG + RL-SIG + HE-SIG-A + HE-STF + HE-LTFs
-        Standard::He => (8 + 8 + 4 + 4 + 8 + 4) * US + n_ltf(tx.nss) * he_ltf_ns(tx.guard_interval),
+        Standard::He => match tx.ru {
+            None => (8 + 8 + 4 + 4 + 8 + 4) * US + n_ltf(tx.nss) * he_ltf_ns(tx.guard_interval),
+            // An HE MU PPDU of this one user: HE-SIG-B too.
+            Some(_) => super::mu::he_mu_preamble_ns(tx.channel_width, tx.guard_interval, tx.nss, 1, tx.mcs.min(5)),
+        },
     }
 }
 
@@ -122,11 +129,20 @@ pub struct PrefixClock {
 
 impl PrefixClock {
     pub fn new(tx: &TxVector, band: Band) -> Self {
+        Self::with_preamble(tx, band, preamble_ns(tx))
+    }
+
+    /// A clock for one user of an HE MU or HE TB PPDU: its subframes are timed with its own
+    /// vector (its RU's N_DBPS; for a TB PPDU the trigger's GI, [`super::tb_guard_interval`])
+    /// after the PPDU's preamble of `pre_ns` ns ([`super::he_mu_preamble_ns`],
+    /// [`super::he_tb_preamble_ns`]), which all users share. HT/VHT/HE only: for non-HT OFDM
+    /// [`PrefixClock::at`] is the TXTIME and `pre_ns` is not used.
+    pub fn with_preamble(tx: &TxVector, band: Band, pre_ns: u64) -> Self {
         let sym = match (tx.standard, tx.guard_interval) {
             (Standard::Ht | Standard::Vht, 400) => 3_600,
             _ => symbol_ns(tx),
         };
-        PrefixClock { tx: *tx, band, pre: preamble_ns(tx), ndbps: tx.n_dbps().max(1) as u64, sym }
+        PrefixClock { tx: *tx, band, pre: pre_ns, ndbps: tx.n_dbps().max(1) as u64, sym }
     }
 
     /// Time from the PPDU's start until its first `prefix_bytes` PSDU octets are received.
