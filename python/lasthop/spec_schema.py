@@ -36,6 +36,7 @@ _TITLES = {
     "sim": "[sim]: duration, warm-up, seed, time-series bin",
     "phy": "[phy]: standard, band, channel width, guard interval, control rate",
     "mac": "[mac]: aggregation, A-MSDU, PPDU time, retries, beacons, EDCA",
+    "mac.ofdma": "[mac.ofdma]: 802.11ax DL OFDMA",
     "ap": "[ap]: queues, scheduler, qdisc, driver, AQL, buffer sizer",
     "wired": "[wired]: the server's link",
     "channel": "[channel]: path loss and link budget",
@@ -85,6 +86,26 @@ report_blackout = ["0s", "1s"]
 )
 
 
+# DL OFDMA, HE only: read after the standards so that their reads come first.
+_OFDMA = ("he-ofdma", """
+[sim]
+duration = "1s"
+[phy]
+standard = "he"
+[mac.ofdma]
+dl = true
+ul = false
+scheduler = "txq"
+max_users = 4
+ack = "mu-bar"
+[[stations]]
+mcs = 7
+[[flows]]
+pattern = "cbr"
+rate = "1Mbps"
+""")
+
+
 def _specimens() -> list[tuple[str, str]]:
     """The templates of `lasthop new` (shipped with the package) and the documents above: the
     same for an installed package as in a checkout."""
@@ -108,6 +129,7 @@ mcs = 0
 pattern = "cbr"
 rate = "1Mbps"
 """))
+    out.append(_OFDMA)
     return out
 
 
@@ -172,7 +194,8 @@ def _property(key: str, e: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def _table(section: str, seen: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    props = {k: _property(f"{section}.{k}", seen.get(f"{section}.{k}")) for k in _spec.SECTIONS[section]}
+    props = {k: _table(f"{section}.{k}", seen) if f"{section}.{k}" in _spec.SECTIONS
+             else _property(f"{section}.{k}", seen.get(f"{section}.{k}")) for k in _spec.SECTIONS[section]}
     return {"type": "object", "title": _TITLES.get(section, section), "properties": props,
             "additionalProperties": False}
 

@@ -120,6 +120,14 @@ def _pair(a: K, b: K) -> K:
                        st.lists(a.good, max_size=3)))
 
 
+# [mac.ofdma], a table inside [mac] (HE only: with another standard it is refused).
+OFDMA_KEYS: dict[str, K] = {
+    "dl": BOOL, "ul": K(st.just(False), st.sampled_from([True, 1, "no"])), "scheduler": choice("txq", "rr"),
+    "max_users": ints([1, 2, 4, 9], [0, 75]), "ack": choice("mu-bar", "bar-ba"),
+}
+OFDMA = K(st.fixed_dictionaries({}, optional={k: v.good for k, v in OFDMA_KEYS.items()}),
+          st.one_of(WRONG, st.fixed_dictionaries({}, optional={k: v.bad for k, v in OFDMA_KEYS.items()})))
+
 KEYS: dict[str, dict[str, K]] = {
     "sim": {"duration": duration("100ms", "300ms", "1s", "10s", bad=("0s",)), "warmup": duration("0s", "1ms", "10ms"),
             "seed": ints([0, 1, 7, 2**63 - 1], [-1], 0, 1000),
@@ -140,7 +148,7 @@ KEYS: dict[str, dict[str, K]] = {
             "txop_limit": duration("0s", "32us", "1.024ms", "8.16ms", bad=("1ms", "8.192ms")),
             "aggregation_min_rate": rate("0bps", "6.5Mbps"),
             "max_amsdu_bytes": ints([0, 3839, 7935, 11454], [1, 3838, 11455]),
-            "rx_delivery": choice("subframe", "ppdu")},
+            "rx_delivery": choice("subframe", "ppdu"), "ofdma": OFDMA},
     "ap": {"queue_limit": ints([1, 2, 1000, 8192, 1048576], [0, 1048577]),
            "scheduler": choice("round_robin", "airtime"), "qdisc": choice("fifo", "codel", "pie", "fq_codel", "dualpi2"),
            "driver": choice("pull", "ath9k", "firmware", "mt76"),
@@ -225,7 +233,7 @@ FLOW_KEYS: dict[str, K] = {
                  st.one_of(st.sampled_from(["step:", "log:-1", "step:2Mbps:1,1Mbps:2", "log:0", "x"]), WRONG)),
 }
 
-for _name, _keys in (*KEYS.items(), ("stations", STATION_KEYS), ("flows", FLOW_KEYS)):
+for _name, _keys in (*KEYS.items(), ("stations", STATION_KEYS), ("flows", FLOW_KEYS), ("mac.ofdma", OFDMA_KEYS)):
     assert set(_keys) == set(SECTIONS[_name]), f"the generator's keys of [{_name}] differ from SECTIONS"
 
 UNKNOWN = st.from_regex(r"\A[a-z][a-z_]{0,10}\Z").filter(lambda k: not any(k in v for v in SECTIONS.values()))

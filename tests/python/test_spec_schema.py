@@ -48,8 +48,10 @@ def test_every_key_of_the_validator_is_in_the_schema() -> None:
         if section == "":
             assert set(s["properties"]) == set(keys)
             continue
-        node = s["properties"][section]
-        node = node.get("items", node)
+        node = s
+        for part in section.split("."):  # a table inside a table: mac.ofdma
+            node = node["properties"][part]
+            node = node.get("items", node)
         assert set(node["properties"]) == set(keys), section
         assert node["additionalProperties"] is False
 
@@ -130,7 +132,7 @@ def test_docs_spec_md_documents_every_key_of_the_schema() -> None:
     for block in re.findall(r"```toml\n(.*?)```", text, flags=re.S):
         section = ""
         for line in block.splitlines():
-            m = re.match(r"^\[\[?([a-z_]+)\]\]?", line)
+            m = re.match(r"^\[\[?([a-z_.]+)\]\]?", line)
             if m:
                 section = m.group(1)
                 continue
@@ -148,5 +150,11 @@ def test_docs_spec_md_documents_every_key_of_the_schema() -> None:
                 missing.append(section)
             continue
         keys = node.get("items", node)["properties"]
-        missing += [f"{section}.{k}" for k in keys if k not in documented.get(section, set())]
+        for k, sub in keys.items():
+            if "properties" in sub:
+                # A table inside the table (e.g. [mac.ofdma]): its own header and keys.
+                missing += [f"{section}.{k}.{j}" for j in sub["properties"]
+                            if j not in documented.get(f"{section}.{k}", set())]
+            elif k not in documented.get(section, set()):
+                missing.append(f"{section}.{k}")
     assert not missing, f"keys of the schema missing from docs/spec.md: {missing}"

@@ -17,6 +17,39 @@ pub struct RunData {
     /// The split proxy at the AP, when a flow is split (`world/hosts/vwire.rs`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vwire: Option<VwireOut>,
+    /// The AP's DL OFDMA, when `[mac.ofdma]` is on (`world/ofdma.rs`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ofdma: Option<OfdmaOut>,
+}
+
+/// The AP's DL OFDMA over the whole run.
+#[derive(Serialize, Debug, Clone)]
+pub struct OfdmaOut {
+    /// DL MU PPDUs, and the single-user PPDUs the AP sent instead (one candidate).
+    pub mu_ppdus: u64,
+    pub su_ppdus: u64,
+    /// Mean users per DL MU PPDU.
+    pub users_per_ppdu: f64,
+    /// User allocations by RU size in tones ("26" … "2x996").
+    pub ru_hist: std::collections::BTreeMap<String, u64>,
+    /// Share of DL MU PPDUs acknowledged by at least one user.
+    pub acked_frac: f64,
+    /// Mean DL MU exchange (PPDU and acknowledgment), ns.
+    pub mean_exchange_ns: f64,
+}
+
+fn ofdma_out(w: &World) -> Option<OfdmaOut> {
+    let s = w.ofdma_stats()?;
+    let per = |x: f64| if s.mu_ppdus == 0 { 0.0 } else { x / s.mu_ppdus as f64 };
+    let ru_hist = lasthop_wifi::phy::RuSize::ALL.iter().zip(s.ru_hist).filter(|(_, n)| *n > 0).map(|(r, n)| (r.name().to_string(), n)).collect();
+    Some(OfdmaOut {
+        mu_ppdus: s.mu_ppdus,
+        su_ppdus: s.su_ppdus,
+        users_per_ppdu: per(s.users as f64),
+        ru_hist,
+        acked_frac: per(s.acked_ppdus as f64),
+        mean_exchange_ns: per(s.mu_exchange_ns as f64),
+    })
 }
 
 #[derive(Serialize, Debug, Clone)]
@@ -452,6 +485,7 @@ pub fn collect(w: &World) -> RunData {
         stations,
         timeseries: ts,
         vwire: w.vwire_out(),
+        ofdma: ofdma_out(w),
     }
 }
 

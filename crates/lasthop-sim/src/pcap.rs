@@ -247,9 +247,12 @@ pub fn vht_field(v: &TxVector) -> [u8; 12] {
 }
 
 /// Radiotap HE field (six little-endian u16): HE SU, MCS, coding (LDPC), bandwidth and GI
-/// known; NSTS = nss.
+/// known; NSTS = nss. A user of a DL MU PPDU is marked HE_MU (data1 format 2) with its RU size
+/// in place of the bandwidth (data5 "data BW/RU allocation" 4..=10: 26- to 2×996-tone RU); the
+/// RU's position in the channel is not modelled, so its offset is not given.
 pub fn he_field(v: &TxVector) -> [u8; 12] {
-    let data1: u16 = 0x0020 | 0x0080 | 0x4000;
+    let format: u16 = if v.ru.is_some() { 2 } else { 0 };
+    let data1: u16 = format | 0x0020 | 0x0080 | 0x4000;
     let data2: u16 = 0x0002;
     let data3: u16 = ((v.mcs as u16 & 0x0f) << 8) | 0x2000;
     let data4: u16 = 0;
@@ -263,6 +266,10 @@ pub fn he_field(v: &TxVector) -> [u8; 12] {
         1600 => 1,
         3200 => 2,
         _ => 0,
+    };
+    let bw = match v.ru {
+        Some(ru) => 4 + lasthop_wifi::phy::RuSize::ALL.iter().position(|&r| r == ru).unwrap_or(0) as u16,
+        None => bw,
     };
     let data5: u16 = bw | (gi << 4);
     let data6: u16 = v.nss as u16 & 0x0f;

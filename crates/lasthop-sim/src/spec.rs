@@ -19,7 +19,7 @@ pub use rules::utility_of;
 use rules::{ac_problem, vwire_flow_problems, vwire_problems};
 pub use choices::{ecn_mismatch, ecn_mismatch_in, hystart_variant, ACK_FILTERS, HYSTARTS, AIFSN_MIN_AP, AIFSN_MIN_STA, QUIC_CONGESTION_CONTROLS, TXOP_MAX_NS, TXOP_UNIT_NS};
 use choices::{edca_key_problems, edca_problems};
-pub use names::{App, BufferSizer, Cc, Direction, Driver, ErrorModel, History, HistoryGuard, PathLoss, Pattern, Profile, Qdisc, RateControl, Reconnect, RxDelivery, Scheduler, WqmVariant};
+pub use names::{App, BufferSizer, Cc, Direction, Driver, ErrorModel, History, HistoryGuard, MuAck, MuScheduler, PathLoss, Pattern, Profile, Qdisc, RateControl, Reconnect, RxDelivery, Scheduler, WqmVariant};
 use lasthop_algo::ecn::EcnMode;
 pub use aggctl::AggctlSpec;
 pub use ap::{drivers_text, pull_drivers_text, ApSpec, MAX_DEQUEUE_COST_NS, PIE_ESTIMATORS};
@@ -190,6 +190,20 @@ pub struct MacSpec {
     /// BK: one frame exchange per TXOP).
     #[serde(default)]
     pub txop_limit_ns: Option<u64>,
+    /// 802.11ax downlink OFDMA (`[mac.ofdma]`); None: every PPDU carries one receiver's frames.
+    #[serde(default)]
+    pub ofdma: Option<OfdmaSpec>,
+}
+
+/// `[mac.ofdma]`: the AP sends DL MU PPDUs (IEEE 802.11ax-2021 §26.5, HE only).
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OfdmaSpec {
+    pub dl: bool,
+    pub scheduler: MuScheduler,
+    /// Most stations in one DL MU PPDU (ns-3's `NStations`).
+    pub max_users: u32,
+    pub ack: MuAck,
 }
 
 fn default_qdisc() -> Qdisc {

@@ -64,6 +64,7 @@ mod ecn;
 mod ack_filter;
 mod traffic;
 mod wired_host;
+mod ofdma;
 use hosts::{aggctl, ext, quic, tcp, vwire};
 pub use ext::{ExtEvent, ExtFate, ExtLeg};
 pub use ack_filter::AckView;
@@ -343,7 +344,12 @@ struct PpduUser {
     sta: u32,
     dir: Dir,
     ac: u8,
+    /// The vector its frames go at (on its RU in a DL MU PPDU).
     txv: TxVector,
+    /// What its rate control chose (and hears back about): `txv` on the full band.
+    rate: TxVector,
+    /// In a DL MU PPDU: when its subframes are received (`world/ofdma.rs`).
+    mu: Option<ofdma::MuClock>,
     snr: f64,
     /// (sequence number, packet, received correctly)
     mpdus: Vec<(u32, PktRef, bool)>,
@@ -503,6 +509,8 @@ pub struct World {
     vwire: Option<Box<vwire::Host>>,
     /// Traffic from outside the model (an emulator host); None in simulations.
     ext: Option<Box<ext::ExtHost>>,
+    /// The AP's downlink OFDMA (None: single-user PPDUs only).
+    ofdma: Option<Box<ofdma::DlMu>>,
     // metrics
     pub counters: Vec<FlowCounters>,
     /// Per flow: packets a queue discipline marked CE.

@@ -112,6 +112,20 @@ named! {
 }
 
 named! {
+    /// `mac.ofdma.scheduler`: who shares a DL MU PPDU and on which resource units — the AP's
+    /// queues in their service order ("txq", mac80211's airtime and AQL through the driver), or
+    /// ns-3's RrMultiUserScheduler ("rr": credits, equal RUs), for validation.
+    pub enum MuScheduler { Txq = "txq", RoundRobin = "rr" }
+}
+
+named! {
+    /// `mac.ofdma.ack`: how a DL MU PPDU's Block Acks come back — a MU-BAR Trigger frame in each
+    /// user's A-MPDU and the Block Acks together in an HE TB PPDU ("mu-bar"), or one Block Ack
+    /// after SIFS and a BlockAckReq/BlockAck exchange for each further user ("bar-ba").
+    pub enum MuAck { MuBar = "mu-bar", BarBa = "bar-ba" }
+}
+
+named! {
     /// `stations[].error_model`.
     pub enum ErrorModel { Off = "none", Fixed = "fixed", Snr = "snr" }
 }
@@ -262,6 +276,8 @@ pub fn tables() -> Vec<(&'static str, Vec<String>)> {
         ("phy.standard", standard_names()),
         ("mac.access_category", ac),
         ("mac.rx_delivery", RxDelivery::NAMES.to_vec()),
+        ("mac.ofdma.scheduler", MuScheduler::NAMES.to_vec()),
+        ("mac.ofdma.ack", MuAck::NAMES.to_vec()),
         ("ap.scheduler", Scheduler::NAMES.to_vec()),
         ("ap.qdisc", Qdisc::NAMES.to_vec()),
         ("ap.driver", Driver::NAMES.to_vec()),

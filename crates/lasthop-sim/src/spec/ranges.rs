@@ -41,6 +41,21 @@ pub const MAX_CLOCK_NS: u64 = 1_000_000_000;
 /// `vwire.tsq`: two segments at least.
 pub const MIN_TSQ_BYTES: u64 = 3000;
 
+/// `mac.ofdma` with another standard than HE.
+pub const OFDMA_HE_ONLY: &str = "only with phy.standard = \"he\" (OFDMA is 802.11ax's, IEEE 802.11ax-2021 §26.5)";
+/// `mac.ofdma.ul = true`.
+pub const OFDMA_UL_TEXT: &str = "false (the trigger-based uplink, UL OFDMA, is not modelled yet)";
+
+/// `mac.ofdma.max_users`: at most the 26-tone RUs of the channel (IEEE 802.11ax-2021
+/// §27.3.2.2: 9, 18, 37, 74 at 20, 40, 80, 160 MHz).
+pub fn max_mu_users(width: u16) -> u32 {
+    phy::RuSize::Tones26.count(width).max(1)
+}
+
+pub fn max_mu_users_text(width: u16) -> String {
+    format!("an integer in 1..={} (the 26-tone RUs of a {width} MHz channel)", max_mu_users(width))
+}
+
 fn closed(v: f64, (lo, hi): (f64, f64)) -> bool {
     v.is_finite() && (lo..=hi).contains(&v)
 }
@@ -82,6 +97,15 @@ impl Spec {
             bad("mac.beacon_interval", format!("{}ns", m.beacon_interval_ns), "0 (off) or 1..=65535 TU of 1.024 ms".into());
         }
         edca_key_problems("mac", (m.cw_min, m.cw_max, m.aifsn, m.txop_limit_ns), AIFSN_MIN_STA, bad);
+        if let Some(o) = &m.ofdma {
+            if self.phy.standard != Standard::He {
+                bad("mac.ofdma", "a table".into(), OFDMA_HE_ONLY.into());
+            }
+            let w = self.phy.channel_width;
+            if !(1..=max_mu_users(w)).contains(&o.max_users) {
+                bad("mac.ofdma.max_users", o.max_users.to_string(), max_mu_users_text(w));
+            }
+        }
         let a = &self.ap;
         edca_key_problems("ap", (a.cw_min, a.cw_max, a.aifsn, a.txop_limit_ns), AIFSN_MIN_AP, bad);
         if a.queue_limit == 0 {

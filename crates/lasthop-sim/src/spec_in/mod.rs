@@ -179,7 +179,7 @@ fn note(path: &str, default: Default, schema: Option<Value>, allowed: &str) {
 }
 
 /// The keys each table allows, in the order docs/spec.md lists them.
-pub const SECTIONS: [(&str, &[&str]); 12] = [
+pub const SECTIONS: [(&str, &[&str]); 13] = [
     ("", &["name", "description", "sim", "phy", "mac", "ap", "wired", "channel", "stations", "flows", "aggctl", "vwire", "emu"]),
     ("emu", &["ap_host"]),
     ("vwire", &["enabled", "period", "efficiency", "relay_buffer", "sndbuf", "tsq", "sample", "work_conserving"]),
@@ -191,9 +191,10 @@ pub const SECTIONS: [(&str, &[&str]); 12] = [
         &[
             "aggregation", "max_ampdu_mpdus", "max_ampdu_bytes", "max_ppdu_time", "retry_limit", "beacon_interval",
             "access_category", "cw_min", "cw_max", "aifsn", "txop_limit", "eifs_after_collision", "aggregation_min_rate",
-            "max_amsdu_bytes", "rx_delivery",
+            "max_amsdu_bytes", "rx_delivery", "ofdma",
         ],
     ),
+    ("mac.ofdma", &["dl", "ul", "scheduler", "max_users", "ack"]),
     (
         "ap",
         &[

@@ -4,7 +4,7 @@
 use super::raw::{format_duration, parse_duration, parse_rate, show_value, Raw};
 use super::{pages, Res, SpecError, Table};
 use crate::spec::ranges::{self, ACK_POLICIES, ALLOCATIONS, APP_CLASSES, DEVICES, MAX_DISTANCE_M};
-use crate::spec::names::{self, App, BufferSizer, Cc, Direction, Driver, History, HistoryGuard, PathLoss, Pattern, Profile, Qdisc, Reconnect, RxDelivery, Scheduler, WqmVariant};
+use crate::spec::names::{self, App, BufferSizer, Cc, Direction, Driver, History, HistoryGuard, MuAck, MuScheduler, PathLoss, Pattern, Profile, Qdisc, Reconnect, RxDelivery, Scheduler, WqmVariant};
 use lasthop_wifi::phy::{Band, Standard};
 use serde_json::{json, Value};
 
@@ -387,15 +387,38 @@ fn mac_section(top: &Table, cell: &mut Cell) -> Res<Value> {
         return Err(mac.fail("aggregation_min_rate", "only with aggregation = true"));
     }
     let rx_delivery = mac.pick("rx_delivery", RxDelivery::Subframe, "")?;
+    let ofdma = if mac.has("ofdma") { Some(ofdma_table(&mac, cell)?) } else { None };
     cell.aggregation = aggregation;
     cell.max_mpdus = max_mpdus;
     let opt = |v: Option<i128>| v.map_or(Value::Null, |x| json!(x as u64));
-    Ok(json!({"aggregation": aggregation, "max_ampdu_mpdus": max_mpdus as u64, "max_ampdu_bytes": max_bytes as u64,
+    let mut out = json!({"aggregation": aggregation, "max_ampdu_mpdus": max_mpdus as u64, "max_ampdu_bytes": max_bytes as u64,
               "max_ppdu_time_ns": max_ppdu, "retry_limit": retry_limit as u64, "beacon_interval_ns": beacon,
               "access_category": ac, "cw_min": opt(cw_min), "cw_max": opt(cw_max), "aifsn": opt(aifsn),
               "txop_limit_ns": txop,
               "eifs_after_collision": eifs_after_collision, "aggregation_min_rate_bps": agg_min_rate,
-              "max_amsdu_bytes": max_amsdu as u64, "rx_delivery": rx_delivery}))
+              "max_amsdu_bytes": max_amsdu as u64, "rx_delivery": rx_delivery});
+    // Written only when given, so that a spec without it keeps its canonical form.
+    if let Some(o) = ofdma {
+        out["ofdma"] = o;
+    }
+    Ok(out)
+}
+
+/// `[mac.ofdma]` (IEEE 802.11ax-2021 §26.5): HE only; the uplink half is not modelled.
+fn ofdma_table(mac: &Table, cell: &Cell) -> Res<Value> {
+    if cell.standard != "he" {
+        return Err(mac.fail("ofdma", ranges::OFDMA_HE_ONLY));
+    }
+    let t = Table::new(mac.raw("ofdma"), "mac.ofdma", "mac.ofdma", "a table [mac.ofdma]")?;
+    let dl = t.bool("dl", true)?;
+    if t.bool("ul", false)? {
+        return Err(t.fail("ul", ranges::OFDMA_UL_TEXT));
+    }
+    let scheduler = t.pick("scheduler", MuScheduler::Txq, "")?;
+    let hi = ranges::max_mu_users(cell.width as u16);
+    let max_users = t.int_text("max_users", Some(4), 1, hi as i128, &ranges::max_mu_users_text(cell.width as u16))?;
+    let ack = t.pick("ack", MuAck::MuBar, "")?;
+    Ok(json!({"dl": dl, "scheduler": scheduler, "max_users": max_users as u64, "ack": ack}))
 }
 
 fn ap_section(top: &Table, cell: &mut Cell) -> Res<Value> {

@@ -182,6 +182,10 @@ impl Mac80211<PktRef> for ApHost<'_> {
         self.w.txqs[self.k].has_active()
     }
 
+    fn queued(&self, sta: u32) -> bool {
+        self.w.txqs[self.k].len(sta) > 0
+    }
+
     fn active_stations(&self) -> usize {
         self.w.txqs[self.k].active_len()
     }

@@ -174,6 +174,7 @@ impl World {
             capture: None,
             vwire,
             ext: None,
+            ofdma: spec.mac.ofdma.as_ref().and_then(|o| ofdma::DlMu::new(o, spec.phy.channel_width, spec.stations.len() as u32)),
             counters: vec![FlowCounters::default(); n_flows],
             ce_marked: vec![0; n_flows],
             air_ce_threshold: (spec.ap.air_ce_threshold_ns > 0).then_some(Duration(spec.ap.air_ce_threshold_ns)),

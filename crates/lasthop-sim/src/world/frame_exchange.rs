@@ -38,7 +38,12 @@ impl World {
         }
         let mut response_sent = false;
         let mut end = busy_end;
-        if !collision {
+        if !collision && txs[0].users.first().is_some_and(|u| u.mu.is_some()) {
+            if let Some(e) = self.receive_mu(&mut txs[0]) {
+                response_sent = true;
+                end = end.max(e);
+            }
+        } else if !collision {
             let tx = &mut txs[0];
             for u in tx.users.iter_mut() {
                 if let Some(e) = self.receive_user(u, tx.ppdu_end) {
@@ -62,7 +67,7 @@ impl World {
     /// collision: which MPDUs arrive (the link's error model), and if any did, whether its
     /// Block Ack/Ack gets back (`u.acked`). Returns the end of that response, if one is sent.
     /// (Several users respond together, as stations answer a DL MU PPDU in one HE TB PPDU.)
-    fn receive_user(&mut self, u: &mut PpduUser, ppdu_end: Instant) -> Option<Instant> {
+    pub(super) fn receive_user(&mut self, u: &mut PpduUser, ppdu_end: Instant) -> Option<Instant> {
         let s = &mut self.stations[u.sta as usize];
         let (txv, snr) = (u.txv, u.snr);
         let mut any = false;
@@ -98,6 +103,11 @@ impl World {
             self.totals.beacons += 1;
             let d = phy::legacy_duration(BEACON_RATE, frame::BEACON, self.air.band);
             return Tx { contender: c, kind: TxKind::Beacon, users: Vec::new(), ppdu_end: now + d };
+        }
+        if self.ofdma.is_some() && ctd == self.ap_data[self.ctd_slot(ctd)] {
+            if let Some(tx) = self.build_dl_mu(ctd, now) {
+                return tx;
+            }
         }
         // One user: the link the winning EDCA function serves. The users' list and its MPDU
         // list come back from a finished PPDU with their capacity.
@@ -148,26 +158,31 @@ impl World {
             psdu = mpdu_bytes(&self.pkts, self.air.qos, mpdus[0].1);
         }
         let d = phy::ppdu_duration(&txv, psdu, self.air.band);
-        if now >= self.warmup {
-            let n = mpdus.len();
-            let len = self.air.max_mpdus as usize + 1;
-            let s = &mut self.stations[sta as usize];
-            let h = &mut s.ampdu_hist[dir as usize];
-            if h.is_empty() {
-                h.resize(len, 0);
-            }
-            h[n] += 1;
-            s.rate_sum[dir as usize] += txv.data_rate_f64();
-            s.rate_n[dir as usize] += 1;
-            if dir == Dir::Down {
-                self.ts.ampdu_mpdus.add(sta as usize, now.as_nanos(), n as f64);
-                self.ts.ampdu_n.add(sta as usize, now.as_nanos(), 1.0);
-                self.ts.phy_rate.add(sta as usize, now.as_nanos(), txv.data_rate_f64());
-            }
-        }
+        self.note_ampdu(sta, dir, mpdus.len(), &txv, now);
         self.totals.mpdu_attempts += mpdus.len() as u64;
-        users.push(PpduUser { sta, dir, ac: k as u8, txv, snr, mpdus, acked: false });
+        users.push(PpduUser { sta, dir, ac: k as u8, txv, rate: txv, mu: None, snr, mpdus, acked: false });
         Tx { contender: c, kind: TxKind::Data, users, ppdu_end: now + d }
+    }
+
+    /// An A-MPDU of `n` MPDUs at `txv` for `sta` in `dir`, in the run's statistics.
+    pub(super) fn note_ampdu(&mut self, sta: u32, dir: Dir, n: usize, txv: &TxVector, now: Instant) {
+        if now < self.warmup {
+            return;
+        }
+        let len = self.air.max_mpdus as usize + 1;
+        let s = &mut self.stations[sta as usize];
+        let h = &mut s.ampdu_hist[dir as usize];
+        if h.is_empty() {
+            h.resize(len, 0);
+        }
+        h[n] += 1;
+        s.rate_sum[dir as usize] += txv.data_rate_f64();
+        s.rate_n[dir as usize] += 1;
+        if dir == Dir::Down {
+            self.ts.ampdu_mpdus.add(sta as usize, now.as_nanos(), n as f64);
+            self.ts.ampdu_n.add(sta as usize, now.as_nanos(), 1.0);
+            self.ts.phy_rate.add(sta as usize, now.as_nanos(), txv.data_rate_f64());
+        }
     }
 
     pub(super) fn on_exchange_end(&mut self, ch: u16) {
@@ -196,10 +211,12 @@ impl World {
             }
             // Each user is charged the PPDU's time on the medium.
             let airtime = if single { ex.end - ex.start } else { tx.ppdu_end - ex.start };
+            // In a DL MU PPDU, each its RU's share.
+            let tones = ofdma::users_tones(&tx.users);
             let mut success = false;
             for u in &tx.users {
                 let ok = single && u.acked;
-                self.account_user(ch, u, ok, airtime, ex.start, busy_end);
+                self.account_user(ch, u, ok, ofdma::user_airtime(airtime, u, tones), ex.start, busy_end);
                 success |= ok;
             }
             {
@@ -211,7 +228,8 @@ impl World {
                 }
             }
             for u in tx.users.iter_mut() {
-                self.complete_user(u, single && u.acked, airtime, tx.ppdu_end);
+                let a = ofdma::user_airtime(airtime, u, tones);
+                self.complete_user(u, single && u.acked, a, tx.ppdu_end);
             }
             self.scratch.tx_pool.push(std::mem::take(&mut tx.users));
             // A failed transmitter invokes backoff when its Ack timeout expires and counts
@@ -253,7 +271,7 @@ impl World {
             (0, 0)
         };
         let s = &mut self.stations[sta as usize];
-        s.rc[dir as usize].report(busy_end, u.txv, attempted, acked);
+        s.rc[dir as usize].report(busy_end, u.rate, attempted, acked);
         s.link[dir as usize].on_ppdu(attempted, acked, acked_bytes, airtime);
     }
 
@@ -263,7 +281,7 @@ impl World {
     fn complete_user(&mut self, u: &mut PpduUser, success: bool, airtime: Duration, ppdu_end: Instant) {
         let (sta, dir, k) = (u.sta, u.dir, u.ac as usize);
         self.aggctl_on_ppdu(sta, dir, u.txv, &u.mpdus, ppdu_end);
-        self.complete_mpdus(sta, dir, k, &mut u.mpdus, success, &u.txv, ppdu_end);
+        self.complete_mpdus(sta, dir, k, &mut u.mpdus, success, (&u.txv, u.mu), ppdu_end);
         u.mpdus.clear();
         let port = self.relay_port(sta, dir);
         let a = &mut self.stations[sta as usize].ac[k];
@@ -298,15 +316,25 @@ impl World {
         }
     }
 
+    /// When each of `mpdus`, sent at `txv` (in a DL MU PPDU: on `mu`'s clock), is received,
+    /// into `times` (`ampdu::subframe_ends`).
+    pub(super) fn subframe_times(&self, txv: &TxVector, mu: Option<ofdma::MuClock>, mpdus: &[(u32, PktRef, bool)], ppdu_end: Instant, times: &mut Vec<Instant>) {
+        let (pkts, qos, band, each) = (&self.pkts, self.air.qos, self.air.band, self.air.rx_per_subframe);
+        let lens = mpdus.iter().map(|m| mpdu_bytes(pkts, qos, m.1));
+        match mu {
+            None => ampdu::subframe_ends(txv, band, lens, ppdu_end, each, times),
+            Some(c) => ampdu::mu_subframe_ends(txv, band, c.pre_ns, c.start, lens, ppdu_end, each, times),
+        }
+    }
+
     /// Block Ack accounting for the MPDUs of one PPDU (`lasthop_wifi::mac::scoreboard`):
     /// what the recipient releases in order goes up at the time its subframe was received
     /// (`ampdu::subframe_ends`); unacknowledged MPDUs are queued for retransmission or dropped
     /// at the retry limit.
     #[allow(clippy::too_many_arguments)]
-    fn complete_mpdus(&mut self, sta: u32, dir: Dir, k: usize, mpdus: &mut [(u32, PktRef, bool)], acked: bool, txv: &TxVector, ppdu_end: Instant) {
+    fn complete_mpdus(&mut self, sta: u32, dir: Dir, k: usize, mpdus: &mut [(u32, PktRef, bool)], acked: bool, at: (&TxVector, Option<ofdma::MuClock>), ppdu_end: Instant) {
         let mut times = std::mem::take(&mut self.scratch.times);
-        let (pkts, qos) = (&self.pkts, self.air.qos);
-        ampdu::subframe_ends(txv, self.air.band, mpdus.iter().map(|m| mpdu_bytes(pkts, qos, m.1)), ppdu_end, self.air.rx_per_subframe, &mut times);
+        self.subframe_times(at.0, at.1, mpdus, ppdu_end, &mut times);
         let mut released = std::mem::take(&mut self.scratch.rx);
         let mut dups = std::mem::take(&mut self.scratch.dup);
         let retry_limit = self.air.retry_limit;

@@ -150,6 +150,27 @@ pub fn subframe_ends(txv: &TxVector, band: Band, mpdu_lens: impl ExactSizeIterat
     }
 }
 
+/// [`subframe_ends`] for one user of an HE MU PPDU that started at `start` with a common
+/// preamble of `pre_ns` (HE-SIG-B included): its subframes are timed on its RU (`txv`) from
+/// the end of that preamble; the last ends with the PPDU (users are padded to the longest).
+#[allow(clippy::too_many_arguments)]
+pub fn mu_subframe_ends(txv: &TxVector, band: Band, pre_ns: u32, start: Instant, mpdu_lens: impl ExactSizeIterator<Item = u32>, ppdu_end: Instant, per_subframe: bool, out: &mut Vec<Instant>) {
+    out.clear();
+    let n = mpdu_lens.len();
+    if per_subframe && n > 1 {
+        let mut len = AmpduLen::default();
+        let clock = PrefixClock::with_preamble(txv, band, pre_ns as u64);
+        for b in mpdu_lens {
+            out.push((start + clock.at(len.with(b))).min(ppdu_end));
+            len.push(b);
+        }
+    }
+    out.resize(n, ppdu_end);
+    if let Some(t) = out.last_mut() {
+        *t = ppdu_end;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

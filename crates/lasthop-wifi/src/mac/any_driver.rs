@@ -30,6 +30,12 @@ impl<P: Copy> ApDriver<P> for AnyDriver<P> {
     fn next_station<M: Mac80211<P>>(&mut self, mac: &mut M) -> Option<u32> {
         dispatch!(self, d => d.next_station(mac))
     }
+    fn mu_stations<M: Mac80211<P>>(&mut self, mac: &mut M, max: usize, out: &mut Vec<u32>) {
+        dispatch!(self, d => d.mu_stations(mac, max, out))
+    }
+    fn holds<M: Mac80211<P>>(&self, mac: &M, sta: u32) -> bool {
+        dispatch!(self, d => d.holds(mac, sta))
+    }
     #[inline]
     fn take<M: Mac80211<P>>(&mut self, mac: &mut M, sta: u32, fits: impl Fn(&P) -> bool) -> Take<P> {
         dispatch!(self, d => d.take(mac, sta, fits))

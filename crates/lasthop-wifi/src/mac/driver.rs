@@ -37,6 +37,8 @@ pub trait Mac80211<P> {
     fn has_active(&self) -> bool;
     /// Stations on mac80211's active list.
     fn active_stations(&self) -> usize;
+    /// Whether mac80211 holds frames for `sta` (its queue or a stashed frame).
+    fn queued(&self, sta: u32) -> bool;
     /// `ieee80211_txq_schedule_start` / `_end`: a scheduling round opens or closes.
     fn schedule_start(&mut self);
     fn schedule_end(&mut self);
@@ -46,6 +48,12 @@ pub trait Mac80211<P> {
 pub trait ApDriver<P> {
     /// The station whose frames the hardware sends at this channel access.
     fn next_station<M: Mac80211<P>>(&mut self, mac: &mut M) -> Option<u32>;
+    /// The stations the hardware can serve together at this channel access (a DL MU PPDU's
+    /// candidates), in its service order, at most `max`, into `out`. Each one's turn ends with
+    /// [`ApDriver::end_turn`].
+    fn mu_stations<M: Mac80211<P>>(&mut self, mac: &mut M, max: usize, out: &mut Vec<u32>);
+    /// Whether new frames for `sta` wait in the driver (or, below a pull driver, in mac80211).
+    fn holds<M: Mac80211<P>>(&self, mac: &M, sta: u32) -> bool;
     /// The next new frame of `sta`'s aggregate if `fits(frame)`; one that does not fit stays
     /// first in line.
     fn take<M: Mac80211<P>>(&mut self, mac: &mut M, sta: u32, fits: impl Fn(&P) -> bool) -> Take<P>;
@@ -76,6 +84,23 @@ impl<P> ApDriver<P> for PullDriver {
     #[inline]
     fn next_station<M: Mac80211<P>>(&mut self, mac: &mut M) -> Option<u32> {
         mac.next_txq(|_| true)
+    }
+
+    /// mac80211's next stations in turn (`ieee80211_next_txq` takes a queue off the schedule
+    /// until `ieee80211_return_txq`, so each call gives another one).
+    fn mu_stations<M: Mac80211<P>>(&mut self, mac: &mut M, max: usize, out: &mut Vec<u32>) {
+        out.clear();
+        while out.len() < max {
+            let picked = &*out;
+            match mac.next_txq(|s| !picked.contains(&s)) {
+                Some(s) => out.push(s),
+                None => break,
+            }
+        }
+    }
+
+    fn holds<M: Mac80211<P>>(&self, mac: &M, sta: u32) -> bool {
+        mac.queued(sta)
     }
 
     #[inline]

@@ -186,6 +186,16 @@ impl<P: Copy> ApDriver<P> for Firmware<P> {
         self.rr.front().copied()
     }
 
+    /// The firmware's next stations in its order.
+    fn mu_stations<M: Mac80211<P>>(&mut self, _mac: &mut M, max: usize, out: &mut Vec<u32>) {
+        out.clear();
+        out.extend(self.rr.iter().take(max).copied());
+    }
+
+    fn holds<M: Mac80211<P>>(&self, _mac: &M, sta: u32) -> bool {
+        !self.queue[sta as usize].is_empty()
+    }
+
     /// The next new frame of `sta`'s aggregate from its firmware queue.
     #[inline]
     fn take<M: Mac80211<P>>(&mut self, _mac: &mut M, sta: u32, fits: impl Fn(&P) -> bool) -> Take<P> {
@@ -203,6 +213,9 @@ impl<P: Copy> ApDriver<P> for Firmware<P> {
         let i = sta as usize;
         if self.rr.front() == Some(&sta) {
             self.rr.pop_front();
+        } else if let Some(j) = self.rr.iter().position(|&s| s == sta) {
+            // A further user of a DL MU PPDU.
+            self.rr.remove(j);
         }
         if more || !self.queue[i].is_empty() {
             self.rr.push_back(sta);

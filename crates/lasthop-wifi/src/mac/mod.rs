@@ -25,6 +25,8 @@
 //!   limit).
 //! * [`txq`]: per-station transmit queues at the AP behind a total limit, served through
 //!   mac80211's pull interface (`next_txq`, `tx_dequeue`, `return_txq`, `register_airtime`).
+//! * [`mu`]: 802.11ax DL OFDMA decisions: the RU plans, ns-3's round-robin credits, and the
+//!   acknowledgment of a DL MU PPDU.
 //! * [`qdisc_run`]: the host's dequeue clock, one packet per transmit-path time (Linux's
 //!   `__qdisc_run`), as the queue disciplines see it.
 
@@ -38,6 +40,7 @@ pub mod firmware;
 pub mod frame;
 pub mod medium;
 pub mod mt76;
+pub mod mu;
 pub mod qdisc_run;
 pub mod rate;
 pub mod scoreboard;

@@ -99,6 +99,14 @@ impl<P: Copy> ApDriver<P> for Mt76<P> {
         self.hw.next_station(mac)
     }
 
+    fn mu_stations<M: Mac80211<P>>(&mut self, mac: &mut M, max: usize, out: &mut Vec<u32>) {
+        self.hw.mu_stations(mac, max, out)
+    }
+
+    fn holds<M: Mac80211<P>>(&self, mac: &M, sta: u32) -> bool {
+        self.hw.holds(mac, sta)
+    }
+
     #[inline]
     fn take<M: Mac80211<P>>(&mut self, mac: &mut M, sta: u32, fits: impl Fn(&P) -> bool) -> Take<P> {
         self.hw.take(mac, sta, fits)

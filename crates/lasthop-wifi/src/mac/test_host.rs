@@ -54,6 +54,10 @@ impl Mac80211<P> for Host {
     fn has_active(&self) -> bool {
         self.q.has_active()
     }
+    fn queued(&self, sta: u32) -> bool {
+        self.q.len(sta) > 0
+    }
+
     fn active_stations(&self) -> usize {
         self.q.active_len()
     }

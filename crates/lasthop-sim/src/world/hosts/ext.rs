@@ -349,8 +349,7 @@ impl World {
             return;
         }
         let mut times = std::mem::take(&mut self.scratch.times);
-        let (pkts, qos) = (&self.pkts, self.air.qos);
-        ampdu::subframe_ends(&u.txv, self.air.band, u.mpdus.iter().map(|m| mpdu_bytes(pkts, qos, m.1)), ppdu_end, self.air.rx_per_subframe, &mut times);
+        self.subframe_times(&u.txv, u.mu, &u.mpdus, ppdu_end, &mut times);
         let mut rcpt = self.stations[u.sta as usize].ac[u.ac as usize].agreement(u.dir).1.clone();
         let mut released = std::mem::take(&mut self.scratch.rx);
         for (&(seq, p, ok), &t) in u.mpdus.iter().zip(&times) {

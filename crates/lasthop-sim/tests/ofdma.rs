@@ -1,0 +1,106 @@
+//! 802.11ax DL OFDMA (`[mac.ofdma]`, `world/ofdma.rs`): who shares a DL MU PPDU, the RUs they
+//! ride, the goodput their RUs allow, and the acknowledgment's cost.
+
+mod common;
+use common::*;
+use lasthop_wifi::phy::{RuSize, Standard, TxVector};
+use serde_json::{json, Value};
+
+const SEC: u64 = 1_000_000_000;
+
+/// HE 80 MHz, `n` stations at HE-MCS 7 ×1, a saturated UDP download each, DL OFDMA on.
+fn he80(n: u32, scheduler: &str, max_users: u32, ack: &str) -> Value {
+    let mut s = base("he", 80, 800);
+    s["mac"]["max_ampdu_mpdus"] = json!(256);
+    s["mac"]["ofdma"] = json!({"dl": true, "scheduler": scheduler, "max_users": max_users, "ack": ack});
+    s["stations"] = json!((0..n).map(|_| station(7, 1)).collect::<Vec<_>>());
+    s["flows"] = json!((0..n).map(|i| flow(i, "down", "saturated", 0, 1500, 2 * SEC)).collect::<Vec<_>>());
+    s
+}
+
+fn goodput(d: &Value) -> f64 {
+    d["flows"].as_array().unwrap().iter().map(|f| f["goodput_bps"].as_f64().unwrap()).sum()
+}
+
+#[test]
+fn four_stations_ride_four_242_tone_rus_at_their_rate() {
+    let d = run(&he80(4, "rr", 4, "mu-bar"), 1);
+    let o = &d["ofdma"];
+    assert!(o["mu_ppdus"].as_u64().unwrap() > 100, "{o}");
+    assert_eq!(o["users_per_ppdu"].as_f64().unwrap(), 4.0);
+    assert_eq!(o["ru_hist"], json!({"242": 4 * o["mu_ppdus"].as_u64().unwrap()}));
+    // Each user's PHY rate on 242 tones: 234 · 6 · 5/6 bits per 13.6 µs symbol.
+    let ru = TxVector::new(Standard::He, 7, 1, 80, 800).with_ru(RuSize::Tones242).data_rate_f64();
+    assert!((ru - 1170.0 / 13.6e-6).abs() < 1.0, "{ru}");
+    // Close to the four RUs' rate: PPDUs of ~5.4 ms, a few hundred µs of overhead per exchange,
+    // MAC framing (1544 octets per 1500-octet packet).
+    let g = goodput(&d);
+    let top = 4.0 * ru * 1500.0 / 1544.0;
+    assert!(g > 0.85 * top && g < top, "goodput {g} vs {top}");
+    // Every station gets its share.
+    for f in d["flows"].as_array().unwrap() {
+        let x = f["goodput_bps"].as_f64().unwrap();
+        assert!((x - g / 4.0).abs() < 0.02 * g, "{x} of {g}");
+    }
+}
+
+#[test]
+fn ns3s_equal_rus_serve_fewer_users_than_candidates() {
+    let d = run(&he80(9, "rr", 9, "mu-bar"), 1);
+    assert_eq!(d["ofdma"]["users_per_ppdu"].as_f64().unwrap(), 8.0);
+    assert!(d["ofdma"]["ru_hist"]["106"].as_u64().unwrap() > 0);
+    // The credits rotate the ninth station in: every station is served.
+    for f in d["flows"].as_array().unwrap() {
+        assert!(f["goodput_bps"].as_f64().unwrap() > 0.0);
+    }
+    let d = run(&he80(18, "rr", 18, "mu-bar"), 1);
+    assert_eq!(d["ofdma"]["users_per_ppdu"].as_f64().unwrap(), 16.0);
+    assert!(d["ofdma"]["ru_hist"]["52"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn the_txq_scheduler_splits_the_band_for_every_candidate() {
+    let d = run(&he80(3, "txq", 4, "mu-bar"), 1);
+    let o = &d["ofdma"];
+    let n = o["mu_ppdus"].as_u64().unwrap();
+    assert!(n > 100);
+    assert_eq!(o["users_per_ppdu"].as_f64().unwrap(), 3.0);
+    assert_eq!(o["ru_hist"], json!({"484": n, "242": 2 * n}));
+    // One station alone goes single-user.
+    let d = run(&he80(1, "txq", 4, "mu-bar"), 1);
+    assert_eq!(d["ofdma"]["mu_ppdus"].as_u64().unwrap(), 0);
+    assert!(d["ofdma"]["su_ppdus"].as_u64().unwrap() > 100);
+}
+
+#[test]
+fn block_ack_requests_in_turn_cost_more_than_a_mu_bar() {
+    let mu_bar = run(&he80(8, "rr", 8, "mu-bar"), 1);
+    let bar_ba = run(&he80(8, "rr", 8, "bar-ba"), 1);
+    let ex = |d: &Value| d["ofdma"]["mean_exchange_ns"].as_f64().unwrap();
+    // Seven BlockAckReq/BlockAck exchanges (SIFS + 32 µs + SIFS + 32 µs at 24 Mb/s) against one
+    // HE TB PPDU.
+    assert!(ex(&bar_ba) > ex(&mu_bar) + 7.0 * 80_000.0, "{} vs {}", ex(&bar_ba), ex(&mu_bar));
+    assert!(goodput(&bar_ba) < goodput(&mu_bar));
+}
+
+#[test]
+fn ofdma_runs_are_deterministic_and_off_leaves_no_section() {
+    let s = he80(5, "txq", 4, "mu-bar");
+    assert_eq!(run(&s, 3), run(&s, 3));
+    let mut off = s.clone();
+    off["mac"].as_object_mut().unwrap().remove("ofdma");
+    assert!(run(&off, 3).get("ofdma").is_none());
+}
+
+#[test]
+fn ofdma_needs_he_and_fits_the_channel() {
+    let mut s = he80(2, "rr", 4, "mu-bar");
+    s["phy"]["standard"] = json!("vht");
+    let p = lasthop_sim::validate_json(&s.to_string());
+    assert!(p.iter().any(|p| p.0 == "mac.ofdma"), "{p:?}");
+    let mut s = he80(2, "rr", 38, "mu-bar");
+    let p = lasthop_sim::validate_json(&s.to_string());
+    assert!(p.iter().any(|p| p.0 == "mac.ofdma.max_users" && p.2.contains("1..=37")), "{p:?}");
+    s["phy"]["channel_width"] = json!(160);
+    assert!(lasthop_sim::validate_json(&s.to_string()).is_empty());
+}
