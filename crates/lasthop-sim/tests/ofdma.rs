@@ -104,3 +104,44 @@ fn ofdma_needs_he_and_fits_the_channel() {
     s["phy"]["channel_width"] = json!(160);
     assert!(lasthop_sim::validate_json(&s.to_string()).is_empty());
 }
+
+/// The emulator's side of the model (`world/hosts/ext.rs`): packets injected for three
+/// stations of an OFDMA cell cross it as simulated ones do — the same deliveries and delays
+/// — and each is reported at its subframe's end inside its DL MU PPDU.
+#[test]
+fn injected_packets_ride_dl_mu_ppdus_like_simulated_ones() {
+    use lasthop_core::{Duration, Instant};
+    use lasthop_sim::world::{Dir, ExtFate, World};
+    let stop = 1_000_000_000u64;
+    let mut spec = he80(3, "txq", 4, "mu-bar");
+    spec["sim"]["duration_ns"] = json!(stop);
+    spec["flows"] = json!([]);
+    let mut sim = spec.clone();
+    sim["flows"] = json!((0..3).map(|i| flow(i, "down", "cbr", 60_000_000, 1500, stop)).collect::<Vec<_>>());
+    let d = run(&sim, 1);
+    assert!(d["ofdma"]["mu_ppdus"].as_u64().unwrap() > 50);
+
+    let s = spec.to_string();
+    let mut w = World::new_realtime(lasthop_sim::Spec::from_json(&s).unwrap(), 1);
+    let ext: Vec<u32> = (0..3).map(|i| w.add_external_flow(i, Dir::Down, format!("sta{i}"))).collect();
+    let mut fates = Vec::new();
+    // 1500-octet packets every 200 µs per station = 60 Mb/s each, as the simulated flows.
+    for k in 0..5_000u32 {
+        w.step_to(Instant::ZERO + Duration::from_micros(200) * k as u64);
+        for (i, &f) in ext.iter().enumerate() {
+            w.inject(f, 1500, k * 3 + i as u32);
+        }
+        w.drain_external(&mut fates);
+    }
+    w.step_to(Instant(stop));
+    w.drain_external(&mut fates);
+    w.finish_at(Instant(stop));
+    let e = serde_json::to_value(lasthop_sim::output::collect(&w)).unwrap();
+    for i in 0..3 {
+        let (f, g) = (&d["flows"][i], &e["flows"][i]);
+        assert_eq!(f["delivered_packets"], g["delivered_packets"], "station {i}");
+        assert_eq!(f["delay_ns"]["mean"], g["delay_ns"]["mean"], "station {i}");
+    }
+    assert!(e["ofdma"]["users_per_ppdu"].as_f64().unwrap() > 1.5);
+    assert!(fates.iter().filter(|x| x.fate == ExtFate::Received).count() > 1000);
+}

@@ -27,7 +27,8 @@ from ..spec import SpecError, normalize, parse_toml
 
 __all__ = ["SCENARIOS", "QUICK_DURATION", "run_bench", "load_scenario"]
 
-SCENARIOS = ("vht80-mcs9-nss2-1sta", "vht80-mcs7-20sta", "ofdm54-10sta-up", "vht80-tcp-cubic", "vht80-20sta-fqcodel-air")
+SCENARIOS = ("vht80-mcs9-nss2-1sta", "vht80-mcs7-20sta", "ofdm54-10sta-up", "vht80-tcp-cubic", "vht80-20sta-fqcodel-air",
+             "he80-18sta-su", "he80-18sta-ofdma")
 QUICK_DURATION = "1s"
 
 
