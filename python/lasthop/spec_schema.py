@@ -98,6 +98,10 @@ ul = false
 scheduler = "txq"
 max_users = 4
 ack = "mu-bar"
+mu_edca_aifsn = 8
+mu_edca_cw_min = 511
+mu_edca_cw_max = 1023
+mu_edca_timer = "2.08896s"
 [[stations]]
 mcs = 7
 [[flows]]

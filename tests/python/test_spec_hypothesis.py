@@ -122,8 +122,11 @@ def _pair(a: K, b: K) -> K:
 
 # [mac.ofdma], a table inside [mac] (HE only: with another standard it is refused).
 OFDMA_KEYS: dict[str, K] = {
-    "dl": BOOL, "ul": K(st.just(False), st.sampled_from([True, 1, "no"])), "scheduler": choice("txq", "rr"),
+    "dl": BOOL, "ul": BOOL, "scheduler": choice("txq", "rr"),
     "max_users": ints([1, 2, 4, 9], [0, 75]), "ack": choice("mu-bar", "bar-ba"),
+    "mu_edca_aifsn": ints([1, 8, 15], [0, 16]), "mu_edca_cw_min": ints([0, 15, 511], [2, 32768]),
+    "mu_edca_cw_max": ints([511, 1023, 32767], [1000, 65535]),
+    "mu_edca_timer": duration("0s", "8.192ms", "2.08896s", bad=("1ms", "2.1s")),
 }
 OFDMA = K(st.fixed_dictionaries({}, optional={k: v.good for k, v in OFDMA_KEYS.items()}),
           st.one_of(WRONG, st.fixed_dictionaries({}, optional={k: v.bad for k, v in OFDMA_KEYS.items()})))

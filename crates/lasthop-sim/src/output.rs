@@ -36,19 +36,42 @@ pub struct OfdmaOut {
     pub acked_frac: f64,
     /// Mean DL MU exchange (PPDU and acknowledgment), ns.
     pub mean_exchange_ns: f64,
+    /// With the uplink on: Basic Trigger frames, mean users per trigger, their RUs, the share
+    /// of HE TB PPDUs acknowledged, and BSRP Trigger frames.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ul: Option<OfdmaUlOut>,
+}
+
+#[derive(Serialize, Debug, Clone)]
+pub struct OfdmaUlOut {
+    pub triggers: u64,
+    pub users_per_trigger: f64,
+    pub ru_hist: std::collections::BTreeMap<String, u64>,
+    pub tb_acked_frac: f64,
+    pub bsrps: u64,
+}
+
+fn ru_hist(h: [u64; 7]) -> std::collections::BTreeMap<String, u64> {
+    lasthop_wifi::phy::RuSize::ALL.iter().zip(h).filter(|(_, n)| *n > 0).map(|(r, n)| (r.name().to_string(), n)).collect()
 }
 
 fn ofdma_out(w: &World) -> Option<OfdmaOut> {
-    let s = w.ofdma_stats()?;
-    let per = |x: f64| if s.mu_ppdus == 0 { 0.0 } else { x / s.mu_ppdus as f64 };
-    let ru_hist = lasthop_wifi::phy::RuSize::ALL.iter().zip(s.ru_hist).filter(|(_, n)| *n > 0).map(|(r, n)| (r.name().to_string(), n)).collect();
+    let (s, ul) = w.ofdma_stats()?;
+    let per = |x: f64, n: u64| if n == 0 { 0.0 } else { x / n as f64 };
     Some(OfdmaOut {
         mu_ppdus: s.mu_ppdus,
         su_ppdus: s.su_ppdus,
-        users_per_ppdu: per(s.users as f64),
-        ru_hist,
-        acked_frac: per(s.acked_ppdus as f64),
-        mean_exchange_ns: per(s.mu_exchange_ns as f64),
+        users_per_ppdu: per(s.users as f64, s.mu_ppdus),
+        ru_hist: ru_hist(s.ru_hist),
+        acked_frac: per(s.acked_ppdus as f64, s.mu_ppdus),
+        mean_exchange_ns: per(s.mu_exchange_ns as f64, s.mu_ppdus),
+        ul: ul.then(|| OfdmaUlOut {
+            triggers: s.triggers,
+            users_per_trigger: per(s.ul_users as f64, s.triggers),
+            ru_hist: ru_hist(s.ul_ru_hist),
+            tb_acked_frac: per(s.tb_acked as f64, s.tb_ppdus),
+            bsrps: s.bsrps,
+        }),
     })
 }
 

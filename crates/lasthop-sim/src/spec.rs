@@ -200,10 +200,18 @@ pub struct MacSpec {
 #[serde(deny_unknown_fields)]
 pub struct OfdmaSpec {
     pub dl: bool,
+    /// UL OFDMA: Basic Trigger frames, HE TB PPDUs, Multi-STA Block Ack.
+    pub ul: bool,
     pub scheduler: MuScheduler,
-    /// Most stations in one DL MU PPDU (ns-3's `NStations`).
+    /// Most stations in one DL MU PPDU or one trigger (ns-3's `NStations`).
     pub max_users: u32,
     pub ack: MuAck,
+    /// The MU EDCA parameters of `mac.access_category` a triggered station uses until its MU
+    /// EDCA timer expires (0: not used).
+    pub mu_edca_aifsn: u32,
+    pub mu_edca_cw_min: u32,
+    pub mu_edca_cw_max: u32,
+    pub mu_edca_timer_ns: u64,
 }
 
 fn default_qdisc() -> Qdisc {

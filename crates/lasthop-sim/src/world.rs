@@ -216,6 +216,8 @@ enum Ev {
     AggctlTimer(u32),
     /// Station `s` changes its number of spatial streams (`nss_change`).
     NssChange(u32),
+    /// Station `s`'s MU EDCA timer may have expired (`world/ofdma/ul.rs`).
+    MuEdcaEnd(u32),
 }
 
 struct Flow {
@@ -334,6 +336,8 @@ enum TxKind {
     Beacon,
     /// A data PPDU: its payload is its users' (`Tx::users`).
     Data,
+    /// A BSRP Trigger frame and the QoS Null frames it solicits (`world/ofdma/ul.rs`).
+    Bsrp,
 }
 
 /// One user of a data PPDU: the station whose link it serves (the receiver of a downlink user,
@@ -509,8 +513,8 @@ pub struct World {
     vwire: Option<Box<vwire::Host>>,
     /// Traffic from outside the model (an emulator host); None in simulations.
     ext: Option<Box<ext::ExtHost>>,
-    /// The AP's downlink OFDMA (None: single-user PPDUs only).
-    ofdma: Option<Box<ofdma::DlMu>>,
+    /// The AP's OFDMA (None: single-user PPDUs only).
+    ofdma: Option<Box<ofdma::Ofdma>>,
     // metrics
     pub counters: Vec<FlowCounters>,
     /// Per flow: packets a queue discipline marked CE.
@@ -702,6 +706,7 @@ impl World {
                     }
                 }
                 Ev::ExchangeEnd(ch) => self.on_exchange_end(ch),
+                Ev::MuEdcaEnd(s) => self.on_mu_edca_end(s),
                 Ev::Beacon => self.on_beacon(),
                 Ev::TcpTimer(f) => self.on_tcp_timer(f),
                 Ev::QuicTimer(f) => self.on_quic_timer(f),

@@ -43,8 +43,19 @@ pub const MIN_TSQ_BYTES: u64 = 3000;
 
 /// `mac.ofdma` with another standard than HE.
 pub const OFDMA_HE_ONLY: &str = "only with phy.standard = \"he\" (OFDMA is 802.11ax's, IEEE 802.11ax-2021 §26.5)";
-/// `mac.ofdma.ul = true`.
-pub const OFDMA_UL_TEXT: &str = "false (the trigger-based uplink, UL OFDMA, is not modelled yet)";
+/// `mac.ofdma.mu_edca_cw_min`, `_cw_max`: 2^k − 1 (ECWmin/ECWmax, §9.4.2.245).
+pub const MU_CW_TEXT: &str = "2^k - 1 for k in 0..=15 (0, 1, 3, 7, ..., 32767)";
+pub fn cw_ok(v: u32) -> bool {
+    (0..16).any(|k| (1u32 << k) - 1 == v)
+}
+/// `mac.ofdma.mu_edca_timer`: the MU EDCA Timer field counts units of 8 TU in one octet
+/// (§9.4.2.245); 0 turns MU EDCA off. OpenWrt's hostapd writes 255.
+pub const MU_EDCA_TIMER_UNIT_NS: u64 = 8 * 1_024_000;
+pub const MU_EDCA_TIMER_DEFAULT_NS: u64 = 255 * MU_EDCA_TIMER_UNIT_NS;
+pub const MU_EDCA_TIMER_TEXT: &str = "a multiple of 8 TU (8.192ms) up to 255 of them (2.08896s); \"0s\" turns MU EDCA off";
+pub fn mu_edca_timer_ok(ns: u64) -> bool {
+    ns.is_multiple_of(MU_EDCA_TIMER_UNIT_NS) && ns <= MU_EDCA_TIMER_DEFAULT_NS
+}
 
 /// `mac.ofdma.max_users`: at most the 26-tone RUs of the channel (IEEE 802.11ax-2021
 /// §27.3.2.2: 9, 18, 37, 74 at 20, 40, 80, 160 MHz).
@@ -104,6 +115,17 @@ impl Spec {
             let w = self.phy.channel_width;
             if !(1..=max_mu_users(w)).contains(&o.max_users) {
                 bad("mac.ofdma.max_users", o.max_users.to_string(), max_mu_users_text(w));
+            }
+            for (k, v) in [("mac.ofdma.mu_edca_cw_min", o.mu_edca_cw_min), ("mac.ofdma.mu_edca_cw_max", o.mu_edca_cw_max)] {
+                if !cw_ok(v) {
+                    bad(k, v.to_string(), MU_CW_TEXT.into());
+                }
+            }
+            if !(1..=15).contains(&o.mu_edca_aifsn) {
+                bad("mac.ofdma.mu_edca_aifsn", o.mu_edca_aifsn.to_string(), "1..=15".into());
+            }
+            if !mu_edca_timer_ok(o.mu_edca_timer_ns) {
+                bad("mac.ofdma.mu_edca_timer", format!("{}ns", o.mu_edca_timer_ns), MU_EDCA_TIMER_TEXT.into());
             }
         }
         let a = &self.ap;

@@ -194,7 +194,7 @@ pub const SECTIONS: [(&str, &[&str]); 13] = [
             "max_amsdu_bytes", "rx_delivery", "ofdma",
         ],
     ),
-    ("mac.ofdma", &["dl", "ul", "scheduler", "max_users", "ack"]),
+    ("mac.ofdma", &["dl", "ul", "scheduler", "max_users", "ack", "mu_edca_aifsn", "mu_edca_cw_min", "mu_edca_cw_max", "mu_edca_timer"]),
     (
         "ap",
         &[

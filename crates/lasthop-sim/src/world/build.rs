@@ -97,6 +97,7 @@ impl World {
         let m = &spec.mac;
         let qos = standard != Standard::Ofdm;
         let plan = AcPlan::new(&spec);
+        let n_slots = plan.acs.len();
         let n_ac = plan.len();
         let schedule = txq_schedule(&spec);
         let fq_cfg = mac_fq_config(&spec);
@@ -174,7 +175,7 @@ impl World {
             capture: None,
             vwire,
             ext: None,
-            ofdma: spec.mac.ofdma.as_ref().and_then(|o| ofdma::DlMu::new(o, spec.phy.channel_width, spec.stations.len() as u32)),
+            ofdma: spec.mac.ofdma.as_ref().map(|o| ofdma::Ofdma::new(o, spec.phy.channel_width, spec.stations.len() as u32, n_slots)),
             counters: vec![FlowCounters::default(); n_flows],
             ce_marked: vec![0; n_flows],
             air_ce_threshold: (spec.ap.air_ce_threshold_ns > 0).then_some(Duration(spec.ap.air_ce_threshold_ns)),

@@ -105,7 +105,7 @@ impl World {
             return Tx { contender: c, kind: TxKind::Beacon, users: Vec::new(), ppdu_end: now + d };
         }
         if self.ofdma.is_some() && ctd == self.ap_data[self.ctd_slot(ctd)] {
-            if let Some(tx) = self.build_dl_mu(ctd, now) {
+            if let Some(tx) = self.build_mu(ctd, now) {
                 return tx;
             }
         }
@@ -158,6 +158,9 @@ impl World {
             psdu = mpdu_bytes(&self.pkts, self.air.qos, mpdus[0].1);
         }
         let d = phy::ppdu_duration(&txv, psdu, self.air.band);
+        if dir == Dir::Up && self.ofdma.is_some() {
+            self.ofdma_report(sta, k);
+        }
         self.note_ampdu(sta, dir, mpdus.len(), &txv, now);
         self.totals.mpdu_attempts += mpdus.len() as u64;
         users.push(PpduUser { sta, dir, ac: k as u8, txv, rate: txv, mu: None, snr, mpdus, acked: false });
@@ -209,6 +212,12 @@ impl World {
                 medium.set_not_ready(tx.contender);
                 continue;
             }
+            if tx.kind == TxKind::Bsrp {
+                // Answered by TB PPDUs (no acknowledgment follows them); its readiness after
+                // is `ofdma_after_exchange`'s.
+                self.chans[ch as usize].medium.edcaf_mut(tx.contender).on_success();
+                continue;
+            }
             // Each user is charged the PPDU's time on the medium.
             let airtime = if single { ex.end - ex.start } else { tx.ppdu_end - ex.start };
             // In a DL MU PPDU, each its RU's share.
@@ -244,6 +253,9 @@ impl World {
         let now = self.q.now();
         // Completions freed firmware room and airtime budget.
         self.ap_tx_status(now);
+        if self.ofdma.is_some() {
+            self.ofdma_after_exchange(now);
+        }
         self.tcp_pump_dirty(now);
         self.schedule_next_access(ch);
     }

@@ -36,6 +36,9 @@ impl<P: Copy> ApDriver<P> for AnyDriver<P> {
     fn holds<M: Mac80211<P>>(&self, mac: &M, sta: u32) -> bool {
         dispatch!(self, d => d.holds(mac, sta))
     }
+    fn has_frames<M: Mac80211<P>>(&self, mac: &M) -> bool {
+        dispatch!(self, d => d.has_frames(mac))
+    }
     #[inline]
     fn take<M: Mac80211<P>>(&mut self, mac: &mut M, sta: u32, fits: impl Fn(&P) -> bool) -> Take<P> {
         dispatch!(self, d => d.take(mac, sta, fits))

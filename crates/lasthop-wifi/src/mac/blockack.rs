@@ -41,6 +41,10 @@ impl<P: Copy> Originator<P> {
     pub fn retx_len(&self) -> usize {
         self.retx.len()
     }
+    /// The MPDUs awaiting retransmission, in sequence order.
+    pub fn retx_iter(&self) -> impl Iterator<Item = &P> + '_ {
+        self.retx.iter().map(|(_, p)| p)
+    }
 
     #[inline]
     pub fn peek_retx(&self) -> Option<(u32, P)> {

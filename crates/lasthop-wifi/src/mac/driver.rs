@@ -54,6 +54,8 @@ pub trait ApDriver<P> {
     fn mu_stations<M: Mac80211<P>>(&mut self, mac: &mut M, max: usize, out: &mut Vec<u32>);
     /// Whether new frames for `sta` wait in the driver (or, below a pull driver, in mac80211).
     fn holds<M: Mac80211<P>>(&self, mac: &M, sta: u32) -> bool;
+    /// Whether the driver has any station to serve now (a channel access would find one).
+    fn has_frames<M: Mac80211<P>>(&self, mac: &M) -> bool;
     /// The next new frame of `sta`'s aggregate if `fits(frame)`; one that does not fit stays
     /// first in line.
     fn take<M: Mac80211<P>>(&mut self, mac: &mut M, sta: u32, fits: impl Fn(&P) -> bool) -> Take<P>;
@@ -101,6 +103,10 @@ impl<P> ApDriver<P> for PullDriver {
 
     fn holds<M: Mac80211<P>>(&self, mac: &M, sta: u32) -> bool {
         mac.queued(sta)
+    }
+
+    fn has_frames<M: Mac80211<P>>(&self, mac: &M) -> bool {
+        mac.has_active()
     }
 
     #[inline]

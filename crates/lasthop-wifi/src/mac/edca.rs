@@ -178,6 +178,14 @@ impl Edcaf {
         self.failures
     }
 
+    /// Switch to another parameter set (MU EDCA, IEEE 802.11ax-2021 §26.2.7, and back): CW
+    /// starts again from the set's CWmin; the backoff counter in progress is kept.
+    pub fn set_params(&mut self, params: EdcaParams) {
+        self.params = params;
+        self.cw = params.cw_min;
+        self.failures = 0;
+    }
+
     /// Set the backoff counter (scripted scenarios and tests; the model draws it itself).
     pub fn set_backoff(&mut self, slots: u32) {
         self.backoff = slots;

@@ -196,6 +196,10 @@ impl<P: Copy> ApDriver<P> for Firmware<P> {
         !self.queue[sta as usize].is_empty()
     }
 
+    fn has_frames<M: Mac80211<P>>(&self, _mac: &M) -> bool {
+        !self.rr.is_empty()
+    }
+
     /// The next new frame of `sta`'s aggregate from its firmware queue.
     #[inline]
     fn take<M: Mac80211<P>>(&mut self, _mac: &mut M, sta: u32, fits: impl Fn(&P) -> bool) -> Take<P> {

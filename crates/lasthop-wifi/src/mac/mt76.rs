@@ -107,6 +107,10 @@ impl<P: Copy> ApDriver<P> for Mt76<P> {
         self.hw.holds(mac, sta)
     }
 
+    fn has_frames<M: Mac80211<P>>(&self, mac: &M) -> bool {
+        self.hw.has_frames(mac)
+    }
+
     #[inline]
     fn take<M: Mac80211<P>>(&mut self, mac: &mut M, sta: u32, fits: impl Fn(&P) -> bool) -> Take<P> {
         self.hw.take(mac, sta, fits)

@@ -16,6 +16,10 @@
 //!   after a DL MU PPDU of duration T every station gains T/N µs (capped at the maximum), each
 //!   served station pays T times its RU's share of the bandwidth used, and the list is sorted
 //!   by credits, highest first, keeping the order of equals.
+//! * The uplink (§26.5.2): a Basic Trigger frame asks the users for HE TB PPDUs of one length
+//!   ([`tb_time_within`], [`tb_capacity`]: what each user's RU carries in it), answered by a
+//!   Multi-STA BlockAck; a BSRP Trigger frame asks for QoS Null frames carrying the users'
+//!   buffer status ([`bsrp_len`], [`QOS_NULL_PSDU`]).
 //! * [`MuAck`] and [`response_end`]: the acknowledgment of a DL MU PPDU (§26.4.4.4 / §26.5.1):
 //!   a MU-BAR Trigger frame (§9.3.1.22.4) aggregated in each user's A-MPDU solicits every
 //!   user's Block Ack in one HE TB PPDU SIFS after the PPDU; or the first user answers with its
@@ -210,6 +214,57 @@ pub fn tb_response(t: &AckTiming, users: &[TxVector]) -> Duration {
     phy::he_tb_ppdu_duration(&v, t.band)
 }
 
+/// A Trigger frame (§9.3.1.22) of `users` User Info fields, each with `dep` octets of Trigger
+/// Dependent User Info: Frame Control 2, Duration 2, RA 6, TA 6, Common Info 8, 5 + `dep`
+/// octets per user, FCS 4 (no padding).
+pub const fn trigger_len(users: u32, dep: u32) -> u32 {
+    2 + 2 + 6 + 6 + 8 + users * (5 + dep) + 4
+}
+
+/// A Basic Trigger frame for `users` (one octet of Trigger Dependent User Info each).
+pub const fn basic_trigger_len(users: u32) -> u32 {
+    trigger_len(users, 1)
+}
+
+/// A BSRP Trigger frame for `users` (no Trigger Dependent User Info).
+pub const fn bsrp_len(users: u32) -> u32 {
+    trigger_len(users, 0)
+}
+
+/// A Multi-STA BlockAck (§9.3.1.8.7) to `users`, each with a Block Ack bitmap of `bitmap`
+/// octets: Frame Control 2, Duration 2, RA 6, TA 6, BA Control 2, per user AID TID Info 2,
+/// Starting Sequence Control 2 and the bitmap, FCS 4.
+pub const fn multi_sta_ba_len(users: u32, bitmap: u32) -> u32 {
+    2 + 2 + 6 + 6 + 2 + users * (2 + 2 + bitmap) + 4
+}
+
+/// The PSDU of a QoS Null frame in an A-MPDU (a BSRP's answer, which carries the buffer
+/// status): QoS Null header 26 and FCS 4, delimited and padded.
+pub const QOS_NULL_PSDU: u32 = frame::subframe_len_padded(26 + 4);
+
+/// The longest TXTIME on the L-SIG grid (20 µs + 4 µs·k + signal extension) that does not
+/// exceed `max`: the longest HE TB PPDU a trigger can ask for within `max`.
+pub fn tb_time_within(max: Duration, band: Band) -> Duration {
+    let grid = phy::lsig_round(max, band);
+    if grid <= max {
+        grid
+    } else {
+        Duration(grid.0 - 4_000)
+    }
+}
+
+/// The longest PSDU `txv` (on its RU) carries in an HE TB PPDU of `tb` whose preamble has
+/// `max_nss` streams' HE-LTFs: the data symbols that fit, less SERVICE (LDPC, no tail).
+pub fn tb_capacity(txv: &TxVector, tb: Duration, max_nss: u8, band: Band) -> u32 {
+    let gi = phy::tb_guard_interval(txv.guard_interval);
+    let pre = phy::he_tb_preamble_ns(txv.guard_interval, max_nss);
+    let se = phy::ppdu_duration(txv, 0, band).0.saturating_sub(phy::timing::preamble_ns(txv));
+    let sym = 12_800 + gi as u64;
+    let nsym = tb.0.saturating_sub(pre + se) / sym;
+    let bits = (nsym * txv.n_dbps() as u64).saturating_sub(16);
+    (bits / 8).min(u32::MAX as u64) as u32
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -255,6 +310,22 @@ mod tests {
         assert_eq!(cand, vec![2, 3]);
         c.candidates(2, |s| s != 2, &mut cand);
         assert_eq!(cand, vec![3, 0]);
+    }
+
+    #[test]
+    fn trigger_frames_and_tb_capacity() {
+        assert_eq!(basic_trigger_len(4), 28 + 24);
+        assert_eq!(bsrp_len(4), 28 + 20);
+        assert_eq!(multi_sta_ba_len(2, 32), 22 + 72);
+        let band = Band::Ghz5;
+        // The longest TB PPDU within 5.484 ms sits on the 4 µs grid after the 20 µs legacy part.
+        let t = tb_time_within(Duration::from_micros(5_484), band);
+        assert!(t <= Duration::from_micros(5_484) && (t.0 - 20_000).is_multiple_of(4_000) && t.0 + 4_000 > 5_484_000);
+        // What a user's RU carries in it fits it, and one octet more would not.
+        let tx = TxVector::new(phy::Standard::He, 7, 1, 80, 800).with_ru(RuSize::Tones106);
+        let cap = tb_capacity(&tx, t, 1, band);
+        assert!(phy::he_tb_ppdu_duration(&[(tx, cap)], band) <= t);
+        assert!(phy::he_tb_ppdu_duration(&[(tx, cap + 1)], band) > t);
     }
 
     #[test]
