@@ -120,11 +120,15 @@ def _parser(core_only: bool = False) -> argparse.ArgumentParser:
                    help="lasthop tune on a matrix of RRUL-like cells (2-8 stations, VHT and HE, FQ-CoDel "
                         "and FIFO stations) against the default AP: gain, floors, the lever that buys "
                         "most (bench/tune_cells.py; --quick: budget 8, 1 seed)")
+    b.add_argument("--ofdma-cells", action="store_true",
+                   help="802.11ax OFDMA (dl, dl+ul) against single-user PPDUs on two RRUL-like cells "
+                        "and a dense 50-station cell, with and without AQL (bench/ofdma_cells.py; "
+                        "--quick: 5 s, 1 seed)")
     b.add_argument("--runs", type=int, default=5, metavar="N",
                    help="--live: runs per configuration (default 5)")
     b.add_argument("-o", "--out", default="results/bench", metavar="DIR",
-                   help="--emu/--live/--tune-cells: where emu-bench.json / live-bench.json / "
-                        "tune-cells.json go (default results/bench)")
+                   help="--emu/--live/--tune-cells/--ofdma-cells: where emu-bench.json / "
+                        "live-bench.json / tune-cells.json / ofdma-cells.json go (default results/bench)")
 
     sub.add_parser("version", help="print the code version")
     if core_only:

@@ -215,6 +215,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if getattr(args, "tune_cells", False):
         from .bench.tune_cells import run_tune_cells
         return run_tune_cells(args.out, quick=args.quick)
+    if getattr(args, "ofdma_cells", False):
+        from .bench.ofdma_cells import run_ofdma_cells
+        return run_ofdma_cells(args.out, quick=args.quick)
     return run_bench(quick=args.quick, compare_ns3=args.compare_ns3)
 
 

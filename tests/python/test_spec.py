@@ -691,3 +691,32 @@ def test_rules_in_the_reading_call_report_what_check_native_reports():
         seen += 1
     assert str(one_call.value).startswith('flows[1].ac = "VO": ')
     assert seen >= 2, seen
+
+
+HE = """
+[sim]
+duration = "2s"
+[phy]
+standard = "he"
+[[stations]]
+mcs = 7
+"""
+
+
+def test_ofdma_is_he_only_and_written_only_when_given() -> None:
+    assert "ofdma" not in norm(HE).normalized["mac"]
+    n = norm(HE + "\n[mac.ofdma]\nul = true\n").normalized["mac"]["ofdma"]
+    assert n == {"dl": True, "ul": True, "scheduler": "txq", "max_users": 4, "ack": "mu-bar", "mu_edca_aifsn": 8,
+                 "mu_edca_cw_min": 511, "mu_edca_cw_max": 1023, "mu_edca_timer_ns": 255 * 8 * 1_024_000}
+    e = err(MINIMAL + "\n[mac.ofdma]\n")
+    assert e.path == "mac.ofdma" and '"he"' in str(e)
+    e = err(HE + "\n[mac.ofdma]\nmax_users = 38\n")
+    assert e.path == "mac.ofdma.max_users" and "1..=37" in str(e)
+    e = err(HE + "\n[mac.ofdma]\nul = true\nmu_edca_timer = \"1ms\"\n")
+    assert e.path == "mac.ofdma.mu_edca_timer" and "8 TU" in str(e)
+    e = err(HE + "\n[mac.ofdma]\nmu_edca_cw_min = 1023\nmu_edca_cw_max = 511\n")
+    assert e.path == "mac.ofdma.mu_edca_cw_min"
+    e = err(HE + "\n[mac.ofdma]\ndl = false\n")
+    assert e.path == "mac.ofdma.dl"
+    e = err(HE + "\n[mac.ofdma]\nsheduler = \"rr\"\n")
+    assert e.path == "mac.ofdma.sheduler" and "scheduler" in str(e)
