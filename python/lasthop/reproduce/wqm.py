@@ -176,6 +176,24 @@ def _spec(name: str, hops: int = 1, flows_to: list[int] | None = None, n_flows: 
     }
 
 
+# Beyond the paper (W+2): an 802.11ax AP, 80 MHz, four stations at HE-MCS 9/7/4/2 (one stream),
+# a CUBIC download and a ping to each, single-user PPDUs or DL OFDMA (the AP's queues decide who
+# rides which RU), so that WQM sizes a queue drained by several RUs at once.
+OFDMA_MCS = [9, 7, 4, 2]
+OFDMA_MODES = ["su", "dl"]
+
+
+def _ofdma_spec(mode: str) -> dict:
+    spec = _spec(f"he-{mode}", flows_to=[0, 1, 2, 3])
+    spec["phy"] = {"standard": "he", "band": "5GHz", "channel_width": 80, "guard_interval": 800}
+    spec["mac"] = {"max_ampdu_mpdus": 256}
+    if mode == "dl":
+        spec["mac"]["ofdma"] = {"dl": True, "scheduler": "txq", "max_users": 4}
+    spec["ap"]["driver"] = "pull"
+    spec["stations"] = [{"count": 1, "mcs": m, "nss": 1} for m in OFDMA_MCS]
+    return spec
+
+
 def _pair(name: str, base: dict, vary: list | None = None, seeds: int = SEEDS, quick: dict | None = None,
           quick_seeds: int = QUICK_SEEDS, pie_ts: bool = False, fq_codel: bool = True) -> list[SweepDef]:
     """The queue disciplines (one sweep over ap.qdisc; PIE with timestamps among them only if
@@ -224,6 +242,9 @@ def sweeps(quick: bool) -> list[SweepDef]:
     # §V-C.1: "every experiment is repeated around 10 times".
     out += _pair("short", short, vary=[("sim.duration", [f"{s}s" for s in SHORT_S])], seeds=10,
                  quick={"sim": {"warmup": "0s"}})
+    # W+2, beyond the paper (reported): fewer seeds.
+    for mode in OFDMA_MODES:
+        out += _pair(f"he-{mode}", _ofdma_spec(mode), seeds=3, quick=q, quick_seeds=2)
     # Fig. 5: the step rules, on the 3-hop chain (figure only).
     var = _spec("variants", hops=3)
     var["ap"]["buffer_sizer"] = "wqm"
@@ -728,6 +749,21 @@ def _check_modern(run: SuiteRun) -> ClaimResult:
     return ClaimResult("; ".join(rows), [], "", {})
 
 
+def _check_ofdma(run: SuiteRun) -> ClaimResult:
+    """Beyond the paper: WQM at an 802.11ax AP, single-user PPDUs against DL OFDMA."""
+    rows, detail = [], {}
+    for mode in OFDMA_MODES:
+        r = _seeded(run, f"he-{mode}", lambda d: max(p["delay_ns"]["p50"] for p in _pings(d)) / 1e6)
+        g = _seeded(run, f"he-{mode}", _gp_one)
+        m = {k: _m(r[k]) for k in ("fifo", "fq_codel", "wqm")}
+        gm = {k: _m(g[k]) for k in ("fifo", "fq_codel", "wqm")}
+        rows.append(f"{'DL OFDMA' if mode == 'dl' else 'single-user'}: worst station's ping p50 WQM {m['wqm']:.1f}, "
+                    f"FIFO-1000 {m['fifo']:.1f}, FQ-CoDel {m['fq_codel']:.1f} ms; goodput {gm['wqm']:.0f} / "
+                    f"{gm['fifo']:.0f} / {gm['fq_codel']:.0f} Mb/s")
+        detail[mode] = {"p50_rtt_ms": m, "goodput_mbps": gm}
+    return ClaimResult("; ".join(rows), [], "", detail)
+
+
 def claims() -> list[Claim]:
     return [
         Claim("W1", "Single flow over 1/2/3 hops: RTT of WQM vs FIFO-1000, PIE and CoDel",
@@ -785,6 +821,9 @@ def claims() -> list[Claim]:
               reported=True),
         Claim("W+", "Beyond the paper: WQM vs FQ-CoDel with airtime fairness (the mac80211 default)",
               "not in the paper", "reported whichever wins", _check_modern, reported=True),
+        Claim("W+2", "Beyond the paper: WQM at an 802.11ax AP (80 MHz, 4 stations at HE-MCS 9/7/4/2, a CUBIC "
+              "download and a ping each), single-user PPDUs vs DL OFDMA", "not in the paper",
+              "reported whichever wins", _check_ofdma, reported=True),
     ]
 
 
