@@ -448,6 +448,9 @@ struct Scratch {
     rx: Vec<(PktRef, Instant)>,
     /// Subframe receive times of one PPDU (`subframe_ends`).
     times: Vec<Instant>,
+    /// The nodes (medium owners) transmitting at the channel access being built: a station
+    /// sending its own PPDU does not hear a trigger sent at the same instant.
+    transmitting: Vec<u32>,
 }
 
 pub struct World {

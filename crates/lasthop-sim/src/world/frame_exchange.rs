@@ -23,6 +23,11 @@ impl World {
         }
         self.totals.internal_collisions += outcome.internal_losers.len() as u64;
         let mut txs = Vec::with_capacity(outcome.transmitters.len());
+        if self.ofdma.is_some() {
+            let medium = &self.chans[ch as usize].medium;
+            self.scratch.transmitting.clear();
+            self.scratch.transmitting.extend(outcome.transmitters.iter().map(|&c| medium.get(c).owner));
+        }
         let mut busy_end = now;
         for &c in &outcome.transmitters {
             let tx = self.build_ppdu(Ctd { ch, id: c }, now);

@@ -154,9 +154,20 @@ impl World {
     /// MPDUs, within the Block Ack window, `max_n` MPDUs, `max_psdu` octets and the PPDU time
     /// limits (`lasthop_wifi::mac::ampdu::build`). With `mac.max_amsdu_bytes` a new MPDU carries
     /// as many queued packets for the same next hop as fit in one A-MSDU (and in the A-MPDU).
-    /// Returns the PSDU length.
+    /// Returns the PSDU length. The link has a frame to send (the EDCA function that won the
+    /// medium serves it).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn build_ampdu(&mut self, sta: u32, dir: Dir, k: usize, now: Instant, max_n: usize, max_psdu: u32, out: &mut Vec<(u32, PktRef, bool)>) -> u32 {
+        let psdu = self.build_ampdu_any(sta, dir, k, now, max_n, max_psdu, out);
+        debug_assert!(!out.is_empty());
+        psdu
+    }
+
+    /// [`World::build_ampdu`] for a user of a multi-user PPDU, which may find nothing to send
+    /// (the scheduler picked it from what it knew: its queue discipline may have dropped its
+    /// frames on the way out since): `out` is then empty.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn build_ampdu_any(&mut self, sta: u32, dir: Dir, k: usize, now: Instant, max_n: usize, max_psdu: u32, out: &mut Vec<(u32, PktRef, bool)>) -> u32 {
         let lim = AmpduLimits {
             max_mpdus: max_n,
             max_psdu,
@@ -165,8 +176,6 @@ impl World {
             ampdu_format: self.air.aggregation || matches!(self.air.standard, Standard::Vht | Standard::He),
         };
         let port = self.relay_port(sta, dir);
-        let psdu = ampdu::build(&mut LinkIo { w: self, sta, dir, k, port, now }, &lim, out);
-        debug_assert!(!out.is_empty());
-        psdu
+        ampdu::build(&mut LinkIo { w: self, sta, dir, k, port, now }, &lim, out)
     }
 }

@@ -88,7 +88,7 @@ impl World {
             let max_psdu = frame::max_psdu_for_time(&txv, self.air.band, Duration(limit.0.saturating_sub(extra)), cap).max(one + bar) - bar;
             let mut mpdus = std::mem::take(&mut users[i].mpdus);
             mpdus.clear();
-            let psdu = self.build_ampdu(sta, Dir::Down, k, now, max_n, max_psdu, &mut mpdus);
+            let psdu = self.build_ampdu_any(sta, Dir::Down, k, now, max_n, max_psdu, &mut mpdus);
             if mpdus.is_empty() {
                 // Nothing to send after all (its queue's discipline dropped what it held).
                 let more = self.stations[sta as usize].ac[k].orig(Dir::Down).has_retx();

@@ -23,9 +23,11 @@ impl World {
         let (n, base, max) = (mu.n, k * mu.n, mu.max_users);
         let mut cand = std::mem::take(&mut mu.cand);
         cand.clear();
+        // A station sending its own PPDU at this instant does not hear the trigger.
         let eligible = |w: &World, s: u32| {
             let st = &w.stations[s as usize];
             mu.reported[base + s as usize] > 0 && st.parent.is_none() && st.ac[k].ctd.is_some() && !st.ac[k].up_idle()
+                && !w.scratch.transmitting.contains(&(s + 1))
         };
         match mu.ul_credits.as_ref() {
             Some(c) => c.candidates(max, |s| eligible(self, s), &mut cand),
@@ -97,7 +99,7 @@ impl World {
             let mut mpdus = std::mem::take(&mut users[i].mpdus);
             mpdus.clear();
             let max_n = max_ns[mu.cand.iter().position(|&s| s == sta).expect("a candidate")];
-            self.build_ampdu(sta, Dir::Up, k, now, max_n, cap, &mut mpdus);
+            self.build_ampdu_any(sta, Dir::Up, k, now, max_n, cap, &mut mpdus);
             // Its QoS Data frames tell the AP what is left.
             self.ofdma_report_in(mu, sta, k);
             if mpdus.is_empty() {
