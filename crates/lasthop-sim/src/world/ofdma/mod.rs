@@ -77,8 +77,9 @@ pub(super) struct Ofdma {
 }
 
 /// The AP's accesses with the uplink on take turns, as ns-3's RrMultiUserScheduler's do
-/// (`SelectTxFormat`): the downlink, then a BSRP Trigger frame polling the stations' buffer
-/// status, then a Basic Trigger frame for those that reported queued frames.
+/// (`SelectTxFormat`): the downlink, then a BSRP Trigger frame polling the buffer status of
+/// the stations that have not reported queued frames (skipped when all have), then a Basic
+/// Trigger frame for those that did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Turn {
     Dl,
@@ -138,7 +139,10 @@ impl World {
         let mut tx = None;
         if mu.ul {
             let dl_frames = self.with_driver(k, now, |d, mac| d.has_frames(mac)) == Some(true);
-            let turn = if !dl_frames && mu.next == Turn::Dl { Turn::Basic } else { mu.next };
+            let mut turn = if !dl_frames && mu.next == Turn::Dl { Turn::Basic } else { mu.next };
+            if turn == Turn::Bsrp && !self.bsrp_useful(&mu, k) {
+                turn = Turn::Basic;
+            }
             match turn {
                 Turn::Dl => mu.next = Turn::Bsrp,
                 Turn::Bsrp => {

@@ -132,30 +132,46 @@ impl World {
         end
     }
 
-    /// A BSRP Trigger frame to up to `mu.max_users` stations of slot `k` (from the round's
-    /// cursor), whose QoS Null answers in HE TB PPDUs tell the AP their queues.
+    /// Whether a BSRP Trigger frame would learn anything: some station of slot `k` has not
+    /// reported queued frames (a station that did reports again in each QoS Data frame).
+    pub(super) fn bsrp_useful(&self, mu: &Ofdma, k: usize) -> bool {
+        (0..mu.n).any(|s| self.pollable(mu, s as u32, k))
+    }
+
+    fn pollable(&self, mu: &Ofdma, s: u32, k: usize) -> bool {
+        let st = &self.stations[s as usize];
+        mu.reported[k * mu.n + s as usize] == 0 && st.parent.is_none() && st.ac[k].ctd.is_some()
+    }
+
+    /// A BSRP Trigger frame to up to `mu.max_users` stations of slot `k` that have not reported
+    /// queued frames (from the round's cursor), whose QoS Null answers in HE TB PPDUs tell the
+    /// AP their queues.
     pub(super) fn build_bsrp(&mut self, mu: &mut Ofdma, ctd: Ctd, k: usize, now: Instant) -> Tx {
         let n = mu.n as u32;
         let mut polled = std::mem::take(&mut mu.cand);
         polled.clear();
         for i in 0..n {
             let s = (mu.ul_cursor + i) % n;
-            let st = &self.stations[s as usize];
-            if polled.len() < mu.max_users && st.parent.is_none() && st.ac[k].ctd.is_some() {
+            if polled.len() < mu.max_users && self.pollable(mu, s, k) {
                 polled.push(s);
             }
         }
-        let (ru, m) = mu::equal_rus(mu.width, polled.len().max(1));
-        polled.truncate(m);
+        // Every polled station answers on an RU of the RU tree halved once per station (the
+        // next poll starts after the last one polled, so all are polled in turn).
+        mu::split_rus(mu.width, polled.len(), &mut mu.rus);
+        polled.truncate(mu.rus.len());
+        if let Some(&last) = polled.last() {
+            mu.ul_cursor = (last + 1) % n;
+        }
         let band = self.air.band;
         let mut lens = Vec::with_capacity(polled.len());
-        for &s in &polled {
+        for (i, &s) in polled.iter().enumerate() {
             let rate = self.stations[s as usize].rc[Dir::Up as usize].current();
             let mut txv = rate;
-            if ru < RuSize::Tones242 {
+            if mu.rus[i] < RuSize::Tones242 {
                 txv.mcs = txv.mcs.min(9);
             }
-            lens.push((txv.with_ru(ru), mu::QOS_NULL_PSDU));
+            lens.push((txv.with_ru(mu.rus[i]), mu::QOS_NULL_PSDU));
             self.ofdma_report_in(mu, s, k);
         }
         let trigger = phy::legacy_duration(self.air.control_rate, mu::bsrp_len(polled.len() as u32), band);
