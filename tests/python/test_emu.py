@@ -180,6 +180,40 @@ def test_tcp_download_is_shaped_by_the_cell(tmp_path):
     assert _namespaces(name) == []
 
 
+HE_OFDMA_CELL = """
+    name = "cell"
+    [sim]
+    duration = "10s"
+    [phy]
+    standard = "he"
+    channel_width = 80
+    [wired]
+    rate = "1Gbps"
+    delay = "2ms"
+    [mac.ofdma]
+    ul = true
+    scheduler = "rr"
+    [[stations]]
+    count = 2
+    mcs = 7
+    nss = 1
+"""
+
+
+@needs_netns
+def test_a_kernel_tcp_download_crosses_an_ofdma_cell(tmp_path):
+    """The kernel's TCP across an 802.11ax cell with DL and UL OFDMA: its segments ride DL MU
+    PPDUs (ns-3's round-robin scheduler sends one even to a single station, on the full band)
+    and its ACKs go up in HE TB PPDUs the AP triggers."""
+    name = f"t{os.getpid() % 100000}o"
+    spec = _spec(tmp_path, HE_OFDMA_CELL)
+    n, mbps = _transfer(tmp_path, spec, name, TRANSFER, 6_000_000)
+    assert n == 6_000_000 and mbps > 20, mbps
+    o = json.loads((tmp_path / "cell-emu-s1.json").read_text())["data"]["ofdma"]
+    assert o["mu_ppdus"] > 20 and o["ul"]["triggers"] > 5, o
+    assert _namespaces(name) == []
+
+
 @needs_netns
 def test_sigterm_and_sigkill_leave_nothing_behind(tmp_path):
     spec = _spec(tmp_path, HT_CELL.format(qdisc="fifo", sched="round_robin", n=2))
