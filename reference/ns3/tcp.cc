@@ -113,7 +113,6 @@ static std::map<int64_t, uint64_t> g_collisionSpread;
 static std::vector<uint32_t> g_flowRto;
 static Time g_state[8];
 static WifiPhyBand g_band;
-static uint32_t g_associated = 0, g_deassociations = 0;
 
 static bool InWindow() {
     Time now = Simulator::Now();
@@ -183,15 +182,6 @@ static void OnState(Time start, Time duration, WifiPhyState state) {
     if (b > a && (int)state < 8) g_state[(int)state] += b - a;
 }
 
-static void OnAssoc(Mac48Address) {
-    g_associated++;
-}
-
-static void OnDeAssoc(Mac48Address) {
-    g_associated--;
-    g_deassociations++;
-}
-
 int main(int argc, char* argv[]) {
     std::string qdisc = "fq_codel", cc = "cubic";
     uint32_t nSta = 1, limit = 10240, seed = 1;
@@ -227,15 +217,7 @@ int main(int argc, char* argv[]) {
     Config::SetDefault("ns3::QosTxop::UseExplicitBarAfterMissedBlockAck", BooleanValue(explicitBar));
     Config::SetDefault("ns3::TcpL4Protocol::SocketType",
                        TypeIdValue(cc == "newreno" ? TcpNewReno::GetTypeId() : TcpCubic::GetTypeId()));
-    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(1448));
-    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(64u << 20));
-    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(64u << 20));
-    Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(2));
-    Config::SetDefault("ns3::TcpSocket::DelAckTimeout", TimeValue(MilliSeconds(40)));
-    Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(10));
-    Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(true));
-    Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(true));
-    Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(200)));
+    LinuxLikeTcp();
     RngSeedManager::SetSeed(1);
     RngSeedManager::SetRun(seed);
 
@@ -260,18 +242,9 @@ int main(int argc, char* argv[]) {
     apQdisc.Get(0)->TraceConnectWithoutContext("DropAfterDequeue", MakeCallback(&OnQdiscDropReason));
     NodeContainer& ap = c.ap;
     NodeContainer& stas = c.stas;
-    for (uint32_t i = 0; i < nSta; i++) {
-        Ptr<WifiMac> mac = DynamicCast<WifiNetDevice>(c.staDev.Get(i))->GetMac();
-        mac->TraceConnectWithoutContext("Assoc", MakeCallback(&OnAssoc));
-        mac->TraceConnectWithoutContext("DeAssoc", MakeCallback(&OnDeAssoc));
-        if (assocStagger > 0) {
-            Ssid cellSsid = mac->GetSsid();
-            mac->SetSsid(Ssid("lasthop-later"));
-            Simulator::Schedule(Seconds(assocStagger * i), &WifiMac::SetSsid, mac, cellSsid);
-        }
-    }
+    TrackAssociations(c, nSta, assocStagger);
     uint32_t associatedAtStart = 0;
-    Simulator::Schedule(Seconds(appStart), [&]() { associatedAtStart = g_associated; });
+    Simulator::Schedule(Seconds(appStart), [&]() { associatedAtStart = g_assoc.associated; });
 
     // The server, wired to the AP; both ends' queues far larger than any window.
     NodeContainer server;
@@ -296,16 +269,7 @@ int main(int argc, char* argv[]) {
     g_flowRto.assign(nSta, 0);
     for (uint32_t i = 0; i < nSta; i++) {
         uint16_t port = 5000 + i;
-        PacketSinkHelper sink("ns3::TcpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), port));
-        ApplicationContainer s = sink.Install(stas.Get(i));
-        s.Start(Seconds(0.0));
-        sinks.push_back(DynamicCast<PacketSink>(s.Get(0)));
-        BulkSendHelper bulk("ns3::TcpSocketFactory", InetSocketAddress(c.staIf.GetAddress(i), port));
-        bulk.SetAttribute("MaxBytes", UintegerValue(0));
-        bulk.SetAttribute("SendSize", UintegerValue(14480));
-        ApplicationContainer b = bulk.Install(server.Get(0));
-        b.Start(Seconds(appStart));
-        senders.push_back(DynamicCast<BulkSendApplication>(b.Get(0)));
+        senders.push_back(BulkDownload(c, i, server.Get(0), port, appStart, sinks));
     }
     Simulator::Schedule(Seconds(appStart) + MicroSeconds(1), [&]() {
         for (uint32_t i = 0; i < nSta; i++)
@@ -347,7 +311,7 @@ int main(int argc, char* argv[]) {
     }
     std::cout << "goodput_bps " << total << std::endl;
     std::cout << "associated " << associatedAtStart << std::endl;
-    std::cout << "deassociations " << g_deassociations << std::endl;
+    std::cout << "deassociations " << g_assoc.deassociations << std::endl;
     std::cout << "jain " << (sumSq > 0 ? total * total / (nSta * sumSq) : 0.0) << std::endl;
     std::cout << "ampdu_mean_down " << (g_psdus[0] ? (double)g_mpdus[0] / g_psdus[0] : 0.0) << std::endl;
     std::cout << "ampdu_mean_up " << (g_psdus[1] ? (double)g_mpdus[1] / g_psdus[1] : 0.0) << std::endl;
