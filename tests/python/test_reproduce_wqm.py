@@ -18,11 +18,11 @@ def test_wqm_quick_reports_every_claim(tmp_path):
     assert r.returncode == 0, r.stderr
     doc = json.loads((out / "claims.json").read_text())
     claims = {c["claim"]: c for c in doc["claims"]}
-    assert set(claims) == {"W1", "W2", "W3", "W4", "W5", "W6", "W7", "W1c", "W+"}
+    assert set(claims) == {"W1", "W2", "W3", "W4", "W5", "W6", "W7", "W1c", "W+", "W+2"}
     # Rows beyond the paper are reported, never counted.
-    for cid in ("W1c", "W+"):
+    for cid in ("W1c", "W+", "W+2"):
         assert claims[cid]["verdict"] == "reported" and not claims[cid]["checks"], claims[cid]
-    assert doc["tally"]["suites"]["wqm"]["falsifiable"] == 7 and doc["tally"]["suites"]["wqm"]["reported"] == 2
+    assert doc["tally"]["suites"]["wqm"]["falsifiable"] == 7 and doc["tally"]["suites"]["wqm"]["reported"] == 3
     for cid in ("W1", "W2", "W3", "W4", "W5", "W6", "W7"):
         c = claims[cid]
         assert c["ours"] and c["checks"] and c["verdict"] in ("holds", "misses", "inconclusive"), c

@@ -30,6 +30,7 @@ use lasthop_core::Duration;
 pub mod channel;
 pub mod error;
 pub mod mu;
+pub mod preamble;
 pub mod rates;
 pub mod ru;
 pub mod timing;
@@ -39,9 +40,10 @@ mod tests;
 
 pub use error::{coded_ber, legacy_success_prob, mpdu_success_prob, q_function, uncoded_ber};
 pub use mu::{
-    he_mu_ppdu_duration, he_mu_preamble_ns, he_sig_b_ns, he_tb_ppdu_duration, he_tb_preamble_ns,
-    lsig_round, sigb_mcs_for, tb_guard_interval, tb_txtime_of, ul_length_of,
+    he_mu_ppdu_duration, he_tb_ppdu_duration, he_tb_preamble_ns, lsig_round, sigb_mcs_for, tb_guard_interval,
+    tb_txtime_of, ul_length_of,
 };
+pub use preamble::{he_mu_preamble_ns, he_sig_b_ns};
 pub use rates::{CodeRate, LEGACY_RATES};
 pub use ru::RuSize;
 pub use timing::{

@@ -8,7 +8,7 @@
 //!   (HE MU PPDU only), HE-STF 4 µs (T_HE-STF-NT) in an HE MU PPDU and 8 µs (T_HE-STF-T) in an
 //!   HE TB PPDU, then N_HE-LTF HE-LTF symbols and the Data field. N_HE-LTF follows the most
 //!   spatial streams on any RU (one user per RU here, no MU-MIMO) with the same mapping as an
-//!   HE SU PPDU ([`super::timing::n_ltf`]).
+//!   HE SU PPDU ([`super::preamble::n_ltf`]).
 //! * HE-SIG-B (§27.3.11.8), [`he_sig_b_ns`]: one content channel at 20 MHz, two at 40 MHz and
 //!   more, each carrying a Common field and a User Specific field, BCC-encoded at the HE-SIG-B
 //!   MCS and padded to whole 4 µs symbols; both content channels last as long as the longer
@@ -56,62 +56,16 @@
 //! PPDU's preamble ([`he_mu_preamble_ns`] or [`he_tb_preamble_ns`]) and the user's vector (for a
 //! TB PPDU with the trigger's GI, [`tb_guard_interval`]).
 
-use super::rates::mcs_params;
-use super::timing::{he_ltf_ns, n_ltf, n_sym, signal_extension};
+use super::preamble::{he_ltf_ns, he_mu_preamble_ns, n_ltf, PRE_HE_NS};
+use super::timing::{n_sym, signal_extension};
 use super::{Band, Standard, TxVector};
 use lasthop_core::Duration;
 
 const US: u64 = 1_000;
-/// L-STF + L-LTF + L-SIG + RL-SIG + HE-SIG-A.
-const PRE_HE_NS: u64 = (8 + 8 + 4 + 4 + 8) * US;
-/// HE-STF in an HE SU/MU PPDU (T_HE-STF-NT) and in an HE TB PPDU (T_HE-STF-T).
-const HE_STF_NT_NS: u64 = 4 * US;
+/// HE-STF in an HE TB PPDU (T_HE-STF-T).
 const HE_STF_T_NS: u64 = 8 * US;
-const SIG_B_SYMBOL_NS: u64 = 4 * US;
-const USER_FIELD_BITS: u64 = 21;
-const CRC_TAIL_BITS: u64 = 4 + 6;
 /// `m` of the L-SIG LENGTH equation for an HE TB PPDU.
 const TB_LSIG_M: u64 = 2;
-
-/// Data bits per HE-SIG-B symbol at `sigb_mcs` (VHT-MCS 0..=5 on 52 data subcarriers; a higher
-/// value is taken as 5, the highest HE-SIG-B MCS).
-pub fn sigb_n_dbps(sigb_mcs: u8) -> u64 {
-    let (bpscs, r) =
-        mcs_params(Standard::Vht, sigb_mcs.min(5)).unwrap_or((1, super::CodeRate::R1_2));
-    let (num, den) = r.ratio();
-    52 * bpscs as u64 * num as u64 / den as u64
-}
-
-/// Bits of the HE-SIG-B Common field in each content channel of a `width` MHz HE MU PPDU.
-pub fn sigb_common_bits(width: u16) -> u64 {
-    let (ru_allocations, center_26) = match width {
-        0..=40 => (1, 0),
-        41..=80 => (2, 1),
-        _ => (4, 1),
-    };
-    8 * ru_allocations + center_26 + CRC_TAIL_BITS
-}
-
-/// Bits of an HE-SIG-B User Specific field carrying `n_users` User fields.
-pub fn sigb_user_bits(n_users: u32) -> u64 {
-    let n = n_users as u64;
-    let blocks = n.div_ceil(2);
-    n * USER_FIELD_BITS + blocks * CRC_TAIL_BITS
-}
-
-/// Duration in ns of the HE-SIG-B field of a `width` MHz HE MU PPDU with `n_users` users at
-/// HE-SIG-B MCS `sigb_mcs` (0..=5): the fuller content channel's Common and User Specific
-/// field bits over N_DBPS, in 4 µs symbols (see the module documentation).
-pub fn he_sig_b_ns(width: u16, n_users: u32, sigb_mcs: u8) -> u64 {
-    debug_assert!(sigb_mcs <= 5, "HE-SIG-B MCS {sigb_mcs} (0..=5)");
-    let per_channel = if width <= 20 {
-        n_users
-    } else {
-        n_users.div_ceil(2)
-    };
-    let bits = sigb_common_bits(width) + sigb_user_bits(per_channel);
-    bits.div_ceil(sigb_n_dbps(sigb_mcs)) * SIG_B_SYMBOL_NS
-}
 
 /// The HE-SIG-B MCS an AP uses for `users`: the lowest user MCS, at most 5 (5 when there are no
 /// users). The standard leaves the choice to the AP; this is ns-3.37's rule
@@ -119,16 +73,6 @@ pub fn he_sig_b_ns(width: u16, n_users: u32, sigb_mcs: u8) -> u64 {
 /// VHT-MCS), so that every user can decode HE-SIG-B at least as well as its own data.
 pub fn sigb_mcs_for(users: &[(TxVector, u32)]) -> u8 {
     users.iter().map(|(tx, _)| tx.mcs).fold(5, u8::min)
-}
-
-/// Preamble of an HE MU PPDU (everything before the Data field) in ns: L-STF 8 + L-LTF 8 +
-/// L-SIG 4 + RL-SIG 4 + HE-SIG-A 8 µs + HE-SIG-B ([`he_sig_b_ns`]) + HE-STF 4 µs +
-/// N_HE-LTF(`max_nss`) HE-LTFs (2× HE-LTF at 0.8/1.6 µs GI, 4× at 3.2 µs).
-pub fn he_mu_preamble_ns(width: u16, gi: u16, max_nss: u8, n_users: u32, sigb_mcs: u8) -> u64 {
-    PRE_HE_NS
-        + he_sig_b_ns(width, n_users, sigb_mcs)
-        + HE_STF_NT_NS
-        + n_ltf(max_nss) * he_ltf_ns(gi)
 }
 
 /// TXTIME of an HE MU PPDU carrying, for each user, its vector (HE, `ru` set, or `None` for a

@@ -484,12 +484,12 @@ fn validate_checks_the_ru() {
 #[test]
 fn he_sig_b_lengths() {
     assert_eq!(
-        (0..=5).map(mu::sigb_n_dbps).collect::<Vec<_>>(),
+        (0..=5).map(preamble::sigb_n_dbps).collect::<Vec<_>>(),
         [26, 52, 78, 104, 156, 208]
     );
-    assert_eq!(WIDTHS.map(mu::sigb_common_bits), [18, 18, 27, 43]);
+    assert_eq!(WIDTHS.map(preamble::sigb_common_bits), [18, 18, 27, 43]);
     assert_eq!(
-        (0..=5).map(mu::sigb_user_bits).collect::<Vec<_>>(),
+        (0..=5).map(preamble::sigb_user_bits).collect::<Vec<_>>(),
         [0, 31, 52, 83, 104, 135]
     );
     // 80 MHz: two content channels, each 27 common bits + its users (ceil(n/2)).

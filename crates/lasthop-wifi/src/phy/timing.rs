@@ -55,25 +55,8 @@ pub(super) fn signal_extension(band: Band) -> u64 {
     }
 }
 
-/// Number of HT/VHT/HE long training fields for `nss` streams (no STBC, no extension LTFs).
-pub fn n_ltf(nss: u8) -> u64 {
-    match nss {
-        0 | 1 => 1,
-        2 => 2,
-        3 | 4 => 4,
-        5 | 6 => 6,
-        _ => 8,
-    }
-}
-
-/// HE-LTF symbol duration incl. GI (2× HE-LTF; 4× HE-LTF with the 3.2 µs GI).
-pub fn he_ltf_ns(gi: u16) -> u64 {
-    if gi >= 3200 {
-        12_800 + 3_200
-    } else {
-        6_400 + gi as u64
-    }
-}
+pub use super::preamble::{he_ltf_ns, n_ltf};
+use super::preamble::he_mu_preamble_ns;
 
 /// Preamble duration (everything before the Data field) in ns.
 pub fn preamble_ns(tx: &TxVector) -> u64 {
@@ -87,7 +70,7 @@ pub fn preamble_ns(tx: &TxVector) -> u64 {
         Standard::He => match tx.ru {
             None => (8 + 8 + 4 + 4 + 8 + 4) * US + n_ltf(tx.nss) * he_ltf_ns(tx.guard_interval),
             // An HE MU PPDU of this one user: HE-SIG-B too.
-            Some(_) => super::mu::he_mu_preamble_ns(tx.channel_width, tx.guard_interval, tx.nss, 1, tx.mcs.min(5)),
+            Some(_) => he_mu_preamble_ns(tx.channel_width, tx.guard_interval, tx.nss, 1, tx.mcs.min(5)),
         },
     }
 }
