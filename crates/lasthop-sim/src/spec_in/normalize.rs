@@ -9,8 +9,10 @@ use lasthop_wifi::phy::{Band, Standard};
 use serde_json::{json, Value};
 
 mod edca_ecn;
+mod ofdma;
 mod stations;
 use edca_ecn::{ap_ecn, edca_keys};
+use ofdma::ofdma_table;
 use stations::stations_section;
 
 /// A normalized spec: its canonical JSON (what the simulator reads), and for each normalized
@@ -404,43 +406,6 @@ fn mac_section(top: &Table, cell: &mut Cell) -> Res<Value> {
     Ok(out)
 }
 
-/// `[mac.ofdma]` (IEEE 802.11ax-2021 §26.5): HE only; the uplink half is not modelled.
-fn ofdma_table(mac: &Table, cell: &Cell) -> Res<Value> {
-    if cell.standard != "he" {
-        return Err(mac.fail("ofdma", ranges::OFDMA_HE_ONLY));
-    }
-    let t = Table::new(mac.raw("ofdma"), "mac.ofdma", "mac.ofdma", "a table [mac.ofdma]")?;
-    let dl = t.bool("dl", true)?;
-    let ul = t.bool("ul", false)?;
-    let scheduler = t.pick("scheduler", MuScheduler::Txq, "")?;
-    let hi = ranges::max_mu_users(cell.width as u16);
-    let max_users = t.int_text("max_users", Some(4), 1, hi as i128, &ranges::max_mu_users_text(cell.width as u16))?;
-    let ack = t.pick("ack", MuAck::MuBar, "")?;
-    // The MU EDCA Parameter Set (IEEE 802.11ax-2021 §9.4.2.245), OpenWrt's hostapd defaults
-    // for AC_BE (`he_mu_edca_ac_be_*`: AIFSN 8, ECWmin 9, ECWmax 10, timer 255 × 8 TU).
-    let cw_text = ranges::MU_CW_TEXT;
-    let cw_min = t.int_text("mu_edca_cw_min", Some(511), 0, 32767, cw_text)?;
-    let cw_max = t.int_text("mu_edca_cw_max", Some(1023), 0, 32767, cw_text)?;
-    for (k, v) in [("mu_edca_cw_min", cw_min), ("mu_edca_cw_max", cw_max)] {
-        if !ranges::cw_ok(v as u32) {
-            return Err(t.fail(k, cw_text));
-        }
-    }
-    if cw_min > cw_max {
-        return Err(t.fail("mu_edca_cw_min", "must be <= mac.ofdma.mu_edca_cw_max"));
-    }
-    let aifsn = t.int("mu_edca_aifsn", 8, Some(1), Some(15))?;
-    let timer = t.duration("mu_edca_timer", Some(ranges::MU_EDCA_TIMER_DEFAULT_NS), false)?;
-    if !ranges::mu_edca_timer_ok(timer) {
-        return Err(t.fail("mu_edca_timer", ranges::MU_EDCA_TIMER_TEXT));
-    }
-    if !dl && !ul {
-        return Err(t.fail("dl", "true, or ul = true (a [mac.ofdma] with neither does nothing)"));
-    }
-    Ok(json!({"dl": dl, "ul": ul, "scheduler": scheduler, "max_users": max_users as u64, "ack": ack,
-              "mu_edca_aifsn": aifsn as u64, "mu_edca_cw_min": cw_min as u64, "mu_edca_cw_max": cw_max as u64,
-              "mu_edca_timer_ns": timer}))
-}
 
 fn ap_section(top: &Table, cell: &mut Cell) -> Res<Value> {
     let ap = Table::new(top.has("ap").then(|| top.raw("ap")).flatten(), "ap", "ap", "a table [ap]")?;

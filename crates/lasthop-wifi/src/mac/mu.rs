@@ -258,7 +258,7 @@ pub fn tb_time_within(max: Duration, band: Band) -> Duration {
 pub fn tb_capacity(txv: &TxVector, tb: Duration, max_nss: u8, band: Band) -> u32 {
     let gi = phy::tb_guard_interval(txv.guard_interval);
     let pre = phy::he_tb_preamble_ns(txv.guard_interval, max_nss);
-    let se = phy::ppdu_duration(txv, 0, band).0.saturating_sub(phy::timing::preamble_ns(txv));
+    let se = phy::timing::signal_extension(band);
     let sym = 12_800 + gi as u64;
     let nsym = tb.0.saturating_sub(pre + se) / sym;
     let bits = (nsym * txv.n_dbps() as u64).saturating_sub(16);

@@ -75,6 +75,20 @@ pub fn sigb_mcs_for(users: &[(TxVector, u32)]) -> u8 {
     users.iter().map(|(tx, _)| tx.mcs).fold(5, u8::min)
 }
 
+/// The most spatial streams of any user (which set the HE-LTF count) and the longest user's
+/// N_SYM, for users that are HE and share one channel width.
+fn streams_and_symbols(users: &[(TxVector, u32)]) -> (u8, u64) {
+    debug_assert!(
+        users.iter().all(|(tx, _)| tx.standard == Standard::He
+            && tx.channel_width == users[0].0.channel_width
+            && tx.validate().is_ok()),
+        "multi-user PPDU with users of different widths or not HE: {users:?}"
+    );
+    let max_nss = users.iter().map(|(tx, _)| tx.nss).max().unwrap_or(1);
+    let nsym = users.iter().map(|(tx, bytes)| n_sym(tx, *bytes)).max().unwrap_or(0);
+    (max_nss, nsym)
+}
+
 /// TXTIME of an HE MU PPDU carrying, for each user, its vector (HE, `ru` set, or `None` for a
 /// single user on the full band) and PSDU length in octets: the MU preamble for all users
 /// (HE-SIG-B at [`sigb_mcs_for`]) + the longest user's N_SYM × (12.8 µs + GI) + the 2.4 GHz
@@ -85,18 +99,10 @@ pub fn he_mu_ppdu_duration(users: &[(TxVector, u32)], band: Band) -> Duration {
         return Duration::ZERO;
     };
     debug_assert!(
-        users.iter().all(|(tx, _)| tx.standard == Standard::He
-            && tx.channel_width == first.channel_width
-            && tx.guard_interval == first.guard_interval
-            && tx.validate().is_ok()),
-        "he_mu_ppdu_duration: users of different widths, GIs or not HE: {users:?}"
+        users.iter().all(|(tx, _)| tx.guard_interval == first.guard_interval),
+        "he_mu_ppdu_duration: users of different GIs: {users:?}"
     );
-    let max_nss = users.iter().map(|(tx, _)| tx.nss).max().unwrap_or(1);
-    let nsym = users
-        .iter()
-        .map(|(tx, bytes)| n_sym(tx, *bytes))
-        .max()
-        .unwrap_or(0);
+    let (max_nss, nsym) = streams_and_symbols(users);
     let pre = he_mu_preamble_ns(
         first.channel_width,
         first.guard_interval,
@@ -156,19 +162,8 @@ pub fn he_tb_ppdu_duration(users: &[(TxVector, u32)], band: Band) -> Duration {
     let Some((first, _)) = users.first() else {
         return Duration::ZERO;
     };
-    debug_assert!(
-        users.iter().all(|(tx, _)| tx.standard == Standard::He
-            && tx.channel_width == first.channel_width
-            && tx.validate().is_ok()),
-        "he_tb_ppdu_duration: users of different widths or not HE: {users:?}"
-    );
     let gi = tb_guard_interval(first.guard_interval);
-    let max_nss = users.iter().map(|(tx, _)| tx.nss).max().unwrap_or(1);
-    let nsym = users
-        .iter()
-        .map(|(tx, bytes)| n_sym(tx, *bytes))
-        .max()
-        .unwrap_or(0);
+    let (max_nss, nsym) = streams_and_symbols(users);
     let raw = he_tb_preamble_ns(gi, max_nss) + nsym * (12_800 + gi as u64) + signal_extension(band);
     lsig_round(Duration(raw), band)
 }

@@ -48,7 +48,8 @@ const SIGNAL_EXTENSION_NS: u64 = 6 * US;
 const N_SERVICE: u64 = 16;
 const N_TAIL: u64 = 6;
 
-pub(super) fn signal_extension(band: Band) -> u64 {
+/// The signal extension a PPDU in `band` ends with, ns (6 µs in 2.4 GHz, none elsewhere).
+pub fn signal_extension(band: Band) -> u64 {
     match band {
         Band::Ghz2_4 => SIGNAL_EXTENSION_NS,
         Band::Ghz5 | Band::Ghz6 => 0,
