@@ -20,9 +20,12 @@
 //! flow, and one tick per forwarding node every `ap.wqm_interval`.
 //!
 //! Layout: this file keeps the event loop, the topology and the endpoints' hooks;
-//! `world/arena.rs` holds the packets; `world/build.rs` builds the cell from its spec, `world/frame_exchange.rs` drives the frame
-//! exchange, whose 802.11 rules are the sans-IO components of `lasthop_wifi::mac` (`ampdu`,
-//! `scoreboard`, `exchange`), reached through the link adapter of `world/link.rs`.
+//! `world/arena.rs` holds the packets; `world/build.rs` builds the cell from its spec;
+//! `world/ap_host.rs` takes packets into the AP's queues and `world/ap_driver.rs` is the AP's
+//! driver at transmit time; `world/exchange/` drives the frame exchange (channel access,
+//! reception, settlement), whose 802.11 rules are the sans-IO components of `lasthop_wifi::mac`
+//! (`ampdu`, `scoreboard`, `exchange`), reached through the link adapter of `world/link/` (its
+//! frames pulled in `pull.rs`, their fate heard in `fate.rs`).
 
 use crate::capture::{Capture, CaptureRequest, MpduRec, Node, PhyRec, PpduKind};
 use crate::engine::EventQueue;
@@ -37,7 +40,6 @@ use lasthop_core::{Duration, Instant, Rng};
 use lasthop_wifi::mac::ampdu::{self, AmpduLimits, Take};
 use lasthop_wifi::mac::blockack::{Originator, Recipient};
 use lasthop_wifi::mac::edca::{AccessCategory, EdcaParams, Edcaf, SlotTiming};
-use lasthop_wifi::mac::exchange;
 use lasthop_wifi::mac::any_driver::AnyDriver;
 use lasthop_wifi::mac::driver::{ApDriver, Mac80211};
 use lasthop_wifi::mac::frame;
@@ -56,8 +58,9 @@ pub mod telemetry;
 mod wmm;
 mod link;
 mod build;
-mod frame_exchange;
+mod exchange;
 mod ap_host;
+mod ap_driver;
 mod arena;
 mod relay;
 mod ecn;
@@ -965,22 +968,6 @@ fn station_err(st: &StationSpec) -> ErrModel {
         crate::spec::ErrorModel::Fixed => ErrModel::Fixed(st.per),
         crate::spec::ErrorModel::Snr => ErrModel::Snr,
         crate::spec::ErrorModel::Off => ErrModel::None,
-    }
-}
-
-/// Draw whether one MPDU of `m` octets, sent at `txv` with SNR `snr`, arrives intact.
-#[inline]
-fn mpdu_ok(s: &mut Station, m: u32, txv: &TxVector, snr: f64) -> bool {
-    match s.err {
-        ErrModel::None => true,
-        ErrModel::Fixed(per) => !s.err_rng.bernoulli(per),
-        ErrModel::Snr => {
-            let (k, bits) = (rate_key(txv), snr.to_bits());
-            if s.succ_cache.0 != m || s.succ_cache.1 != k || s.succ_cache.2 != bits {
-                s.succ_cache = (m, k, bits, phy::mpdu_success_prob(txv, snr, m));
-            }
-            s.err_rng.bernoulli(s.succ_cache.3)
-        }
     }
 }
 

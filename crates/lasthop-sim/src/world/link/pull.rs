@@ -1,25 +1,10 @@
-//! One link's frames as the MAC components of `lasthop_wifi::mac` see them: the A-MPDU builder
-//! pulls from it ([`PullSource`]: the link's PSDU limit, and its next new frame from wherever
-//! the link's packets wait — a relay's port, the AP's driver, the station's queue) and the
-//! Block Ack scoreboard tells it what became of each MPDU ([`CompletionSink`]). The world keeps
-//! the packets, queues and endpoints; these adapters only route the components' questions and
-//! verdicts to them.
+//! The A-MPDU builder's side of a link ([`PullSource`]): the PSDU limit at a rate, the frames
+//! awaiting retransmission, and the next new frame from the link's source (a relay's port, the
+//! AP's driver, the station's queue), chained into A-MSDUs in the arena.
 
 use super::*;
 use lasthop_wifi::mac::ampdu::PullSource;
-use lasthop_wifi::mac::blockack::{Originator, Recipient};
-use lasthop_wifi::mac::scoreboard::CompletionSink;
-
-/// Station `sta`'s link in `dir`, access category slot `k` (through relay port `port` when a
-/// relay forwards it), at `now`.
-pub(super) struct LinkIo<'a> {
-    pub w: &'a mut World,
-    pub sta: u32,
-    pub dir: Dir,
-    pub k: usize,
-    pub port: Option<(u32, u32)>,
-    pub now: Instant,
-}
+use lasthop_wifi::mac::blockack::Originator;
 
 impl PullSource<PktRef> for LinkIo<'_> {
     #[inline]
@@ -50,63 +35,12 @@ impl PullSource<PktRef> for LinkIo<'_> {
     }
 }
 
-impl CompletionSink<PktRef> for LinkIo<'_> {
-    #[inline]
-    fn agreement(&mut self) -> (&mut Originator<PktRef>, &mut Recipient<PktRef>) {
-        self.w.stations[self.sta as usize].ac[self.k].agreement(self.dir)
-    }
-    /// An uplink TCP segment has left its sender's queue once received.
-    #[inline]
-    fn received(&mut self, p: PktRef) {
-        if self.dir == Dir::Up {
-            self.w.msdus_into(p);
-            for i in 0..self.w.scratch.chain.len() {
-                self.w.tcp_sent_from(self.sta, self.w.scratch.chain[i]);
-            }
-        }
-    }
-    /// A downlink frame frees its firmware slot once acknowledged.
-    #[inline]
-    fn acked(&mut self, p: PktRef) {
-        if self.dir == Dir::Down {
-            self.w.msdus_into(p);
-            for i in 0..self.w.scratch.chain.len() {
-                self.w.fw_release(self.sta, self.w.scratch.chain[i]);
-            }
-        }
-    }
-    fn resend_copy(&mut self, p: PktRef) -> PktRef {
-        self.w.ghost_copy(p)
-    }
-    #[inline]
-    fn failed_attempt(&mut self, p: PktRef) -> u32 {
-        let pk = &mut self.w.pkts[p.id as usize];
-        pk.retries += 1;
-        pk.retries as u32
-    }
-    fn abandon(&mut self, p: PktRef) {
-        let (w, sta, dir) = (&mut *self.w, self.sta, self.dir);
-        w.stations[sta as usize].link[dir as usize].failed += 1;
-        w.msdus_into(p);
-        let chain = std::mem::take(&mut w.scratch.chain);
-        for &q in &chain {
-            if dir == Dir::Up {
-                w.tcp_sent_from(sta, q);
-            } else {
-                w.fw_release(sta, q);
-            }
-            w.drop_pkt(q, DropWhy::Retry);
-        }
-        w.scratch.chain = chain;
-    }
-}
-
 impl World {
     /// The largest PSDU on station `sta`'s link in `dir` and slot `k` at rate `txv`: the A-MPDU
     /// length cap, and the AC's PPDU time limit for the transmitter (the AP's for its own
     /// downlink, the stations' otherwise: a relay is a station) at that rate (computed once per
     /// rate and direction).
-    pub(super) fn max_psdu(&mut self, sta: u32, dir: Dir, k: usize, txv: &TxVector) -> u32 {
+    pub(in crate::world) fn max_psdu(&mut self, sta: u32, dir: Dir, k: usize, txv: &TxVector) -> u32 {
         let s = &mut self.stations[sta as usize];
         let by_ap = dir == Dir::Down && s.parent.is_none();
         let limit = self.air.max_ppdu[k][!by_ap as usize];
@@ -127,7 +61,7 @@ impl World {
     /// The next new frame for `sta` in `dir` and slot `k` from its source (a relay's queue
     /// entry, the firmware queue, the AP's station queue, or the station's own queue) if
     /// `fits(ip_len)`; a frame that does not fit stays first in line.
-    pub(super) fn take_new(&mut self, sta: u32, dir: Dir, k: usize, port: Option<(u32, u32)>, now: Instant, fits: &dyn Fn(u32) -> bool) -> Take<PktRef> {
+    fn take_new(&mut self, sta: u32, dir: Dir, k: usize, port: Option<(u32, u32)>, now: Instant, fits: &dyn Fn(u32) -> bool) -> Take<PktRef> {
         let taken = match (port, dir) {
             (Some((r, e)), _) => self.relay_take(r, e, now, fits),
             (None, Dir::Down) => self.ap_take(sta, k, now, fits),
@@ -157,7 +91,7 @@ impl World {
     /// Returns the PSDU length. The link has a frame to send (the EDCA function that won the
     /// medium serves it).
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn build_ampdu(&mut self, sta: u32, dir: Dir, k: usize, now: Instant, max_n: usize, max_psdu: u32, out: &mut Vec<(u32, PktRef, bool)>) -> u32 {
+    pub(in crate::world) fn build_ampdu(&mut self, sta: u32, dir: Dir, k: usize, now: Instant, max_n: usize, max_psdu: u32, out: &mut Vec<(u32, PktRef, bool)>) -> u32 {
         let psdu = self.build_ampdu_any(sta, dir, k, now, max_n, max_psdu, out);
         debug_assert!(!out.is_empty());
         psdu
@@ -167,7 +101,7 @@ impl World {
     /// (the scheduler picked it from what it knew: its queue discipline may have dropped its
     /// frames on the way out since): `out` is then empty.
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn build_ampdu_any(&mut self, sta: u32, dir: Dir, k: usize, now: Instant, max_n: usize, max_psdu: u32, out: &mut Vec<(u32, PktRef, bool)>) -> u32 {
+    pub(in crate::world) fn build_ampdu_any(&mut self, sta: u32, dir: Dir, k: usize, now: Instant, max_n: usize, max_psdu: u32, out: &mut Vec<(u32, PktRef, bool)>) -> u32 {
         let lim = AmpduLimits {
             max_mpdus: max_n,
             max_psdu,

@@ -1,0 +1,55 @@
+//! The recipient's side of a PPDU that did not collide: the link's error model (none, a fixed
+//! PER, or the PER of the PPDU's MCS at the link's SNR, `lasthop_wifi::phy::error`) says which
+//! MPDUs arrive, and whether their Block Ack/Ack, sent at the control rate, gets back.
+
+use super::*;
+use lasthop_wifi::mac::exchange;
+
+impl World {
+    /// The recipient's side of user `u` of a PPDU that ended at `ppdu_end` without a
+    /// collision: which MPDUs arrive (the link's error model), and if any did, whether its
+    /// Block Ack/Ack gets back (`u.acked`). Returns the end of that response, if one is sent.
+    /// (Several users respond together, as stations answer a DL MU PPDU in one HE TB PPDU.)
+    pub(in crate::world) fn receive_user(&mut self, u: &mut PpduUser, ppdu_end: Instant) -> Option<Instant> {
+        let s = &mut self.stations[u.sta as usize];
+        let (txv, snr) = (u.txv, u.snr);
+        let mut any = false;
+        for m in u.mpdus.iter_mut() {
+            let ok = mpdu_ok(s, mpdu_bytes(&self.pkts, self.air.qos, m.1), &txv, snr);
+            m.2 = ok;
+            any |= ok;
+        }
+        if !any {
+            return None;
+        }
+        let end = exchange::response_end(ppdu_end, self.air.timing.sifs, self.air.control_rate, self.air.response_len, self.air.band);
+        let p = match s.err {
+            ErrModel::Snr => {
+                let bits = snr.to_bits();
+                if s.ba_cache.0 != bits {
+                    s.ba_cache = (bits, phy::legacy_success_prob(self.air.control_rate, snr, self.air.response_len));
+                }
+                s.ba_cache.1
+            }
+            _ => 1.0,
+        };
+        u.acked = p >= 1.0 || s.err_rng.bernoulli(p);
+        Some(end)
+    }
+}
+
+/// Draw whether one MPDU of `m` octets, sent at `txv` with SNR `snr`, arrives intact.
+#[inline]
+fn mpdu_ok(s: &mut Station, m: u32, txv: &TxVector, snr: f64) -> bool {
+    match s.err {
+        ErrModel::None => true,
+        ErrModel::Fixed(per) => !s.err_rng.bernoulli(per),
+        ErrModel::Snr => {
+            let (k, bits) = (rate_key(txv), snr.to_bits());
+            if s.succ_cache.0 != m || s.succ_cache.1 != k || s.succ_cache.2 != bits {
+                s.succ_cache = (m, k, bits, phy::mpdu_success_prob(txv, snr, m));
+            }
+            s.err_rng.bernoulli(s.succ_cache.3)
+        }
+    }
+}
