@@ -183,10 +183,6 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario", rules: bool =
     simulator's rules across keys too, in the same native call (without: see `check_native`)."""
     ok, errors = _native.normalize(doc, default_name, rules)
     if ok is None:
-        if errors[0][0] == "spec":
-            # `normalize` hands over only what the simulator's types hold: anything it cannot
-            # read is our bug.
-            raise RuntimeError(f"normalized spec rejected by the simulator: {errors[0][2]}")
         raise SpecError.listing(errors)
     text, station_group, flow_table, head = ok
     return Spec(None, station_group, flow_table, text=text, head=head, checked_json=text if rules else None)

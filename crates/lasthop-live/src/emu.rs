@@ -679,7 +679,7 @@ pub fn up(req: UpRequest) -> Result<UpOutcome, UpError> {
         return Err(UpError::User("lasthop emu needs root (CAP_NET_ADMIN)".into()));
     }
     let mut topo = crate::netns::plan(req.name, spec.stations.len(), 1500).map_err(UpError::User)?;
-    if spec.emu.ap_host {
+    if spec.emu_or_default().ap_host {
         topo = topo.with_ap_host();
     }
     let signals = crate::sys::signals::StopSignals::install().map_err(|e| UpError::Internal(format!("signal handlers: {e}")))?;

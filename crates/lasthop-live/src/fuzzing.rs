@@ -102,6 +102,9 @@ pub fn spec_toml(data: &[u8]) {
     }
     if let Ok(n) = all {
         let spec = Spec::from_json(&n.json).unwrap_or_else(|e| panic!("the simulator cannot read a normalized spec: {e}"));
+        // What the simulator reads back is what the reader built: it writes the same JSON.
+        let back = spec_in::normalize::spec_json(&spec, &n.station_group, &n.flow_table);
+        assert_eq!(back, n.json, "the normalized spec does not read back to itself");
         assert_eq!(spec.key_problems(), Vec::<lasthop_sim::SpecProblem>::new(), "the reader let a key out of range");
         let _ = spec.problems();
         assert_eq!(n.station_group.len(), spec.stations.len());

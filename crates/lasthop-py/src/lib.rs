@@ -151,8 +151,7 @@ fn to_value(o: &Bound<'_, PyAny>) -> PyResult<serde_json::Value> {
 /// or `(None, [(key path, value, what is allowed), ...])`: every problem found, the first as
 /// the validator meets it (`spec_in::normalize_all`). With `rules`, a document that reads is
 /// then held to the simulator's rules across keys, with the TOML tables' indices
-/// (`spec_in::normalize::normalize_checked`; a normalized spec the simulator cannot read is the
-/// one problem at path "spec").
+/// (`spec_in::normalize::normalize_checked`).
 #[pyfunction]
 #[pyo3(signature = (doc, default_name="scenario", rules=false))]
 fn normalize(doc: &Bound<'_, PyAny>, default_name: &str, rules: bool) -> PyResult<NormalizeOut> {

@@ -1,13 +1,14 @@
-//! The normalized scenario spec (docs/spec.md), as the simulator receives it from the spec
-//! reader (`spec_in`, which checks structure, types, units, each key's range and the rules
-//! between keys and fills defaults), and the rules across keys it must satisfy
+//! The normalized scenario spec (docs/spec.md), as the spec reader builds it (`spec_in`, which
+//! checks structure, types, units, each key's range and the rules between keys and fills
+//! defaults) and as its canonical JSON reads back (`Spec::from_json`; `spec_in::normalize::
+//! spec_json` writes it), and the rules across keys it must satisfy
 //! ([`Spec::problems`]: the 802.11 rules that need the PHY tables and the rules between
 //! sections), so no invalid world is ever built. A normalized spec that did not come through
 //! the reader is checked key by key first (`spec/ranges.rs`, [`Spec::json_problems`]).
 
 use lasthop_wifi::mac::edca::AccessCategory;
 use lasthop_wifi::phy::{self, Band, Standard, TxVector};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 mod aggctl;
 mod ap;
@@ -24,7 +25,7 @@ use lasthop_algo::ecn::EcnMode;
 pub use aggctl::AggctlSpec;
 pub use ap::{drivers_text, pull_drivers_text, ApSpec, MAX_DEQUEUE_COST_NS, PIE_ESTIMATORS};
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Spec {
     #[serde(default)]
@@ -44,16 +45,18 @@ pub struct Spec {
     /// The aggctl rate allocator and receivers shared by every `pattern = "aggctl"` flow.
     #[serde(default)]
     pub aggctl: AggctlSpec,
-    /// The Virtual Wires proxy at the AP (`world/hosts/vwire.rs`); off by default.
-    #[serde(default)]
-    pub vwire: VwireSpec,
-    /// How the emulator lays the cell out (`lasthop emu`); ignored by the simulator.
-    #[serde(default)]
-    pub emu: EmuSpec,
+    /// The Virtual Wires proxy at the AP (`world/hosts/vwire.rs`); None (no `[vwire]`): its
+    /// defaults, off ([`Spec::vwire`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vwire: Option<VwireSpec>,
+    /// How the emulator lays the cell out (`lasthop emu`); ignored by the simulator. None (no
+    /// `[emu]`): its defaults.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub emu: Option<EmuSpec>,
 }
 
 /// `[emu]`: the emulator's topology options (docs/emu.md).
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct EmuSpec {
     /// A namespace for the AP between the wired link and the cell, routing between its `eth0`
@@ -63,7 +66,7 @@ pub struct EmuSpec {
 }
 
 /// `[vwire]`: the split proxy's buffers and the Virtual Wires allocation loop (docs/spec.md).
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct VwireSpec {
     /// Classifier → optimizer → token scheduler on the split flows; false = split only.
@@ -103,7 +106,7 @@ impl Default for VwireSpec {
 
 /// A utility function of goodput for the vwire optimizer (normalized JSON:
 /// `{"step": [[rate_bps, utility], ...]}` or `{"log": weight}`).
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(rename_all = "lowercase")]
 pub enum UtilitySpec {
     Step(Vec<(f64, f64)>),
@@ -111,7 +114,7 @@ pub enum UtilitySpec {
 }
 
 /// The large-scale channel used by stations placed at a distance (`lasthop_wifi::phy::channel`).
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ChannelSpec {
     /// "log_distance" (single slope `exponent`) or "tgn_a" … "tgn_f" (TGn dual slope).
@@ -133,7 +136,7 @@ impl Default for ChannelSpec {
     }
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct SimSpec {
     pub duration_ns: u64,
@@ -142,7 +145,7 @@ pub struct SimSpec {
     pub bin_ns: u64,
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct PhySpec {
     #[serde(with = "names::standard")]
@@ -154,7 +157,7 @@ pub struct PhySpec {
     pub control_rate_bps: u64,
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct MacSpec {
     pub aggregation: bool,
@@ -191,12 +194,12 @@ pub struct MacSpec {
     #[serde(default)]
     pub txop_limit_ns: Option<u64>,
     /// 802.11ax downlink OFDMA (`[mac.ofdma]`); None: every PPDU carries one receiver's frames.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ofdma: Option<OfdmaSpec>,
 }
 
 /// `[mac.ofdma]`: the AP sends DL MU PPDUs (IEEE 802.11ax-2021 §26.5, HE only).
-#[derive(Clone, Copy, Debug, Deserialize)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct OfdmaSpec {
     pub dl: bool,
@@ -222,7 +225,7 @@ fn default_rx_delivery() -> RxDelivery {
     RxDelivery::Subframe
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct WiredSpec {
     pub rate_bps: u64,
@@ -239,7 +242,7 @@ pub struct WiredSpec {
     pub qdisc: Qdisc,
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct StationSpec {
     pub mcs: u8,
@@ -276,12 +279,14 @@ pub struct StationSpec {
     /// spatial streams, in both directions.
     #[serde(default)]
     pub nss_change: Option<(u64, u8)>,
-    /// Device type for the vwire classifier: "unknown", "phone", "laptop", "tv".
-    #[serde(default = "default_device")]
+    /// Device type for the vwire classifier: "unknown", "phone", "laptop", "tv" (written only
+    /// when not "unknown").
+    #[serde(default = "default_device", skip_serializing_if = "is_default_device")]
     pub device: String,
     /// The station's driver hands its receptions to Linux GRO: its TCP receivers ACK once per
-    /// merged packet of a PPDU's in-order segments (`TcpReceiverConfig::gro_bytes`).
-    #[serde(default)]
+    /// merged packet of a PPDU's in-order segments (`TcpReceiverConfig::gro_bytes`). Written
+    /// only when set.
+    #[serde(default, skip_serializing_if = "is_false")]
     pub gro: bool,
 }
 
@@ -289,11 +294,19 @@ fn default_device() -> String {
     "unknown".into()
 }
 
+fn is_default_device(d: &str) -> bool {
+    d == "unknown"
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
 fn default_rate_control() -> RateControl {
     RateControl::Fixed
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct FlowSpec {
     pub station: u32,
@@ -395,8 +408,26 @@ pub struct FlowSpec {
     pub utility: Option<UtilitySpec>,
     /// WMM access category of the flow's packets, both directions ("BK", "BE", "VI", "VO");
     /// None = `mac.access_category` (`world/wmm.rs`).
-    #[serde(default, with = "names::access_category_opt")]
+    #[serde(default, with = "names::access_category_opt", skip_serializing_if = "Option::is_none")]
     pub ac: Option<AccessCategory>,
+}
+
+impl FlowSpec {
+    /// The keys only a TCP flow's normalized form carries (the split proxy's and the paced
+    /// application's); a flow of another pattern is written without them.
+    pub const TCP_ONLY: [&'static str; 5] = ["split", "split_wired_cc", "app_rate_bps", "app_class", "utility"];
+
+    /// The flow as the normalized spec writes it.
+    pub fn to_value(&self) -> serde_json::Value {
+        let mut v = serde_json::to_value(self).expect("a flow serializes");
+        if self.pattern != Pattern::Tcp {
+            let m = v.as_object_mut().expect("an object");
+            for k in Self::TCP_ONLY {
+                m.remove(k);
+            }
+        }
+        v
+    }
 }
 
 fn default_wired_cc() -> Cc {
@@ -458,6 +489,16 @@ pub type Problem = (String, String, String);
 impl Spec {
     pub fn from_json(s: &str) -> Result<Spec, String> {
         serde_json::from_str(s).map_err(|e| format!("normalized spec does not parse: {e}"))
+    }
+
+    /// `[vwire]`, or its defaults (off) for a spec without one.
+    pub fn vwire_or_default(&self) -> VwireSpec {
+        self.vwire.clone().unwrap_or_default()
+    }
+
+    /// `[emu]`, or its defaults for a spec without one.
+    pub fn emu_or_default(&self) -> EmuSpec {
+        self.emu.clone().unwrap_or_default()
     }
 
     pub fn standard(&self) -> Standard {

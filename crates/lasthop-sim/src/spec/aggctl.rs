@@ -7,11 +7,11 @@ use super::{Direction, Pattern, Problem, RateControl, Spec};
 use lasthop_algo::control::aggctl::{AggctlConfig, Allocation, ConfigError, EstimatorConfig};
 use lasthop_core::{BitRate, Bytes, Duration};
 use lasthop_wifi::phy;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// Defaults are the paper's (N_ε 32, Δ 500 ms, K0 1 with rates in Mb/s) and the algorithm
 /// crate's documented ones; Python fills every key, these serve specs written by hand.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct AggctlSpec {
     /// N_ε, packets per A-MPDU the loop regulates to.

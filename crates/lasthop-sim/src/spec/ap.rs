@@ -3,9 +3,9 @@
 
 use super::names::{BufferSizer, Driver, Qdisc, Scheduler, WqmVariant};
 use super::{yes, ACK_FILTERS};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ApSpec {
     pub queue_limit: u32,

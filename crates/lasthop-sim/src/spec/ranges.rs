@@ -234,7 +234,7 @@ impl Spec {
 
     /// `[vwire]` and `[aggctl]`.
     fn vwire_aggctl_key_problems(&self, bad: &mut dyn FnMut(&str, String, String)) {
-        let v = &self.vwire;
+        let v = &self.vwire_or_default();
         if v.period_ns == 0 {
             bad("vwire.period", "0ns".into(), "a duration > 0".into());
         }

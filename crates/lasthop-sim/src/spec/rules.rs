@@ -69,7 +69,7 @@ pub(super) fn vwire_flow_problems(s: &Spec, f: &FlowSpec) -> Vec<Problem> {
 /// The `[vwire]` rule across keys: the send buffer within the relay buffer.
 pub(super) fn vwire_problems(s: &Spec) -> Vec<Problem> {
     let mut p = Vec::new();
-    let v = &s.vwire;
+    let v = &s.vwire_or_default();
     if v.sndbuf_bytes < 4096 || v.sndbuf_bytes > v.relay_buffer_bytes {
         p.push(("vwire.sndbuf".into(), v.sndbuf_bytes.to_string(), "4096 <= sndbuf <= relay_buffer".into()));
     }

@@ -2,10 +2,11 @@
 //!
 //! [`normalize`] checks structure, types, ranges and the cross-field rules docs/spec.md states,
 //! fills every default, converts quantities to integers in base units (ns, bit/s), expands
-//! station groups and flows (one normalized flow per station) and returns the normalized spec
-//! as canonical JSON (`canonical.rs`), with the TOML table of each normalized station and
-//! flow. The first problem found is returned as a [`SpecError`] naming the TOML key, the value
-//! and what is allowed. The 802.11 rules of the normalized spec are checked afterwards by
+//! station groups and flows (one normalized flow per station) and returns the typed
+//! [`crate::Spec`] it built, that spec's canonical JSON (`canonical.rs`, written by
+//! [`normalize::spec_json`]) and the TOML table of each normalized station and flow. The first
+//! problem found is returned as a [`SpecError`] naming the TOML key, the value and what is
+//! allowed. The 802.11 rules of the normalized spec are checked afterwards by
 //! [`crate::Spec::problems`].
 //!
 //! The document arrives as a [`Raw`] tree: from Python's `tomllib` (through the native

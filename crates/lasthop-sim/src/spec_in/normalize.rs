@@ -5,20 +5,28 @@ use super::raw::{format_duration, parse_duration, parse_rate, show_value, Raw};
 use super::{pages, Res, SpecError, Table};
 use crate::spec::ranges::{self, ACK_POLICIES, ALLOCATIONS, APP_CLASSES, DEVICES, MAX_DISTANCE_M};
 use crate::spec::names::{self, App, BufferSizer, Cc, Direction, Driver, History, HistoryGuard, MuAck, MuScheduler, PathLoss, Pattern, Profile, Qdisc, Reconnect, RxDelivery, Scheduler, WqmVariant};
+use crate::spec::{AggctlSpec, ApSpec, ChannelSpec, EmuSpec, FlowSpec, MacSpec, OfdmaSpec, PhySpec, SimSpec, Spec, StationSpec, UtilitySpec, VwireSpec, WiredSpec};
+use lasthop_algo::ecn::EcnMode;
+use lasthop_wifi::mac::edca::AccessCategory;
 use lasthop_wifi::phy::{Band, Standard};
-use serde_json::{json, Value};
 
 mod edca_ecn;
+mod flows;
 mod ofdma;
 mod stations;
+mod write;
+pub use write::spec_json;
 use edca_ecn::{ap_ecn, edca_keys};
 use ofdma::ofdma_table;
+use flows::flows_section;
 use stations::stations_section;
 
-/// A normalized spec: its canonical JSON (what the simulator reads), and for each normalized
-/// station and flow the index of the `[[stations]]` / `[[flows]]` table it came from.
-#[derive(Clone, Debug, PartialEq)]
+/// A normalized spec: the typed spec, its canonical JSON (what Python and a result file keep;
+/// `Spec::from_json` reads it back), and for each normalized station and flow the index of the
+/// `[[stations]]` / `[[flows]]` table it came from.
+#[derive(Clone, Debug)]
 pub struct Normalized {
+    pub spec: Spec,
     pub json: String,
     pub station_group: Vec<usize>,
     pub flow_table: Vec<usize>,
@@ -28,10 +36,19 @@ pub struct Normalized {
     pub duration_ns: u64,
 }
 
-/// The normalized stations: one value per `[[stations]]` table (its stations are alike) and
-/// each station's table.
+/// Two readings are the same when they wrote the same JSON from the same tables (the typed spec
+/// is what the JSON says).
+impl PartialEq for Normalized {
+    fn eq(&self, o: &Self) -> bool {
+        (&self.json, &self.station_group, &self.flow_table, &self.name, self.seed, self.duration_ns)
+            == (&o.json, &o.station_group, &o.flow_table, &o.name, o.seed, o.duration_ns)
+    }
+}
+
+/// The normalized stations: one per `[[stations]]` table (its stations are alike) and each
+/// station's table.
 struct Stations {
-    groups: Vec<Value>,
+    groups: Vec<StationSpec>,
     of: Vec<usize>,
 }
 
@@ -39,14 +56,15 @@ impl Stations {
     fn len(&self) -> usize {
         self.of.len()
     }
-    fn get(&self, i: usize) -> &Value {
+    fn get(&self, i: usize) -> &StationSpec {
         &self.groups[self.of[i]]
     }
 }
 
-/// One `[[flows]]` table: its normalized flow (without `station`) and the stations it goes to.
+/// One `[[flows]]` table: its normalized flow (its `station` not yet set) and the stations it
+/// goes to.
 struct FlowTable {
-    v: Value,
+    f: FlowSpec,
     sel: Vec<usize>,
 }
 
@@ -75,14 +93,12 @@ const STANDARDS: [(Standard, Std); 4] = [
 ];
 
 /// [`super::normalize_all`], then the simulator's rules across keys ([`crate::Spec::problems`])
-/// of what it wrote: the normalized spec, or every problem of the document, those of the rules
-/// with the station and flow indices of the TOML tables, each once. A normalized spec the
-/// simulator cannot read (the reader's bug) is one problem at path `spec`.
+/// of the typed spec it built: the normalized spec, or every problem of the document, those of
+/// the rules with the station and flow indices of the TOML tables, each once.
 pub fn normalize_checked(doc: &Raw, default_name: &str) -> Result<Normalized, Vec<SpecError>> {
     let n = super::normalize_all(doc, default_name)?;
-    let spec = crate::Spec::from_json(&n.json).map_err(|e| vec![SpecError::new("spec", "", e)])?;
     let mut problems: Vec<SpecError> = Vec::new();
-    for (path, value, allowed) in spec.problems() {
+    for (path, value, allowed) in n.spec.problems() {
         let e = SpecError::new(map_path(&path, &n), if value.is_empty() { "(default)".into() } else { value }, allowed);
         if !problems.contains(&e) {
             problems.push(e);
@@ -100,7 +116,6 @@ pub fn normalize_checked(doc: &Raw, default_name: &str) -> Result<Normalized, Ve
 pub fn normalize_all_or_lines(doc: &Raw, tool: &str, file: &str) -> Result<String, String> {
     match normalize_checked(doc, "scenario") {
         Ok(n) => Ok(n.json),
-        Err(es) if es.len() == 1 && es[0].path == "spec" => Err(format!("{tool}: {file}: {}", es[0].allowed)),
         Err(es) => Err(es.iter().map(|e| format!("{tool}: {file}: spec error: {e}")).collect::<Vec<_>>().join("\n")),
     }
 }
@@ -180,7 +195,8 @@ pub fn normalize(doc: &Raw, default_name: &str) -> Res<Normalized> {
         ));
     }
     let description = top.str("description", Some(""), "a string")?;
-    let (sim, duration) = sim_section(&top)?;
+    let sim = sim_section(&top)?;
+    let duration = sim.duration_ns;
     let (phy, standard, width) = phy_section(&top)?;
     let std = &STANDARDS.iter().find(|s| s.0.name() == standard).expect("a checked standard").1;
     let mut cell = Cell { standard, std, width, duration, aggregation: false, max_mpdus: 0, driver: Driver::Pull };
@@ -195,7 +211,7 @@ pub fn normalize(doc: &Raw, default_name: &str) -> Res<Normalized> {
     let vwire = vwire_section(&top)?;
     let emu = if top.has("emu") {
         let et = Table::new(top.raw("emu"), "emu", "emu", "a table [emu]")?;
-        Some(json!({"ap_host": et.bool("ap_host", false)?}))
+        Some(EmuSpec { ap_host: et.bool("ap_host", false)? })
     } else {
         None
     };
@@ -204,82 +220,26 @@ pub fn normalize(doc: &Raw, default_name: &str) -> Res<Normalized> {
         // The simulator reads these counts as u64 (`spec.rs`); Python's integers are wider.
         return Err(SpecError::new(path, value, format!("an integer in 0..={}", u64::MAX)));
     }
-    let seed = sim["seed"].as_u64().unwrap_or_default();
+    let seed = sim.seed;
     let station_group = stations.of.clone();
     let flow_table: Vec<usize> = flows.iter().enumerate().flat_map(|(i, f)| std::iter::repeat_n(i, f.sel.len())).collect();
-    // Canonical JSON (`canonical.rs`), top-level keys in order. Stations and flows are written
-    // once per table and repeated: a cell of thousands of stations is one table or a few.
-    let to = crate::canonical::to_string;
-    let mut parts: Vec<(&str, String)> = vec![
-        ("name", to(&json!(name))),
-        ("description", to(&json!(description))),
-        ("sim", to(&sim)),
-        ("phy", to(&phy)),
-        ("mac", to(&mac)),
-        ("ap", to(&ap)),
-        ("wired", to(&wired)),
-        ("channel", to(&channel)),
-        ("stations", stations_text(&stations)),
-        ("flows", flows_text(&flows)),
-        ("aggctl", to(&aggctl)),
-    ];
-    if let Some(v) = vwire {
-        parts.push(("vwire", to(&v)));
-    }
-    if let Some(e) = emu {
-        parts.push(("emu", to(&e)));
-    }
-    parts.sort_by(|a, b| a.0.cmp(b.0));
-    let mut out = String::with_capacity(parts.iter().map(|p| p.1.len() + p.0.len() + 4).sum::<usize>() + 2);
-    out.push('{');
-    for (i, (k, v)) in parts.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        out.push('"');
-        out.push_str(k);
-        out.push_str("\":");
-        out.push_str(v);
-    }
-    out.push('}');
-    Ok(Normalized { json: out, station_group, flow_table, name, seed, duration_ns: duration })
-}
-
-fn stations_text(st: &Stations) -> String {
-    let texts: Vec<String> = st.groups.iter().map(crate::canonical::to_string).collect();
-    let mut out = String::with_capacity(st.of.iter().map(|&g| texts[g].len() + 1).sum::<usize>() + 2);
-    out.push('[');
-    for (i, &g) in st.of.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        out.push_str(&texts[g]);
-    }
-    out.push(']');
-    out
-}
-
-fn flows_text(flows: &[FlowTable]) -> String {
-    // Each table's flow is written once with a station no spec has, then cut there.
-    const MARK: &str = "\"station\":18446744073709551615";
-    let mut out = String::from("[");
-    for f in flows {
-        let mut v = f.v.clone();
-        v["station"] = json!(u64::MAX);
-        let text = crate::canonical::to_string(&v);
-        let (head, tail) = text.split_once(MARK).expect("the station mark");
-        for s in &f.sel {
-            if out.len() > 1 {
-                out.push(',');
-            }
-            out.push_str(head);
-            out.push_str("\"station\":");
-            out.push_str(itoa::Buffer::new().format(*s));
-            out.push_str(tail);
-        }
-    }
-    out.push(']');
-    out
+    let spec = Spec {
+        name: name.clone(),
+        description,
+        sim,
+        phy,
+        mac,
+        ap,
+        wired,
+        stations: stations.of.iter().map(|&g| stations.groups[g].clone()).collect(),
+        flows: flows.into_iter().flat_map(|t| t.sel.into_iter().map(move |s| FlowSpec { station: s as u32, ..t.f.clone() })).collect(),
+        channel,
+        aggctl,
+        vwire,
+        emu,
+    };
+    let json = spec_json(&spec, &station_group, &flow_table);
+    Ok(Normalized { spec, json, station_group, flow_table, name, seed, duration_ns: duration })
 }
 
 /// `^[A-Za-z0-9][A-Za-z0-9._-]*$`
@@ -289,7 +249,7 @@ fn name_ok(name: &str) -> bool {
         && cs.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
 }
 
-fn sim_section(top: &Table) -> Res<(Value, u64)> {
+fn sim_section(top: &Table) -> Res<SimSpec> {
     if !top.has("sim") {
         return Err(SpecError::new(
             "sim.duration",
@@ -311,10 +271,10 @@ fn sim_section(top: &Table) -> Res<(Value, u64)> {
     if duration.div_ceil(bin_ns) > MAX_BINS {
         return Err(sim.fail("bin", format!("too small: at most {MAX_BINS} bins per run (duration / bin)")));
     }
-    Ok((json!({"duration_ns": duration, "warmup_ns": warmup, "seed": seed, "bin_ns": bin_ns}), duration))
+    Ok(SimSpec { duration_ns: duration, warmup_ns: warmup, seed, bin_ns })
 }
 
-fn phy_section(top: &Table) -> Res<(Value, String, i128)> {
+fn phy_section(top: &Table) -> Res<(PhySpec, String, i128)> {
     let phy = Table::new(top.has("phy").then(|| top.raw("phy")).flatten(), "phy", "phy", "a table [phy]")?;
     let names: Vec<&str> = STANDARDS.iter().map(|s| s.0.name()).collect();
     let standard = phy.choice("standard", Standard::Vht.name(), &names, "")?;
@@ -329,12 +289,17 @@ fn phy_section(top: &Table) -> Res<(Value, String, i128)> {
         let list: Vec<String> = CONTROL_RATES_MBPS.iter().map(|r| format!("{r}Mbps")).collect();
         return Err(phy.fail("control_rate", format!("a legacy OFDM rate: {}", list.join("|"))));
     }
-    let v = json!({"standard": standard, "band": band, "channel_width": width as u64, "guard_interval": gi as u64,
-                   "control_rate_bps": control_rate});
+    let v = PhySpec {
+        standard: Standard::from_name(&standard).expect("a listed standard"),
+        band: names::band_from_name(&band).expect("a listed band"),
+        channel_width: width as u16,
+        guard_interval: gi as u16,
+        control_rate_bps: control_rate,
+    };
     Ok((v, standard, width))
 }
 
-fn mac_section(top: &Table, cell: &mut Cell) -> Res<Value> {
+fn mac_section(top: &Table, cell: &mut Cell) -> Res<MacSpec> {
     let (standard, std) = (cell.standard.as_str(), cell.std);
     let mac = Table::new(top.has("mac").then(|| top.raw("mac")).flatten(), "mac", "mac", "a table [mac]")?;
     let aggregation = mac.bool("aggregation", standard != "ofdm")?;
@@ -392,22 +357,29 @@ fn mac_section(top: &Table, cell: &mut Cell) -> Res<Value> {
     let ofdma = if mac.has("ofdma") { Some(ofdma_table(&mac, cell)?) } else { None };
     cell.aggregation = aggregation;
     cell.max_mpdus = max_mpdus;
-    let opt = |v: Option<i128>| v.map_or(Value::Null, |x| json!(x as u64));
-    let mut out = json!({"aggregation": aggregation, "max_ampdu_mpdus": max_mpdus as u64, "max_ampdu_bytes": max_bytes as u64,
-              "max_ppdu_time_ns": max_ppdu, "retry_limit": retry_limit as u64, "beacon_interval_ns": beacon,
-              "access_category": ac, "cw_min": opt(cw_min), "cw_max": opt(cw_max), "aifsn": opt(aifsn),
-              "txop_limit_ns": txop,
-              "eifs_after_collision": eifs_after_collision, "aggregation_min_rate_bps": agg_min_rate,
-              "max_amsdu_bytes": max_amsdu as u64, "rx_delivery": rx_delivery});
-    // Written only when given, so that a spec without it keeps its canonical form.
-    if let Some(o) = ofdma {
-        out["ofdma"] = o;
-    }
-    Ok(out)
+    Ok(MacSpec {
+        aggregation,
+        max_ampdu_mpdus: max_mpdus as u32,
+        max_ampdu_bytes: max_bytes as u32,
+        max_ppdu_time_ns: max_ppdu,
+        retry_limit: retry_limit as u32,
+        beacon_interval_ns: beacon,
+        access_category: AccessCategory::parse(&ac).expect("a listed access category"),
+        cw_min: cw_min.map(|x| x as u32),
+        cw_max: cw_max.map(|x| x as u32),
+        aifsn: aifsn.map(|x| x as u32),
+        eifs_after_collision,
+        aggregation_min_rate_bps: agg_min_rate,
+        max_amsdu_bytes: max_amsdu as u32,
+        rx_delivery,
+        txop_limit_ns: txop,
+        // Written only when given, so that a spec without it keeps its canonical form.
+        ofdma,
+    })
 }
 
 
-fn ap_section(top: &Table, cell: &mut Cell) -> Res<Value> {
+fn ap_section(top: &Table, cell: &mut Cell) -> Res<ApSpec> {
     let ap = Table::new(top.has("ap").then(|| top.raw("ap")).flatten(), "ap", "ap", "a table [ap]")?;
     let scheduler = ap.pick("scheduler", Scheduler::RoundRobin, "")?;
     let qdisc = ap.pick("qdisc", Qdisc::Fifo, "")?;
@@ -468,16 +440,35 @@ fn ap_section(top: &Table, cell: &mut Cell) -> Res<Value> {
     }
     let (ap_cw_min, ap_cw_max, ap_aifsn, ap_txop) = edca_keys(&ap, crate::spec::AIFSN_MIN_AP)?;
     cell.driver = driver;
-    let opt = |v: Option<i128>| v.map_or(Value::Null, |x| json!(x as u64));
-    Ok(json!({"cw_min": opt(ap_cw_min), "cw_max": opt(ap_cw_max), "aifsn": opt(ap_aifsn), "txop_limit_ns": ap_txop, "ecn": ecn, "ce_threshold_ns": ce_threshold, "ce_threshold_l4s_only": l4s_only, "air_ce_threshold_ns": air,
-              "ack_filter": ack_filter, "queue_limit": ap_queue as u64, "scheduler": scheduler, "qdisc": qdisc, "driver": driver,
-              "hw_queue_limit": hw_queue_limit as u64, "aql": aql, "aql_limit_low_ns": aql_low,
-              "aql_limit_high_ns": aql_high, "aql_threshold_ns": aql_threshold, "buffer_sizer": buffer_sizer,
-              "wqm_limit_ns": wqm_limit, "wqm_interval_ns": wqm_interval, "wqm_variant": wqm_variant,
-              "pie_estimator": pie_estimator, "dequeue_cost_ns": dequeue_cost}))
+    Ok(ApSpec {
+        queue_limit: ap_queue as u32,
+        scheduler,
+        qdisc,
+        driver,
+        hw_queue_limit: hw_queue_limit as u32,
+        aql,
+        aql_limit_low_ns: aql_low,
+        aql_limit_high_ns: aql_high,
+        aql_threshold_ns: aql_threshold,
+        buffer_sizer,
+        wqm_limit_ns: wqm_limit,
+        wqm_interval_ns: wqm_interval,
+        wqm_variant,
+        pie_estimator,
+        dequeue_cost_ns: dequeue_cost,
+        ecn,
+        ce_threshold_ns: ce_threshold,
+        ce_threshold_l4s_only: l4s_only,
+        air_ce_threshold_ns: air,
+        ack_filter,
+        cw_min: ap_cw_min.map(|x| x as u32),
+        cw_max: ap_cw_max.map(|x| x as u32),
+        aifsn: ap_aifsn.map(|x| x as u32),
+        txop_limit_ns: ap_txop,
+    })
 }
 
-fn wired_section(top: &Table) -> Res<Value> {
+fn wired_section(top: &Table) -> Res<WiredSpec> {
     let w = Table::new(top.has("wired").then(|| top.raw("wired")).flatten(), "wired", "wired", "a table [wired]")?;
     let rate = w.rate("rate", Some(10_000_000_000))?;
     let delay = w.duration("delay", Some(1_000_000), false)?;
@@ -485,11 +476,10 @@ fn wired_section(top: &Table) -> Res<Value> {
     let loss = w.float("loss", 0.0, 0.0, 1.0, false)?;
     let loss_up = w.float_opt("loss_up", None, 0.0, 1.0, false)?;
     let qdisc = w.pick("qdisc", Qdisc::Fifo, "")?;
-    Ok(json!({"rate_bps": rate, "delay_ns": delay, "queue_limit": queue as u64, "loss": loss, "loss_up": loss_up,
-              "qdisc": qdisc}))
+    Ok(WiredSpec { rate_bps: rate, delay_ns: delay, queue_limit: queue as u32, loss, loss_up, qdisc })
 }
 
-fn channel_section(top: &Table) -> Res<Value> {
+fn channel_section(top: &Table) -> Res<ChannelSpec> {
     let ch = Table::new(top.has("channel").then(|| top.raw("channel")).flatten(), "channel", "channel", "a table [channel]")?;
     let path_loss = ch.pick("path_loss", PathLoss::LogDistance, "")?;
     let exponent = ch.float("exponent", 3.5, ranges::EXPONENTS.0, ranges::EXPONENTS.1, true)?;
@@ -500,7 +490,7 @@ fn channel_section(top: &Table) -> Res<Value> {
     let tx_power = ch.float("tx_power_dbm", 20.0, lo, hi, true)?;
     let (lo, hi) = ranges::NOISE_FIGURES_DB;
     let noise_figure = ch.float("noise_figure_db", 7.0, lo, hi, true)?;
-    Ok(json!({"path_loss": path_loss, "exponent": exponent, "tx_power_dbm": tx_power, "noise_figure_db": noise_figure}))
+    Ok(ChannelSpec { path_loss, exponent, tx_power_dbm: tx_power, noise_figure_db: noise_figure })
 }
 
 /// The tables of an array of tables `key` (None when absent), or the error naming it.
@@ -523,356 +513,7 @@ fn py_round(x: f64) -> u64 {
     r as u64
 }
 
-fn stations_selector(t: &Table, n_sta: usize) -> Res<Vec<usize>> {
-    let allowed = format!("\"all\", a station index in 0..={}, or a list of distinct indices", n_sta as i128 - 1);
-    let v = match t.raw("stations") {
-        None => return Ok((0..n_sta).collect()),
-        Some(Raw::Str(s)) if s == "all" => return Ok((0..n_sta).collect()),
-        Some(v) => v,
-    };
-    let items: Vec<&Raw> = match v {
-        Raw::Int(_) | Raw::BigInt { .. } => vec![v],
-        Raw::List(l) if !l.is_empty() => l.iter().collect(),
-        _ => return Err(t.fail("stations", allowed)),
-    };
-    let mut out = Vec::with_capacity(items.len());
-    for x in items {
-        match x {
-            Raw::Int(i) if *i >= 0 && *i < n_sta as i128 => out.push(*i as usize),
-            _ => return Err(t.fail("stations", allowed)),
-        }
-    }
-    let mut seen = out.clone();
-    seen.sort_unstable();
-    seen.dedup();
-    if seen.len() != out.len() {
-        return Err(t.fail("stations", allowed));
-    }
-    Ok(out)
-}
-
-/// The normalized flow tables and the first count beyond u64 (path, value) if any.
-type Flows = (Vec<FlowTable>, Option<(String, String)>);
-
-fn flows_section(top: &Table, cell: &Cell, stations: &Stations) -> Res<Flows> {
-    let list = tables(top, "flows", "an array of tables [[flows]]")?.unwrap_or(&[]);
-    let mut flows = Vec::new();
-    let mut overflow: Option<(String, String)> = None;
-    for (fi, f) in list.iter().enumerate() {
-        let t = Table::new(Some(f), &format!("flows[{fi}]"), "flows", "a table [[flows]]")?;
-        let (sel, v, big) = flow(&t, cell, stations.len())?;
-        if overflow.is_none() && !sel.is_empty() {
-            overflow = big.map(|(k, text)| (format!("flows[{fi}].{k}"), text));
-        }
-        flows.push(FlowTable { v, sel });
-    }
-    Ok((flows, overflow))
-}
-
-const TCP_KEYS: [&str; 11] = [
-    "cc", "bytes", "pacing", "hystart", "extra_acked", "app", "request_bytes", "response_bytes", "think_time", "requests",
-    "ecn",
-];
-const QUIC_KEYS: [&str; 11] = [
-    "profile", "ack_policy", "zero_rtt", "initial_cwnd", "page", "connections", "idle", "idle_timeout", "reconnect",
-    "history", "history_guard",
-];
-
-/// One `[[flows]]` table: the stations it goes to, the normalized flow (without its station)
-/// and its first count beyond u64 (key, value as written).
-#[allow(clippy::type_complexity)]
-fn flow(t: &Table, cell: &Cell, n_sta: usize) -> Res<(Vec<usize>, Value, Option<(&'static str, String)>)> {
-    let direction = t.pick("direction", Direction::Down, "")?;
-    let cross = direction == Direction::Cross;
-    let sel = if cross {
-        // Cross traffic on the wired path: consumed at the AP, no station involved.
-        if t.has("stations") {
-            return Err(t.fail("stations", "not used with direction = \"cross\""));
-        }
-        vec![0]
-    } else {
-        stations_selector(t, n_sta)?
-    };
-    let p = t.choice("pattern", "cbr", Pattern::spec_names(), "")?;
-    let p = Pattern::from_name(&p).expect("a listed pattern");
-    if cross && !matches!(p, Pattern::Cbr | Pattern::Poisson) {
-        return Err(t.fail("pattern", "\"cbr\" or \"poisson\" for direction = \"cross\""));
-    }
-    if t.has("interval") && p != Pattern::Ping {
-        return Err(t.fail("interval", "only for pattern = \"ping\""));
-    }
-    if p == Pattern::Quic && direction != Direction::Down {
-        return Err(t.fail("direction", "\"down\" for pattern = \"quic\" (a download from the server)"));
-    }
-    if p == Pattern::Aggctl && direction != Direction::Down {
-        return Err(t.fail("direction", "\"down\" for pattern = \"aggctl\" (a paced download from the server)"));
-    }
-    let mut rate = if !matches!(p, Pattern::Cbr | Pattern::Poisson) {
-        if t.has("rate") {
-            let extra = if p == Pattern::Ping { " (a ping sets its interval)" } else { "" };
-            return Err(t.fail("rate", format!("only for pattern = \"cbr\" or \"poisson\"{extra}")));
-        }
-        0 // not used by saturated/TCP flows; the normalized spec keeps every key
-    } else {
-        t.rate("rate", None)?
-    };
-    if p != Pattern::Tcp {
-        for k in TCP_KEYS {
-            let both = matches!(k, "bytes" | "pacing" | "ecn" | "cc");
-            if t.has(k) && !(p == Pattern::Quic && both) {
-                let extra = if both { " or \"quic\"" } else { "" };
-                return Err(t.fail(k, format!("only for pattern = \"tcp\"{extra}")));
-            }
-        }
-    }
-    if p != Pattern::Quic {
-        if let Some(k) = QUIC_KEYS.iter().find(|k| t.has(k)) {
-            return Err(t.fail(k, "only for pattern = \"quic\""));
-        }
-    }
-    let tcp = p == Pattern::Tcp;
-    let mut v = json!({"direction": direction, "pattern": p});
-    let (app, big) = transport_keys(t, p, &mut v)?;
-    let size_default = match p {
-        Pattern::Ping => 84,
-        Pattern::Quic => 1378,
-        _ => 1500,
-    };
-    let size_min = match p {
-        Pattern::Tcp => 120,
-        Pattern::Quic => 1228,
-        _ => 20,
-    };
-    let size = t.int("packet_size", size_default, Some(size_min), Some(ranges::MAX_PACKET_SIZE as i128))?;
-    if p == Pattern::Ping {
-        // Echo requests every `interval` (a CBR schedule at size / interval).
-        let interval = t.duration("interval", Some(100_000_000), true)?;
-        rate = (py_round_u128(size as u128 * 8 * 1_000_000_000, interval as u128)).max(1);
-    }
-    split_keys(t, &mut v, tcp && direction == Direction::Down, app)?;
-    // WMM access category of the flow's packets (both directions); default
-    // mac.access_category. Only in the normalized spec when given.
-    if cross && t.has("ac") {
-        return Err(t.fail("ac", "not used with direction = \"cross\" (cross traffic never enters the cell)"));
-    }
-    let flow_ac = t.choice_opt("ac", Some(None), &access_categories(), "")?;
-    let start = t.duration("start", Some(0), false)?;
-    let stop = t.duration("stop", Some(cell.duration), false)?;
-    if stop > cell.duration {
-        return Err(t.fail("stop", "must be <= sim.duration"));
-    }
-    if start >= stop {
-        return Err(t.fail("start", format!("must be < stop ({})", ms(stop))));
-    }
-    v["rate_bps"] = json!(rate);
-    v["packet_size"] = json!(size as u64);
-    v["start_ns"] = json!(start);
-    v["stop_ns"] = json!(stop);
-    if !tcp {
-        for k in ["split", "split_wired_cc", "app_rate_bps", "app_class", "utility"] {
-            v.as_object_mut().expect("an object").remove(k);
-        }
-    }
-    if let Some(ac) = flow_ac {
-        v["ac"] = json!(ac);
-    }
-    Ok((sel, v, big))
-}
-
-/// The TCP and QUIC keys of a flow of pattern `p` into `v`: (app, the first count beyond u64).
-fn transport_keys(t: &Table, p: Pattern, v: &mut Value) -> Res<(App, Option<(&'static str, String)>)> {
-    let quic = p == Pattern::Quic;
-    let tcp = p == Pattern::Tcp;
-    v["profile"] = json!(if quic { t.pick("profile", Profile::Quic, "")? } else { Profile::Quic });
-    v["ack_policy"] = json!(if quic { t.choice_opt("ack_policy", Some(None), &ACK_POLICIES, "")? } else { None });
-    v["zero_rtt"] = json!(quic && t.bool("zero_rtt", false)?);
-    v["initial_cwnd"] = json!(if quic { t.int("initial_cwnd", 10, Some(1), Some(10_000))? as u64 } else { 10 });
-    let page_names: Vec<&str> = pages::TABLE_II.iter().map(|p| p.0).collect();
-    let page = if quic { t.choice_opt("page", Some(None), &page_names, "")? } else { None };
-    if page.is_some() && t.has("bytes") {
-        return Err(t.fail("bytes", "not with page (the page sets the object sizes)"));
-    }
-    let objects: Vec<u64> = page.as_deref().and_then(pages::objects).unwrap_or_default().into_iter().map(|o| o.1).collect();
-    let ccs: &[Cc] = if quic { &crate::spec::QUIC_CONGESTION_CONTROLS } else { Cc::ALL };
-    let cc_names: Vec<&str> = ccs.iter().map(|c| c.as_str()).collect();
-    let cc = if tcp || quic { t.choice("cc", "cubic", &cc_names, "")? } else { "cubic".into() };
-    let cc = Cc::from_name(&cc).expect("a listed controller");
-    let ecn = if tcp || quic { t.choice("ecn", "off", &names::ecn_names(), "")? } else { "off".into() };
-    let ecn = lasthop_algo::ecn::EcnMode::from_name(&ecn).expect("a listed mode");
-    if let Some(why) = crate::spec::ecn_mismatch_in(cc, ecn, ccs) {
-        return Err(t.fail("ecn", why));
-    }
-    let mut big: Option<(&'static str, String)> = None;
-    let mut count = |t: &Table, key: &'static str, default: Option<i128>, lo: i128| -> Res<u64> {
-        let n = t.int_opt(key, default.map(Some), Some(lo), None, None)?.unwrap_or_default();
-        if n > U64_MAX && big.as_ref().is_none_or(|b| key < b.0) {
-            let text = match t.value(key) {
-                Some(Raw::BigInt { text, .. }) => text.clone(),
-                _ => n.to_string(),
-            };
-            big = Some((key, text));
-        }
-        Ok(n.min(U64_MAX) as u64)
-    };
-    let nbytes = if tcp || quic { count(t, "bytes", Some(0), 0)? } else { 0 };
-    // Connection lifecycles and the history-based initial window (world/hosts/quic.rs).
-    let connections = if quic { t.int("connections", 1, Some(1), Some(10_000))? } else { 1 };
-    if connections > 1 && nbytes == 0 && objects.is_empty() {
-        return Err(t.fail(
-            "connections",
-            "1 for an endless download (bytes = 0); later connections need a finite transfer (bytes or page)",
-        ));
-    }
-    v["idle_ns"] = json!(if quic { t.duration("idle", Some(0), false)? } else { 0 });
-    let idle_timeout = 30_000_000_000;
-    v["idle_timeout_ns"] = json!(if quic { t.duration("idle_timeout", Some(idle_timeout), true)? } else { idle_timeout });
-    v["reconnect"] = json!(if quic { t.pick("reconnect", Reconnect::OneRtt, "")? } else { Reconnect::OneRtt });
-    let history = if quic { t.pick("history", History::Off, "")? } else { History::Off };
-    let guard = if quic { t.pick("history_guard", HistoryGuard::Off, "")? } else { HistoryGuard::Off };
-    if guard != HistoryGuard::Off && history == History::Off {
-        return Err(t.fail("history_guard", "\"none\" unless history is \"mean\" or \"ewma\""));
-    }
-    v["pacing"] = json!(if tcp || quic { t.bool_opt("pacing", None)? } else { None });
-    let hystarts = &crate::spec::HYSTARTS;
-    v["hystart"] = json!(if tcp { t.choice_or_bool("hystart", hystarts, hystarts[0], "off")? } else { hystarts[0].into() });
-    v["extra_acked"] = json!(!tcp || t.bool("extra_acked", true)?);
-    let app = if tcp { t.pick("app", App::Bulk, "")? } else { App::Bulk };
-    let rr = app == App::RequestResponse;
-    if !rr {
-        if let Some(k) = ["request_bytes", "response_bytes", "think_time", "requests"].iter().find(|k| t.has(k)) {
-            return Err(t.fail(k, "only with app = \"request_response\""));
-        }
-    } else if t.has("bytes") {
-        return Err(t.fail(
-            "bytes",
-            "only with app = \"bulk\" (request/response sizes are request_bytes and response_bytes)",
-        ));
-    }
-    v["request_bytes"] = json!(if rr { count(t, "request_bytes", Some(300), 1)? } else { 0 });
-    v["response_bytes"] = json!(if rr { count(t, "response_bytes", None, 1)? } else { 0 });
-    v["think_time_ns"] = json!(if rr { t.duration("think_time", Some(0), false)? } else { 0 });
-    v["requests"] = json!(if rr { count(t, "requests", Some(0), 0)? } else { 0 });
-    if tcp && cc != Cc::Cubic && t.has("hystart") {
-        return Err(t.fail("hystart", "only with cc = \"cubic\""));
-    }
-    if tcp && cc != Cc::Bbr && t.has("extra_acked") {
-        return Err(t.fail("extra_acked", "only with cc = \"bbr\""));
-    }
-    v["cc"] = json!(cc);
-    v["ecn"] = json!(names::ecn_name(ecn));
-    v["bytes"] = json!(nbytes);
-    v["app"] = json!(app);
-    v["objects"] = json!(objects);
-    v["connections"] = json!(connections as u64);
-    v["history"] = json!(history);
-    v["history_guard"] = json!(guard);
-    Ok((app, big))
-}
-
-/// `a / b` rounded half to even, on the double quotient (how the normalized spec has always
-/// computed a ping's rate; `a` < 2^53 here, so only the division rounds).
-fn py_round_u128(a: u128, b: u128) -> u64 {
-    py_round(a as f64 / b as f64)
-}
-
-/// The split proxy and Virtual Wires keys of a flow (world/hosts/vwire.rs).
-fn split_keys(t: &Table, v: &mut Value, tcp_down: bool, app: App) -> Res<()> {
-    let split = t.bool("split", false)?;
-    if split && t.has("ecn") {
-        return Err(t.fail("ecn", "not with split = true (the split proxy's connections carry no ECN)"));
-    }
-    if split && !tcp_down {
-        return Err(t.fail("split", "only for pattern = \"tcp\" with direction = \"down\""));
-    }
-    if split && app != App::Bulk {
-        return Err(t.fail("split", "only with app = \"bulk\""));
-    }
-    if let Some(k) = ["split_wired_cc", "app_class", "utility"].iter().find(|k| t.has(k) && !split) {
-        return Err(t.fail(k, "only with split = true"));
-    }
-    let wired_cc = if split { t.pick("split_wired_cc", Cc::Bbr, "")? } else { Cc::Bbr };
-    let app_class = if split { t.choice_opt("app_class", Some(None), &APP_CLASSES, "")? } else { None };
-    let utility = if split { t.custom("utility", parse_utility, UTILITY_TEXT)? } else { None };
-    let pattern_tcp = v["pattern"] == "tcp";
-    if t.has("app_rate") && !(pattern_tcp && app == App::Bulk) {
-        return Err(t.fail("app_rate", "only for pattern = \"tcp\" with app = \"bulk\""));
-    }
-    if t.has("app_rate") && t.has("bytes") {
-        return Err(t.fail("app_rate", "not with bytes (a paced application writes until the flow stops)"));
-    }
-    let app_rate = if t.has("app_rate") { t.rate("app_rate", Some(0))? } else { 0 };
-    v["split"] = json!(split);
-    v["split_wired_cc"] = json!(wired_cc);
-    v["app_rate_bps"] = json!(app_rate);
-    v["app_class"] = json!(app_class);
-    v["utility"] = utility.unwrap_or(Value::Null);
-    Ok(())
-}
-
-/// A vwire utility from its text form: {"step": [[bps, u], ...]} or {"log": w}.
-fn parse_utility(v: &Raw) -> Result<Value, String> {
-    let bad = || UTILITY_TEXT.to_owned();
-    let Raw::Str(s) = v else { return Err(bad()) };
-    let Some((kind, rest)) = s.split_once(':') else { return Err(bad()) };
-    match kind {
-        "log" => {
-            let w = py_float(rest).ok_or_else(bad)?;
-            if w.is_finite() && w > 0.0 {
-                return Ok(json!({"log": w}));
-            }
-        }
-        "step" => {
-            let mut steps: Vec<(f64, f64)> = Vec::new();
-            for part in rest.split(',') {
-                let (r, u) = part.split_once(':').unwrap_or((part, ""));
-                let bps = parse_rate(&Raw::Str(py_strip(r).to_owned())).map_err(|_| bad())?;
-                let util = py_float(u).ok_or_else(bad)?;
-                if bps == 0 || !(util.is_finite() && util >= 0.0) {
-                    return Err(bad());
-                }
-                if let Some(&(pb, pu)) = steps.last() {
-                    if (bps as f64) <= pb || util < pu {
-                        return Err(bad());
-                    }
-                }
-                steps.push((bps as f64, util));
-            }
-            return Ok(json!({"step": steps.iter().map(|(b, u)| json!([b, u])).collect::<Vec<_>>()}));
-        }
-        _ => {}
-    }
-    Err(bad())
-}
-
-/// Python's str.strip() (Unicode whitespace).
-fn py_strip(s: &str) -> &str {
-    s.trim_matches(super::raw::py_space)
-}
-
-/// Python's `float(text)`: optional whitespace, sign, digits with `_` between them, a point,
-/// an exponent, or inf/infinity/nan in any case.
-fn py_float(text: &str) -> Option<f64> {
-    let s = py_strip(text);
-    let body = s.strip_prefix(['+', '-']).unwrap_or(s);
-    let lower = body.to_ascii_lowercase();
-    if matches!(lower.as_str(), "inf" | "infinity" | "nan") {
-        // Rust reads these words as Python does: any case, an optional sign.
-        return s.parse::<f64>().ok();
-    }
-    // Underscores only between digits.
-    let b = body.as_bytes();
-    for (i, &c) in b.iter().enumerate() {
-        if c == b'_' && !(i > 0 && b[i - 1].is_ascii_digit() && b.get(i + 1).is_some_and(u8::is_ascii_digit)) {
-            return None;
-        }
-    }
-    if !body.bytes().all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'e' | b'E' | b'+' | b'-' | b'_')) {
-        return None;
-    }
-    s.replace('_', "").parse::<f64>().ok()
-}
-
-fn vwire_section(top: &Table) -> Res<Option<Value>> {
+fn vwire_section(top: &Table) -> Res<Option<VwireSpec>> {
     if !top.has("vwire") {
         return Ok(None);
     }
@@ -888,19 +529,26 @@ fn vwire_section(top: &Table) -> Res<Option<Value>> {
     if efficiency <= 0.0 {
         return Err(vw.fail("efficiency", "0 < efficiency <= 1"));
     }
-    Ok(Some(json!({"enabled": enabled, "period_ns": period, "efficiency": efficiency, "relay_buffer_bytes": relay as u64,
-                   "sndbuf_bytes": sndbuf as u64, "tsq_bytes": tsq as u64, "sample_ns": sample,
-                   "work_conserving": work_conserving})))
+    Ok(Some(VwireSpec {
+        enabled,
+        period_ns: period,
+        efficiency,
+        relay_buffer_bytes: relay as u64,
+        sndbuf_bytes: sndbuf as u64,
+        tsq_bytes: tsq as u64,
+        sample_ns: sample,
+        work_conserving,
+    }))
 }
 
 /// [aggctl]: the allocator shared by the `pattern = "aggctl"` flows and their receivers'
 /// estimators (docs/spec.md). Defaults: the paper's N_e 32, Δ 500 ms, K0 1 (Mb/s per packet).
-fn aggctl_section(top: &Table, flows: &[FlowTable], n_max: i128) -> Res<(Value, Option<(String, String)>)> {
+fn aggctl_section(top: &Table, flows: &[FlowTable], n_max: i128) -> Res<(AggctlSpec, Option<(String, String)>)> {
     let a = Table::new(top.has("aggctl").then(|| top.raw("aggctl")).flatten(), "aggctl", "aggctl", "a table [aggctl]")?;
     // Which table's aggctl flow goes to each station (none: usize::MAX).
     let n_sta = flows.iter().flat_map(|f| f.sel.iter()).max().map_or(0, |m| m + 1);
     let mut seen = vec![usize::MAX; n_sta];
-    let aggctl = |f: &&FlowTable| f.v["pattern"] == "aggctl" && !f.sel.is_empty();
+    let aggctl = |f: &&FlowTable| f.f.pattern == Pattern::Aggctl && !f.sel.is_empty();
     let first = flows.iter().find(aggctl);
     for (ti, f) in flows.iter().enumerate().filter(|(_, f)| aggctl(f)) {
         for &sta in &f.sel {
@@ -912,8 +560,8 @@ fn aggctl_section(top: &Table, flows: &[FlowTable], n_max: i128) -> Res<(Value, 
                 ));
             }
             seen[sta] = ti;
-            let size = &f.v["packet_size"];
-            let want = &first.expect("this one at least").v["packet_size"];
+            let size = f.f.packet_size;
+            let want = first.expect("this one at least").f.packet_size;
             if size != want {
                 return Err(SpecError::new(
                     format!("flows[{ti}].packet_size"),
@@ -970,7 +618,7 @@ fn aggctl_section(top: &Table, flows: &[FlowTable], n_max: i128) -> Res<(Value, 
     }
     let report_rate = a.bool("report_rate", true)?;
     let report_loss = a.float("report_loss", 0.0, 0.0, 1.0, false)?;
-    let mut blackout = Value::Null;
+    let mut blackout = None;
     if a.has("report_blackout") {
         let allowed = "[from, until]: two durations with from < until, e.g. [\"25s\", \"30s\"]";
         let Some(Raw::List(l)) = a.raw("report_blackout") else { return Err(a.fail("report_blackout", allowed)) };
@@ -983,17 +631,30 @@ fn aggctl_section(top: &Table, flows: &[FlowTable], n_max: i128) -> Res<(Value, 
         if from >= until {
             return Err(a.fail("report_blackout", allowed));
         }
-        blackout = json!([from, until]);
+        blackout = Some((from, until));
     }
     let over = [("aggctl.decay_after", decay_after), ("aggctl.hold_time", hold)]
         .into_iter()
         .find(|v| v.1 > u64::MAX as u128)
         .map(|(k, v)| (k.to_owned(), v.to_string()));
     let (hold, decay_after) = (hold.min(u64::MAX as u128) as u64, decay_after.min(u64::MAX as u128) as u64);
-    let v = json!({"target_aggregation": target as u64, "interval_ns": interval, "k0": k0, "initial_rate_bps": initial,
-              "min_rate_bps": min_rate, "max_rate_bps": max_rate, "allocation": allocation, "hold_time_ns": hold,
-              "decay_after_ns": decay_after, "decay_factor": decay_factor, "gap_threshold_ns": gap,
-              "clock_resolution_ns": resolution, "clock_jitter_ns": jitter, "report_rate": report_rate,
-              "report_loss": report_loss, "report_blackout_ns": blackout});
+    let v = AggctlSpec {
+        target_aggregation: target as u32,
+        interval_ns: interval,
+        k0,
+        initial_rate_bps: initial,
+        min_rate_bps: min_rate,
+        max_rate_bps: max_rate,
+        allocation,
+        hold_time_ns: hold,
+        decay_after_ns: decay_after,
+        decay_factor,
+        gap_threshold_ns: gap,
+        clock_resolution_ns: resolution,
+        clock_jitter_ns: jitter,
+        report_rate,
+        report_loss,
+        report_blackout_ns: blackout,
+    };
     Ok((v, over))
 }

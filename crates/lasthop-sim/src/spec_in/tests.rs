@@ -32,6 +32,10 @@ fn checked_in_specs_normalize_and_pass_the_802_11_rules() {
         assert!(spec.json_problems().is_empty(), "{f:?}: {:?}", spec.json_problems());
         assert_eq!(n.station_group.len(), spec.stations.len());
         assert_eq!(n.flow_table.len(), spec.flows.len());
+        // The typed spec writes the same canonical JSON back, table by table or one by one.
+        assert_eq!(normalize::spec_json(&spec, &n.station_group, &n.flow_table), n.json, "{f:?}");
+        let one_by_one: Vec<usize> = (0..spec.stations.len().max(spec.flows.len())).collect();
+        assert_eq!(normalize::spec_json(&spec, &one_by_one, &one_by_one), n.json, "{f:?}");
     }
 }
 
@@ -225,5 +229,72 @@ fn a_key_out_of_range_is_the_readers_problem_and_the_json_paths() {
         };
         assert!(spec.key_problems().iter().any(|p| p.0 == key), "{pointer}: {:?}", spec.key_problems());
         assert!(spec.problems().iter().all(|p| p.0 != key || key == "stations[0].hop_channel"), "{pointer}: {:?}", spec.problems());
+    }
+}
+
+/// The typed spec the reader builds and the one its JSON reads back into write the same JSON:
+/// every key written only when given (`[vwire]`, `[emu]`, `mac.ofdma`, a station's `device`
+/// and `gro`, a flow's `ac`), a non-TCP flow without the split keys, utilities of both forms.
+#[test]
+fn the_typed_spec_writes_what_it_reads() {
+    let rich = r#"
+[sim]
+duration = "2s"
+[phy]
+standard = "he"
+[mac.ofdma]
+ul = true
+[emu]
+ap_host = false
+[vwire]
+enabled = false
+[[stations]]
+count = 3
+mcs = 7
+device = "phone"
+gro = true
+[[stations]]
+mcs = 5
+[[flows]]
+pattern = "tcp"
+stations = [0, 1]
+split = true
+utility = "step:10Mbps:1,32Mbps:10"
+ac = "VI"
+[[flows]]
+pattern = "tcp"
+stations = 2
+split = true
+utility = "log:0.5"
+app_class = "bulk"
+[[flows]]
+pattern = "tcp"
+stations = 3
+app = "request_response"
+response_bytes = 1000
+[[flows]]
+pattern = "quic"
+stations = [0, 3]
+page = "amazon"
+[[flows]]
+pattern = "ping"
+direction = "up"
+"#;
+    let n = read(rich).expect("reads");
+    for part in ["\"device\":\"phone\"", "\"gro\":true", "\"ofdma\":{", "\"emu\":{", "\"vwire\":{", "\"ac\":\"VI\"", "\"step\":[[10000000.0,1.0]"] {
+        assert!(n.json.contains(part), "{part}");
+    }
+    let v: Value = serde_json::from_str(&n.json).expect("JSON");
+    let ping = v["flows"].as_array().expect("flows").last().expect("the ping");
+    assert!(ping.get("split").is_none() && ping.get("ac").is_none() && v["stations"][3].get("device").is_none());
+    let docs = std::iter::once(rich.to_owned()).chain(range_cases().into_iter().map(|c| c.0.replace('@', c.2)));
+    for doc in docs {
+        let n = read(&doc).unwrap_or_else(|e| panic!("{doc}: {e:?}"));
+        let back = crate::Spec::from_json(&n.json).expect("reads");
+        for spec in [&n.spec, &back] {
+            assert_eq!(normalize::spec_json(spec, &n.station_group, &n.flow_table), n.json, "{doc}");
+        }
+        let one_by_one: Vec<usize> = (0..1 << 12).collect();
+        assert_eq!(normalize::spec_json(&back, &one_by_one, &one_by_one), n.json, "{doc}");
     }
 }

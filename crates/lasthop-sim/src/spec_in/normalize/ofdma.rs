@@ -4,7 +4,7 @@
 use super::*;
 
 /// `[mac.ofdma]` (IEEE 802.11ax-2021 §26.5): HE only.
-pub(super) fn ofdma_table(mac: &Table, cell: &Cell) -> Res<Value> {
+pub(super) fn ofdma_table(mac: &Table, cell: &Cell) -> Res<OfdmaSpec> {
     if cell.standard != "he" {
         return Err(mac.fail("ofdma", ranges::OFDMA_HE_ONLY));
     }
@@ -36,7 +36,15 @@ pub(super) fn ofdma_table(mac: &Table, cell: &Cell) -> Res<Value> {
     if !dl && !ul {
         return Err(t.fail("dl", "true, or ul = true (a [mac.ofdma] with neither does nothing)"));
     }
-    Ok(json!({"dl": dl, "ul": ul, "scheduler": scheduler, "max_users": max_users as u64, "ack": ack,
-              "mu_edca_aifsn": aifsn as u64, "mu_edca_cw_min": cw_min as u64, "mu_edca_cw_max": cw_max as u64,
-              "mu_edca_timer_ns": timer}))
+    Ok(OfdmaSpec {
+        dl,
+        ul,
+        scheduler,
+        max_users: max_users as u32,
+        ack,
+        mu_edca_aifsn: aifsn as u32,
+        mu_edca_cw_min: cw_min as u32,
+        mu_edca_cw_max: cw_max as u32,
+        mu_edca_timer_ns: timer,
+    })
 }

@@ -23,12 +23,12 @@ pub(super) fn stations_section(top: &Table, cell: &Cell) -> Res<Stations> {
         stations.of.extend(std::iter::repeat_n(gi, count as usize));
     }
     for g in &stations.groups {
-        if let Some(par) = g["parent"].as_u64() {
-            let q = &stations.get(par as usize)["qdisc"];
-            if q != "fifo" {
+        if let Some(par) = g.parent {
+            let q = stations.get(par as usize).qdisc;
+            if q != Qdisc::Fifo {
                 return Err(SpecError::new(
                     format!("stations[{}].qdisc", stations.of[par as usize]),
-                    show_value(&Raw::Str(q.as_str().unwrap_or_default().to_owned())),
+                    show_value(&Raw::Str(q.as_str().to_owned())),
                     "\"fifo\" for a relay (its interface queue is configured by [ap])",
                 ));
             }
@@ -38,7 +38,7 @@ pub(super) fn stations_section(top: &Table, cell: &Cell) -> Res<Stations> {
 }
 
 /// One `[[stations]]` table: (count, the normalized station each of them is).
-fn station(t: &Table, cell: &Cell, earlier: &Stations) -> Res<(i128, Value)> {
+fn station(t: &Table, cell: &Cell, earlier: &Stations) -> Res<(i128, StationSpec)> {
     let (standard, std, width) = (cell.standard.as_str(), cell.std, cell.width);
     let count = t.int("count", 1, Some(1), Some(MAX_STATIONS))?;
     let rc = t.pick("rate_control", RateControl::Fixed, "")?;
@@ -106,15 +106,15 @@ fn station(t: &Table, cell: &Cell, earlier: &Stations) -> Res<(i128, Value)> {
         ));
     }
     if let Some(p) = parent {
-        let theirs = earlier.get(p as usize)["hop_channel"].as_u64().unwrap_or(0) as i128;
+        let theirs = earlier.get(p as usize).hop_channel as i128;
         if cell.driver == Driver::Ath9k && hop_channel != theirs {
             return Err(t.fail(
                 "hop_channel",
                 format!("{theirs} (its parent's) with ap.driver = \"ath9k\": a relay has one driver stage, so one radio"),
             ));
         }
-        if let Some(sib) = earlier.groups.iter().find(|s| s["parent"].as_u64() == Some(p as u64)) {
-            let theirs = sib["hop_channel"].as_u64().unwrap_or(0) as i128;
+        if let Some(sib) = earlier.groups.iter().find(|s| s.parent == Some(p as u32)) {
+            let theirs = sib.hop_channel as i128;
             if theirs != hop_channel {
                 return Err(t.fail(
                     "hop_channel",
@@ -124,19 +124,25 @@ fn station(t: &Table, cell: &Cell, earlier: &Stations) -> Res<(i128, Value)> {
         }
     }
     let nss_change = nss_change(t, nss, fixed, mcs, width, standard, cell.duration)?;
-    let wp: Vec<Value> = waypoints.iter().map(|(ns, m)| json!([ns, m])).collect();
-    let mut v = json!({"mcs": mcs as u64, "nss": nss as u64, "error_model": model, "per": per, "snr_db": snr,
-                       "queue_limit": queue as u64, "qdisc": sta_qdisc, "rate_control": rc, "waypoints": wp,
-                       "repeat": repeat, "parent": parent.map(|p| p as u64), "hop_channel": hop_channel as u64,
-                       "nss_change": nss_change.map(|(a, n)| json!([a, n]))});
-    if device != "unknown" {
-        // Only when given: the vwire classifier's device type (default "unknown").
-        v["device"] = json!(device);
-    }
-    if gro {
-        // Only when set: the station's TCP receivers see its receptions through GRO.
-        v["gro"] = json!(true);
-    }
+    // `device` is written only when given (default "unknown"), `gro` only when set
+    // (`StationSpec`'s serialization).
+    let v = StationSpec {
+        mcs: mcs as u8,
+        nss: nss as u8,
+        error_model: model,
+        per,
+        snr_db: snr,
+        queue_limit: queue as u32,
+        qdisc: sta_qdisc,
+        rate_control: rc,
+        waypoints,
+        repeat,
+        parent: parent.map(|p| p as u32),
+        hop_channel: hop_channel as u32,
+        nss_change: nss_change.map(|(a, n)| (a, n as u8)),
+        device,
+        gro,
+    };
     Ok((count, v))
 }
 

@@ -193,7 +193,7 @@ fn wifi_sender(f: &FlowSpec, tsq: u64, seed: u64) -> (TcpSender, &'static str) {
 
 /// The host for a spec, if any flow is split or paced.
 pub(in crate::world) fn new_host(spec: &Spec, seed: u64, q: &mut EventQueue<Ev>) -> Option<Box<Host>> {
-    let v = &spec.vwire;
+    let v = &spec.vwire_or_default();
     let mut by_flow = vec![None; spec.flows.len()];
     let mut conns = Vec::new();
     let mut apps = Vec::new();
