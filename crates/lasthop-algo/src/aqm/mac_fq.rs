@@ -168,6 +168,7 @@ const HEAP_ON: usize = 256;
 const HEAP_OFF: usize = 128;
 
 impl Totals {
+    #[inline]
     fn grew<P>(&mut self, id: u32, f: &mut Flow<P>) {
         self.seq += 1;
         f.rank = self.seq;
@@ -190,6 +191,7 @@ impl Totals {
     /// A packet left flow `id` (now holding `backlog` bytes); `empty` when it was the flow's
     /// last (zero-length packets leave a flow with packets and no bytes, so the set follows
     /// packets, not bytes).
+    #[inline]
     fn shrank(&mut self, id: u32, backlog: u64, rank: &mut i64, empty: bool) {
         self.seq += 1;
         *rank = -self.seq;
@@ -360,11 +362,13 @@ impl<P: QueuedPacket> MacFq<P> {
     /// `fq_tin_enqueue`: queue `pkt` for `tin`, then drop from the fattest flows while over a
     /// limit. Every dropped packet (which may be `pkt` itself, or another station's) goes to
     /// `on_drop`.
+    #[inline]
     pub fn enqueue<F: FnMut(P)>(&mut self, now: Instant, tin: u32, pkt: P, mut on_drop: F) {
         self.enqueue_tins(now, tin, pkt, |_, p| on_drop(p));
     }
 
     /// As [`MacFq::enqueue`], each dropped packet given with the tin it was queued in.
+    #[inline]
     pub fn enqueue_tins<F: FnMut(u32, P)>(&mut self, now: Instant, tin: u32, pkt: P, mut on_drop: F) {
         let len = pkt.len_bytes() as u64;
         self.stats.arrived += 1;
@@ -477,6 +481,7 @@ impl<P: QueuedPacket> MacFq<P> {
 
     /// `fq_tin_dequeue` with per-flow CoDel: the next packet of `tin`. Packets CoDel drops go
     /// to `on_drop` first.
+    #[inline]
     pub fn dequeue<F: FnMut(P)>(&mut self, now: Instant, tin: u32, mut on_drop: F) -> Option<P> {
         let quantum = self.params.quantum as i64;
         let MacFq { codel, flows, tins, totals, stats, .. } = self;
