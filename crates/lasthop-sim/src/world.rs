@@ -732,29 +732,6 @@ impl World {
 
     // ---------------------------------------------------------------- packets and traffic
 
-    #[inline]
-    fn alloc(&mut self, flow: u32, len: u32, now: Instant) -> PktRef {
-        let p = self.alloc_control(flow, len, now);
-        if now >= self.warmup {
-            let c = &mut self.counters[flow as usize];
-            c.offered_packets += 1;
-            c.offered_bytes += len as u64;
-        }
-        p
-    }
-
-    /// A packet that does not count as offered load (TCP ACKs).
-    #[inline]
-    fn alloc_control(&mut self, flow: u32, len: u32, now: Instant) -> PktRef {
-        let id = self.pkts.put(Pkt::fresh(flow, now, TcpMeta::None));
-        PktRef { id, len, flow, ecn: Ecn::NotEct }
-    }
-
-    #[inline]
-    fn release(&mut self, p: PktRef) {
-        self.pkts.release(p);
-    }
-
     /// Packets created and not yet delivered or dropped (queued, in flight, held for reordering).
     pub fn packets_in_system(&self) -> u64 {
         self.pkts.in_system()

@@ -4,7 +4,7 @@
 //! an MPDU the recipient already holds is a ghost copy of that chain, which never counts in a
 //! flow's statistics.
 
-use super::{Echo, Pkt, PktRef, TcpMeta, NO_NEXT};
+use super::{Echo, Pkt, PktRef, TcpMeta, World, NO_NEXT};
 use lasthop_algo::ecn::Ecn;
 use lasthop_core::Instant;
 use std::ops::{Deref, DerefMut};
@@ -113,5 +113,31 @@ impl Pkt {
             mpdu: 0,
             ecn: Ecn::NotEct,
         }
+    }
+}
+
+/// A packet's birth and end in the arena: its slot, and the flow's offered counters.
+impl World {
+    #[inline]
+    pub(in crate::world) fn alloc(&mut self, flow: u32, len: u32, now: Instant) -> PktRef {
+        let p = self.alloc_control(flow, len, now);
+        if now >= self.warmup {
+            let c = &mut self.counters[flow as usize];
+            c.offered_packets += 1;
+            c.offered_bytes += len as u64;
+        }
+        p
+    }
+
+    /// A packet that does not count as offered load (TCP ACKs).
+    #[inline]
+    pub(in crate::world) fn alloc_control(&mut self, flow: u32, len: u32, now: Instant) -> PktRef {
+        let id = self.pkts.put(Pkt::fresh(flow, now, TcpMeta::None));
+        PktRef { id, len, flow, ecn: Ecn::NotEct }
+    }
+
+    #[inline]
+    pub(in crate::world) fn release(&mut self, p: PktRef) {
+        self.pkts.release(p);
     }
 }
