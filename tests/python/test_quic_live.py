@@ -281,6 +281,16 @@ def test_history_and_rtt_guard_across_the_emulator(tmp_path):
     assert r["runs"][1]["download_ms"] < r["runs"][0]["download_ms"], r["runs"]
 
 
+def test_bench_simulates_the_pages_on_the_cell_the_emulator_loads_them_on():
+    """`bench --live quic` compares page-load times live and simulated: the simulator's spec is
+    the emulated cell with the page's QUIC flow, not the reproduce suite's RP5 chain."""
+    from lasthop.live import bench_quic as Q
+    s = Q.page_spec("amazon", "bquic")
+    assert {k: v for k, v in s.items() if k != "flows"} == Q.cell()
+    q = s["flows"][0]
+    assert (q["pattern"], q["page"], q["profile"], q["stations"]) == ("quic", "amazon", "bquic", 0) and "bytes" not in q
+
+
 @needs
 def test_service_unit_parses(tmp_path):
     """The example unit's command line parses: it gets as far as the directory it serves

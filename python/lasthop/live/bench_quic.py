@@ -249,18 +249,26 @@ def loopback(size_mb: int = 200, runs: int = 3) -> dict:
 PAGES = ["google", "wikipedia", "amazon"]
 
 
+def page_spec(page: str, profile: str) -> dict:
+    """A page load in the simulator, on the cell the emulator loads pages on (`cell()`: the lab,
+    not the suite's RP5 chain): the lab's QUIC flow loading `page` with `profile`."""
+    s = lab()
+    q = s["flows"][0]
+    q.pop("bytes", None)
+    q["page"] = page
+    q["profile"] = profile
+    return s
+
+
 def simulate_pages(runs: int) -> dict:
     from ..native import native as _native
-    from ..reproduce.bquic import _pages
     from ..spec import normalize
     out: dict[str, Any] = {}
     for page in PAGES:
         for prof in ("quic", "bquic"):
             v = []
             for seed in range(1, runs + 1):
-                s = _pages()
-                s["flows"][0]["page"] = page
-                s["flows"][0]["profile"] = prof
+                s = page_spec(page, prof)
                 d = json.loads(_native().run(normalize(s).to_json(), seed, None))
                 q = d["flows"][0]["quic"]
                 if q.get("completion_ns"):
