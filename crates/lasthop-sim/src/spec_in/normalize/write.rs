@@ -49,17 +49,18 @@ pub fn spec_json(spec: &Spec, station_group: &[usize], flow_table: &[usize]) -> 
 }
 
 fn stations_text(spec: &Spec, group: &[usize]) -> String {
-    let mut texts: Vec<(usize, String)> = Vec::new();
+    // The text of the group being written: a group's stations are alike.
+    let mut text: Option<(usize, String)> = None;
     let mut out = String::from("[");
     for (i, st) in spec.stations.iter().enumerate() {
         let g = group.get(i).copied().unwrap_or(usize::MAX - i);
-        if texts.last().is_none_or(|t| t.0 != g) {
-            texts.push((g, to_canonical(st).expect("a station serializes")));
+        if text.as_ref().is_none_or(|t| t.0 != g) {
+            text = Some((g, to_canonical(st).expect("a station serializes")));
         }
         if i > 0 {
             out.push(',');
         }
-        out.push_str(&texts.last().expect("this station's text").1);
+        out.push_str(&text.as_ref().expect("this station's text").1);
     }
     out.push(']');
     out
