@@ -41,14 +41,17 @@ and A-MPDUs of up to 256 MPDUs within the PPDU's 5.484 ms, 1500-byte IP packets,
 
 Queues: ns-3's AP (and stations) run Debian's default traffic control, an mq root with one
 FqCoDelQueueDisc (10240 packets, CoDel 5 ms / 100 ms) per access category, above a 500-packet
-WifiMacQueue per AC with flow control; lasthop runs `ap.qdisc = "fq_codel"` (mac80211's) with
-`queue_limit = 10240` and the pull driver (`ap.driver = "pull"`: the scheduler sees every
-station's queue, as ns-3's sees its WifiMacQueue; lasthop's firmware-queue driver holds the
-frames of the few stations it last pushed, which leaves a DL MU PPDU one or two users) and,
-uplink, station queues of 10240 packets with fq_codel. The UDP sources are CBR at ns-3's
-clients' rate (1500-octet packets every 5·n µs each). Delays under saturation follow these
-queues (and CoDel's control law) more than the MAC; ns-3's extra 500-packet MAC queue under its
-FqCoDel is the difference left.
+WifiMacQueue per AC with flow control (its MaxSize default; the device queue stops while it is
+full, so the FqCoDel hands a frame down as soon as there is room). lasthop's AP runs
+`ap.qdisc = "fq_codel"` (mac80211's) with `queue_limit = 10240` above a driver stage of 500
+frames per AC (`ap.driver = "ath9k"`, `ap.ath9k_qdepth = 500`: frames leave the flow queue
+while the stage has room and every station's frames in it are open to the scheduler, as ns-3's
+sees its WifiMacQueue; lasthop's firmware-queue driver holds the frames of the few stations it
+last pushed, which leaves a DL MU PPDU one or two users) and, uplink, station queues of 10240
+packets with fq_codel and no stage below them. The UDP sources are CBR at ns-3's clients' rate
+(1500-octet packets every 5·n µs each). Delays under saturation follow these queues (and
+CoDel's control law) more than the MAC: without the stage (`driver = "pull"`) lasthop's
+downlink delays are 20-26 % below ns-3's.
 
 lasthop reads the OFDMA table `mac.ofdma` (dl, ul, scheduler, max_users, ack, MU EDCA); while
 lasthop refuses that key, the script says so once, leaves the lasthop columns of those rows empty
@@ -78,6 +81,8 @@ BIN = Path("/tmp/lasthop-ns3-ofdma")
 DURATION_S, WARMUP_S = 6, 3
 MCS, NSS, WIDTH = 7, 1, 80
 CELLS = (4, 9, 18)
+# ns-3's WifiMacQueue MaxSize default (packets per AC), below its FqCoDel.
+NS3_MAC_QUEUE = 500
 # ns-3's uplink OFDMA set-up (see the docstring): no BSRP, access requested every 10 us, queue
 # sizes in every QoS data frame, EDCA off for 100 x 8.192 ms after a station is served.
 UL_ARGS = {"bsrp": 0, "accessReq": 10, "queueSize": 1, "muEdcaTimer": 100}
@@ -223,7 +228,8 @@ beacon_interval = "102.4ms"
 [ap]
 qdisc = "fq_codel"
 queue_limit = 10240
-driver = "pull"
+driver = "ath9k"
+ath9k_qdepth = {NS3_MAC_QUEUE}
 
 [wired]
 rate = "10Gbps"

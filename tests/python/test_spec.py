@@ -412,6 +412,14 @@ def test_pie_estimator():
     assert s.normalized["ap"]["pie_estimator"] == "timestamp"
 
 
+def test_ath9k_qdepth():
+    s = norm('[sim]\nduration="1s"\n[ap]\ndriver="ath9k"\nath9k_qdepth=500\n[[stations]]\nmcs=3\n', native=True)
+    assert s.normalized["ap"]["ath9k_qdepth"] == 500
+    # The default (ath9k's ATH_MAX_QDEPTH) is not written, so older specs keep their canonical form.
+    s = norm('[sim]\nduration="1s"\n[ap]\ndriver="ath9k"\nath9k_qdepth=123\n[[stations]]\nmcs=3\n')
+    assert "ath9k_qdepth" not in s.normalized["ap"]
+
+
 def test_dequeue_cost():
     s = norm('[sim]\nduration="1s"\n[ap]\ndriver="ath9k"\ndequeue_cost="2us"\n[[stations]]\nmcs=3\n', native=True)
     assert s.normalized["ap"]["dequeue_cost_ns"] == 2000
@@ -430,6 +438,8 @@ def test_dequeue_cost():
     ('[ap]\nbuffer_sizer="wqm"\nwqm_variant="aimd2"\n[[stations]]\nmcs=3\n', "ap.wqm_variant", "aiad"),
     ('[ap]\npie_estimator="dequeue_rate"\n[[stations]]\nmcs=3\n', "ap.pie_estimator", 'only with qdisc = "pie"'),
     ('[ap]\nqdisc="pie"\npie_estimator="rate"\n[[stations]]\nmcs=3\n', "ap.pie_estimator", '"dequeue_rate"'),
+    ('[ap]\nath9k_qdepth=500\n[[stations]]\nmcs=3\n', "ap.ath9k_qdepth", 'only with driver = "ath9k"'),
+    ('[ap]\ndriver="ath9k"\nath9k_qdepth=0\n[[stations]]\nmcs=3\n', "ap.ath9k_qdepth", "1..=1048576"),
     ('[ap]\ndequeue_cost="101us"\n[[stations]]\nmcs=3\n', "ap.dequeue_cost", "at most 100us"),
     ('[ap]\ndequeue_cost="-1us"\n[[stations]]\nmcs=3\n', "ap.dequeue_cost", "duration"),
     ('[mac]\naggregation=false\naggregation_min_rate="6.5Mbps"\n[[stations]]\nmcs=3\n',

@@ -23,7 +23,7 @@ use choices::{edca_key_problems, edca_problems};
 pub use names::{App, BufferSizer, Cc, Direction, Driver, ErrorModel, History, HistoryGuard, MuAck, MuScheduler, PathLoss, Pattern, Profile, Qdisc, RateControl, Reconnect, RxDelivery, Scheduler, WqmVariant};
 use lasthop_algo::ecn::EcnMode;
 pub use aggctl::AggctlSpec;
-pub use ap::{drivers_text, pull_drivers_text, ApSpec, MAX_DEQUEUE_COST_NS, PIE_ESTIMATORS};
+pub use ap::{drivers_text, pull_drivers_text, ApSpec, ATH9K_QDEPTH, MAX_DEQUEUE_COST_NS, PIE_ESTIMATORS};
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]

@@ -28,6 +28,11 @@ pub struct ApSpec {
     pub driver: Driver,
     #[serde(default = "default_hw_queue_limit")]
     pub hw_queue_limit: u32,
+    /// With driver = "ath9k": the frames per access category the driver takes from the queues
+    /// before mac80211 stops them (ath9k's `ATH_MAX_QDEPTH`, [`ATH9K_QDEPTH`] with its stock
+    /// `ATH_TXBUF` of 512). Written only when it differs from that.
+    #[serde(default = "default_ath9k_qdepth", skip_serializing_if = "is_default_ath9k_qdepth")]
+    pub ath9k_qdepth: u32,
     #[serde(default = "yes")]
     pub aql: bool,
     /// mac80211's AQL defaults: a station may queue more while its pending airtime is below
@@ -136,6 +141,16 @@ fn default_wqm_variant() -> WqmVariant {
 fn default_driver() -> Driver {
     Driver::Pull
 }
+/// `ap.ath9k_qdepth`'s default: ath9k's `ATH_MAX_QDEPTH` (`lasthop_wifi::mac::txq`).
+pub const ATH9K_QDEPTH: u32 = lasthop_wifi::mac::txq::ATH_MAX_QDEPTH as u32;
+
+fn default_ath9k_qdepth() -> u32 {
+    ATH9K_QDEPTH
+}
+fn is_default_ath9k_qdepth(q: &u32) -> bool {
+    *q == ATH9K_QDEPTH
+}
+
 fn default_hw_queue_limit() -> u32 {
     1024
 }

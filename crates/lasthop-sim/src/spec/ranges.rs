@@ -136,6 +136,11 @@ impl Spec {
         if a.hw_queue_limit == 0 {
             bad("ap.hw_queue_limit", "0".into(), "at least 1 packet".into());
         }
+        if a.ath9k_qdepth == 0 {
+            bad("ap.ath9k_qdepth", "0".into(), "at least 1 frame".into());
+        } else if a.ath9k_qdepth != ATH9K_QDEPTH && a.driver != Driver::Ath9k {
+            bad("ap.ath9k_qdepth", a.ath9k_qdepth.to_string(), "only with driver = \"ath9k\"".into());
+        }
         if a.wqm_limit_ns == 0 {
             bad("ap.wqm_limit", "0ns".into(), "a duration > 0".into());
         }

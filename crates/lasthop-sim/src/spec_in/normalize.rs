@@ -396,6 +396,10 @@ fn ap_section(top: &Table, cell: &mut Cell) -> Res<ApSpec> {
         }
     }
     let hw_queue_limit = ap.int("hw_queue_limit", 1024, Some(1), Some(MAX_QUEUE))?;
+    if driver != Driver::Ath9k && ap.has("ath9k_qdepth") {
+        return Err(ap.fail("ath9k_qdepth", "only with driver = \"ath9k\" (the frames its driver holds below the queues)"));
+    }
+    let ath9k_qdepth = ap.int("ath9k_qdepth", crate::spec::ATH9K_QDEPTH as i128, Some(1), Some(MAX_QUEUE))?;
     let aql = ap.bool("aql", true)?;
     if !aql {
         if let Some(k) = fw_keys[2..].iter().find(|k| ap.has(k)) {
@@ -446,6 +450,7 @@ fn ap_section(top: &Table, cell: &mut Cell) -> Res<ApSpec> {
         qdisc,
         driver,
         hw_queue_limit: hw_queue_limit as u32,
+        ath9k_qdepth: ath9k_qdepth as u32,
         aql,
         aql_limit_low_ns: aql_low,
         aql_limit_high_ns: aql_high,

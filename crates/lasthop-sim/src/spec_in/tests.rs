@@ -171,6 +171,7 @@ fn range_cases() -> Vec<RangeCase> {
         (AP, "cw_min = 8", "cw_min = 7", "/ap/cw_min", json!(8), "ap.cw_min = 8: 2^k - 1 for k in 0..=15 (0, 1, 3, 7, ..., 32767)"),
         (AP, "queue_limit = 0", "queue_limit = 10", "/ap/queue_limit", json!(0), "ap.queue_limit = 0: an integer in 1..=1048576"),
         (AP, "driver = \"firmware\"\nhw_queue_limit = 0", "driver = \"firmware\"\nhw_queue_limit = 10", "/ap/hw_queue_limit", json!(0), "ap.hw_queue_limit = 0: an integer in 1..=1048576"),
+        (AP, "driver = \"ath9k\"\nath9k_qdepth = 0", "driver = \"ath9k\"\nath9k_qdepth = 500", "/ap/ath9k_qdepth", json!(0), "ap.ath9k_qdepth = 0: an integer in 1..=1048576"),
         (AP, "buffer_sizer = \"wqm\"\nwqm_limit = \"0s\"", "buffer_sizer = \"wqm\"\nwqm_limit = \"1ms\"", "/ap/wqm_limit_ns", json!(0), "ap.wqm_limit = \"0s\": must be > 0, e.g. \"10s\""),
         (AP, "buffer_sizer = \"wqm\"\nwqm_interval = \"0s\"", "buffer_sizer = \"wqm\"\nwqm_interval = \"1s\"", "/ap/wqm_interval_ns", json!(0), "ap.wqm_interval = \"0s\": must be > 0, e.g. \"10s\""),
         (AP, "qdisc = \"pie\"\npie_estimator = \"median\"", "qdisc = \"pie\"\npie_estimator = \"timestamp\"", "/ap/pie_estimator", json!("median"), "ap.pie_estimator = \"median\": one of \"timestamp\"|\"dequeue_rate\""),

@@ -359,7 +359,7 @@ fn new_relays(spec: &Spec, seed: u64, stations: &mut [Station], ed: &Edcafs<'_>,
         let seed_r = Rng::stream(seed, StreamKind::Other, (1 << 32) + 1 + r as u64).next_u64();
         rl.txqs = TxqSet::with_fq(1 + rl.children.len(), spec.ap.queue_limit as usize, spec.aqm_config(), seed_r, schedule, fq_cfg);
         if ath9k_stage {
-            rl.txqs.add_ath9k_stage();
+            rl.txqs.add_ath9k_stage(spec.ap.ath9k_qdepth as usize);
         }
         rl.txqs.set_dequeue_cost(Duration(spec.ap.dequeue_cost_ns));
     }
@@ -535,10 +535,9 @@ fn ap_txqs(spec: &Spec, seed: u64, n_sta: usize, n_ac: usize, schedule: TxqSched
             };
             t.set_dequeue_cost(Duration(spec.ap.dequeue_cost_ns));
             if ath9k_stage {
-                t.with_ath9k_stage()
-            } else {
-                t
+                t.add_ath9k_stage(spec.ap.ath9k_qdepth as usize);
             }
+            t
         })
         .collect()
 }

@@ -119,10 +119,10 @@ struct Stage<P> {
     next: usize,
 }
 
-impl<P> Stage<P> {
-    /// ath9k's `ATH_MAX_QDEPTH`.
-    const ATH_MAX_QDEPTH: usize = 512 / 4 - 5;
-}
+/// ath9k's `ATH_MAX_QDEPTH` = `ATH_TXBUF` / 4 − `ATH_TXBUF_RESERVE` = 512 / 4 − 5
+/// (drivers/net/wireless/ath/ath9k/ath9k.h): the frames of one access category the driver holds
+/// before `ath_tx_start` has mac80211 stop the queue; the stage's default limit.
+pub const ATH_MAX_QDEPTH: usize = 512 / 4 - 5;
 
 impl<P: QueuedPacket + PartialEq> TxqSet<P> {
     /// Per-station queues of discipline `aqm` behind a total packet limit, randomness seeded
@@ -200,17 +200,20 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
         self.run = QdiscRun::new(cost);
     }
 
-    /// Model the pre-4.10 ath9k driver below these queues: up to `ATH_MAX_QDEPTH` (123) frames
+    /// Model the pre-4.10 ath9k driver below these queues: up to [`ATH_MAX_QDEPTH`] (123) frames
     /// taken from them as soon as there is room, from which aggregates are built (see `Stage`).
     pub fn with_ath9k_stage(mut self) -> Self {
-        self.add_ath9k_stage();
+        self.add_ath9k_stage(ATH_MAX_QDEPTH);
         self
     }
 
-    /// As [`TxqSet::with_ath9k_stage`], in place (before anything is queued).
-    pub fn add_ath9k_stage(&mut self) {
+    /// As [`TxqSet::with_ath9k_stage`], in place (before anything is queued), holding up to
+    /// `limit` frames (ath9k's depth is a build constant; another `ATH_TXBUF`, or another
+    /// stack's MAC queue below its qdisc, gives another).
+    pub fn add_ath9k_stage(&mut self, limit: usize) {
+        assert!(limit > 0, "a driver stage holds at least one frame");
         let n = self.deficit.len();
-        self.stage = Some(Stage { limit: Stage::<P>::ATH_MAX_QDEPTH, total: 0, q: (0..n).map(|_| VecDeque::new()).collect(), next: 0 });
+        self.stage = Some(Stage { limit, total: 0, q: (0..n).map(|_| VecDeque::new()).collect(), next: 0 });
     }
 
     /// Frames in the driver stage (0 without one).

@@ -247,6 +247,20 @@ fn ath9k_stage_holds_max_qdepth_frames_below_the_queues() {
     assert_eq!(d, [P(999)]);
 }
 
+/// A stage of another depth (`ap.ath9k_qdepth`) holds that many frames, taken as the default's
+/// are: 500 below a qdisc of 1000 leaves the qdisc 300 of 800 arrivals.
+#[test]
+fn ath9k_stage_of_another_depth_holds_that_many() {
+    let now = Instant::ZERO;
+    let mut t: TxqSet<P> = TxqSet::new(3, 1000, AqmConfig::default(), 1, TxqSchedule::RoundRobin);
+    t.add_ath9k_stage(500);
+    for i in 0..800 {
+        put(&mut t, now, i % 3, P(i));
+    }
+    assert_eq!((t.stage_len(), t.total_len()), (500, 300));
+    t.invariants().unwrap();
+}
+
 /// PIE's departure-rate state after the ath9k stage's refill burst: 300 frames arrive at 0
 /// (the stage takes 123, one dequeue per arrival), then an aggregate takes 40 frames from
 /// the stage at 1 ms and the stage refills 40 from the qdisc.
@@ -316,7 +330,7 @@ fn zero_dequeue_cost_changes_nothing() {
         let make = |zero: bool| {
             let mut t: TxqSet<Q> = TxqSet::new(3, 200, aqm, case, TxqSchedule::RoundRobin);
             if stage {
-                t.add_ath9k_stage();
+                t.add_ath9k_stage(ATH_MAX_QDEPTH);
             }
             if zero {
                 t.set_dequeue_cost(Duration::ZERO);
