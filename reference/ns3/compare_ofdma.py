@@ -47,11 +47,18 @@ full, so the FqCoDel hands a frame down as soon as there is room). lasthop's AP 
 frames per AC (`ap.driver = "ath9k"`, `ap.ath9k_qdepth = 500`: frames leave the flow queue
 while the stage has room and every station's frames in it are open to the scheduler, as ns-3's
 sees its WifiMacQueue; lasthop's firmware-queue driver holds the frames of the few stations it
-last pushed, which leaves a DL MU PPDU one or two users) and, uplink, station queues of 10240
-packets with fq_codel and no stage below them. The UDP sources are CBR at ns-3's clients' rate
-(1500-octet packets every 5·n µs each). Delays under saturation follow these queues (and
-CoDel's control law) more than the MAC: without the stage (`driver = "pull"`) lasthop's
-downlink delays are 20-26 % below ns-3's.
+last pushed, which leaves a DL MU PPDU one or two users). Uplink, each station's one flow meets
+ns-3's FqCoDel as a tail-drop queue: the flow's CoDel child gets the FqCoDel's own MaxSize
+(FqCoDelQueueDisc::InitializeParams) and refuses a packet that would exceed it
+(CoDelQueueDisc::DoEnqueue), so the parent's head drop from the fattest flow (FqCoDelDrop,
+called only above MaxSize) never runs with a single flow, and the WifiMacQueue below drops the
+newest (its default DropPolicy) -- where Linux's fq_codel has no per-flow limit and drops from
+the head of the fattest flow (fq_codel_enqueue, fq_codel_drop). lasthop's stations therefore
+run one FIFO of the two queues' 10240 + 500 packets (`stations.qdisc = "fifo"`,
+`queue_limit = 10740`); with fq_codel (head drops) their delays were 67-88 % below ns-3's.
+The UDP sources are CBR at ns-3's clients' rate (1500-octet packets every 5·n µs each). Delays
+under saturation follow these queues (and CoDel's control law) more than the MAC: without the
+stage (`driver = "pull"`) lasthop's downlink delays are 20-26 % below ns-3's.
 
 lasthop reads the OFDMA table `mac.ofdma` (dl, ul, scheduler, max_users, ack, MU EDCA); while
 lasthop refuses that key, the script says so once, leaves the lasthop columns of those rows empty
@@ -200,7 +207,8 @@ ack = "{o["ack"]}"
         # lasthop's does not take (1..=15): the longest AIFSN and CW come closest.
         ofdma += ('mu_edca_aifsn = 15\nmu_edca_cw_min = 32767\nmu_edca_cw_max = 32767\n'
                   f'mu_edca_timer = "{UL_ARGS["muEdcaTimer"] * 8.192:g}ms"\n')
-    station_queue = '\nqueue_limit = 10240\nqdisc = "fq_codel"' if up else ""
+    # ns-3's station: one flow in its FqCoDel (10240, tail drop) above its WifiMacQueue (500).
+    station_queue = f'\nqueue_limit = {10240 + NS3_MAC_QUEUE}\nqdisc = "fifo"' if up else ""
     # ns-3's UdpClients send a 1500-octet IP packet every 5·n us each (2.4 Gb/s offered in all).
     udp_rate = f"{1500 * 8 / (5 * n):g}Mbps"
     flow = 'pattern = "tcp"\ncc = "cubic"' if tcp else f'pattern = "cbr"\nrate = "{udp_rate}"\npacket_size = 1500'
