@@ -17,8 +17,10 @@ ns-3's AP runs its traffic-control qdisc (FqCoDelQueueDisc or FifoQueueDisc, `li
 over a 500-packet WifiMacQueue per AC; lasthop's runs `ap.qdisc` with `ap.queue_limit`, through
 the pull driver, and again (the "firmware" rows, same ns-3 run) through the firmware-queue driver
 with 500 frames below mac80211 (`ap.driver = "firmware"`, `hw_queue_limit = 500`), without and
-with the airtime queue limit. Station 0's load is Poisson in the "poisson" rows (lasthop only;
-ns-3's is CBR there too).
+with the airtime queue limit, and (the "macq" rows) with ns-3's MAC queue itself below the
+qdisc: a 500-frame driver stage the qdisc hands frames down to while it has room, from which the
+scheduler builds every station's aggregates (`ap.driver = "ath9k"`, `ath9k_qdepth = 500`).
+Station 0's load is Poisson in the "poisson" rows (lasthop only; ns-3's is CBR there too).
 """
 from __future__ import annotations
 
@@ -42,6 +44,9 @@ FIRMWARE_AQL = {**FIRMWARE, "aql": True}
 # WMI_SERVICE_REPORT_AIRTIME); the other rows schedule round-robin, as ns-3 has no airtime DRR.
 FIRMWARE_AIRTIME = {**FIRMWARE, "scheduler": "airtime"}
 
+# ns-3's WifiMacQueue (500 packets per AC, MaxSize's default) as a driver stage below the qdisc.
+MAC_QUEUE = {"driver": "ath9k", "ath9k_qdepth": 500}
+
 # (group, label, n, rate0 Mb/s, rate Mb/s, qdisc, lasthop's AP driver keys, station 0 Poisson)
 SCENARIOS = (
     [("delay-1sta", f"1 sta {r} Mb/s", 1, r, r, "fq_codel", {}, False) for r in (100, 200, 300, 400, 500, 600)]
@@ -53,6 +58,9 @@ SCENARIOS = (
        for fw, a in ((FIRMWARE, ""), (FIRMWARE_AQL, " + AQL")) for poisson, p in ((False, ""), (True, ", poisson"))]
     + [("firmware", f"20 sta x 100 Mb/s, FQ-CoDel, firmware 500{a}", 20, 100, 100, "fq_codel", fw, False)
        for fw, a in ((FIRMWARE, ""), (FIRMWARE_AQL, " + AQL"), (FIRMWARE_AIRTIME, ", airtime DRR"))]
+    + [("macq", f"10 sta, 700 + 9 x 10 Mb/s, {q}, MAC queue 500", 10, 700, 10, q, MAC_QUEUE, False)
+       for q in ("fq_codel", "fifo")]
+    + [("macq", f"20 sta x 100 Mb/s, {q}, MAC queue 500", 20, 100, 100, q, MAC_QUEUE, False) for q in ("fq_codel", "fifo")]
 )
 
 
