@@ -14,8 +14,12 @@ ns-3 is used only as an external program (reference/ns3/tcp.cc links against it)
 contains no ns-3 code. Both sides: VHT 80 MHz MCS 9 with 2 streams, A-MPDUs of up to 64 MPDUs,
 no channel errors, no RTS/CTS, a server wired to the AP at 10 Gb/s with 1 us of delay, TCP with
 MSS 1448 (1500-byte IP packets), SACK, an ACK every second segment, initial window 10. The AP
-runs FQ-CoDel with a 10240-packet limit above 500 frames of MAC/firmware queue (ns-3: its
-WifiMacQueue; lasthop: `ap.driver = "firmware"`, `hw_queue_limit = 500`, no AQL).
+runs FQ-CoDel with a 10240-packet limit above 500 frames of MAC queue (ns-3: its WifiMacQueue,
+from which the MAC builds each aggregate at channel access; lasthop: a 500-frame driver stage
+the qdisc hands frames down to while it has room, `ap.driver = "ath9k"`, `ath9k_qdepth = 500`).
+With `--firmware` lasthop's AP is instead the cell `lasthop bench` times (`AP_FIRMWARE` of
+python/lasthop/bench/tcp_cells.py): 500 frames of firmware queue filled as ath10k pushes them
+(`ap.driver = "firmware"`, `hw_queue_limit = 500`, no AQL), which ns-3 does not have.
 
 ns-3's downloads start at `APP_START_S` (after association, ARP pre-filled; the stations join
 20 ms apart and wait up to 20 ms for an ADDBA Response, see tcp.cc) and are measured from 0.5 s
@@ -142,10 +146,17 @@ def run_ns3(n: int, end: float, seed: int, extra: list[str] = ()) -> dict:
     }
 
 
+# ns-3's 500-packet WifiMacQueue (MaxSize's default) below its FqCoDel, as a driver stage.
+AP_MAC_QUEUE = 'qdisc = "fq_codel"\nqueue_limit = 10240\ndriver = "ath9k"\nath9k_qdepth = 500'
+# The AP of lasthop's side: AP_MAC_QUEUE, or the bench cell's firmware queue (`--firmware`).
+LASTHOP_AP = {"ap": AP_MAC_QUEUE}
+
+
 def lasthop_toml(n: int, end: float, warmup: float) -> str:
-    # The cell `lasthop bench` times against ns-3 (python/lasthop/bench/tcp_cells.py).
+    # The cell `lasthop bench` times against ns-3 (python/lasthop/bench/tcp_cells.py), with
+    # LASTHOP_AP's AP.
     from lasthop.bench.tcp_cells import cell_toml
-    return cell_toml(n, "cubic", end, warmup, name="ns3-tcp")
+    return cell_toml(n, "cubic", end, warmup, name="ns3-tcp", ap=LASTHOP_AP["ap"])
 
 
 def _lasthop(n: int, end: float, warmup: float, seed: int) -> dict:
@@ -241,7 +252,12 @@ def main() -> int:
     ap.add_argument("--out", default=str(HERE / "tcp.csv"))
     ap.add_argument("--lasthop-only", action="store_true",
                     help="keep the ns-3 columns of --out and run only lasthop again (after a model change)")
+    ap.add_argument("--firmware", action="store_true",
+                    help="lasthop's AP with the bench cell's firmware queue instead of ns-3's MAC queue")
     args = ap.parse_args()
+    if args.firmware:
+        from lasthop.bench.tcp_cells import AP_FIRMWARE
+        LASTHOP_AP["ap"] = AP_FIRMWARE
     if args.lasthop_only:
         return refresh_lasthop(Path(args.out))
     if shutil.which("pkg-config") is None or subprocess.run(["pkg-config", "--exists", "ns3-wifi"]).returncode:

@@ -30,7 +30,7 @@ from typing import Any
 from ..children import die_with_parent
 from .scale import _NATIVE, _run_wait4, child_env
 
-__all__ = ["CELLS", "cell_toml", "run_tcp_cells"]
+__all__ = ["AP_FIRMWARE", "CELLS", "cell_toml", "run_tcp_cells"]
 
 CELLS = ((1, "cubic"), (10, "cubic"), (20, "cubic"), (1, "bbr"), (10, "bbr"), (20, "bbr"))
 DURATION_S = 11.0
@@ -44,8 +44,14 @@ NS3_LIBS = ("ns3-wifi ns3-applications ns3-internet ns3-mobility ns3-network ns3
             "ns3-traffic-control ns3-point-to-point").split()
 
 
-def cell_toml(n: int, cc: str, end_s: float, warmup_s: float = 0.0, name: str = "tcp-cell") -> str:
-    """The TOML of the TCP cell with `n` stations and congestion control `cc`."""
+# The cell's AP: FQ-CoDel above 500 frames of firmware queue (ath10k's push), no AQL.
+AP_FIRMWARE = 'qdisc = "fq_codel"\nqueue_limit = 10240\ndriver = "firmware"\nhw_queue_limit = 500\naql = false'
+
+
+def cell_toml(n: int, cc: str, end_s: float, warmup_s: float = 0.0, name: str = "tcp-cell",
+              ap: str = AP_FIRMWARE) -> str:
+    """The TOML of the TCP cell with `n` stations and congestion control `cc`; `ap` is the
+    body of its [ap] table."""
     return f"""name = "{name}"
 
 [sim]
@@ -61,11 +67,7 @@ aggregation = true
 max_ampdu_mpdus = 64
 
 [ap]
-qdisc = "fq_codel"
-queue_limit = 10240
-driver = "firmware"
-hw_queue_limit = 500
-aql = false
+{ap}
 
 [wired]
 rate = "10Gbps"
