@@ -203,9 +203,9 @@ max_users = {n}
 ack = "{o["ack"]}"
 """
     if o["ofdma"] == "ul":
-        # ns-3's MU EDCA Parameter Set here has AIFSN 0 (no EDCA until the timer expires), which
-        # lasthop's does not take (1..=15): the longest AIFSN and CW come closest.
-        ofdma += ('mu_edca_aifsn = 15\nmu_edca_cw_min = 32767\nmu_edca_cw_max = 32767\n'
+        # ns-3's MU EDCA Parameter Set here: AIFSN 0 (no EDCA until the timer expires) and
+        # HeConfiguration's CWmin 15, CWmax 1023.
+        ofdma += ('mu_edca_aifsn = 0\nmu_edca_cw_min = 15\nmu_edca_cw_max = 1023\n'
                   f'mu_edca_timer = "{UL_ARGS["muEdcaTimer"] * 8.192:g}ms"\n')
     # ns-3's station: one flow in its FqCoDel (10240, tail drop) above its WifiMacQueue (500).
     station_queue = f'\nqueue_limit = {10240 + NS3_MAC_QUEUE}\nqdisc = "fifo"' if up else ""

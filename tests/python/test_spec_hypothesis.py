@@ -124,7 +124,7 @@ def _pair(a: K, b: K) -> K:
 OFDMA_KEYS: dict[str, K] = {
     "dl": BOOL, "ul": BOOL, "scheduler": choice("txq", "rr"),
     "max_users": ints([1, 2, 4, 9], [0, 75]), "ack": choice("mu-bar", "bar-ba"),
-    "mu_edca_aifsn": ints([1, 8, 15], [0, 16]), "mu_edca_cw_min": ints([0, 15, 511], [2, 32768]),
+    "mu_edca_aifsn": ints([0, 1, 8, 15], [-1, 16]), "mu_edca_cw_min": ints([0, 15, 511], [2, 32768]),
     "mu_edca_cw_max": ints([511, 1023, 32767], [1000, 65535]),
     "mu_edca_timer": duration("0s", "8.192ms", "2.08896s", bad=("1ms", "2.1s")),
 }

@@ -210,7 +210,8 @@ pub struct OfdmaSpec {
     pub max_users: u32,
     pub ack: MuAck,
     /// The MU EDCA parameters of `mac.access_category` a triggered station uses until its MU
-    /// EDCA timer expires (0: not used).
+    /// EDCA timer expires (timer 0: not used); AIFSN 0 disables its EDCA access meanwhile
+    /// (§9.4.2.245), so it sends only in HE TB PPDUs.
     pub mu_edca_aifsn: u32,
     pub mu_edca_cw_min: u32,
     pub mu_edca_cw_max: u32,

@@ -180,6 +180,33 @@ fn a_basic_trigger_collects_four_uplinks_on_242_tone_rus() {
     assert!(off["ofdma"]["ul"]["triggers"].as_u64().unwrap() < t);
 }
 
+/// MU EDCA with AIFSN 0 (§9.4.2.245): a triggered station's EDCA is disabled until its timer
+/// expires, so after the first triggers the uplink goes in HE TB PPDUs only: no collisions,
+/// where the hostapd set (AIFSN 8, CW 511) still leaves the stations some EDCA accesses.
+#[test]
+fn mu_edca_aifsn_0_leaves_the_uplink_to_the_triggers() {
+    let contended = |aifsn: u32| {
+        let mut s = he80_ul(4, "rr", false, "up", MU_EDCA_TIMER);
+        s["mac"]["ofdma"]["mu_edca_aifsn"] = json!(aifsn);
+        let d = run(&s, 1);
+        // Uplink PSDUs less the RUs triggered (saturated: every one carries data): the
+        // stations' own (EDCA) transmissions.
+        let up: u64 = d["stations"].as_array().unwrap().iter()
+            .map(|st| st["ampdu_hist_up"].as_array().unwrap().iter().map(|c| c.as_u64().unwrap()).sum::<u64>()).sum();
+        let rus: u64 = d["ofdma"]["ul"]["ru_hist"].as_object().unwrap().values().map(|c| c.as_u64().unwrap()).sum();
+        let su_up = up - rus;
+        eprintln!("mu_edca_aifsn {aifsn}: collisions {}, SU uplink PPDUs {su_up}, goodput {:.1} Mb/s, triggers {}",
+                  d["stats"]["collisions"], goodput(&d) / 1e6, d["ofdma"]["ul"]["triggers"]);
+        (d["stats"]["collisions"].as_u64().unwrap(), su_up, goodput(&d))
+    };
+    let (c0, su0, g0) = contended(0);
+    let (c8, su8, g8) = contended(8);
+    assert!(c0 <= 4 && c0 < c8, "collisions {c0} with EDCA disabled, {c8} with AIFSN 8");
+    // Only before a station's first trigger (a few each).
+    assert!(su0 <= 12 && su0 * 2 < su8, "SU uplink PPDUs {su0} vs {su8}");
+    assert!(g0 >= g8 * 0.99, "goodput {g0} vs {g8}");
+}
+
 #[test]
 fn downlink_and_uplink_take_turns() {
     let mut s = he80_ul(4, "txq", true, "up", MU_EDCA_TIMER);

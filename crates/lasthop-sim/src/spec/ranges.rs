@@ -121,8 +121,8 @@ impl Spec {
                     bad(k, v.to_string(), MU_CW_TEXT.into());
                 }
             }
-            if !(1..=15).contains(&o.mu_edca_aifsn) {
-                bad("mac.ofdma.mu_edca_aifsn", o.mu_edca_aifsn.to_string(), "1..=15".into());
+            if o.mu_edca_aifsn > 15 {
+                bad("mac.ofdma.mu_edca_aifsn", o.mu_edca_aifsn.to_string(), "0..=15".into());
             }
             if !mu_edca_timer_ok(o.mu_edca_timer_ns) {
                 bad("mac.ofdma.mu_edca_timer", format!("{}ns", o.mu_edca_timer_ns), MU_EDCA_TIMER_TEXT.into());

@@ -164,6 +164,15 @@ impl Edcaf {
         t.sifs + t.slot * self.params.aifsn as u64
     }
 
+    /// Whether EDCA access is disabled: an MU EDCA parameter set with AIFSN 0 (IEEE
+    /// 802.11ax-2021 §9.4.2.245: "the EDCA is disabled for the duration specified by the MU
+    /// EDCA Timer"; §26.2.7). Such an EDCAF never contends and its counter does not count
+    /// down; the station sends only when triggered, until its parameters are set back.
+    #[inline]
+    pub fn disabled(&self) -> bool {
+        self.params.aifsn == 0
+    }
+
     pub fn cw(&self) -> u32 {
         self.cw
     }
@@ -210,6 +219,9 @@ impl Edcaf {
     /// that ended before it and freeze the rest.
     #[inline]
     pub fn freeze(&mut self, t: &SlotTiming, busy_start: Instant) {
+        if self.disabled() {
+            return;
+        }
         let start = self.ref_time + self.aifs(t);
         if busy_start > start && self.backoff > 0 {
             let slots = (busy_start - start).as_nanos() / t.slot.as_nanos().max(1);

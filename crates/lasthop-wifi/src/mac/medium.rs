@@ -236,7 +236,7 @@ impl Medium {
     #[inline]
     pub fn access_time_of(&self, id: ContenderId) -> Option<Instant> {
         let c = &self.contenders[id.0 as usize];
-        (c.ready && !self.busy).then(|| c.edcaf.access_time(&self.timing, c.ready_since))
+        (c.ready && !self.busy && !c.edcaf.disabled()).then(|| c.edcaf.access_time(&self.timing, c.ready_since))
     }
 
     /// The earliest access instant over all ready contenders, if the medium is idle.
@@ -247,7 +247,7 @@ impl Medium {
         self.eager
             .iter()
             .map(|&id| &self.contenders[id.0 as usize])
-            .filter(|c| c.ready)
+            .filter(|c| c.ready && !c.edcaf.disabled())
             .map(|c| c.edcaf.access_time(&self.timing, c.ready_since))
             .min()
     }
@@ -260,7 +260,7 @@ impl Medium {
         let mut out = AccessOutcome::default();
         for &id in &self.eager {
             let c = &self.contenders[id.0 as usize];
-            if c.ready && c.edcaf.access_time(&self.timing, c.ready_since) < horizon {
+            if c.ready && !c.edcaf.disabled() && c.edcaf.access_time(&self.timing, c.ready_since) < horizon {
                 out.transmitters.push(id);
             }
         }
@@ -306,11 +306,13 @@ impl Medium {
         self.busy = false;
         self.idle_since = t;
         self.lazy_ref = t;
-        let (contenders, classes) = (&mut self.contenders, &self.classes);
+        let (contenders, classes, timing) = (&mut self.contenders, &self.classes, &self.timing);
         self.eager.retain(|&id| {
             let c = &mut contenders[id.0 as usize];
             c.edcaf.set_ref(t);
-            if c.ready {
+            // A contender whose parameters changed since it was added (MU EDCA) no longer
+            // counts with its class's AIFS (or, disabled, not at all): it stays exact.
+            if c.ready || c.edcaf.aifs(timing) != classes[c.class as usize].aifs {
                 true
             } else {
                 c.lazy = true;
@@ -500,5 +502,41 @@ mod tests {
         assert!(out.internal_losers.is_empty());
         m.edcaf_mut(be).on_success();
         assert_eq!((m.get(be).cw(), m.edcaf_mut(be).failures()), (15, 0));
+    }
+
+    /// MU EDCA with AIFSN 0 (§9.4.2.245): a disabled EDCAF neither contends nor counts down,
+    /// ready or not, while the others go on; with its parameters set back it resumes from the
+    /// counter it had.
+    #[test]
+    fn a_disabled_edcaf_neither_contends_nor_counts_down() {
+        let mut m = medium();
+        let a = m.add(Edcaf::new(EdcaParams { cw_min: 15, cw_max: 15, aifsn: 2 }, Rng::from_seed(1)), 0, 0);
+        let b = m.add(Edcaf::new(EdcaParams { cw_min: 15, cw_max: 15, aifsn: 2 }, Rng::from_seed(2)), 1, 0);
+        m.set_idle(Instant::ZERO);
+        let saved = m.get(a).edcaf.params;
+        m.edcaf_mut(a).set_backoff(5);
+        m.edcaf_mut(a).set_params(EdcaParams { cw_min: 15, cw_max: 15, aifsn: 0 });
+        m.set_ready(a, Instant::ZERO);
+        assert_eq!(m.access_time_of(a), None);
+        // Alone and ready, it never takes the medium.
+        assert_eq!(m.next_access(), None);
+        // `b` contends and wins; `a`'s counter does not move through the idle slots before.
+        m.set_ready(b, Instant::ZERO);
+        let t = m.next_access().unwrap();
+        let out = m.start_access(t);
+        assert_eq!(out.transmitters, vec![b]);
+        assert_eq!(m.backoff(a), 5);
+        m.set_idle(t + Duration::from_micros(500));
+        m.set_not_ready(b);
+        m.set_not_ready(a);
+        // Not ready through an idle period it stays exact (no lazy counting from its class).
+        m.start_access(t + Duration::from_micros(5_000));
+        m.set_idle(t + Duration::from_micros(5_500));
+        assert_eq!(m.backoff(a), 5);
+        // Its parameters back: it contends with the counter it kept.
+        m.edcaf_mut(a).set_params(saved);
+        let idle = t + Duration::from_micros(5_500);
+        m.set_ready(a, idle);
+        assert_eq!(m.next_access(), Some(idle + Duration::from_micros(16 + 2 * 9 + 5 * 9)));
     }
 }

@@ -28,7 +28,8 @@ pub(super) fn ofdma_table(mac: &Table, cell: &Cell) -> Res<OfdmaSpec> {
     if cw_min > cw_max {
         return Err(t.fail("mu_edca_cw_min", "must be <= mac.ofdma.mu_edca_cw_max"));
     }
-    let aifsn = t.int("mu_edca_aifsn", 8, Some(1), Some(15))?;
+    // AIFSN 0: EDCA disabled until the MU EDCA timer expires (§9.4.2.245).
+    let aifsn = t.int("mu_edca_aifsn", 8, Some(0), Some(15))?;
     let timer = t.duration("mu_edca_timer", Some(ranges::MU_EDCA_TIMER_DEFAULT_NS), false)?;
     if !ranges::mu_edca_timer_ok(timer) {
         return Err(t.fail("mu_edca_timer", ranges::MU_EDCA_TIMER_TEXT));
