@@ -347,3 +347,25 @@ def test_emu_bench_timing_table_reads_the_sweep():
     assert lines[2].split() == ["500", "512", "0.02%", "12us", "88us", "310us"], lines
     assert lines[3] == "timing with the AP host: ceiling (< 0.1 % lost) below the first rate", lines
     assert lines[5].split()[2] == "0.00%", lines
+
+
+def test_emu_bench_ofdma_table_and_modes():
+    """`bench --emu`'s OFDMA section: every mode's spec is a valid HE cell (single-user without
+    [mac.ofdma], DL, DL + UL), and the table prints one row per mode."""
+    from lasthop.live.emu_bench import EXPERIMENTS, OFDMA_MODES, ofdma_table
+    from lasthop.spec import load_spec_text
+
+    base = (EXPERIMENTS / "emu-he-4sta.toml").read_text()
+    seen = []
+    for mode, table in OFDMA_MODES:
+        n = load_spec_text(base + table, mode).normalized
+        o = n["mac"].get("ofdma")
+        seen.append((mode, None if o is None else (o["dl"], o["ul"])))
+    assert seen == [("su", None), ("dl", (True, False)), ("dl+ul", (True, True))], seen
+    row = {"ofdma": "dl", "goodput_diff": -0.027,
+           "emulator": {"goodput_mbps": 214.1, "ping_rtt_mean_ms": 73.6, "lateness_p50_us": 13.0,
+                        "lateness_p99_us": 216.0, "lateness_p999_us": 2744.0},
+           "simulator": {"goodput_mbps": 220.0, "ping_rtt_mean_ms": 33.6}}
+    lines = ofdma_table([row])
+    assert lines[2].split() == ["dl", "214.1", "220.0", "-2.7%", "73.6ms", "33.6ms", "13us", "216us", "2744us"], lines
+    assert ofdma_table([]) == []

@@ -12,6 +12,9 @@ emulator cells and the simulator's own TCP model on the same cells with the same
 4. Timing: the same cell with 1400-byte UDP at 100 Mb/s, 500 Mb/s and 1 Gb/s, then up in 25 %
    steps to the ceiling (the highest rate carried with < 0.1 % loss at the receiver), with and
    without the AP host: write lateness p50, p99, p99.9 and the loss at each rate.
+5. OFDMA: four kernel CUBIC downloads and a ping over an 802.11ax cell (experiments/emu-he-4sta.toml)
+   with single-user PPDUs, DL OFDMA, and DL + UL OFDMA (`OFDMA_MODES`): goodput and ping,
+   emulator vs simulator, and the write lateness of the multi-user PPDUs' subframes.
 
 Needs root, iperf3 and ping. Writes the figures to DIR/emu-bench.json and prints a table.
 """
@@ -165,6 +168,11 @@ def timing_sweep(tmp: Path, udp: Path, seconds: int, ap_host: bool) -> dict[str,
     return {"ap_host": ap_host, "rows": rows, "ceiling_mbps": max(ok, default=None)}
 
 
+# The OFDMA section's modes: the [mac.ofdma] table each adds to experiments/emu-he-4sta.toml
+# (none: single-user PPDUs).
+OFDMA_MODES = (("su", ""), ("dl", "\n[mac.ofdma]\ndl = true\n"), ("dl+ul", "\n[mac.ofdma]\ndl = true\nul = true\n"))
+
+
 def _ping(path: Path) -> dict[str, float]:
     m = re.search(r"= ([\d.]+)/([\d.]+)/([\d.]+)/", path.read_text())
     if not m:
@@ -202,7 +210,8 @@ def run_emu_bench(out_dir: str, seconds: int = 10, udp_rate: str = "1100M") -> i
                             run)
             em = {"goodput_mbps": sum(rates), "per_flow_mbps": rates, **_ping(run / "ping.txt"),
                   "lateness_p50_us": emu["lateness_p50_ns"] / 1e3,
-                  "lateness_p99_us": emu["lateness_p99_ns"] / 1e3}
+                  "lateness_p99_us": emu["lateness_p99_ns"] / 1e3,
+                  "lateness_p999_us": emu["lateness_p999_ns"] / 1e3}
             return {"spec": base.name, "cc": cc, "stations": n, "emulator": em, "simulator": sim,
                     "goodput_diff": em["goodput_mbps"] / sim["goodput_mbps"] - 1}
 
@@ -231,7 +240,23 @@ def run_emu_bench(out_dir: str, seconds: int = 10, udp_rate: str = "1100M") -> i
         print("lasthop bench --emu: timing, UDP at 100 Mb/s to the ceiling, without and with the AP host",
               file=sys.stderr)
         report["timing"] = [timing_sweep(tmp, udp, seconds, ap) for ap in (False, True)]
+        print("lasthop bench --emu: OFDMA, four CUBIC downloads over HE 80 MHz: SU, DL, DL + UL",
+              file=sys.stderr)
+        report["ofdma"] = ofdma_rows(tmp, one)
     return write_report(out, "emu-bench.json", report, _table(report))
+
+
+def ofdma_rows(tmp: Path, one: Any) -> list[dict[str, Any]]:
+    """Four kernel CUBIC downloads and a ping across experiments/emu-he-4sta.toml in each of
+    `OFDMA_MODES`, next to the simulator (`one` runs both)."""
+    rows = []
+    for mode, table in OFDMA_MODES:
+        spec = tmp / f"emu-he-4sta-{mode.replace('+', '-')}.toml"
+        spec.write_text((EXPERIMENTS / "emu-he-4sta.toml").read_text() + table)
+        r = one(spec, "cubic", 4, f"ofdma-{mode.replace('+', '-')}", "up")
+        r["ofdma"] = mode
+        rows.append(r)
+    return rows
 
 
 def _table(r: dict[str, Any]) -> str:
@@ -252,7 +277,23 @@ def _table(r: dict[str, Any]) -> str:
                  f"{c['lateness_p50_us']:.0f} us, p99 {c['lateness_p99_us']:.0f} us, p99.9 "
                  f"{c['lateness_p999_us']:.0f} us")
     lines.extend(timing_table(r.get("timing", [])))
+    lines.extend(ofdma_table(r.get("ofdma", [])))
     return "\n".join(lines)
+
+
+def ofdma_table(rows: list[dict[str, Any]]) -> list[str]:
+    """The OFDMA section: goodput and ping, emulator vs simulator, and the write lateness."""
+    if not rows:
+        return []
+    lines = ["OFDMA, four CUBIC downloads over HE 80 MHz MCS 7 (emulator: iperf3 + kernel; simulator: its TCP model)",
+             f"  {'mode':<6} {'emulator':>9} {'simulator':>9} {'diff':>7} {'ping emu':>9} {'ping sim':>9}"
+             f" {'late p50':>9} {'p99':>7} {'p99.9':>7}"]
+    for x in rows:
+        e, s = x["emulator"], x["simulator"]
+        lines.append(f"  {x['ofdma']:<6} {e['goodput_mbps']:>9.1f} {s['goodput_mbps']:>9.1f} {x['goodput_diff'] * 100:>+6.1f}% "
+                     f"{e.get('ping_rtt_mean_ms', float('nan')):>7.1f}ms {s['ping_rtt_mean_ms']:>7.1f}ms "
+                     f"{e['lateness_p50_us']:>7.0f}us {e['lateness_p99_us']:>5.0f}us {e.get('lateness_p999_us', float('nan')):>5.0f}us")
+    return lines
 
 
 def timing_table(sweeps: list[dict[str, Any]]) -> list[str]:
