@@ -146,30 +146,28 @@ def run_ns3(n: int, end: float, seed: int, extra: list[str] = ()) -> dict:
     }
 
 
-# ns-3's 500-packet WifiMacQueue (MaxSize's default) below its FqCoDel, as a driver stage.
+# ns-3's 500-packet WifiMacQueue (MaxSize's default) below its FqCoDel, as a driver stage: the
+# [ap] table of lasthop's side unless `--firmware` asks for the bench cell's.
 AP_MAC_QUEUE = 'qdisc = "fq_codel"\nqueue_limit = 10240\ndriver = "ath9k"\nath9k_qdepth = 500'
-# The AP of lasthop's side: AP_MAC_QUEUE, or the bench cell's firmware queue (`--firmware`).
-LASTHOP_AP = {"ap": AP_MAC_QUEUE}
 
 
-def lasthop_toml(n: int, end: float, warmup: float) -> str:
-    # The cell `lasthop bench` times against ns-3 (python/lasthop/bench/tcp_cells.py), with
-    # LASTHOP_AP's AP.
+def lasthop_toml(n: int, end: float, warmup: float, ap: str) -> str:
+    # The cell `lasthop bench` times against ns-3 (python/lasthop/bench/tcp_cells.py), with `ap`.
     from lasthop.bench.tcp_cells import cell_toml
-    return cell_toml(n, "cubic", end, warmup, name="ns3-tcp", ap=LASTHOP_AP["ap"])
+    return cell_toml(n, "cubic", end, warmup, name="ns3-tcp", ap=ap)
 
 
-def _lasthop(n: int, end: float, warmup: float, seed: int) -> dict:
+def _lasthop(n: int, end: float, warmup: float, seed: int, ap: str) -> dict:
     from lasthop import _native, spec
-    js = spec.load_spec_text(lasthop_toml(n, end, warmup), "compare_tcp").to_json()
+    js = spec.load_spec_text(lasthop_toml(n, end, warmup, ap), "compare_tcp").to_json()
     return json.loads(_native.run(js, seed, None))
 
 
-def run_lasthop(n: int, end: float, seed: int) -> dict:
+def run_lasthop(n: int, end: float, seed: int, ap: str = AP_MAC_QUEUE) -> dict:
     # The window in lasthop's time: as long as ns-3's, opening at the same time.
     start, stop = MEASURE_FROM_S, end
-    d = _lasthop(n, stop, start, seed)
-    before = _lasthop(n, start, 0.0, seed)
+    d = _lasthop(n, stop, start, seed, ap)
+    before = _lasthop(n, start, 0.0, seed, ap)
     g = [f["goodput_bps"] for f in d["flows"]]
     hist = {}
     for key in ("ampdu_hist_down", "ampdu_hist_up"):
@@ -219,7 +217,7 @@ def fmt(v) -> str:
     return str(v) if isinstance(v, int) else f"{v:.4f}"
 
 
-def refresh_lasthop(out: Path) -> int:
+def refresh_lasthop(out: Path, ap: str) -> int:
     """Rerun lasthop's side of every row already in `out`; ns-3's columns stay as they are."""
     from lasthop import _native
     version = _native.version()
@@ -233,7 +231,7 @@ def refresh_lasthop(out: Path) -> int:
         n, seed = int(row[0]), int(row[1])
         if (n, seed) not in done:
             t0 = time.monotonic()
-            done[n, seed] = run_lasthop(n, cells[n], seed)
+            done[n, seed] = run_lasthop(n, cells[n], seed, ap)
             print(f"{n} stations, seed {seed}, lasthop ({time.monotonic() - t0:.0f} s): "
                   f"{fmt(done[n, seed]['goodput_mbps'])} Mb/s", flush=True)
         row[first:first + len(COLS)] = [fmt(done[n, seed][c]) for c in COLS]
@@ -255,11 +253,12 @@ def main() -> int:
     ap.add_argument("--firmware", action="store_true",
                     help="lasthop's AP with the bench cell's firmware queue instead of ns-3's MAC queue")
     args = ap.parse_args()
+    ap = AP_MAC_QUEUE
     if args.firmware:
         from lasthop.bench.tcp_cells import AP_FIRMWARE
-        LASTHOP_AP["ap"] = AP_FIRMWARE
+        ap = AP_FIRMWARE
     if args.lasthop_only:
-        return refresh_lasthop(Path(args.out))
+        return refresh_lasthop(Path(args.out), ap)
     if shutil.which("pkg-config") is None or subprocess.run(["pkg-config", "--exists", "ns3-wifi"]).returncode:
         print("ns-3 not found: apt-get install libns3-dev libgsl-dev libsqlite3-dev", file=sys.stderr)
         return 2
@@ -274,7 +273,7 @@ def main() -> int:
             continue
         for seed in seeds:
             t0 = time.monotonic()
-            b = run_lasthop(n, end, seed)
+            b = run_lasthop(n, end, seed, ap)
             print(f"{n} stations, seed {seed}, lasthop ({time.monotonic() - t0:.0f} s)", flush=True)
             variants = {"default": []}
             if not args.no_variants and seed in VARIANT_CELLS.get(n, ()):

@@ -250,10 +250,12 @@ def ofdma_rows(tmp: Path, one: Any) -> list[dict[str, Any]]:
     """Four kernel CUBIC downloads and a ping across experiments/emu-he-4sta.toml in each of
     `OFDMA_MODES`, next to the simulator (`one` runs both)."""
     rows = []
+    base = (EXPERIMENTS / "emu-he-4sta.toml").read_text()
     for mode, table in OFDMA_MODES:
-        spec = tmp / f"emu-he-4sta-{mode.replace('+', '-')}.toml"
-        spec.write_text((EXPERIMENTS / "emu-he-4sta.toml").read_text() + table)
-        r = one(spec, "cubic", 4, f"ofdma-{mode.replace('+', '-')}", "up")
+        tag = mode.replace("+", "-")
+        spec = tmp / f"emu-he-4sta-{tag}.toml"
+        spec.write_text(base + table)
+        r = one(spec, "cubic", 4, f"ofdma-{tag}", "up")
         r["ofdma"] = mode
         rows.append(r)
     return rows

@@ -51,6 +51,12 @@ impl Contender {
     pub fn is_ready(&self) -> bool {
         self.ready
     }
+    /// When this contender would take an idle medium: None unless it has a frame and its EDCA
+    /// is enabled (an MU EDCA set with AIFSN 0 disables it, [`Edcaf::disabled`]).
+    #[inline]
+    fn access_time(&self, t: &SlotTiming) -> Option<Instant> {
+        (self.ready && !self.edcaf.disabled()).then(|| self.edcaf.access_time(t, self.ready_since))
+    }
     /// The contention window (not touched by the countdown, so exact for lazy contenders too).
     pub fn cw(&self) -> u32 {
         self.edcaf.cw()
@@ -236,7 +242,10 @@ impl Medium {
     #[inline]
     pub fn access_time_of(&self, id: ContenderId) -> Option<Instant> {
         let c = &self.contenders[id.0 as usize];
-        (c.ready && !self.busy && !c.edcaf.disabled()).then(|| c.edcaf.access_time(&self.timing, c.ready_since))
+        if self.busy {
+            return None;
+        }
+        c.access_time(&self.timing)
     }
 
     /// The earliest access instant over all ready contenders, if the medium is idle.
@@ -247,8 +256,7 @@ impl Medium {
         self.eager
             .iter()
             .map(|&id| &self.contenders[id.0 as usize])
-            .filter(|c| c.ready && !c.edcaf.disabled())
-            .map(|c| c.edcaf.access_time(&self.timing, c.ready_since))
+            .filter_map(|c| c.access_time(&self.timing))
             .min()
     }
 
@@ -260,7 +268,7 @@ impl Medium {
         let mut out = AccessOutcome::default();
         for &id in &self.eager {
             let c = &self.contenders[id.0 as usize];
-            if c.ready && !c.edcaf.disabled() && c.edcaf.access_time(&self.timing, c.ready_since) < horizon {
+            if c.access_time(&self.timing).is_some_and(|t| t < horizon) {
                 out.transmitters.push(id);
             }
         }
