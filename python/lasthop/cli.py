@@ -126,6 +126,12 @@ def _parser(core_only: bool = False) -> argparse.ArgumentParser:
                         "--quick: 5 s, 1 seed)")
     b.add_argument("--runs", type=int, default=5, metavar="N",
                    help="--live: runs per configuration (default 5)")
+    b.add_argument("--cc", default="cubic", metavar="NAME",
+                   help="--live l4s: the kernel controller of the ECN download (default cubic, "
+                        "classic ECN; the choices: live/bench_l4s.py KERNEL_CCS, docs/emu.md)")
+    b.add_argument("--l4s-cell", default="vht80", metavar="NAME",
+                   help="--live l4s: the cell (default vht80, the l4s suite's; the choices: "
+                        "live/bench_l4s.py CELLS)")
     b.add_argument("-o", "--out", default="results/bench", metavar="DIR",
                    help="--emu/--live/--tune-cells/--ofdma-cells: where emu-bench.json / "
                         "live-bench.json / tune-cells.json / ofdma-cells.json go (default results/bench)")

@@ -228,7 +228,8 @@ def _live_bench(args: argparse.Namespace) -> int | None:
         return run_live_tune(args.out, seconds=12 if args.quick else 20, budget=16 if args.quick else 32)
     if getattr(args, "live", None) == "l4s":
         from .live.bench_l4s import run_live_l4s
-        return run_live_l4s(args.out, seconds=10 if args.quick else 15, seeds=2 if args.quick else 3)
+        return run_live_l4s(args.out, seconds=10 if args.quick else 15, seeds=2 if args.quick else 3,
+                            cc=args.cc, which=args.l4s_cell)
     if getattr(args, "live", None) == "proxy":
         from .live.bench_proxy import run_live_proxy
         return run_live_proxy(args.out)

@@ -12,7 +12,7 @@ from helpers import STUB_MESSAGE, TINY_SPEC
 # machine-wide resources (a Ray cluster's ports, process groups and signals): `make test` runs
 # them alone after the rest, which runs on every core (pytest-xdist).
 SERIAL_FILES = frozenset({
-    "test_aggctl_live.py", "test_emu.py", "test_hwsim.py", "test_live.py", "test_quic_live.py",
+    "test_aggctl_live.py", "test_emu.py", "test_hwsim.py", "test_l4s_vm.py", "test_live.py", "test_quic_live.py",
     "test_vwire.py", "test_ray_cluster.py", "test_sweep.py", "test_hostile_input.py",
 })
 

@@ -57,3 +57,29 @@ def test_bench_live_l4s_cell_marks_the_classic_ecn_flow_in_the_simulator(monkeyp
     assert cli.main(["bench", "--live", "l4s", "-o", "/nonexistent/x"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "needs root" in err, err
+
+
+def test_bench_live_l4s_refuses_an_unknown_choice_or_a_controller_the_kernel_lacks(monkeypatch, capsys, tmp_path):
+    """`--cc` and `--l4s-cell` outside their lists, and `--cc dctcp` on a kernel without
+    tcp_dctcp: one line each, exit 2, nothing written."""
+    from pathlib import Path
+
+    from lasthop import cli
+    from lasthop.live import bench_l4s
+
+    out = tmp_path / "o"
+    for args, want in ((["--cc", "reno"], "--cc = 'reno': one of cubic, dctcp"),
+                       (["--l4s-cell", "he160"], "--l4s-cell = 'he160': one of vht80, vht20")):
+        assert cli.main(["bench", "--live", "l4s", "-o", str(out), *args]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and want in err, err
+    real = Path.read_text
+    monkeypatch.setattr(Path, "read_text", lambda self, *a, **k: "reno cubic\n"
+                        if str(self).endswith("tcp_available_congestion_control") else real(self, *a, **k))
+    assert "no tcp_dctcp loaded (available: reno cubic)" in bench_l4s.kernel_cc_problem("dctcp")
+    assert bench_l4s.kernel_cc_problem("cubic") is None
+    assert not out.exists()
+    # The simulator's side of --cc dctcp: its DCTCP, L4S-capable, is the flow the threshold marks.
+    doc = bench_l4s.cell("pull", "5ms", 6, "dctcp", "vht20")
+    assert doc["flows"][0]["cc"] == "dctcp" and doc["flows"][0]["ecn"] == "l4s"
+    assert doc["phy"]["channel_width"] == 20 and doc["stations"][0]["mcs"] == 4

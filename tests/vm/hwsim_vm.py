@@ -106,7 +106,7 @@ MODULES_REQUIRED = ["cfg80211", "mac80211", "mac80211_hwsim", "nlmon",
                     "sch_fq_codel", "sch_pie", "sch_codel", "9p", "9pnet_virtio"]
 MODULES_OPTIONAL = ["virtio_pci", "af_packet", "sch_fq", "sch_cake", "sch_netem",
                     "sch_tbf", "sch_htb", "sch_prio", "sch_sfq", "sch_ingress",
-                    "veth"]
+                    "veth", "tun", "tcp_dctcp"]
 
 # Parts of packages not worth shipping in the initramfs.
 SKIP_PREFIXES = ("usr/share/doc/", "usr/share/man/", "usr/share/locale/",
@@ -524,6 +524,23 @@ echo "==== lasthop-vm: script end rc=$rc ===="
 cd /
 finish $rc
 """.replace("@SSID@", SSID)
+
+
+# Prepended to the script of run(host_root=True): the host's userland (Python, iperf3, the
+# project's build) under the VM's kernel, for what the host's kernel lacks (tcp_dctcp).
+HOST_CHROOT = r"""host_chroot() {
+    if [ ! -d /hostroot/tmp/host ]; then
+        mkdir -p /hostroot
+        mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,ro hostroot /hostroot || return 125
+        for d in proc sys dev; do mount --bind /$d /hostroot/$d || return 125; done
+        mount -t devpts devpts /hostroot/dev/pts 2>/dev/null
+        mount -t tmpfs tmpfs /hostroot/tmp && mount -t tmpfs tmpfs /hostroot/run || return 125
+        mkdir -p /hostroot/tmp/host /hostroot/run/netns && mount --bind /host /hostroot/tmp/host || return 125
+    fi
+    chroot /hostroot /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+        HOME=/tmp LANG=C.UTF-8 PYTHONDONTWRITEBYTECODE=1 MPLCONFIGDIR=/tmp "$@"
+}
+"""
 
 
 # --------------------------------------------------------------------------
@@ -1023,13 +1040,17 @@ def script_output(console: str) -> str:
 def run(script: str, files: dict[str, str | os.PathLike] | None = None, timeout: float = 120,
         *, out_dir: str | os.PathLike | None = None, cache_dir: str | os.PathLike | None = None,
         kernel: str | None = None, wifi: bool = True, echo: "bool | TextIO" = False,
-        memory_mb: int = 512) -> tuple[int, str]:
+        memory_mb: int = 512, smp: int | None = None, host_root: bool = False) -> tuple[int, str]:
     """Boot the VM, set up AP + station (unless wifi=False), run `script`
     with sh in /host, power off.  Returns (exit_code, console_text).
 
     files: guest name -> host path; each is copied to /host/<name> (mode kept).
     out_dir: files the script writes under /host/out/ are copied there.
     echo: also stream the console while it runs (True: to stderr; or a file).
+    smp: virtual CPUs (default: $LASTHOP_VM_SMP or 1).
+    host_root: also share the host's / read-only (9p tag `hostroot`); the script's
+    `host_chroot CMD...` (HOST_CHROOT) runs CMD in it under the VM's kernel, with the
+    VM's /proc, /sys, /dev, fresh /tmp and /run, and the share at /tmp/host.
     exit_code: the script's; 125 if the wifi setup failed; -1 if the VM
     crashed or timed out (the console text says which)."""
     man = prepare(cache_dir, kernel)
@@ -1039,7 +1060,8 @@ def run(script: str, files: dict[str, str | os.PathLike] | None = None, timeout:
     try:
         meta = share / ".lasthop"
         meta.mkdir()
-        (meta / "script.sh").write_text(script if script.endswith("\n") else script + "\n")
+        body = script if script.endswith("\n") else script + "\n"
+        (meta / "script.sh").write_text(HOST_CHROOT + body if host_root else body)
         for name, src in (files or {}).items():
             if "/" in name or name.startswith("."):
                 raise ValueError(f"file name {name!r} must be a plain name")
@@ -1053,10 +1075,13 @@ def run(script: str, files: dict[str, str | os.PathLike] | None = None, timeout:
         for _attempt in (1, 2):
             accel, why = choose_accel(qemu)
             cmd = [qemu, *accel, "-m", str(memory_mb),
-                   "-smp", os.environ.get("LASTHOP_VM_SMP", "1"),
+                   "-smp", str(smp or os.environ.get("LASTHOP_VM_SMP", "1")),
                    "-nographic", "-no-reboot", "-nic", "none",
                    "-kernel", man["kernel"], "-initrd", man["initramfs"], "-append", append,
                    "-virtfs", f"local,path={share},mount_tag=host,security_model=none,id=host"]
+            if host_root:
+                cmd += ["-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,id=hostroot,"
+                        "readonly=on,multidevs=remap"]
             if stream:
                 log(f"booting {man['kernel_release']} with {why}")
             t0 = time.monotonic()
@@ -1318,6 +1343,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--timeout", type=float, default=120)
     p.add_argument("--out", help="copy files the script writes to /host/out/ here")
     p.add_argument("--no-wifi", action="store_true", help="skip hwsim/hostapd/station setup")
+    p.add_argument("--host-root", action="store_true",
+                   help="share the host's / read-only; the script's `host_chroot CMD` runs CMD there")
+    p.add_argument("--smp", type=int, default=None, help="virtual CPUs (default 1)")
+    p.add_argument("--memory", type=int, default=512, metavar="MB", help="guest memory (default 512)")
     p.add_argument("--quiet", action="store_true",
                    help="print only the script's output (default: the whole console, live)")
     p.add_argument("script", nargs="+", help="shell script (after --)")
@@ -1344,7 +1373,8 @@ def main(argv: list[str] | None = None) -> int:
             files[name] = path
         code, console = run(" ".join(a.script), files, a.timeout, out_dir=a.out,
                             cache_dir=a.cache, kernel=a.kernel, wifi=not a.no_wifi,
-                            echo=False if a.quiet else sys.stdout)
+                            echo=False if a.quiet else sys.stdout, memory_mb=a.memory,
+                            smp=a.smp, host_root=a.host_root)
         if a.quiet:
             sys.stdout.write(last_run.get("script_output", ""))
         log(f"exit code {code}; boot-to-script {last_run.get('boot_to_script_s')} s, "
