@@ -12,7 +12,7 @@ def test_l4s_quick_reports_every_claim(tmp_path):
     assert r.returncode == 0, r.stderr
     doc = json.loads((out / "claims.json").read_text())
     claims = {c["claim"]: c for c in doc["claims"]}
-    assert set(claims) == {"L1", "L2", "L3", "L4", "LW1", "LW2", "LW3", "LW4"}
+    assert set(claims) == {"L1", "L2", "L3", "L4", "LW1", "LW2", "LW3", "LW4", "LW5", "LW6"}
     # DualPI2's L queue holds Prague's delay near its 1 ms step on a wired bottleneck.
     assert claims["L1"]["verdict"] == "holds", claims["L1"]
     # The WiFi rows report every marking point and threshold with both drivers.
@@ -30,10 +30,20 @@ def test_l4s_quick_reports_every_claim(tmp_path):
     for th in ("1ms", "2ms", "5ms", "10ms"):
         quic, tcp = (sum(claims[c]["detail"][f"pull {th}"]["ratio"]) / 2 for c in ("LW4", "LW1"))
         assert abs(quic - tcp) < 0.1, (th, quic, tcp)
+    # WQM's 2.5 ms bound on every station's FIFO keeps both flows' queues short even unmarked
+    # (pull driver), where FIFO-1000 lets them grow; an aggctl download keeps its own queue a
+    # few ms long with no mark at all, beside CUBIC's tens of ms.
+    wqm = claims["LW5"]["detail"]
+    assert len(wqm) == 8, wqm.keys()
+    for flow in ("l4s_p99_ms", "classic_p99_ms"):
+        assert sum(wqm["pull, WQM, no marking"][flow]) < 0.5 * sum(wqm["pull, FIFO-1000, no marking"][flow]), flow
+    for drv in ("pull", "firmware"):
+        agg = claims["LW6"]["detail"][drv]
+        assert sum(agg["l4s_p99_ms"]) < 0.5 * sum(agg["classic_p99_ms"]) and min(agg["l4s_mbps"]) > 50, (drv, agg)
     for c in claims.values():
         if c["verdict"] == "misses":
             assert c["miss_class"] and c["explanation"], c
-    assert doc["tally"]["total"]["reported"] == 4
+    assert doc["tally"]["total"]["reported"] == 6
 
 
 def test_bench_live_l4s_cell_marks_the_classic_ecn_flow_in_the_simulator(monkeypatch, capsys):

@@ -9,7 +9,11 @@ own queues sit below any qdisc that marks.
   for L4S packets in mac80211's flow queue, DualPI2 per station queue, and at the air (the
   packet's whole wait in the AP, firmware and medium included) — the L4S flow's queueing delay
   and its rate next to CUBIC's;
-- the same cell with QUIC (Prague over QUIC beside Chromium's CUBIC), marking at the qdisc.
+- the same cell with QUIC (Prague over QUIC beside Chromium's CUBIC), marking at the qdisc;
+- with the aggregation-aware mechanisms: Prague beside CUBIC behind a FIFO that WQM sizes (the
+  ath9k driver stage below it, or the pull driver), marked at the air or not at all; and an
+  aggctl download (its rate set from the receiver's aggregation level) in Prague's place, the
+  other route to a short queue over WiFi.
 """
 from __future__ import annotations
 
@@ -28,7 +32,9 @@ DESCRIPTION = ("Wired rows: a 100 Mb/s bottleneck (10 ms one way) in front of on
                "two MCS 9 ×2 stations, 10 Gb/s wired at 10 ms one way, mac80211's FQ-CoDel with airtime "
                "fairness; a Prague download to station 0 and a CUBIC download to station 1; the driver "
                "pulls from the queues (ath9k-like) or keeps a firmware queue under AQL (ath10k-like); LW4 runs "
-               "the same two downloads over QUIC (Prague over QUIC, Chromium's CUBIC). "
+               "the same two downloads over QUIC (Prague over QUIC, Chromium's CUBIC); LW5 puts a FIFO per station at "
+               "the AP, of 1000 packets or sized by WQM, above the pull driver or the ath9k stage; LW6 an aggctl "
+               "download in Prague's place. "
                "Queueing delay is a flow's one-way delay above the path's base (the lower of the two downloads' "
                "1st percentiles).")
 
@@ -39,6 +45,24 @@ WIRED_MS = 10
 def _flows(pattern: str = "tcp") -> list[dict]:
     return [{"stations": 0, "direction": "down", "pattern": pattern, "cc": "prague", "ecn": "l4s"},
             {"stations": 1, "direction": "down", "pattern": pattern, "cc": "cubic"}]
+
+
+def _wqm_cell() -> dict:
+    """LW5: the WiFi cell behind each station's FIFO (1000 packets, tail drop), its limit left or
+    set by WQM (2.5 ms, 100 ms, AIMD: the wqm suite's), airtime DRR kept."""
+    doc = _wifi("l4s-wifi-wqm", qdisc="fifo")
+    doc["ap"].pop("ecn", None)
+    return doc
+
+
+def _aggctl_cell() -> dict:
+    """LW6: an aggctl download (N_e = 32, Δ = 500 ms, K0 = 1, as the aggctl suite; starting at the
+    300 Mb/s its NSS-2 sweeps start at) to station 0 in Prague's place, beside the CUBIC one."""
+    doc = _wifi("l4s-wifi-aggctl")
+    doc["flows"] = [{"stations": 0, "direction": "down", "pattern": "aggctl"},
+                    {"stations": 1, "direction": "down", "pattern": "tcp", "cc": "cubic"}]
+    doc["aggctl"] = {"target_aggregation": 32, "interval": "500ms", "k0": 1.0, "initial_rate": "300Mbps"}
+    return doc
 
 
 def _wifi(name: str, pattern: str = "tcp", **ap) -> dict:
@@ -66,6 +90,10 @@ def _wired(name: str) -> dict:
 
 THRESHOLDS = ["1ms", "2ms", "5ms", "10ms"]
 DRIVERS = ["pull", "firmware"]
+# LW5: WQM sizes a FIFO above the pull driver or the ath9k stage (its paper's); the air threshold
+# of the marking rows whose L4S delay stayed lowest with Prague above half CUBIC's rate.
+WQM_DRIVERS = ["pull", "ath9k"]
+WQM_AIR = "2ms"
 
 
 def sweeps(quick: bool) -> list[SweepDef]:
@@ -80,6 +108,10 @@ def sweeps(quick: bool) -> list[SweepDef]:
                  [("ap.driver", DRIVERS)], seeds=5, quick_seeds=2, quick=q),
         SweepDef("wifi-quic", _wifi("l4s-wifi-quic", "quic", ce_threshold_l4s_only=True),
                  [("ap.driver", DRIVERS), ("ap.ce_threshold", THRESHOLDS)], seeds=5, quick_seeds=2, quick=q),
+        SweepDef("wifi-wqm", _wqm_cell(),
+                 [("ap.driver", WQM_DRIVERS), ("ap.buffer_sizer", ["none", "wqm"]),
+                  ("ap.air_ce_threshold", ["0s", WQM_AIR])], seeds=5, quick_seeds=2, quick=q),
+        SweepDef("wifi-aggctl", _aggctl_cell(), [("ap.driver", DRIVERS)], seeds=5, quick_seeds=2, quick=q),
     ]
 
 
@@ -130,8 +162,14 @@ def _point(run: SuiteRun, sweep: str, **match) -> dict:
         "ratio": [_rate_ratio(d) for d in docs],
         "l4s_mbps": [_goodput(d, 0) / 1e6 for d in docs],
         "classic_mbps": [_goodput(d, 1) / 1e6 for d in docs],
-        "l4s_marked": [(d["data"]["flows"][0].get("tcp") or d["data"]["flows"][0]["quic"])["ecn"]["ce_marked"] for d in docs],
+        "l4s_marked": [_ce_marked(d["data"]["flows"][0]) for d in docs],
     }
+
+
+def _ce_marked(flow: dict) -> int:
+    """CE marks a TCP or QUIC flow's receiver saw (0 for a flow without ECN, e.g. aggctl's UDP)."""
+    t = flow.get("tcp") or flow.get("quic")
+    return t["ecn"]["ce_marked"] if t else 0
 
 
 def _fmt_point(p: dict) -> str:
@@ -217,6 +255,38 @@ _WIFI_QUIC_WHY = (
     "qdisc's sojourn is the whole wait, it fares as TCP Prague at every threshold. Behind a firmware "
     "queue the two part ways: Prague over QUIC is marked less in some runs and leaves more of its "
     "queue below the qdisc, where no mark reaches it.")
+def _check_wifi_wqm(run: SuiteRun) -> ClaimResult:
+    parts, detail = [], {}
+    for drv in WQM_DRIVERS:
+        for sizer in ("none", "wqm"):
+            for air in ("0s", WQM_AIR):
+                p = _point(run, "wifi-wqm", **{"ap.driver": drv, "ap.buffer_sizer": sizer, "ap.air_ce_threshold": air})
+                key = f"{drv}, {'WQM' if sizer == 'wqm' else 'FIFO-1000'}, {'air ' + air if air != '0s' else 'no marking'}"
+                detail[key] = p
+                parts.append(f"{key}: L4S p99 {_mean(p['l4s_p99_ms']):.1f} ms, CUBIC p99 "
+                             f"{_mean(p['classic_p99_ms']):.1f} ms, Prague/CUBIC {_mean(p['ratio']):.2f}")
+    return ClaimResult("; ".join(parts), [], _WIFI_WQM_WHY, detail)
+
+
+def _check_wifi_aggctl(run: SuiteRun) -> ClaimResult:
+    parts, detail = [], {}
+    for drv in DRIVERS:
+        p = _point(run, "wifi-aggctl", **{"ap.driver": drv})
+        detail[drv] = p
+        parts.append(f"{drv}: aggctl queueing p50 {_mean(p['l4s_p50_ms']):.1f} / p99 {_mean(p['l4s_p99_ms']):.1f} ms, "
+                     f"CUBIC p99 {_mean(p['classic_p99_ms']):.1f} ms, aggctl {_mean(p['l4s_mbps']):.0f} vs CUBIC "
+                     f"{_mean(p['classic_mbps']):.0f} Mb/s")
+    return ClaimResult("; ".join(parts), [], _WIFI_AGGCTL_WHY, detail)
+
+
+_WIFI_WQM_WHY = (
+    "WQM bounds the whole FIFO, the CUBIC station's and Prague's alike, to 2.5 ms of drain time at the "
+    "measured rate: without marking Prague is a loss-driven flow there, as CUBIC is; with the air "
+    "threshold Prague backs off on its marks before the FIFO's limit is reached.")
+_WIFI_AGGCTL_WHY = (
+    "aggctl needs no mark: it holds its queue by keeping its A-MPDUs at N_e = 32 MPDUs, sending "
+    "at the rate that fills them; the CUBIC station beside it keeps its own FQ-CoDel queue. "
+    "Compare its queueing delay with Prague's at LW1's and LW2's points.")
 _WIFI_DUALPI2_WHY = (
     "DualPI2 as the per-station queue discipline (ap.qdisc = \"dualpi2\"), its 1 ms L4S step on the "
     "qdisc sojourn: the same limits as CoDel's CE threshold at the same point.")
@@ -281,6 +351,12 @@ def claims() -> list[Claim]:
         Claim("LW4", "WiFi, QUIC: Prague over QUIC beside Chromium's CUBIC, marking at the qdisc as in LW1",
               "beyond the literature", "reported: L4S queueing p99 and Prague / CUBIC per threshold",
               _check_wifi_quic, reported=True),
+        Claim("LW5", "WiFi, WQM: Prague beside CUBIC behind per-station FIFOs that WQM sizes (pull driver and "
+              "the ath9k stage), unmarked or marked at the air", "beyond the literature",
+              "reported: L4S and CUBIC queueing p99, Prague / CUBIC", _check_wifi_wqm, reported=True),
+        Claim("LW6", "WiFi, aggctl in Prague's place: low latency from the aggregation level instead of marks",
+              "beyond the literature", "reported: aggctl's queueing delay and rate beside CUBIC's",
+              _check_wifi_aggctl, reported=True),
     ]
 
 
