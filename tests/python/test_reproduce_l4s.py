@@ -12,7 +12,7 @@ def test_l4s_quick_reports_every_claim(tmp_path):
     assert r.returncode == 0, r.stderr
     doc = json.loads((out / "claims.json").read_text())
     claims = {c["claim"]: c for c in doc["claims"]}
-    assert set(claims) == {"L1", "L2", "L3", "L4", "LW1", "LW2", "LW3", "LW4", "LW5", "LW6"}
+    assert set(claims) == {"L1", "L2", "L3", "L4", "LW1", "LW2", "LW3", "LW4", "LW5", "LW6", "LW7"}
     # DualPI2's L queue holds Prague's delay near its 1 ms step on a wired bottleneck.
     assert claims["L1"]["verdict"] == "holds", claims["L1"]
     # The WiFi rows report every marking point and threshold with both drivers.
@@ -40,10 +40,15 @@ def test_l4s_quick_reports_every_claim(tmp_path):
     for drv in ("pull", "firmware"):
         agg = claims["LW6"]["detail"][drv]
         assert sum(agg["l4s_p99_ms"]) < 0.5 * sum(agg["classic_p99_ms"]) and min(agg["l4s_mbps"]) > 50, (drv, agg)
+    # DualPI2 inside mac80211's flow queue marks Prague at its 1 ms step and holds its queue
+    # near it with the pull driver, as DualPI2 per station does (LW3).
+    for cid in ("LW3", "LW7"):
+        pull = claims[cid]["detail"]["pull"]
+        assert sum(pull["l4s_p99_ms"]) / len(pull["l4s_p99_ms"]) < 3.0 and min(pull["l4s_marked"]) > 100, (cid, pull)
     for c in claims.values():
         if c["verdict"] == "misses":
             assert c["miss_class"] and c["explanation"], c
-    assert doc["tally"]["total"]["reported"] == 6
+    assert doc["tally"]["total"]["reported"] == 7
 
 
 def test_bench_live_l4s_cell_marks_the_classic_ecn_flow_in_the_simulator(monkeypatch, capsys):

@@ -412,6 +412,14 @@ def test_pie_estimator():
     assert s.normalized["ap"]["pie_estimator"] == "timestamp"
 
 
+def test_fq_aqm():
+    s = norm('[sim]\nduration="1s"\n[ap]\nqdisc="fq_codel"\nfq_aqm="dualpi2"\n[[stations]]\nmcs=3\n', native=True)
+    assert s.normalized["ap"]["fq_aqm"] == "dualpi2"
+    # The default (CoDel per flow, as mac80211) is not written, so older specs keep their canonical form.
+    s = norm('[sim]\nduration="1s"\n[ap]\nqdisc="fq_codel"\nfq_aqm="codel"\n[[stations]]\nmcs=3\n')
+    assert "fq_aqm" not in s.normalized["ap"]
+
+
 def test_ath9k_qdepth():
     s = norm('[sim]\nduration="1s"\n[ap]\ndriver="ath9k"\nath9k_qdepth=500\n[[stations]]\nmcs=3\n', native=True)
     assert s.normalized["ap"]["ath9k_qdepth"] == 500
@@ -439,6 +447,10 @@ def test_dequeue_cost():
     ('[ap]\npie_estimator="dequeue_rate"\n[[stations]]\nmcs=3\n', "ap.pie_estimator", 'only with qdisc = "pie"'),
     ('[ap]\nqdisc="pie"\npie_estimator="rate"\n[[stations]]\nmcs=3\n', "ap.pie_estimator", '"dequeue_rate"'),
     ('[ap]\nath9k_qdepth=500\n[[stations]]\nmcs=3\n', "ap.ath9k_qdepth", 'only with driver = "ath9k"'),
+    ('[ap]\nfq_aqm="dualpi2"\n[[stations]]\nmcs=3\n', "ap.fq_aqm", 'only with qdisc = "fq_codel"'),
+    ('[ap]\nqdisc="fq_codel"\nfq_aqm="pi2"\n[[stations]]\nmcs=3\n', "ap.fq_aqm", '"dualpi2"'),
+    ('[ap]\nqdisc="fq_codel"\nfq_aqm="dualpi2"\nce_threshold="5ms"\n[[stations]]\nmcs=3\n', "ap.ce_threshold",
+     'not with fq_aqm = "dualpi2"'),
     ('[ap]\ndriver="ath9k"\nath9k_qdepth=0\n[[stations]]\nmcs=3\n', "ap.ath9k_qdepth", "1..=1048576"),
     ('[ap]\ndequeue_cost="101us"\n[[stations]]\nmcs=3\n', "ap.dequeue_cost", "at most 100us"),
     ('[ap]\ndequeue_cost="-1us"\n[[stations]]\nmcs=3\n', "ap.dequeue_cost", "duration"),

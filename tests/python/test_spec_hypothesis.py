@@ -154,6 +154,7 @@ KEYS: dict[str, dict[str, K]] = {
             "rx_delivery": choice("subframe", "ppdu"), "ofdma": OFDMA},
     "ap": {"queue_limit": ints([1, 2, 1000, 8192, 1048576], [0, 1048577]),
            "scheduler": choice("round_robin", "airtime"), "qdisc": choice("fifo", "codel", "pie", "fq_codel", "dualpi2"),
+           "fq_aqm": choice("codel", "dualpi2"),
            "driver": choice("pull", "ath9k", "firmware", "mt76"),
            "hw_queue_limit": ints([1, 1024, 1048576], [0, 1048577]),
            "ath9k_qdepth": ints([1, 123, 500, 1048576], [0, 1048577]), "aql": BOOL,

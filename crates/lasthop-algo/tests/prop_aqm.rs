@@ -14,7 +14,7 @@
 use lasthop_algo::ecn::Ecn;
 use lasthop_algo::aqm::{
     AnyQdisc, AqmConfig, Codel, CodelConfig, DualPi2, DualPi2Config, DualPi2Scheduler, Fifo,
-    FifoConfig, FqCodel, FqCodelConfig, MacFq, MacFqConfig, Pie, PieConfig, PieEstimator, Qdisc,
+    FifoConfig, FlowAqm, FqCodel, FqCodelConfig, MacFq, MacFqConfig, Pie, PieConfig, PieEstimator, Qdisc,
     QdiscStats, Wqm, WqmConfig, WqmInput, WqmOutput, WqmVariant,
 };
 use lasthop_core::{BitRate, Bytes, Controller, Duration, Instant};
@@ -578,8 +578,15 @@ fn mac_fq_cfg() -> impl Strategy<Value = MacFqConfig> {
             seed,
             ..Default::default()
         })
-        .prop_flat_map(|c| (Just(c), any::<bool>(), prop::option::of(dur_ns(0, 30_000_000)), any::<bool>()))
-        .prop_map(|(c, ecn, ce_threshold, ce_threshold_l4s_only)| MacFqConfig { ecn, ce_threshold, ce_threshold_l4s_only, ..c })
+        .prop_flat_map(|c| (Just(c), any::<bool>(), prop::option::of(dur_ns(0, 30_000_000)), any::<bool>(), 0u8..4))
+        .prop_map(|(c, ecn, ce_threshold, ce_threshold_l4s_only, aqm)| MacFqConfig {
+            ecn,
+            ce_threshold,
+            ce_threshold_l4s_only,
+            // One case in four: DualPI2's coupled AQM per tin in place of CoDel per flow.
+            aqm: if aqm == 0 { FlowAqm::DualPi2(DualPi2Config { target: c.target, ..Default::default() }) } else { FlowAqm::Codel },
+            ..c
+        })
 }
 
 fn mac_case() -> impl Strategy<Value = (MacFqConfig, u8, Vec<MacOp>)> {

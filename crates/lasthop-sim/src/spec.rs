@@ -20,7 +20,7 @@ pub use rules::utility_of;
 use rules::{ac_problem, vwire_flow_problems, vwire_problems};
 pub use choices::{ecn_mismatch, ecn_mismatch_in, hystart_variant, ACK_FILTERS, HYSTARTS, AIFSN_MIN_AP, AIFSN_MIN_STA, QUIC_CONGESTION_CONTROLS, TXOP_MAX_NS, TXOP_UNIT_NS};
 use choices::{edca_key_problems, edca_problems};
-pub use names::{App, BufferSizer, Cc, Direction, Driver, ErrorModel, History, HistoryGuard, MuAck, MuScheduler, PathLoss, Pattern, Profile, Qdisc, RateControl, Reconnect, RxDelivery, Scheduler, WqmVariant};
+pub use names::{App, BufferSizer, Cc, Direction, Driver, ErrorModel, FqAqm, History, HistoryGuard, MuAck, MuScheduler, PathLoss, Pattern, Profile, Qdisc, RateControl, Reconnect, RxDelivery, Scheduler, WqmVariant};
 use lasthop_algo::ecn::EcnMode;
 pub use aggctl::AggctlSpec;
 pub use ap::{drivers_text, pull_drivers_text, ApSpec, ATH9K_QDEPTH, MAX_DEQUEUE_COST_NS, PIE_ESTIMATORS};
@@ -540,6 +540,10 @@ impl Spec {
             ecn: self.ap.ecn.unwrap_or(d.ecn),
             ce_threshold: (self.ap.ce_threshold_ns > 0).then_some(lasthop_core::Duration(self.ap.ce_threshold_ns)),
             ce_threshold_l4s_only: self.ap.ce_threshold_l4s_only,
+            aqm: match self.ap.fq_aqm {
+                FqAqm::Codel => lasthop_algo::aqm::FlowAqm::Codel,
+                FqAqm::DualPi2 => lasthop_algo::aqm::FlowAqm::DualPi2(lasthop_algo::aqm::DualPi2Config::default()),
+            },
             ..d
         }
     }
@@ -687,6 +691,14 @@ impl Spec {
             }
             if self.ap.driver.hardware_queue() {
                 bad("ap.buffer_sizer", "\"wqm\"".into(), format!("only with driver = {}", pull_drivers_text()));
+            }
+        }
+        if self.ap.fq_aqm != FqAqm::Codel {
+            if self.ap.qdisc != Qdisc::FqCodel {
+                bad("ap.fq_aqm", format!("{:?}", self.ap.fq_aqm.as_str()), "only with qdisc = \"fq_codel\"".into());
+            }
+            if self.ap.ecn.is_some() || self.ap.ce_threshold_ns > 0 {
+                bad("ap.fq_aqm", format!("{:?}", self.ap.fq_aqm.as_str()), "not with ap.ecn or ap.ce_threshold (DualPI2 always marks, at its own step)".into());
             }
         }
         let known = PIE_ESTIMATORS.iter().any(|(n, _)| *n == self.ap.pie_estimator);

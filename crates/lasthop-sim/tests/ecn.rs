@@ -117,6 +117,30 @@ fn prague_keeps_its_queue_short_under_a_ce_threshold() {
     assert!(g(0) > 0.5 * g(1), "{} vs {}", g(0), g(1));
 }
 
+/// DualPI2's coupled AQM inside mac80211's flow queue (`ap.fq_aqm = "dualpi2"`): behind a
+/// firmware queue, Prague's packets are marked (its 1 ms step, the coupled p_CL) and its
+/// queue stays far shorter than the CUBIC flow's beside it, which PI2 holds without a drop of
+/// Prague's; with CoDel per flow (no CE threshold) Prague's queue is CoDel's classic one.
+#[test]
+fn dualpi2_in_the_flow_queue_marks_prague_at_its_step() {
+    let mut s = cell("fq_codel", "off");
+    s["flows"][0]["cc"] = json!("prague");
+    s["flows"][0]["ecn"] = json!("l4s");
+    s["ap"]["driver"] = json!("firmware");
+    let codel = run(&s, 1);
+    s["ap"]["fq_aqm"] = json!("dualpi2");
+    let d = run(&s, 1);
+    let e = &d["flows"][0]["tcp"]["ecn"];
+    let p99 = |d: &Value, f: usize| d["flows"][f]["delay_ns"]["p99"].as_f64().unwrap() / 1e6;
+    let g = |d: &Value, f: usize| d["flows"][f]["goodput_bps"].as_f64().unwrap() / 1e6;
+    println!("fq dualpi2: prague {e}; p99 {:.1} / {:.1} ms, {:.0} / {:.0} Mb/s; codel per flow: p99 {:.1} / {:.1} ms",
+             p99(&d, 0), p99(&d, 1), g(&d, 0), g(&d, 1), p99(&codel, 0), p99(&codel, 1));
+    assert!(e["ce_marked"].as_u64().unwrap() > 100, "{e}");
+    assert_eq!(d["flows"][0]["tcp"]["retransmits"], 0);
+    assert!(p99(&d, 0) < 0.6 * p99(&d, 1) && p99(&d, 0) < 0.5 * p99(&codel, 0), "{} {} {}", p99(&d, 0), p99(&d, 1), p99(&codel, 0));
+    assert!(g(&d, 0) > 0.2 * g(&d, 1), "{} vs {}", g(&d, 0), g(&d, 1));
+}
+
 /// Marking at the air sees the firmware's queue and the wait for the medium, which no qdisc
 /// sees: with ECN off in the qdisc and no CE threshold there, L4S packets are still marked.
 #[test]

@@ -13,7 +13,8 @@ own queues sit below any qdisc that marks.
 - with the aggregation-aware mechanisms: Prague beside CUBIC behind a FIFO that WQM sizes (the
   ath9k driver stage below it, or the pull driver), marked at the air or not at all; and an
   aggctl download (its rate set from the receiver's aggregation level) in Prague's place, the
-  other route to a short queue over WiFi.
+  other route to a short queue over WiFi;
+- DualPI2's coupled AQM inside mac80211's flow queue, in place of its CoDel per flow.
 """
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ DESCRIPTION = ("Wired rows: a 100 Mb/s bottleneck (10 ms one way) in front of on
                "pulls from the queues (ath9k-like) or keeps a firmware queue under AQL (ath10k-like); LW4 runs "
                "the same two downloads over QUIC (Prague over QUIC, Chromium's CUBIC); LW5 puts a FIFO per station at "
                "the AP, of 1000 packets or sized by WQM, above the pull driver or the ath9k stage; LW6 an aggctl "
-               "download in Prague's place. "
+               "download in Prague's place; LW7 DualPI2's coupled AQM in mac80211's flow queue in place of CoDel per flow. "
                "Queueing delay is a flow's one-way delay above the path's base (the lower of the two downloads' "
                "1st percentiles).")
 
@@ -112,6 +113,8 @@ def sweeps(quick: bool) -> list[SweepDef]:
                  [("ap.driver", WQM_DRIVERS), ("ap.buffer_sizer", ["none", "wqm"]),
                   ("ap.air_ce_threshold", ["0s", WQM_AIR])], seeds=5, quick_seeds=2, quick=q),
         SweepDef("wifi-aggctl", _aggctl_cell(), [("ap.driver", DRIVERS)], seeds=5, quick_seeds=2, quick=q),
+        SweepDef("wifi-fq-dualpi2", _wifi("l4s-wifi-fq-dualpi2", fq_aqm="dualpi2"), [("ap.driver", DRIVERS)],
+                 seeds=5, quick_seeds=2, quick=q),
     ]
 
 
@@ -229,13 +232,21 @@ def _check_wifi_air(run: SuiteRun) -> ClaimResult:
     return ClaimResult(text, [], _WIFI_AIR_WHY, detail)
 
 
-def _check_wifi_dualpi2(run: SuiteRun) -> ClaimResult:
+def _per_driver(run: SuiteRun, sweep: str, why: str) -> ClaimResult:
     parts, detail = [], {}
     for drv in DRIVERS:
-        p = _point(run, "wifi-dualpi2", **{"ap.driver": drv})
+        p = _point(run, sweep, **{"ap.driver": drv})
         detail[drv] = p
         parts.append(f"{drv}: {_fmt_point(p)}")
-    return ClaimResult("; ".join(parts), [], _WIFI_DUALPI2_WHY, detail)
+    return ClaimResult("; ".join(parts), [], why, detail)
+
+
+def _check_wifi_dualpi2(run: SuiteRun) -> ClaimResult:
+    return _per_driver(run, "wifi-dualpi2", _WIFI_DUALPI2_WHY)
+
+
+def _check_wifi_fq_dualpi2(run: SuiteRun) -> ClaimResult:
+    return _per_driver(run, "wifi-fq-dualpi2", _WIFI_FQ_DUALPI2_WHY)
 
 
 _WIFI_QDISC_WHY = (
@@ -287,6 +298,12 @@ _WIFI_AGGCTL_WHY = (
     "aggctl needs no mark: it holds its queue by keeping its A-MPDUs at N_e = 32 MPDUs, sending "
     "at the rate that fills them; the CUBIC station beside it keeps its own FQ-CoDel queue. "
     "Compare its queueing delay with Prague's at LW1's and LW2's points.")
+_WIFI_FQ_DUALPI2_WHY = (
+    "DualPI2's coupled AQM inside mac80211's flow queue (ap.fq_aqm = \"dualpi2\"): the flows and their "
+    "DRR stay, CoDel per flow gives way to one PI2 per station queue, its 1 ms L4S step on each "
+    "packet's sojourn and p_C = p'^2 on the Classic packets. The step sees the same sojourn as "
+    "CoDel's CE threshold at the same point (LW1, LW3), so with the pull driver the wait for the "
+    "medium alone marks every L4S packet; behind a firmware queue it cannot see the queue below it.")
 _WIFI_DUALPI2_WHY = (
     "DualPI2 as the per-station queue discipline (ap.qdisc = \"dualpi2\"), its 1 ms L4S step on the "
     "qdisc sojourn: the same limits as CoDel's CE threshold at the same point.")
@@ -357,6 +374,9 @@ def claims() -> list[Claim]:
         Claim("LW6", "WiFi, aggctl in Prague's place: low latency from the aggregation level instead of marks",
               "beyond the literature", "reported: aggctl's queueing delay and rate beside CUBIC's",
               _check_wifi_aggctl, reported=True),
+        Claim("LW7", "WiFi, DualPI2's coupled AQM inside mac80211's flow queue (per station, flows kept)",
+              "beyond the literature", "reported: L4S and Classic queueing and rates", _check_wifi_fq_dualpi2,
+              reported=True),
     ]
 
 

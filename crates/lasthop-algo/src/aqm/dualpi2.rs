@@ -231,31 +231,30 @@ impl<P: QueuedPacket> Band<P> {
     }
 }
 
-/// The DualQ Coupled PI2 queue discipline.
+/// DualPI2's coupled AQM without its queues (RFC 9332 §2.1 and Appendix A): the PI2 base
+/// probability p' with its coupling (p_CL = k·p', p_C = p'^2), the native L4S step, and the
+/// per-packet decisions of `dualpi2_dequeue`. [`DualPi2`] keeps its two queues around one;
+/// mac80211's flow queue with [`FlowAqm::DualPi2`](super::FlowAqm::DualPi2) keeps one per
+/// station queue (tin) in place of CoDel per flow. The queue that holds it supplies the queueing
+/// delay each update reads and the backlog guards; the decisions and their random draws are here.
 #[derive(Clone, Debug)]
-pub struct DualPi2<P> {
+pub struct CoupledAqm {
     params: DualPi2Config,
-    l: Band<P>,
-    c: Band<P>,
     vars: DualPi2Vars,
     counters: DualPi2Counters,
     rng: Rng,
     updates: u64,
 }
 
-impl<P: QueuedPacket> DualPi2<P> {
+impl CoupledAqm {
     pub fn new(params: DualPi2Config) -> Self {
-        let mut q = DualPi2 {
+        CoupledAqm {
             params,
-            l: Band::new(),
-            c: Band::new(),
             vars: DualPi2Vars::default(),
             counters: DualPi2Counters::default(),
             rng: Rng::from_seed(params.seed),
             updates: 0,
-        };
-        q.vars.wrr_credit = q.wrr_init();
-        q
+        }
     }
     pub fn params(&self) -> &DualPi2Config {
         &self.params
@@ -266,70 +265,27 @@ impl<P: QueuedPacket> DualPi2<P> {
     pub fn counters(&self) -> &DualPi2Counters {
         &self.counters
     }
-    /// p', the base probability.
-    pub fn base_prob(&self) -> f64 {
-        self.vars.base_prob
-    }
-    /// p_C, the Classic drop/mark probability.
-    pub fn p_c(&self) -> f64 {
-        self.vars.p_c
-    }
-    /// p_CL, the coupled L4S marking probability.
-    pub fn p_cl(&self) -> f64 {
-        self.vars.p_cl
-    }
-    /// p_L of the last L packet that left (max of native and coupled).
-    pub fn p_l(&self) -> f64 {
-        self.vars.p_l
-    }
-    /// Queuing delay of the L queue at `now`: its head packet's sojourn (`lq.time()`).
-    pub fn l_qdelay(&self, now: Instant) -> Duration {
-        self.l.head_sojourn(now)
-    }
-    /// Queuing delay of the C queue at `now` (`cq.time()`).
-    pub fn c_qdelay(&self, now: Instant) -> Duration {
-        self.c.head_sojourn(now)
-    }
-    pub fn l_len_packets(&self) -> usize {
-        self.l.q.len()
-    }
-    pub fn c_len_packets(&self) -> usize {
-        self.c.q.len()
-    }
-    pub fn l_len_bytes(&self) -> u64 {
-        self.l.bytes
-    }
-    pub fn c_len_bytes(&self) -> u64 {
-        self.c.bytes
-    }
-    /// Counters of the L queue alone (arrivals, drops, departures).
-    pub fn l_stats(&self) -> QdiscStats {
-        self.l.stats
-    }
-    pub fn c_stats(&self) -> QdiscStats {
-        self.c.stats
-    }
     /// Number of periodic updates run so far.
     pub fn updates(&self) -> u64 {
         self.updates
     }
 
-    /// When the next update is due (`None` until the first packet arrives).
+    /// When the next update is due (`None` before the clock started).
     pub fn poll_timeout(&self) -> Option<Instant> {
         self.vars.next_update
     }
 
-    /// Run every update due at or before `now`.
-    pub fn handle_timeout(&mut self, now: Instant) {
+    /// Run every update due at or before `now`, each with `curq(due)`, the queueing delay at its
+    /// own due instant (Appendix A.2's `max(cq.time(), lq.time())` for DualPI2). `idle`: the
+    /// queues are empty, so that once p' and prevq are 0 they stay so (curq = 0 gives
+    /// p' - alpha * target, clamped to 0) and the remaining updates are skipped at once.
+    pub fn run_due(&mut self, now: Instant, idle: bool, mut curq: impl FnMut(Instant) -> Duration) {
         let t_update = self.params.t_update.max(Duration(1));
         let Some(mut due) = self.vars.next_update else {
             return;
         };
         while due <= now {
-            // Idle fixed point: empty queues, p' = 0 and prevq = 0 stay so (curq = 0 gives
-            // p' - alpha * target, clamped to 0): skip the remaining updates at once.
             let v = &self.vars;
-            let idle = self.l.q.is_empty() && self.c.q.is_empty();
             if idle
                 && v.base_prob == 0.0
                 && v.prev_qdelay.is_zero()
@@ -340,26 +296,24 @@ impl<P: QueuedPacket> DualPi2<P> {
                 due += t_update * k;
                 break;
             }
-            self.update(due);
+            self.update(curq(due));
             due += t_update;
         }
         self.vars.next_update = Some(due);
     }
 
-    /// Start the update clock at the first event; catch up with due updates.
-    fn catch_up(&mut self, now: Instant) {
+    /// Start the update clock at the first event (a no-op once started).
+    pub fn start_clock(&mut self, now: Instant) {
         if self.vars.next_update.is_none() {
             self.vars.next_update = Some(now + self.params.t_update.max(Duration(1)));
         }
-        self.handle_timeout(now);
     }
 
-    /// `dualpi2_update` at instant `t`.
-    fn update(&mut self, t: Instant) {
+    /// `dualpi2_update` with queueing delay `curq`.
+    fn update(&mut self, curq: Duration) {
         self.updates += 1;
         let c = &self.params;
         let v = &mut self.vars;
-        let curq = self.c.head_sojourn(t).max(self.l.head_sojourn(t));
         let (cur, prev) = (curq.as_secs_f64(), v.prev_qdelay.as_secs_f64());
         let p = v.base_prob + c.alpha * (cur - c.target.as_secs_f64()) + c.beta * (cur - prev);
         // Linux `overflow`: keep p_CL at most 1.
@@ -404,33 +358,8 @@ impl<P: QueuedPacket> DualPi2<P> {
         }
     }
 
-    fn wrr_init(&self) -> i64 {
-        match self.params.scheduler {
-            DualPi2Scheduler::TsFifo => 0,
-            DualPi2Scheduler::Wrr { c_weight } => {
-                let wc = c_weight.min(100) as i64;
-                self.params.mtu as i64 * (wc - (100 - wc))
-            }
-        }
-    }
-
-    /// `scheduler()`: the queue whose head leaves next.
-    fn schedule(&self) -> Option<Which> {
-        match (self.l.q.front(), self.c.q.front()) {
-            (None, None) => None,
-            (Some(_), None) => Some(Which::L),
-            (None, Some(_)) => Some(Which::C),
-            (Some(l), Some(c)) => match self.params.scheduler {
-                DualPi2Scheduler::TsFifo if l.t.saturating_since(c.t) > self.params.tshift => Some(Which::C),
-                DualPi2Scheduler::TsFifo => Some(Which::L),
-                DualPi2Scheduler::Wrr { .. } if self.vars.wrr_credit <= 0 => Some(Which::L),
-                DualPi2Scheduler::Wrr { .. } => Some(Which::C),
-            },
-        }
-    }
-
     /// Mark `pkt` (counted by the caller) or, if it is Not-ECT, report it for dropping.
-    fn mark_or_drop(&mut self, pkt: &mut P) -> bool {
+    fn mark_or_drop<P: QueuedPacket>(&mut self, pkt: &mut P) -> bool {
         if mark_ce(pkt) {
             true
         } else {
@@ -439,10 +368,12 @@ impl<P: QueuedPacket> DualPi2<P> {
         }
     }
 
-    /// The L branch of `dualpi2_dequeue` (`pkt` already out of the queue): `Err` hands back a
-    /// packet to drop.
-    fn l_aqm(&mut self, now: Instant, mut pkt: P, arrived: Instant) -> Result<P, P> {
-        let guarded = self.l.bytes + self.c.bytes < self.params.min_backlog;
+    /// The L branch of `dualpi2_dequeue` for an L4S packet (`pkt` already out of its queue,
+    /// there since `arrived`): `Err` hands back a packet to drop. `guarded`: too little queued
+    /// for PI-driven decisions (Linux's `must_drop`); `native`: the step applies (A.2's
+    /// `Th_len`).
+    pub fn l_decide<P: QueuedPacket>(&mut self, now: Instant, mut pkt: P, arrived: Instant, guarded: bool,
+                                     native: bool) -> Result<P, P> {
         let (p_cl, p_c) = if guarded { (0.0, 0.0) } else { (self.vars.p_cl, self.vars.p_c) };
         if self.params.drop_on_overload && p_cl >= P_LMAX {
             // Overload saturation: Classic drop, then linear marking of the rest.
@@ -459,10 +390,7 @@ impl<P: QueuedPacket> DualPi2<P> {
             }
             return Ok(pkt);
         }
-        let native = match self.params.th_len {
-            Some(th) if self.l.bytes <= th => 0.0,
-            _ => self.laqm(now.saturating_since(arrived)),
-        };
+        let native = if native { self.laqm(now.saturating_since(arrived)) } else { 0.0 };
         let p_l = native.max(p_cl);
         self.vars.p_l = p_l;
         if self.roll(Which::L, p_l) {
@@ -478,9 +406,10 @@ impl<P: QueuedPacket> DualPi2<P> {
         Ok(pkt)
     }
 
-    /// The C branch of `dualpi2_dequeue`: mark with p_C, drop Not-ECT, drop all above p_Cmax.
-    fn c_aqm(&mut self, mut pkt: P) -> Result<P, P> {
-        if self.l.bytes + self.c.bytes < self.params.min_backlog {
+    /// The C branch of `dualpi2_dequeue` for a Classic packet: mark with p_C, drop Not-ECT,
+    /// drop all above p_Cmax.
+    pub fn c_decide<P: QueuedPacket>(&mut self, mut pkt: P, guarded: bool) -> Result<P, P> {
+        if guarded {
             return Ok(pkt);
         }
         let p_c = self.vars.p_c;
@@ -498,11 +427,158 @@ impl<P: QueuedPacket> DualPi2<P> {
         Ok(pkt)
     }
 
+    /// Probabilities in range and coupled to p'.
+    pub fn invariants(&self) -> Result<(), &'static str> {
+        let v = &self.vars;
+        if !(0.0..=1.0).contains(&v.base_prob) || !(0.0..=1.0).contains(&v.p_l) {
+            return Err("probability outside [0, 1]");
+        }
+        if v.p_c != v.base_prob * v.base_prob || v.p_cl != (self.params.coupling * v.base_prob).min(1.0) {
+            return Err("p_C or p_CL not coupled to p'");
+        }
+        Ok(())
+    }
+
     #[cfg(test)]
-    fn set_base_prob(&mut self, p: f64) {
+    pub(crate) fn set_base_prob(&mut self, p: f64) {
         self.vars.base_prob = p;
         self.vars.p_cl = (self.params.coupling * p).min(1.0);
         self.vars.p_c = p * p;
+    }
+}
+
+/// The DualQ Coupled PI2 queue discipline.
+#[derive(Clone, Debug)]
+pub struct DualPi2<P> {
+    aqm: CoupledAqm,
+    l: Band<P>,
+    c: Band<P>,
+}
+
+impl<P: QueuedPacket> DualPi2<P> {
+    pub fn new(params: DualPi2Config) -> Self {
+        let mut q = DualPi2 { aqm: CoupledAqm::new(params), l: Band::new(), c: Band::new() };
+        q.aqm.vars.wrr_credit = q.wrr_init();
+        q
+    }
+    pub fn params(&self) -> &DualPi2Config {
+        &self.aqm.params
+    }
+    pub fn vars(&self) -> &DualPi2Vars {
+        &self.aqm.vars
+    }
+    pub fn counters(&self) -> &DualPi2Counters {
+        &self.aqm.counters
+    }
+    /// p', the base probability.
+    pub fn base_prob(&self) -> f64 {
+        self.aqm.vars.base_prob
+    }
+    /// p_C, the Classic drop/mark probability.
+    pub fn p_c(&self) -> f64 {
+        self.aqm.vars.p_c
+    }
+    /// p_CL, the coupled L4S marking probability.
+    pub fn p_cl(&self) -> f64 {
+        self.aqm.vars.p_cl
+    }
+    /// p_L of the last L packet that left (max of native and coupled).
+    pub fn p_l(&self) -> f64 {
+        self.aqm.vars.p_l
+    }
+    /// Queuing delay of the L queue at `now`: its head packet's sojourn (`lq.time()`).
+    pub fn l_qdelay(&self, now: Instant) -> Duration {
+        self.l.head_sojourn(now)
+    }
+    /// Queuing delay of the C queue at `now` (`cq.time()`).
+    pub fn c_qdelay(&self, now: Instant) -> Duration {
+        self.c.head_sojourn(now)
+    }
+    pub fn l_len_packets(&self) -> usize {
+        self.l.q.len()
+    }
+    pub fn c_len_packets(&self) -> usize {
+        self.c.q.len()
+    }
+    pub fn l_len_bytes(&self) -> u64 {
+        self.l.bytes
+    }
+    pub fn c_len_bytes(&self) -> u64 {
+        self.c.bytes
+    }
+    /// Counters of the L queue alone (arrivals, drops, departures).
+    pub fn l_stats(&self) -> QdiscStats {
+        self.l.stats
+    }
+    pub fn c_stats(&self) -> QdiscStats {
+        self.c.stats
+    }
+    /// Number of periodic updates run so far.
+    pub fn updates(&self) -> u64 {
+        self.aqm.updates
+    }
+
+    /// When the next update is due (`None` until the first packet arrives).
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.aqm.poll_timeout()
+    }
+
+    /// Run every update due at or before `now`; each reads the larger of the two head packets'
+    /// sojourns at its due instant (A.2's `curq`).
+    pub fn handle_timeout(&mut self, now: Instant) {
+        let (l, c) = (&self.l, &self.c);
+        let idle = l.q.is_empty() && c.q.is_empty();
+        self.aqm.run_due(now, idle, |t| c.head_sojourn(t).max(l.head_sojourn(t)));
+    }
+
+    /// Start the update clock at the first event; catch up with due updates.
+    fn catch_up(&mut self, now: Instant) {
+        self.aqm.start_clock(now);
+        self.handle_timeout(now);
+    }
+
+    fn wrr_init(&self) -> i64 {
+        match self.aqm.params.scheduler {
+            DualPi2Scheduler::TsFifo => 0,
+            DualPi2Scheduler::Wrr { c_weight } => {
+                let wc = c_weight.min(100) as i64;
+                self.aqm.params.mtu as i64 * (wc - (100 - wc))
+            }
+        }
+    }
+
+    /// `scheduler()`: the queue whose head leaves next.
+    fn schedule(&self) -> Option<Which> {
+        match (self.l.q.front(), self.c.q.front()) {
+            (None, None) => None,
+            (Some(_), None) => Some(Which::L),
+            (None, Some(_)) => Some(Which::C),
+            (Some(l), Some(c)) => match self.aqm.params.scheduler {
+                DualPi2Scheduler::TsFifo if l.t.saturating_since(c.t) > self.aqm.params.tshift => Some(Which::C),
+                DualPi2Scheduler::TsFifo => Some(Which::L),
+                DualPi2Scheduler::Wrr { .. } if self.aqm.vars.wrr_credit <= 0 => Some(Which::L),
+                DualPi2Scheduler::Wrr { .. } => Some(Which::C),
+            },
+        }
+    }
+
+    /// The L branch of `dualpi2_dequeue` (`pkt` already out of the queue): `Err` hands back a
+    /// packet to drop.
+    fn l_aqm(&mut self, now: Instant, pkt: P, arrived: Instant) -> Result<P, P> {
+        let guarded = self.l.bytes + self.c.bytes < self.aqm.params.min_backlog;
+        let native = !matches!(self.aqm.params.th_len, Some(th) if self.l.bytes <= th);
+        self.aqm.l_decide(now, pkt, arrived, guarded, native)
+    }
+
+    /// The C branch of `dualpi2_dequeue`: mark with p_C, drop Not-ECT, drop all above p_Cmax.
+    fn c_aqm(&mut self, pkt: P) -> Result<P, P> {
+        let guarded = self.l.bytes + self.c.bytes < self.aqm.params.min_backlog;
+        self.aqm.c_decide(pkt, guarded)
+    }
+
+    #[cfg(test)]
+    fn set_base_prob(&mut self, p: f64) {
+        self.aqm.set_base_prob(p);
     }
 }
 
@@ -510,7 +586,7 @@ impl<P: QueuedPacket> Qdisc<P> for DualPi2<P> {
     fn enqueue(&mut self, now: Instant, pkt: P) -> Result<(), P> {
         self.catch_up(now);
         let len = pkt.len_bytes() as u64;
-        let c = &self.params;
+        let c = &self.aqm.params;
         let full = self.l.q.len() + self.c.q.len() >= c.limit_packets
             || (c.limit_bytes != 0 && self.l.bytes + self.c.bytes + len.max(c.mtu as u64) > c.limit_bytes);
         let sub = if pkt.ecn().is_l4s() { &mut self.l } else { &mut self.c };
@@ -518,7 +594,7 @@ impl<P: QueuedPacket> Qdisc<P> for DualPi2<P> {
         sub.stats.arrived_bytes += len;
         if full {
             sub.drop(len);
-            self.counters.tail_drops += 1;
+            self.aqm.counters.tail_drops += 1;
             return Err(pkt);
         }
         sub.bytes += len;
@@ -530,7 +606,7 @@ impl<P: QueuedPacket> Qdisc<P> for DualPi2<P> {
         self.catch_up(now);
         loop {
             let Some(which) = self.schedule() else {
-                self.vars.wrr_credit = self.wrr_init();
+                self.aqm.vars.wrr_credit = self.wrr_init();
                 return None;
             };
             let (sub, other) = match which {
@@ -541,7 +617,7 @@ impl<P: QueuedPacket> Qdisc<P> for DualPi2<P> {
             let len = s.pkt.len_bytes() as u64;
             sub.bytes -= len;
             // Linux's WRR credit moves only while the other queue is backlogged.
-            let credit = match (self.params.scheduler, which, other.q.is_empty()) {
+            let credit = match (self.aqm.params.scheduler, which, other.q.is_empty()) {
                 (DualPi2Scheduler::Wrr { c_weight }, Which::L, false) => c_weight.min(100) as i64 * len as i64,
                 (DualPi2Scheduler::Wrr { c_weight }, Which::C, false) => {
                     -((100 - c_weight.min(100)) as i64) * len as i64
@@ -557,7 +633,7 @@ impl<P: QueuedPacket> Qdisc<P> for DualPi2<P> {
                 Ok(pkt) => {
                     sub.stats.dequeued += 1;
                     sub.stats.dequeued_bytes += len;
-                    self.vars.wrr_credit += credit;
+                    self.aqm.vars.wrr_credit += credit;
                     return Some(pkt);
                 }
                 Err(pkt) => {
@@ -597,20 +673,14 @@ impl<P: QueuedPacket> Qdisc<P> for DualPi2<P> {
         super::conservation(&self.c.stats, self.c.q.len(), self.c.bytes)
             .map_err(|_| "C queue: conservation violated")?;
         super::conservation(&self.stats(), self.len_packets(), self.len_bytes())?;
-        if self.len_packets() > self.params.limit_packets {
+        if self.len_packets() > self.aqm.params.limit_packets {
             return Err("packet limit exceeded");
         }
-        if self.params.limit_bytes != 0 && self.len_bytes() > self.params.limit_bytes {
+        if self.aqm.params.limit_bytes != 0 && self.len_bytes() > self.aqm.params.limit_bytes {
             return Err("byte limit exceeded");
         }
-        let v = &self.vars;
-        if !(0.0..=1.0).contains(&v.base_prob) || !(0.0..=1.0).contains(&v.p_l) {
-            return Err("probability outside [0, 1]");
-        }
-        if v.p_c != v.base_prob * v.base_prob || v.p_cl != (self.params.coupling * v.base_prob).min(1.0) {
-            return Err("p_C or p_CL not coupled to p'");
-        }
-        let c = &self.counters;
+        self.aqm.invariants()?;
+        let c = &self.aqm.counters;
         let drops = c.early_drops + c.overload_drops + c.tail_drops;
         if drops != self.stats().dropped {
             return Err("drop counters disagree with the drops");
@@ -766,7 +836,7 @@ mod tests {
             ramp_range: Duration::from_micros(400),
             ..Default::default()
         });
-        let at = |us| r.laqm(Duration::from_micros(us));
+        let at = |us| r.aqm.laqm(Duration::from_micros(us));
         assert_eq!((at(0), at(800), at(1000), at(1200), at(5000)), (0.0, 0.0, 0.5, 1.0, 1.0));
     }
 

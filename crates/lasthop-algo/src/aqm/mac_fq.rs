@@ -27,19 +27,37 @@
 //!   (`__sta_info_alloc`: `sta->cparams.ecn = true`): an ECN-capable packet is marked CE
 //!   where CoDel would drop it; `ce_threshold` off (`CODEL_DISABLED_THRESHOLD`) unless set.
 //!
+//! * **Or DualPI2's coupled AQM per tin** ([`FlowAqm::DualPi2`], not in Linux: the L4S question
+//!   of what mac80211's queues would do with RFC 9332's AQM instead of CoDel). The flows and
+//!   their DRR stay as above; CoDel per flow gives way to one [`CoupledAqm`] per tin (a
+//!   station's queue), which decides for each packet leaving any of the tin's flows as
+//!   `dualpi2_dequeue` decides for the packet leaving its queue: an L4S packet (ECT(1), CE) is
+//!   marked if its own sojourn exceeds the 1 ms step, or with the coupled p_CL = k·p'; a Classic
+//!   one is marked (ECT(0)) or dropped (Not-ECT) with p_C = p'^2, and above p_Cmax dropped.
+//!   Every `t_update` (16 ms) p' follows PI2 on the tin's queueing delay: the sojourn of its
+//!   oldest head packet, the larger of the Classic and L4S heads as Appendix A.2 takes it, over
+//!   all the tin's flows. FQ's flow isolation replaces DualPI2's own L/C scheduler, so the
+//!   coupling balances windows within a tin (the scalable flows' marks follow the Classic
+//!   flows' p'), not the share of the link, which DRR already splits. The updates run when the
+//!   tin next enqueues or dequeues, each with the heads as they are then (exact but for a head
+//!   the overlimit drops of another tin's arrival removed in between); the clock starts at the
+//!   tin's first arrival. Linux's `must_drop` and A.2's Th_len guards are not applied (per-flow
+//!   backlogs are small); the overlimit drops stay mac80211's (the fattest flow).
+//!
 //! Simplifications: memory is counted as frame octets (the kernel counts `skb->truesize`,
 //! which depends on the NIC driver's buffers); the per-station CoDel
 //! parameters older kernels chose for slow stations (`sta_update_codel_params`, 50 ms / 300 ms,
 //! removed upstream in 2025) are not applied.
 
 use super::codel::{CodelConfig, CodelVars, Marks, Stamped};
+use super::dualpi2::{CoupledAqm, DualPi2Config};
 use super::{QdiscStats, QueuedPacket};
 use alloc::collections::{BinaryHeap, VecDeque};
 use alloc::vec::Vec;
 use lasthop_core::{Duration, Instant};
 
 /// Parameters of the radio's flow queue (mac80211's defaults).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MacFqConfig {
     /// Entries of the shared flow table. Default 4096 (`ieee80211_txq_setup_flows`).
     pub flows: usize,
@@ -61,6 +79,20 @@ pub struct MacFqConfig {
     pub ce_threshold: Option<Duration>,
     /// The CE threshold applies only to L4S packets (ECT(1), CE).
     pub ce_threshold_l4s_only: bool,
+    /// The AQM of each tin's flows: mac80211's CoDel per flow (default), or DualPI2's coupled
+    /// AQM per tin (then `target`, `interval`, `ecn` and the CE threshold do not apply).
+    pub aqm: FlowAqm,
+}
+
+/// The AQM inside mac80211's flow queue.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum FlowAqm {
+    /// CoDel per flow, as mac80211 has it.
+    #[default]
+    Codel,
+    /// DualPI2's coupled AQM per tin with these parameters (their queue limits and scheduler
+    /// unused; the seed mixed with the tin's index).
+    DualPi2(DualPi2Config),
 }
 
 impl MacFqConfig {
@@ -82,6 +114,7 @@ impl Default for MacFqConfig {
             ecn: true,
             ce_threshold: None,
             ce_threshold_l4s_only: false,
+            aqm: FlowAqm::Codel,
         }
     }
 }
@@ -125,10 +158,11 @@ pub struct TinStats {
     /// Packets dropped from this tin's flows by the radio-wide limits.
     pub overlimit: u64,
     pub overlimit_bytes: u64,
-    /// Packets dropped by CoDel at dequeue.
+    /// Packets dropped at dequeue by the flows' AQM (CoDel, or DualPI2 per tin).
     pub codel_drops: u64,
     pub codel_drop_bytes: u64,
-    /// Packets CoDel marked CE instead of dropping them, and by the CE threshold.
+    /// Packets the AQM marked CE (CoDel instead of a drop, or DualPI2's p_C, p_CL and step),
+    /// and of those, by a sojourn threshold (CoDel's CE threshold, DualPI2's L4S step).
     pub ecn_marks: u64,
     pub ce_threshold_marks: u64,
     /// Arrivals whose table entry was held by another tin (sent to the default flow).
@@ -144,6 +178,8 @@ struct Tin {
     packets: usize,
     bytes: u64,
     stats: TinStats,
+    /// DualPI2's coupled AQM of this tin ([`FlowAqm::DualPi2`]).
+    coupled: Option<CoupledAqm>,
 }
 
 /// Radio-wide totals and the set of flows with a backlog (for the fattest-flow search).
@@ -253,7 +289,18 @@ impl<P: QueuedPacket> MacFq<P> {
             },
             perturb,
             flows: (0..total).map(|_| Flow::new()).collect(),
-            tins: (0..tins).map(|_| Tin::default()).collect(),
+            tins: (0..tins)
+                .map(|i| Tin {
+                    coupled: match params.aqm {
+                        FlowAqm::Codel => None,
+                        FlowAqm::DualPi2(c) => {
+                            let mut sm = params.seed ^ (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                            Some(CoupledAqm::new(DualPi2Config { seed: lasthop_core::rng::splitmix64(&mut sm), ..c }))
+                        }
+                    },
+                    ..Tin::default()
+                })
+                .collect(),
             totals: Totals { pos: alloc::vec![ABSENT; total], ..Totals::default() },
             stats: QdiscStats::default(),
             overlimit: 0,
@@ -382,6 +429,7 @@ impl<P: QueuedPacket> MacFq<P> {
             t.stats.collisions += 1;
             self.collisions += 1;
         }
+        coupled_catch_up(&self.flows, t, now);
         let f = &mut self.flows[fid];
         if f.tin == NO_TIN {
             t.stats.flows += 1;
@@ -486,6 +534,7 @@ impl<P: QueuedPacket> MacFq<P> {
         let quantum = self.params.quantum as i64;
         let MacFq { codel, flows, tins, totals, stats, .. } = self;
         let t = &mut tins[tin as usize];
+        coupled_catch_up(flows, t, now);
         loop {
             let (from_new, fid) = if let Some(&i) = t.new_flows.front() {
                 (true, i)
@@ -530,10 +579,16 @@ impl<P: QueuedPacket> MacFq<P> {
                 ndb += p.len_bytes() as u64;
                 on_drop(p);
             };
-            let mut marks = Marks::default();
-            let got = cv.dequeue(codel, now, pop, drop, &mut marks);
-            t.stats.ecn_marks += marks.ecn;
-            t.stats.ce_threshold_marks += marks.ce_threshold;
+            let got = match &mut t.coupled {
+                None => {
+                    let mut marks = Marks::default();
+                    let got = cv.dequeue(codel, now, pop, drop, &mut marks);
+                    t.stats.ecn_marks += marks.ecn;
+                    t.stats.ce_threshold_marks += marks.ce_threshold;
+                    got
+                }
+                Some(ca) => coupled_dequeue(ca, now, pop, drop, &mut t.stats),
+            };
             t.stats.codel_drops += nd;
             t.stats.codel_drop_bytes += ndb;
             stats.dropped += nd;
@@ -568,9 +623,19 @@ impl<P: QueuedPacket> MacFq<P> {
         }
     }
 
+    /// The coupled AQM of `tin` ([`FlowAqm::DualPi2`]), if it has one.
+    pub fn coupled(&self, tin: u32) -> Option<&CoupledAqm> {
+        self.tins[tin as usize].coupled.as_ref()
+    }
+
     /// Conservation (radio-wide and per tin), list membership, table ownership, limits.
     pub fn invariants(&self) -> Result<(), &'static str> {
         super::conservation(&self.stats, self.totals.packets, self.totals.bytes)?;
+        for t in &self.tins {
+            if let Some(ca) = &t.coupled {
+                ca.invariants()?;
+            }
+        }
         let (mut np, mut nb) = (0usize, 0u64);
         let mut per_tin = alloc::vec![(0usize, 0u64); self.tins.len()];
         for (id, f) in self.flows.iter().enumerate() {
@@ -620,10 +685,49 @@ impl<P: QueuedPacket> MacFq<P> {
     }
 }
 
+/// [`FlowAqm::DualPi2`]: start the tin's update clock and run the updates due by `now`, each
+/// on the sojourn of the tin's oldest head packet at its due instant.
+fn coupled_catch_up<P>(flows: &[Flow<P>], t: &mut Tin, now: Instant) {
+    let Tin { new_flows, old_flows, packets, coupled, .. } = t;
+    let Some(ca) = coupled else { return };
+    ca.start_clock(now);
+    ca.run_due(now, *packets == 0, |due| {
+        new_flows
+            .iter()
+            .chain(old_flows.iter())
+            .filter_map(|&f| flows[f as usize].q.front())
+            .map(|s| due.saturating_since(s.t))
+            .max()
+            .unwrap_or(Duration::ZERO)
+    });
+}
+
+/// [`FlowAqm::DualPi2`]: the packets `pop` takes from the flow DRR chose, decided as
+/// `dualpi2_dequeue` decides (L4S: step or coupled mark; Classic: p_C), until one leaves;
+/// the dropped ones go to `drop`. Marks are counted in `stats` (the step's also as threshold
+/// marks).
+fn coupled_dequeue<P: QueuedPacket>(ca: &mut CoupledAqm, now: Instant, mut pop: impl FnMut() -> Option<(Stamped<P>, u64)>,
+                                    mut drop: impl FnMut(P), stats: &mut TinStats) -> Option<P> {
+    while let Some((s, _)) = pop() {
+        let before = *ca.counters();
+        let verdict = if s.pkt.ecn().is_l4s() { ca.l_decide(now, s.pkt, s.t, false, true) } else { ca.c_decide(s.pkt, false) };
+        let after = ca.counters();
+        let marks = |c: &super::DualPi2Counters| c.l_step_marks + c.l_coupled_marks + c.c_marks;
+        stats.ecn_marks += marks(after) - marks(&before);
+        stats.ce_threshold_marks += after.l_step_marks - before.l_step_marks;
+        match verdict {
+            Ok(p) => return Some(p),
+            Err(p) => drop(p),
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::aqm::test_util::{p, TP};
+    use crate::ecn::Ecn;
     use lasthop_core::Rng;
 
     /// Random enqueues to random tins, dequeues from random tins, time moving: conservation,
@@ -645,6 +749,11 @@ mod tests {
                 ecn: case % 2 == 0,
                 ce_threshold: (case % 3 == 0).then(|| Duration::from_micros(700 * (1 + case % 4))),
                 ce_threshold_l4s_only: case % 4 == 0,
+                aqm: if case % 5 == 4 {
+                    FlowAqm::DualPi2(DualPi2Config { target: Duration::from_micros(500 + 100 * case), ..Default::default() })
+                } else {
+                    FlowAqm::Codel
+                },
             };
             let mut q: MacFq<TP> = MacFq::new(cfg, tins);
             let mut inside = alloc::collections::BTreeSet::new();
@@ -654,7 +763,10 @@ mod tests {
                 let r = rng.next_f64();
                 if r < 0.55 {
                     let tin = rng.gen_range_inclusive(tins as u64 - 1) as u32;
-                    let pk = p(rng.gen_range_inclusive(20) as u32, 60 + rng.gen_range_inclusive(1440) as u32, id);
+                    let mut pk = p(rng.gen_range_inclusive(20) as u32, 60 + rng.gen_range_inclusive(1440) as u32, id);
+                    if matches!(cfg.aqm, FlowAqm::DualPi2(_)) {
+                        pk.ecn = [Ecn::NotEct, Ecn::Ect0, Ecn::Ect1, Ecn::Ce][rng.gen_range_inclusive(3) as usize];
+                    }
                     id += 1;
                     inside.insert(pk.id);
                     q.enqueue(now, tin, pk, |d| assert!(inside.remove(&d.id), "dropped a packet not queued"));
@@ -687,6 +799,57 @@ mod tests {
             law += (0..tins as u32).map(|t| q.tin_stats(t).codel_drops).sum::<u64>();
         }
         assert!(over > 100 && law > 10 && coll > 100, "overlimit {over} codel {law} collisions {coll}");
+    }
+
+    /// DualPI2 per tin (RFC 9332 Appendix A's decisions): an L4S packet that waited longer
+    /// than the 1 ms step is marked, one that did not is not (p' still 0); in another tin a
+    /// Classic flow standing above the 15 ms target raises that tin's p', whose square drops
+    /// its Not-ECT packets and whose coupling k·p' marks the tin's L4S packets that waited less
+    /// than the step; the first tin's p' stays 0.
+    #[test]
+    fn dualpi2_per_tin_steps_couples_and_drops() {
+        let cfg = MacFqConfig { aqm: FlowAqm::DualPi2(DualPi2Config::default()), ..Default::default() };
+        let mut q: MacFq<TP> = MacFq::new(cfg, 2);
+        let at = |us: u64| Instant::ZERO + Duration::from_micros(us);
+        let l4s = |flow: u32, id: u64| TP { ecn: Ecn::Ect1, ..p(flow, 1000, id) };
+        q.enqueue(at(0), 0, l4s(1, 0), |_| panic!("under the limit"));
+        q.enqueue(at(0), 0, l4s(1, 1), |_| panic!("under the limit"));
+        assert_eq!(q.dequeue(at(500), 0, |_| panic!("no drop")).unwrap().ecn, Ecn::Ect1);
+        assert_eq!(q.dequeue(at(2000), 0, |_| panic!("no drop")).unwrap().ecn, Ecn::Ce);
+        assert_eq!((q.tin_stats(0).ecn_marks, q.tin_stats(0).ce_threshold_marks), (1, 1));
+        let mut id = 10;
+        for _ in 0..50 {
+            q.enqueue(at(0), 1, p(2, 1000, id), |_| panic!("under the limit"));
+            id += 1;
+        }
+        let (mut dropped, mut l4s_out, mut l4s_marked) = (0u64, 0u64, 0u64);
+        for ms in 1..3000u64 {
+            q.enqueue(at(ms * 1000), 1, p(2, 1000, id), |_| panic!("under the limit"));
+            q.enqueue(at(ms * 1000), 1, l4s(3, id + 1), |_| panic!("under the limit"));
+            id += 2;
+            for _ in 0..2 {
+                if let Some(x) = q.dequeue(at(ms * 1000 + 500), 1, |d| {
+                    assert_eq!(d.ecn, Ecn::NotEct, "only Classic Not-ECT packets are dropped here");
+                    dropped += 1;
+                }) {
+                    if x.flow == 3 {
+                        l4s_out += 1;
+                        l4s_marked += (x.ecn == Ecn::Ce) as u64;
+                    }
+                }
+            }
+            q.invariants().unwrap();
+        }
+        let ca = q.coupled(1).unwrap();
+        assert!(ca.updates() > 150, "{:?}", ca.vars());
+        assert!(dropped > 20, "Classic drops {dropped}");
+        assert_eq!(ca.counters().early_drops + ca.counters().overload_drops, dropped);
+        // The L4S packets left within 0.5 ms: every mark is a coupled one.
+        assert!(l4s_marked > 20 && l4s_out > 1000, "{l4s_marked} of {l4s_out}");
+        assert_eq!(ca.counters().l_coupled_marks, l4s_marked);
+        assert_eq!(ca.counters().l_step_marks, 0);
+        assert_eq!(q.tin_stats(1).codel_drops, dropped);
+        assert_eq!(q.coupled(0).unwrap().vars().base_prob, 0.0);
     }
 
     /// The overflow drop comes from the fattest flow of the whole radio, not from the tin of

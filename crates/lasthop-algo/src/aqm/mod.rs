@@ -25,10 +25,10 @@ pub(crate) mod test_util;
 
 pub use any::{AnyQdisc, AqmConfig};
 pub use codel::{Codel, CodelConfig};
-pub use dualpi2::{DualPi2, DualPi2Config, DualPi2Counters, DualPi2Scheduler, DualPi2Vars};
+pub use dualpi2::{CoupledAqm, DualPi2, DualPi2Config, DualPi2Counters, DualPi2Scheduler, DualPi2Vars};
 pub use fifo::{Fifo, FifoConfig};
 pub use fq_codel::{FqCodel, FqCodelConfig};
-pub use mac_fq::{MacFq, MacFqConfig, TinStats};
+pub use mac_fq::{FlowAqm, MacFq, MacFqConfig, TinStats};
 pub use pie::{Pie, PieConfig, PieEstimator};
 pub use wqm::{Wqm, WqmConfig, WqmInput, WqmOutput, WqmVariant};
 

@@ -1,7 +1,7 @@
 //! `[ap]`: the AP's queues, driver, disciplines, ECN marking, ACK filter and its own EDCA, with
 //! the defaults of the keys it leaves out, and the driver and PIE-estimator lists.
 
-use super::names::{BufferSizer, Driver, Qdisc, Scheduler, WqmVariant};
+use super::names::{BufferSizer, Driver, FqAqm, Qdisc, Scheduler, WqmVariant};
 use super::{yes, ACK_FILTERS};
 use serde::{Deserialize, Serialize};
 
@@ -16,6 +16,10 @@ pub struct ApSpec {
     /// `lasthop_algo::aqm::MacFq`, with `queue_limit` as its packet limit). See [`Qdisc`].
     #[serde(default = "super::default_qdisc")]
     pub qdisc: Qdisc,
+    /// With qdisc = "fq_codel": the AQM of mac80211's flows, CoDel per flow (the default) or
+    /// DualPI2's coupled AQM per station queue. Written only when it is not CoDel.
+    #[serde(default = "default_fq_aqm", skip_serializing_if = "is_default_fq_aqm")]
+    pub fq_aqm: FqAqm,
     /// "pull": aggregates are built from the station queues at channel access (ath9k since it
     /// pulls from mac80211's queues, no queue below them); "ath9k": the pre-4.10 ath9k, which
     /// takes up to 123 frames per access category from the queues into its own (`TxqSet`
@@ -123,6 +127,13 @@ pub const PIE_ESTIMATORS: [(&str, lasthop_algo::aqm::PieEstimator); 2] = [
 
 fn default_pie_estimator() -> String {
     "timestamp".into()
+}
+
+fn default_fq_aqm() -> FqAqm {
+    FqAqm::Codel
+}
+fn is_default_fq_aqm(a: &FqAqm) -> bool {
+    *a == FqAqm::Codel
 }
 
 fn default_buffer_sizer() -> BufferSizer {

@@ -97,6 +97,13 @@ named! {
 }
 
 named! {
+    /// `ap.fq_aqm`: the AQM inside mac80211's flow queue (`qdisc = "fq_codel"`): CoDel per flow,
+    /// as mac80211 has it, or DualPI2's coupled AQM per station queue
+    /// (`lasthop_algo::aqm::FlowAqm`).
+    pub enum FqAqm { Codel = "codel", DualPi2 = "dualpi2" }
+}
+
+named! {
     /// `ap.buffer_sizer`: none, or WQM sizing the interface queue.
     pub enum BufferSizer { Off = "none", Wqm = "wqm" }
 }
@@ -281,6 +288,7 @@ pub fn tables() -> Vec<(&'static str, Vec<String>)> {
         ("ap.scheduler", Scheduler::NAMES.to_vec()),
         ("ap.qdisc", Qdisc::NAMES.to_vec()),
         ("ap.driver", Driver::NAMES.to_vec()),
+        ("ap.fq_aqm", FqAqm::NAMES.to_vec()),
         ("ap.buffer_sizer", BufferSizer::NAMES.to_vec()),
         ("ap.wqm_variant", WqmVariant::NAMES.to_vec()),
         ("ap.pie_estimator", super::PIE_ESTIMATORS.iter().map(|e| e.0).collect()),

@@ -4,7 +4,7 @@
 use super::raw::{format_duration, parse_duration, parse_rate, show_value, Raw};
 use super::{pages, Res, SpecError, Table};
 use crate::spec::ranges::{self, ACK_POLICIES, ALLOCATIONS, APP_CLASSES, DEVICES, MAX_DISTANCE_M};
-use crate::spec::names::{self, App, BufferSizer, Cc, Direction, Driver, History, HistoryGuard, MuAck, MuScheduler, PathLoss, Pattern, Profile, Qdisc, Reconnect, RxDelivery, Scheduler, WqmVariant};
+use crate::spec::names::{self, App, BufferSizer, Cc, FqAqm, Direction, Driver, History, HistoryGuard, MuAck, MuScheduler, PathLoss, Pattern, Profile, Qdisc, Reconnect, RxDelivery, Scheduler, WqmVariant};
 use crate::spec::{AggctlSpec, ApSpec, ChannelSpec, EmuSpec, FlowSpec, MacSpec, OfdmaSpec, PhySpec, SimSpec, Spec, StationSpec, UtilitySpec, VwireSpec, WiredSpec};
 use lasthop_algo::ecn::EcnMode;
 use lasthop_wifi::mac::edca::AccessCategory;
@@ -437,6 +437,15 @@ fn ap_section(top: &Table, cell: &mut Cell) -> Res<ApSpec> {
     if dequeue_cost > crate::spec::MAX_DEQUEUE_COST_NS {
         return Err(ap.fail("dequeue_cost", "at most 100us (a host's per-packet transmit path)"));
     }
+    if qdisc != Qdisc::FqCodel && ap.has("fq_aqm") {
+        return Err(ap.fail("fq_aqm", "only with qdisc = \"fq_codel\" (the AQM inside mac80211's flow queue)"));
+    }
+    let fq_aqm = ap.pick("fq_aqm", FqAqm::Codel, "")?;
+    if fq_aqm == FqAqm::DualPi2 {
+        if let Some(k) = ["ecn", "ce_threshold", "ce_threshold_l4s_only"].iter().find(|k| ap.has(k)) {
+            return Err(ap.fail(k, "not with fq_aqm = \"dualpi2\" (it always marks, and its 1 ms L4S step is its threshold)"));
+        }
+    }
     let (ecn, ce_threshold, l4s_only, air) = ap_ecn(&ap, qdisc)?;
     let ack_filter = ap.choice("ack_filter", crate::spec::ACK_FILTERS[0], &crate::spec::ACK_FILTERS, "")?;
     if ack_filter != crate::spec::ACK_FILTERS[0] && qdisc != Qdisc::FqCodel {
@@ -448,6 +457,7 @@ fn ap_section(top: &Table, cell: &mut Cell) -> Res<ApSpec> {
         queue_limit: ap_queue as u32,
         scheduler,
         qdisc,
+        fq_aqm,
         driver,
         hw_queue_limit: hw_queue_limit as u32,
         ath9k_qdepth: ath9k_qdepth as u32,
