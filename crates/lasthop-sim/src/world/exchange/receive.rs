@@ -23,6 +23,8 @@ impl World {
             return None;
         }
         let end = exchange::response_end(ppdu_end, self.air.timing.sifs, self.air.control_rate, self.air.response_len, self.air.band);
+        // The response crosses the full band: the link's SNR, without an uplink RU's gain.
+        let snr = snr - crate::world::ofdma::ul_ru_gain_db(u.dir, txv.ru, self.spec.phy.channel_width);
         let p = match s.err {
             ErrModel::Snr => {
                 let bits = snr.to_bits();

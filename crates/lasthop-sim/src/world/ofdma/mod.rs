@@ -220,10 +220,12 @@ impl World {
 
     /// User `sta` of a multi-user PPDU in `dir` on `ru`: its rate from its rate control (on
     /// the RU; 1024-QAM only on RUs of 242 tones or more, IEEE 802.11ax-2021 §27.5) and the
-    /// most MPDUs its A-MPDU may hold (one for a rate-control probe).
+    /// most MPDUs its A-MPDU may hold (one for a rate-control probe). An uplink user's SNR is its
+    /// link's plus its RU's power gain ([`ul_ru_gain_db`]).
     fn user_on_ru(&mut self, sta: u32, dir: Dir, k: usize, ru: RuSize, now: Instant, mpdus: Vec<(u32, PktRef, bool)>) -> (PpduUser, usize) {
+        let gain = ul_ru_gain_db(dir, Some(ru), self.spec.phy.channel_width);
         let s = &mut self.stations[sta as usize];
-        let snr = s.snr.at(now);
+        let snr = s.snr.at(now) + gain;
         let rc = &mut s.rc[dir as usize];
         rc.set_snr_db(snr);
         let rate = rc.select(now);
@@ -269,6 +271,24 @@ impl World {
     /// The OFDMA counters, and whether the uplink is on, when OFDMA is on.
     pub fn ofdma_stats(&self) -> Option<(&OfdmaStats, bool)> {
         self.ofdma.as_deref().map(|m| (&m.stats, m.ul))
+    }
+}
+
+/// The SNR an uplink user gains on `ru` in a channel of `width` MHz over the full band: a
+/// station puts its whole transmit power into its RU's tones in an HE TB PPDU, so each tone
+/// carries full-band tones / RU tones times the power against the same noise per tone
+/// (26 tones in 20 MHz: 9.7 dB; 52 in 80 MHz: 12.8 dB). The stations send at their full power,
+/// the Trigger's UL Target Receive Power at its maximum (IEEE 802.11ax-2021 §9.3.1.22.2: 127,
+/// "transmit at maximum power"), as ns-3 sends them (its `HePpdu` spreads an HE TB PPDU's
+/// power over the RU alone); power control toward a lower target is not modelled. 0 for a
+/// downlink user (the AP spreads its power over the whole band) and for a single-user PPDU.
+pub(super) fn ul_ru_gain_db(dir: Dir, ru: Option<RuSize>, width: u16) -> f64 {
+    match (dir, ru) {
+        (Dir::Up, Some(ru)) => {
+            let full = RuSize::full_band(width).tones() as f64;
+            (10.0 * (full / ru.tones() as f64).log10()).max(0.0)
+        }
+        _ => 0.0,
     }
 }
 
