@@ -30,6 +30,7 @@ SECONDS = 12
 SCRIPT = r"""
 set -u
 modprobe tun; modprobe tcp_dctcp
+host_keep @ROOT@ || exit 125
 host_chroot sh -c 'cd @ROOT@ && .venv/bin/python - <<"PY"
 import json, tempfile
 from pathlib import Path

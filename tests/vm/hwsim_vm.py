@@ -528,15 +528,25 @@ finish $rc
 
 # Prepended to the script of run(host_root=True): the host's userland (Python, iperf3, the
 # project's build) under the VM's kernel, for what the host's kernel lacks (tcp_dctcp).
-HOST_CHROOT = r"""host_chroot() {
-    if [ ! -d /hostroot/tmp/host ]; then
-        mkdir -p /hostroot
-        mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,ro hostroot /hostroot || return 125
-        for d in proc sys dev; do mount --bind /$d /hostroot/$d || return 125; done
-        mount -t devpts devpts /hostroot/dev/pts 2>/dev/null
-        mount -t tmpfs tmpfs /hostroot/tmp && mount -t tmpfs tmpfs /hostroot/run || return 125
-        mkdir -p /hostroot/tmp/host /hostroot/run/netns && mount --bind /host /hostroot/tmp/host || return 125
-    fi
+HOST_CHROOT = r"""host_mount() {
+    [ -d /hostroot/tmp/host ] && return 0
+    mkdir -p /hostroot /mnt/host-tmp
+    mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,ro hostroot /hostroot || return 125
+    for d in proc sys dev; do mount --bind /$d /hostroot/$d || return 125; done
+    mount -t devpts devpts /hostroot/dev/pts 2>/dev/null
+    mount --bind /hostroot/tmp /mnt/host-tmp || return 125
+    mount -t tmpfs tmpfs /hostroot/tmp && mount -t tmpfs tmpfs /hostroot/run || return 125
+    mkdir -p /hostroot/tmp/host /hostroot/run/netns && mount --bind /host /hostroot/tmp/host || return 125
+}
+host_keep() {
+    # A host path under /tmp (hidden by the fresh tmpfs): bound back in, read-only as the rest.
+    host_mount || return $?
+    case "$1" in
+        /tmp/*) mkdir -p "/hostroot$1" && mount --bind "/mnt/host-tmp/${1#/tmp/}" "/hostroot$1" ;;
+    esac
+}
+host_chroot() {
+    host_mount || return $?
     chroot /hostroot /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
         HOME=/tmp LANG=C.UTF-8 PYTHONDONTWRITEBYTECODE=1 MPLCONFIGDIR=/tmp "$@"
 }
@@ -1050,7 +1060,8 @@ def run(script: str, files: dict[str, str | os.PathLike] | None = None, timeout:
     smp: virtual CPUs (default: $LASTHOP_VM_SMP or 1).
     host_root: also share the host's / read-only (9p tag `hostroot`); the script's
     `host_chroot CMD...` (HOST_CHROOT) runs CMD in it under the VM's kernel, with the
-    VM's /proc, /sys, /dev, fresh /tmp and /run, and the share at /tmp/host.
+    VM's /proc, /sys, /dev, fresh /tmp and /run, and the share at /tmp/host;
+    `host_keep PATH` brings a host path under /tmp back into view.
     exit_code: the script's; 125 if the wifi setup failed; -1 if the VM
     crashed or timed out (the console text says which)."""
     man = prepare(cache_dir, kernel)
