@@ -50,7 +50,8 @@
 //! removed upstream in 2025) are not applied.
 
 use super::codel::{CodelConfig, CodelVars, Marks, Stamped};
-use super::dualpi2::{CoupledAqm, DualPi2Config};
+use super::coupled::CoupledAqm;
+use super::coupled::DualPi2Config;
 use super::{QdiscStats, QueuedPacket};
 use alloc::collections::{BinaryHeap, VecDeque};
 use alloc::vec::Vec;

@@ -14,6 +14,7 @@
 
 pub mod any;
 pub mod codel;
+pub mod coupled;
 pub mod dualpi2;
 pub mod fifo;
 pub mod fq_codel;
@@ -25,7 +26,8 @@ pub(crate) mod test_util;
 
 pub use any::{AnyQdisc, AqmConfig};
 pub use codel::{Codel, CodelConfig};
-pub use dualpi2::{CoupledAqm, DualPi2, DualPi2Config, DualPi2Counters, DualPi2Scheduler, DualPi2Vars};
+pub use coupled::{CoupledAqm, DualPi2Config, DualPi2Counters, DualPi2Scheduler, DualPi2Vars};
+pub use dualpi2::DualPi2;
 pub use fifo::{Fifo, FifoConfig};
 pub use fq_codel::{FqCodel, FqCodelConfig};
 pub use mac_fq::{FlowAqm, MacFq, MacFqConfig, TinStats};
