@@ -27,6 +27,16 @@ fn cell(qdisc: &str, ecn0: &str) -> Value {
     s
 }
 
+/// The same cell with a Prague download (L4S: ECT(1), Accurate ECN) to station 0 and the AP's
+/// `driver`.
+fn prague_cell(driver: &str) -> Value {
+    let mut s = cell("fq_codel", "off");
+    s["flows"][0]["cc"] = json!("prague");
+    s["flows"][0]["ecn"] = json!("l4s");
+    s["ap"]["driver"] = json!(driver);
+    s
+}
+
 #[test]
 fn classic_ecn_is_marked_not_dropped() {
     let d = run(&cell("fq_codel", "classic"), 1);
@@ -91,9 +101,7 @@ fn bad_ecn_is_one_problem_naming_the_key() {
 /// that for their turn on the medium whatever the window, so every packet is marked.)
 #[test]
 fn prague_keeps_its_queue_short_under_a_ce_threshold() {
-    let mut s = cell("fq_codel", "off");
-    s["flows"][0]["cc"] = json!("prague");
-    s["flows"][0]["ecn"] = json!("l4s");
+    let mut s = prague_cell("pull");
     s["ap"]["ce_threshold_ns"] = json!(5_000_000u64);
     s["ap"]["ce_threshold_l4s_only"] = json!(true);
     let d = run(&s, 1);
@@ -123,10 +131,7 @@ fn prague_keeps_its_queue_short_under_a_ce_threshold() {
 /// Prague's; with CoDel per flow (no CE threshold) Prague's queue is CoDel's classic one.
 #[test]
 fn dualpi2_in_the_flow_queue_marks_prague_at_its_step() {
-    let mut s = cell("fq_codel", "off");
-    s["flows"][0]["cc"] = json!("prague");
-    s["flows"][0]["ecn"] = json!("l4s");
-    s["ap"]["driver"] = json!("firmware");
+    let mut s = prague_cell("firmware");
     let codel = run(&s, 1);
     s["ap"]["fq_aqm"] = json!("dualpi2");
     let d = run(&s, 1);
@@ -145,10 +150,7 @@ fn dualpi2_in_the_flow_queue_marks_prague_at_its_step() {
 /// sees: with ECN off in the qdisc and no CE threshold there, L4S packets are still marked.
 #[test]
 fn air_threshold_marks_l4s_packets_below_the_qdisc() {
-    let mut s = cell("fq_codel", "off");
-    s["flows"][0]["cc"] = json!("prague");
-    s["flows"][0]["ecn"] = json!("l4s");
-    s["ap"]["driver"] = json!("firmware");
+    let mut s = prague_cell("firmware");
     s["ap"]["ecn"] = json!(false);
     s["ap"]["air_ce_threshold_ns"] = json!(5_000_000u64);
     let d = run(&s, 1);

@@ -51,9 +51,7 @@ def _flows(pattern: str = "tcp") -> list[dict]:
 def _wqm_cell() -> dict:
     """LW5: the WiFi cell behind each station's FIFO (1000 packets, tail drop), its limit left or
     set by WQM (2.5 ms, 100 ms, AIMD: the wqm suite's), airtime DRR kept."""
-    doc = _wifi("l4s-wifi-wqm", qdisc="fifo")
-    doc["ap"].pop("ecn", None)
-    return doc
+    return _wifi("l4s-wifi-wqm", qdisc="fifo")
 
 
 def _aggctl_cell() -> dict:
