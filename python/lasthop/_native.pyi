@@ -87,10 +87,18 @@ def format_rate(bps: int) -> str:
 def version() -> str:
     """Crate version + '+' + short git hash ('-dirty' if the tree had changes, or 'unknown')."""
 
+EMU_IO_MODES: list[str]
+"""`lasthop emu --io`'s choices, the default first."""
+
+def emu_program_cpus() -> Optional[list[int]]:
+    """The CPUs programs in the emulator's namespaces run on: all but the model thread's (None
+    on one CPU)."""
+
 def emu_up(spec_json: str, name: str, seed: int, stats_every_s: float,
            pcap: Optional[str] = None, duration_s: Optional[float] = None,
            command: Optional[list[str]] = None, node: Optional[str] = None,
-           spin_ns: float = 20_000.0, realtime: Optional[int] = None) -> tuple[str, str, Optional[int]]:
+           spin_ns: Optional[float] = None, realtime: Optional[int] = None,
+           io: Optional[str] = None, place_programs: bool = True) -> tuple[str, str, Optional[int]]:
     """`lasthop emu up|run` (docs/emu.md): build the namespace topology of a normalized spec,
     run the cell in real time until SIGINT/SIGTERM, the end of `command` (run inside `node`'s
     namespace if given) or `duration_s`, then tear everything down.

@@ -79,6 +79,7 @@ HT_CELL = """
 TRANSFER = r"""
 import os, socket, subprocess, sys, time
 emu = os.environ["LASTHOP_EMU"]
+print("CPUS", *sorted(os.sched_getaffinity(0)), flush=True)
 n_bytes = int(sys.argv[1])
 rx = subprocess.Popen([sys.executable, "-m", "lasthop", "emu", "exec", "--name", emu, "sta0", "--",
     sys.executable, "-c", '''
@@ -119,16 +120,17 @@ def _emu_run(tmp: Path, spec: Path, name: str, *cmd: str, timeout: float = 90,
                           capture_output=True, text=True, timeout=timeout, cwd=ROOT)
 
 
-def _transfer(tmp: Path, spec: Path, name: str, script_text: str, n_bytes: int) -> tuple[int, float]:
-    """Run a transfer script (TRANSFER, UPLOAD) across the emulator: the bytes received and
-    the receiver's goodput in Mb/s."""
+def _transfer(tmp: Path, spec: Path, name: str, script_text: str, n_bytes: int,
+              extra: tuple[str, ...] = ()) -> tuple[int, float, str]:
+    """Run a transfer script (TRANSFER, UPLOAD) across the emulator: the bytes received, the
+    receiver's goodput in Mb/s and the script's output."""
     script = tmp / "transfer.py"
     script.write_text(script_text)
-    r = _emu_run(tmp, spec, name, sys.executable, str(script), str(n_bytes))
+    r = _emu_run(tmp, spec, name, sys.executable, str(script), str(n_bytes), extra=extra)
     assert r.returncode == 0, r.stderr[-2000:]
     line = next(x for x in r.stdout.splitlines() if x.startswith("RESULT"))
     n, mbps = line.split()[1:3]
-    return int(n), float(mbps)
+    return int(n), float(mbps), r.stdout
 
 
 def test_not_root_is_one_line_and_exit_2(monkeypatch, capsys):
@@ -154,16 +156,20 @@ def test_bad_arguments_fail_early(tmp_path, capsys):
         assert cli.main(["emu", "up", str(spec), "--realtime", prio, "-o", str(tmp_path)]) == 2
         err = capsys.readouterr().err
         assert err == f"lasthop: error: --realtime = {prio}: a SCHED_FIFO priority, 1 to 99\n", err
+    assert cli.main(["emu", "up", str(spec), "--io", "mmap", "-o", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err == "lasthop: error: --io = mmap: one of syscalls, uring\n", err
 
 
 @needs_netns
-def test_tcp_download_is_shaped_by_the_cell(tmp_path):
-    """A 6 MB TCP download over an HT MCS 7 (65 Mb/s PHY) cell: the goodput is what such a
-    link carries (far below what veth/TUN alone allow), every packet crossed the model, and
-    the result file has the run's flows with their 5-tuples."""
+@pytest.mark.parametrize("io", ["syscalls", "uring"])
+def test_tcp_download_is_shaped_by_the_cell(tmp_path, io):
+    """A 6 MB TCP download over an HT MCS 7 (65 Mb/s PHY) cell, with either packet I/O: the
+    goodput is what such a link carries (far below what veth/TUN alone allow), every packet
+    crossed the model, and the result file has the run's flows with their 5-tuples."""
     name = f"t{os.getpid() % 100000}a"
     spec = _spec(tmp_path, HT_CELL.format(qdisc="fifo", sched="round_robin", n=1))
-    n, mbps = _transfer(tmp_path, spec, name, TRANSFER, 6_000_000)
+    n, mbps, out = _transfer(tmp_path, spec, name, TRANSFER, 6_000_000, ("--io", io))
     assert n == 6_000_000
     # TCP over one HT MCS 7 station with A-MPDUs: ~40–60 Mb/s in the simulator's own TCP model.
     assert 25 < mbps < 65, mbps
@@ -177,6 +183,22 @@ def test_tcp_download_is_shaped_by_the_cell(tmp_path):
     assert st["mean_ampdu_down"] > 4, st
     emu = doc["data"]["emu"]
     assert emu["packets_written"] > 4000 and emu["tun_write_failures"] == 0
+    assert emu["io"] == io or emu["io_fallback"], emu["io_fallback"]
+    # With more than one CPU the model thread has one of its own and the command runs on the
+    # others (and spins longer before a deadline); on one CPU both share it.
+    cpus = [int(c) for c in next(x for x in out.splitlines() if x.startswith("CPUS")).split()[1:]]
+    if emu["cpu"] is not None:
+        assert emu["program_cpus"] == cpus and emu["cpu"] not in cpus, (emu["cpu"], cpus)
+        assert emu["spin_ns"] == 150_000
+    else:
+        assert emu["program_cpus"] is None and emu["spin_ns"] == 20_000
+    if emu["io"] == "uring":
+        # A TUN is read only after a readiness completion, and each one follows a packet's
+        # arrival: at most one read finds nothing per packet (plus each device's first).
+        assert emu["reads_empty"] <= emu["packets_read"] + 8, emu
+    else:
+        # Every round reads every device until it has nothing.
+        assert emu["reads_empty"] > emu["packets_read"], emu
     assert _namespaces(name) == []
 
 
@@ -207,7 +229,7 @@ def test_a_kernel_tcp_download_crosses_an_ofdma_cell(tmp_path):
     and its ACKs go up in HE TB PPDUs the AP triggers."""
     name = f"t{os.getpid() % 100000}o"
     spec = _spec(tmp_path, HE_OFDMA_CELL)
-    n, mbps = _transfer(tmp_path, spec, name, TRANSFER, 6_000_000)
+    n, mbps, _ = _transfer(tmp_path, spec, name, TRANSFER, 6_000_000)
     assert n == 6_000_000 and mbps > 20, mbps
     o = json.loads((tmp_path / "cell-emu-s1.json").read_text())["data"]["ofdma"]
     assert o["mu_ppdus"] > 20 and o["ul"]["triggers"] > 5, o
@@ -289,7 +311,7 @@ def test_kernel_acks_are_filtered_by_the_model(tmp_path):
     body = HT_CELL.format(qdisc="fq_codel", sched="airtime", n=1).replace(
         'qdisc = "fq_codel"', 'qdisc = "fq_codel"\n    ack_filter = "conservative"')
     spec = _spec(tmp_path, body)
-    n, mbps = _transfer(tmp_path, spec, name, UPLOAD, 6_000_000)
+    n, mbps, _ = _transfer(tmp_path, spec, name, UPLOAD, 6_000_000)
     assert n == 6_000_000 and 15 < mbps < 65, mbps
     doc = json.loads((tmp_path / "cell-emu-s1.json").read_text())
     up = [f for f in doc["data"]["flows"] if f["direction"] == "up" and f["delivered_packets"] > 1000]
@@ -335,16 +357,17 @@ def test_kernel_ecn_is_marked_by_the_model(tmp_path):
 
 
 def test_emu_bench_timing_table_reads_the_sweep():
-    """`bench --emu`'s timing sweep as printed: the ceiling, then per rate the loss and the
-    write lateness percentiles."""
+    """`bench --emu`'s timing sweep as printed: the ceiling, then per rate the loss at the
+    receiver, the packets the emulator dropped (the model's drops and failed TUN writes) and
+    the write lateness percentiles."""
     from lasthop.live.emu_bench import timing_table
 
     row = {"rate_mbps": 500, "carried_mbps": 512.3, "receiver_lost_percent": 0.02, "lateness_p50_us": 12.4,
-           "lateness_p99_us": 88.0, "lateness_p999_us": 310.0}
+           "lateness_p99_us": 88.0, "lateness_p999_us": 310.0, "model_drops": 3, "tun_write_failures": 1}
     lines = timing_table([{"ap_host": False, "rows": [row], "ceiling_mbps": 1250},
                           {"ap_host": True, "rows": [{**row, "receiver_lost_percent": None}], "ceiling_mbps": None}])
     assert lines[0] == "timing: ceiling (< 0.1 % lost) 1250 Mb/s", lines
-    assert lines[2].split() == ["500", "512", "0.02%", "12us", "88us", "310us"], lines
+    assert lines[2].split() == ["500", "512", "0.02%", "4", "12us", "88us", "310us"], lines
     assert lines[3] == "timing with the AP host: ceiling (< 0.1 % lost) below the first rate", lines
     assert lines[5].split()[2] == "0.00%", lines
 

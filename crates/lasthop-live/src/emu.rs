@@ -10,11 +10,17 @@
 //!    preallocated slot pool and injects it at `now` as a packet of its flow: server → station
 //!    packets enter the wired link (downlink), station → server packets the station's queue
 //!    (uplink), so TCP ACKs and pings contend for the medium like simulated ones,
-//! 3. writes every packet the model delivered to its destination's TUN and frees the slots of
-//!    those it dropped, recording how late each write is relative to the instant the model
-//!    delivered it (`lateness`),
-//! 4. sleeps in `ppoll` on all TUNs until the next model event (or busy-polls when it is
-//!    closer than `spin`).
+//! 3. writes every packet the model delivered by now to its destination's TUN and frees the
+//!    slots of those it dropped, recording how late each write is relative to the instant the
+//!    model delivered it (`lateness`),
+//! 4. sleeps in `ppoll` until the next model event (or busy-polls when it is closer than
+//!    `spin`).
+//!
+//! With `Io::Syscalls` (the default) every round reads each TUN until EAGAIN and each packet is
+//! one `write`, the thread sleeping on the TUNs themselves. With `Io::Uring` (`sys/uring.rs`)
+//! a TUN is read only after the ring reported it readable, so a round that polls for work
+//! costs no syscall, and the packets due in a round are written with one `io_uring_enter`; the
+//! thread sleeps on the ring's descriptor.
 //!
 //! Packets keep their real bytes; the model sees their IP length and flow. A flow is a 5-tuple
 //! (protocol, addresses, ports), so FQ-CoDel separates a ping from a bulk transfer as it would
@@ -48,6 +54,34 @@ const MAX_FLOWS: usize = 512;
 /// Longest sleep, so stop requests and live statistics are seen in time.
 const MAX_SLEEP: Duration = Duration::from_millis(10);
 
+/// How packets move between the model and the TUN devices (`lasthop emu --io`). Both measure
+/// the same lateness and CPU on a 2-core host (docs/emu.md), so the default is the simpler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Io {
+    /// A `read` per device per round until EAGAIN, a `write` per packet.
+    #[default]
+    Syscalls,
+    /// Readiness and batched writes through one io_uring; `Syscalls` where the kernel refuses it.
+    Uring,
+}
+
+impl Io {
+    /// The choices' names, in the order of the variants (the first is the default).
+    pub const NAMES: [&'static str; 2] = ["syscalls", "uring"];
+
+    pub fn name(self) -> &'static str {
+        Io::NAMES[self as usize]
+    }
+
+    pub fn parse(s: &str) -> Result<Io, String> {
+        match Io::NAMES.iter().position(|n| *n == s) {
+            Some(0) => Ok(Io::Syscalls),
+            Some(_) => Ok(Io::Uring),
+            None => Err(format!("--io {s}: one of {}", Io::NAMES.join(", "))),
+        }
+    }
+}
+
 pub struct Options {
     pub seed: u64,
     /// Print per-station statistics to stderr this often.
@@ -56,8 +90,9 @@ pub struct Options {
     pub pcap: Option<std::path::PathBuf>,
     /// Stop after this long (None: until `stop` says so).
     pub run_for: Option<Duration>,
-    /// Busy-poll instead of sleeping when the next event is closer than this.
-    pub spin: Duration,
+    /// Busy-poll instead of sleeping when the next event is closer than this (None: the
+    /// default of [`default_spin`]).
+    pub spin: Option<Duration>,
     /// Pin the model thread to this CPU.
     pub cpu: Option<usize>,
     /// Run the model thread under SCHED_FIFO at this priority (1–99; needs root or
@@ -65,6 +100,10 @@ pub struct Options {
     /// one A-MPDU. The kernel's real-time throttling (`sched_rt_runtime_us`, 95 % by default)
     /// still leaves the CPU's other tasks their share.
     pub realtime: Option<i32>,
+    /// How packets move between the model and the TUNs.
+    pub io: Io,
+    /// Start `emu run`'s command on [`program_cpus`] (when the model thread is pinned).
+    pub place_programs: bool,
 }
 
 /// What the emulator measured about itself.
@@ -83,6 +122,16 @@ pub struct EmuStats {
     pub tun_write_failures: u64,
     pub flows: u64,
     pub wakeups: u64,
+    /// The packet I/O used (`Io::name`), and why io_uring was not, when it was asked for.
+    pub io: &'static str,
+    pub io_fallback: Option<String>,
+    /// The CPUs `emu run`'s command was started on (None: wherever the scheduler put it).
+    pub program_cpus: Option<Vec<usize>>,
+    /// The model thread's busy-poll before a deadline (ns).
+    pub spin_ns: u64,
+    /// TUN reads that found no packet (EAGAIN), and rounds that wrote packets.
+    pub reads_empty: u64,
+    pub write_rounds: u64,
     /// How late each delivered packet was written, relative to its delivery instant in the
     /// model (ns).
     pub lateness_p50_ns: u64,
@@ -420,6 +469,12 @@ struct Cell<'a> {
     pool: Pool,
     flows: Flows,
     fates: Vec<ExtEvent>,
+    /// With `Io::Uring`: the ring (the round's writes queued in it until `write` flushes them)
+    /// and the instants of those writes.
+    ring: Option<crate::sys::uring::Ring>,
+    batch_at: Vec<u64>,
+    /// The wall-clock instant of model time 0.
+    t0: Instant,
     /// Deliveries the model reported ahead of their instant (a subframe that ends later in a
     /// PPDU under way), in the order of their instants: written when it comes.
     held: std::collections::VecDeque<ExtEvent>,
@@ -437,13 +492,23 @@ impl Cell<'_> {
     /// Read what the namespaces sent (up to `BATCH` per TUN) and inject it at the present.
     fn read(&mut self) -> Result<(), String> {
         let (built, lay, pool, st) = (self.built, self.lay, &mut self.pool, &mut self.st);
+        if let Some(r) = self.ring.as_mut() {
+            r.reap().map_err(|e| format!("io_uring: {e}"))?;
+        }
         for (i, tun) in built.tuns.iter().enumerate() {
+            if self.ring.as_ref().is_some_and(|r| !r.is_ready(i)) {
+                continue;
+            }
             for _ in 0..BATCH {
                 let tag = pool.alloc();
                 let n = match tun.recv(pool.slot_mut(tag)) {
                     Ok(Some(n)) => n,
                     Ok(None) => {
                         pool.release(tag);
+                        st.reads_empty += 1;
+                        if let Some(r) = self.ring.as_mut() {
+                            r.idle(i);
+                        }
                         break;
                     }
                     Err(e) => {
@@ -473,18 +538,58 @@ impl Cell<'_> {
 
     /// Take the fates the cell reported: a delivery whose instant is still ahead is held until
     /// then (kept in the order of the instants), the rest is written at once, with the held
-    /// deliveries that are due by `wnow`.
+    /// deliveries that are due by `wnow` (with io_uring, all of them in one submission).
+    ///
+    /// A write's lateness is taken when it has returned (with io_uring, when the round's
+    /// submission has), against the packet's instant in the model.
     fn write(&mut self, wnow: u64, mut live: Option<&mut LogHistogram>) -> Result<(), String> {
         for e in self.fates.drain(..) {
             let at = e.at;
             let i = self.held.partition_point(|x| x.at <= at);
             self.held.insert(i, e);
         }
+        let mut any = false;
         while let Some(e) = self.held.front().copied().filter(|e| e.at.as_nanos() <= wnow) {
             self.held.pop_front();
-            self.emit(e, wnow, live.as_deref_mut())?;
+            any = true;
+            if let Some(at) = self.emit(e)? {
+                if self.ring.is_some() {
+                    self.batch_at.push(at);
+                } else {
+                    self.late(at, live.as_deref_mut());
+                }
+            }
         }
+        if let Some(r) = self.ring.as_mut().filter(|_| any) {
+            // The slots released by `emit` keep their bytes until the next `read` allocates
+            // them again, after this flush.
+            let st = &mut self.st;
+            for &res in r.flush().map_err(|e| format!("io_uring: {e}"))? {
+                if res >= 0 {
+                    st.packets_written += 1;
+                    st.bytes_written += res as u64;
+                } else {
+                    st.tun_write_failures += 1;
+                }
+            }
+            r.clear();
+            let mut ats = std::mem::take(&mut self.batch_at);
+            for at in ats.drain(..) {
+                self.late(at, live.as_deref_mut());
+            }
+            self.batch_at = ats;
+        }
+        self.st.write_rounds += u64::from(any);
         Ok(())
+    }
+
+    /// Record how late a packet due at `at` (ns) left, now.
+    fn late(&mut self, at: u64, live: Option<&mut LogHistogram>) {
+        let late = ns_since(self.t0).saturating_sub(at);
+        self.lateness.record(late);
+        if let Some(l) = live {
+            l.record(late);
+        }
     }
 
     /// The instant (ns since the start) of the next held delivery, if any.
@@ -493,8 +598,9 @@ impl Cell<'_> {
     }
 
     /// Write one delivered packet (CE marks into the header; a pcap record) or forget a dropped
-    /// one; `live` also sees each write's lateness.
-    fn emit(&mut self, e: ExtEvent, wnow: u64, live: Option<&mut LogHistogram>) -> Result<(), String> {
+    /// one; the instant (ns) of a packet written (with io_uring, queued).
+    fn emit(&mut self, e: ExtEvent) -> Result<Option<u64>, String> {
+        let mut written = None;
         let (world, pool, st) = (&mut self.world, &mut self.pool, &mut self.st);
         {
             match e.fate {
@@ -506,18 +612,20 @@ impl Cell<'_> {
                         st.ce_marked += 1;
                     }
                     let bytes = pool.packet(e.tag);
-                    match self.built.tuns[dest].send(bytes) {
-                        Ok(true) => {
-                            st.packets_written += 1;
-                            st.bytes_written += bytes.len() as u64;
+                    if let Some(r) = self.ring.as_mut() {
+                        // SAFETY: the slot is not allocated again before `write` flushes the
+                        // ring (only `read` allocates), so its bytes stay as they are.
+                        unsafe { r.queue_write(self.built.tuns[dest].fd(), bytes) }.map_err(|e| format!("io_uring: {e}"))?;
+                    } else {
+                        match self.built.tuns[dest].send(bytes) {
+                            Ok(true) => {
+                                st.packets_written += 1;
+                                st.bytes_written += bytes.len() as u64;
+                            }
+                            _ => st.tun_write_failures += 1,
                         }
-                        _ => st.tun_write_failures += 1,
                     }
-                    let late = wnow.saturating_sub(e.at.as_nanos());
-                    self.lateness.record(late);
-                    if let Some(l) = live {
-                        l.record(late);
-                    }
+                    written = Some(e.at.as_nanos());
                     if let Some(out) = self.pcap_out.as_mut().filter(|_| leg != ExtLeg::Wired) {
                         let txv = world.station_tx(sta as usize);
                         let rt = pcap::radiotap(e.at.as_nanos(), self.band, lasthop_sim::capture::PhyRec::Mcs(txv), false, None);
@@ -537,7 +645,7 @@ impl Cell<'_> {
                 pool.release(e.tag);
             }
         }
-        Ok(())
+        Ok(written)
     }
 
     /// The end of the run at `end`: the model finished there, the pcap flushed, the figures.
@@ -572,6 +680,7 @@ impl Cell<'_> {
 pub fn run(spec: Spec, built: &Built, opts: &Options, stop: &mut dyn FnMut() -> bool) -> Result<(serde_json::Value, EmuStats), String> {
     let n_sta = spec.stations.len();
     let lay = Layout::of(built);
+    let spin = opts.spin.unwrap_or_else(|| default_spin(opts.place_programs, lay.ap.is_some(), opts.realtime.is_some()));
     if lay.n_sta != n_sta || built.tuns.len() != lay.tuns() {
         return Err(format!("topology has {} devices for {} stations", built.tuns.len(), n_sta));
     }
@@ -580,9 +689,21 @@ pub fn run(spec: Spec, built: &Built, opts: &Options, stop: &mut dyn FnMut() -> 
     let read_tcp = spec.ap.ack_filter != lasthop_sim::spec::ACK_FILTERS[0];
     let world = World::new_realtime(spec, opts.seed);
     let st = EmuStats { pool_slots: 0, ap_host: lay.ap.is_some(), ..EmuStats::default() };
-    let mut fds: Vec<libc::pollfd> = built.tuns.iter().map(|t| libc::pollfd { fd: t.fd(), events: libc::POLLIN, revents: 0 }).collect();
+    let tun_fds: Vec<i32> = built.tuns.iter().map(|t| t.fd()).collect();
+    let (ring, io_fallback) = match opts.io {
+        Io::Uring => match crate::sys::uring::Ring::new(&tun_fds) {
+            Ok(r) => (Some(r), None),
+            Err(e) => (None, Some(format!("io_uring: {e}"))),
+        },
+        Io::Syscalls => (None, None),
+    };
+    // The thread sleeps on the ring (its completions say which TUN is readable) or on the TUNs.
+    let sleep_fds = ring.as_ref().map_or(tun_fds, |r| vec![r.fd()]);
+    let mut fds: Vec<libc::pollfd> = sleep_fds.iter().map(|&fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 }).collect();
     let n_tun_fds = fds.len();
-    let mut c = Cell { built, lay, world, pool: Pool::new(4096), flows: Flows::default(), fates: Vec::with_capacity(4096), held: std::collections::VecDeque::with_capacity(4096), read_tcp, band, lateness: LogHistogram::new(), st, pcap_out: None, pcap_seq: vec![0u32; n_sta], epoch_ns: 0 };
+    let io = if ring.is_some() { Io::Uring } else { Io::Syscalls };
+    let st = EmuStats { io: io.name(), io_fallback, spin_ns: spin.as_nanos() as u64, ..st };
+    let mut c = Cell { built, lay, world, pool: Pool::new(4096), flows: Flows::default(), fates: Vec::with_capacity(4096), ring, batch_at: Vec::with_capacity(1024), t0: Instant::now(), held: std::collections::VecDeque::with_capacity(4096), read_tcp, band, lateness: LogHistogram::new(), st, pcap_out: None, pcap_seq: vec![0u32; n_sta], epoch_ns: 0 };
     // The model thread's CPU and scheduler, restored when the run ends (or fails).
     let mut sched = ThreadSched { affinity: affinity(), pinned: pin_and_tighten(opts.cpu), scheduler: None };
     c.st.cpu = if sched.pinned { opts.cpu } else { None };
@@ -599,6 +720,7 @@ pub fn run(spec: Spec, built: &Built, opts: &Options, stop: &mut dyn FnMut() -> 
     let mut next_stop_check = 0u64;
     let end_ns = opts.run_for.map(|d| d.as_nanos() as u64);
     let t0 = Instant::now();
+    c.t0 = t0;
     c.st.epoch_ns = epoch_ns;
     let mut next_sample = 0u64;
     loop {
@@ -634,9 +756,9 @@ pub fn run(spec: Spec, built: &Built, opts: &Options, stop: &mut dyn FnMut() -> 
         let next = c.world.next_event_at().map_or(u64::MAX, |t| t.as_nanos()).min(c.next_write().unwrap_or(u64::MAX));
         let until = next.min(next_stop_check).min(next_stats.unwrap_or(u64::MAX)).min(next_sample);
         let gap = Duration::from_nanos(until.saturating_sub(ns_since(t0))).min(MAX_SLEEP);
-        if gap > opts.spin {
+        if gap > spin {
             c.st.wakeups += 1;
-            crate::sys::poll::wait(&mut fds, gap - opts.spin);
+            crate::sys::poll::wait(&mut fds, gap - spin);
         }
     }
     let end = ns_since(t0);
@@ -694,6 +816,7 @@ pub fn up(req: UpRequest) -> Result<UpOutcome, UpError> {
         );
     }
     let mut child = None;
+    let placed = program_cpus().filter(|_| req.opts.cpu.is_some() && req.opts.place_programs && req.command.is_some());
     if let Some((argv, node)) = &req.command {
         let mut c = match node {
             Some(node) => {
@@ -712,6 +835,17 @@ pub fn up(req: UpRequest) -> Result<UpOutcome, UpError> {
             }
         };
         c.env("LASTHOP_EMU", req.name);
+        if let Some(cpus) = placed.as_deref() {
+            use std::os::unix::process::CommandExt;
+            let set = crate::sys::sched::cpu_set(cpus);
+            // SAFETY: the closure makes one async-signal-safe syscall on the child's own copy.
+            unsafe {
+                c.pre_exec(move || {
+                    libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+                    Ok(())
+                });
+            }
+        }
         match c.spawn() {
             Ok(ch) => child = Some(ch),
             Err(e) => {
@@ -752,15 +886,46 @@ pub fn up(req: UpRequest) -> Result<UpOutcome, UpError> {
     }
     built.teardown();
     drop(signals);
-    let (data, stats) = result.map_err(UpError::Internal)?;
+    let (data, mut stats) = result.map_err(UpError::Internal)?;
+    stats.program_cpus = placed;
     Ok(UpOutcome { data, stats, exit_code })
+}
+
+fn cpus_of(set: &libc::cpu_set_t) -> Vec<usize> {
+    // SAFETY: CPU_ISSET reads within the set for indices below CPU_SETSIZE.
+    (0..libc::CPU_SETSIZE as usize).filter(|&c| unsafe { libc::CPU_ISSET(c, set) }).collect()
 }
 
 /// The CPU the model thread is pinned to: the last one the process may run on (the first
 /// usually takes interrupts and the programs under test start there), None on one CPU.
 pub fn model_cpu() -> Option<usize> {
-    let set = affinity()?;
-    // SAFETY: CPU_ISSET reads within the set for indices below CPU_SETSIZE.
-    let cpus: Vec<usize> = (0..libc::CPU_SETSIZE as usize).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect();
+    let cpus = cpus_of(&affinity()?);
     (cpus.len() > 1).then(|| *cpus.last().expect("non-empty"))
+}
+
+/// Busy-polling before a deadline when the programs run off the model's CPU: long enough to
+/// cover this host's late `ppoll` wake-ups (up to ~0.1 ms), and it takes no CPU from them.
+pub const SPIN_PLACED: Duration = Duration::from_micros(150);
+/// Busy-polling when the programs may share the model's CPU (one CPU, `--share-cpu`): short,
+/// since every µs spun is taken from a program that could run there.
+pub const SPIN_SHARED: Duration = Duration::from_micros(20);
+
+/// The spin when none is given: [`SPIN_PLACED`] when the model thread has a CPU of its own
+/// (more than one CPU), the programs are placed off it, there is no AP host and the thread is
+/// not real-time, else [`SPIN_SHARED`]. With the AP host, or under SCHED_FIFO, the longer spin
+/// measured worse (docs/emu.md, "On time at 2 Gb/s").
+pub fn default_spin(place_programs: bool, ap_host: bool, realtime: bool) -> Duration {
+    if place_programs && !ap_host && !realtime && model_cpu().is_some() {
+        SPIN_PLACED
+    } else {
+        SPIN_SHARED
+    }
+}
+
+/// The CPUs the programs in the namespaces run on (`emu run`'s command, `emu exec`): every CPU
+/// the process may use but the model's, so that neither takes the other's CPU at the instant a
+/// packet is due (docs/emu.md, "CPU placement"). None on one CPU.
+pub fn program_cpus() -> Option<Vec<usize>> {
+    let model = model_cpu()?;
+    Some(cpus_of(&affinity()?).into_iter().filter(|&c| c != model).collect())
 }

@@ -315,7 +315,7 @@ fn version() -> String {
 /// anything was built (spec, name, not root, already up) raises `ValueError`; a failure while
 /// running raises `RuntimeError` (the topology is removed either way).
 #[pyfunction]
-#[pyo3(signature = (spec_json, name, seed, stats_every_s, pcap=None, duration_s=None, command=None, node=None, spin_ns=20_000.0, realtime=None))]
+#[pyo3(signature = (spec_json, name, seed, stats_every_s, pcap=None, duration_s=None, command=None, node=None, spin_ns=None, realtime=None, io=None, place_programs=true))]
 #[allow(clippy::too_many_arguments)]
 fn emu_up(
     py: Python<'_>,
@@ -327,19 +327,23 @@ fn emu_up(
     duration_s: Option<f64>,
     command: Option<Vec<String>>,
     node: Option<String>,
-    spin_ns: f64,
+    spin_ns: Option<f64>,
     realtime: Option<i32>,
+    io: Option<&str>,
+    place_programs: bool,
 ) -> PyResult<(String, String, Option<i32>)> {
-    use lasthop_live::emu::{up, Options, UpError, UpRequest};
+    use lasthop_live::emu::{up, Io, Options, UpError, UpRequest};
     use std::time::Duration;
     let opts = Options {
         seed,
         stats_every: (stats_every_s > 0.0).then(|| Duration::from_secs_f64(stats_every_s)),
         pcap: pcap.map(Into::into),
         run_for: duration_s.map(Duration::from_secs_f64),
-        spin: Duration::from_nanos(spin_ns.max(0.0) as u64),
+        spin: spin_ns.map(|ns| Duration::from_nanos(ns.max(0.0) as u64)),
         cpu: lasthop_live::emu::model_cpu(),
         realtime,
+        io: io.map_or(Ok(Io::default()), Io::parse).map_err(pyo3::exceptions::PyValueError::new_err)?,
+        place_programs,
     };
     let req = UpRequest { spec_json: &spec_json, name: &name, opts, command: command.map(|c| (c, node)) };
     let out = py.allow_threads(|| up(req));
@@ -365,6 +369,13 @@ fn emu_down(py: Python<'_>, name: String) -> PyResult<String> {
 #[pyfunction]
 fn emu_netns(name: String, node: String) -> PyResult<String> {
     lasthop_live::netns::netns_for(&name, &node).map_err(PyValueError::new_err)
+}
+
+/// The CPUs programs in the emulator's namespaces run on: all but the model thread's (None on
+/// one CPU).
+#[pyfunction]
+fn emu_program_cpus() -> Option<Vec<usize>> {
+    lasthop_live::emu::program_cpus()
 }
 
 /// A live tool (`lasthop wqm ...`): `argv` is the tool's name and its arguments, exactly as
@@ -416,7 +427,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(canonical_json, m)?)?;
     m.add_function(wrap_pyfunction!(sha256_hex, m)?)?;
     m.add_function(wrap_pyfunction!(emu_up, m)?)?;
+    m.add("EMU_IO_MODES", lasthop_live::emu::Io::NAMES.to_vec())?;
     m.add_function(wrap_pyfunction!(emu_down, m)?)?;
     m.add_function(wrap_pyfunction!(emu_netns, m)?)?;
+    m.add_function(wrap_pyfunction!(emu_program_cpus, m)?)?;
     Ok(())
 }

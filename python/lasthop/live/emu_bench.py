@@ -60,7 +60,7 @@ UDP = r"""#!/bin/bash
 # udp.sh RATE SECONDS OUT
 lasthop emu exec sta0 -- iperf3 -s -1 >/dev/null 2>&1 &
 sleep 0.5
-lasthop emu exec server -- iperf3 -c 10.77.1.1 -u -b $1 -l 1400 -t $2 -J > $3/udp.json
+lasthop emu exec server -- iperf3 -c 10.77.1.1 -u -b $1 -l 1400 -w 4M -t $2 -J > $3/udp.json
 wait
 """
 
@@ -125,6 +125,7 @@ def capacity_figures(data: dict[str, Any], udp_json: Path) -> dict[str, Any]:
         "packets_per_s": sum(busy) / len(busy) / 8 / 1428,
         "receiver_lost_percent": u.get("lost_percent"),
         "model_drops": emu["packets_dropped_by_model"],
+        "tun_write_failures": emu["tun_write_failures"],
         "lateness_p50_us": emu["lateness_p50_ns"] / 1e3,
         "lateness_p99_us": emu["lateness_p99_ns"] / 1e3,
         "lateness_p999_us": emu["lateness_p999_ns"] / 1e3,
@@ -304,8 +305,9 @@ def timing_table(sweeps: list[dict[str, Any]]) -> list[str]:
     for t in sweeps:
         ceiling = f"{t['ceiling_mbps']} Mb/s" if t["ceiling_mbps"] else "below the first rate"
         lines.append(f"timing{' with the AP host' if t['ap_host'] else ''}: ceiling (< {CEILING_LOSS} % lost) {ceiling}")
-        lines.append(f"  {'offered':>8} {'carried':>8} {'lost':>7} {'late p50':>9} {'p99':>8} {'p99.9':>8}")
+        lines.append(f"  {'offered':>8} {'carried':>8} {'lost':>7} {'emu drops':>9} {'late p50':>9} {'p99':>8} {'p99.9':>8}")
         for x in t["rows"]:
+            drops = x["model_drops"] + x.get("tun_write_failures", 0)
             lines.append(f"  {x['rate_mbps']:>8} {x['carried_mbps']:>8.0f} {x['receiver_lost_percent'] or 0:>6.2f}% "
-                         f"{x['lateness_p50_us']:>7.0f}us {x['lateness_p99_us']:>6.0f}us {x['lateness_p999_us']:>6.0f}us")
+                         f"{drops:>9} {x['lateness_p50_us']:>7.0f}us {x['lateness_p99_us']:>6.0f}us {x['lateness_p999_us']:>6.0f}us")
     return lines

@@ -46,9 +46,14 @@ def add_parser(sub: Any) -> None:
                        help="live per-station statistics on stderr every SECONDS (0: off)")
         p.add_argument("--duration", type=float, default=None, metavar="SECONDS",
                        help="stop after SECONDS (default: until stopped)")
-        p.add_argument("--spin-us", type=float, default=20.0, metavar="US",
+        p.add_argument("--spin-us", type=float, default=None, metavar="US",
                        help="busy-poll when the next model event is closer than US "
-                            "microseconds (default 20)")
+                            "microseconds (default: longer when the programs run off the "
+                            "model's CPU, docs/emu.md; the result's emu.spin_ns)")
+        p.add_argument("--io", default=None, metavar="MODE",
+                       help="how packets move between the model and the TUN devices: a "
+                            "read/write per packet (default) or io_uring, readiness without a "
+                            "syscall and a round's writes in one submission (docs/emu.md)")
         p.add_argument("--realtime", type=int, default=None, metavar="PRIO",
                        help="run the model thread under SCHED_FIFO at priority PRIO (1-99), so "
                             "that busy processes on its CPU cannot delay its writes (default: "
@@ -66,6 +71,10 @@ def add_parser(sub: Any) -> None:
                           "with LASTHOP_EMU=NAME set so it can use `lasthop emu exec`)")
     ex = es.add_parser("exec", help="run a program in a node's namespace")
     ex.add_argument("--name", default=os.environ.get("LASTHOP_EMU", DEFAULT_NAME))
+    for p in (run, ex):
+        p.add_argument("--share-cpu", action="store_true",
+                       help="let the program run on the model thread's CPU too (default: on every "
+                            "other CPU, so neither delays the other; docs/emu.md)")
     ex.add_argument("node", metavar="NODE", help="server, sta0, sta1, ..., or ap (with [emu] ap_host)")
     dn = es.add_parser("down", help="stop the emulator and remove its namespaces (also after a "
                                     "crash)")
@@ -121,6 +130,9 @@ def cmd_emu(args: argparse.Namespace) -> int:
             ns = native.emu_netns(args.name, args.node)
         except ValueError as e:
             raise UserError(str(e)) from None
+        cpus = None if args.share_cpu else native.emu_program_cpus()
+        if cpus:
+            os.sched_setaffinity(0, cpus)
         sys.stdout.flush()
         os.execvp("ip", ["ip", "netns", "exec", ns, *cmd])
     return _up(args, native)
@@ -138,8 +150,10 @@ def _up(args: argparse.Namespace, native: Any) -> int:
     if not 0 <= seed < 2**64:
         raise UserError(f"--seed = {seed}: an integer in 0..=2^64-1")
     for key, v in (("--stats", args.stats), ("--spin-us", args.spin_us)):
-        if v < 0:
+        if v is not None and v < 0:
             raise UserError(f"{key} = {v}: 0 or more")
+    if args.io is not None and args.io not in native.EMU_IO_MODES:
+        raise UserError(f"--io = {args.io}: one of {', '.join(native.EMU_IO_MODES)}")
     if args.realtime is not None and not 1 <= args.realtime <= 99:
         raise UserError(f"--realtime = {args.realtime}: a SCHED_FIFO priority, 1 to 99")
     if args.duration is not None and args.duration <= 0:
@@ -172,7 +186,8 @@ def _up(args: argparse.Namespace, native: Any) -> int:
     try:
         data_json, emu_json, code = native.emu_up(
             spec.to_json(), args.name, seed, stats, None if tmp_pcap is None else str(tmp_pcap),
-            args.duration, cmd, node, args.spin_us * 1e3, args.realtime)
+            args.duration, cmd, node, None if args.spin_us is None else args.spin_us * 1e3, args.realtime, args.io,
+            not getattr(args, "share_cpu", False))
     except ValueError as e:  # a user error found before anything was built
         raise UserError(str(e)) from None
     except RuntimeError as e:
@@ -204,6 +219,8 @@ def _summary(doc: dict[str, Any]) -> str:
              f"{e.get('ce_marked', 0)} CE-marked by the model, "
              f"{e['packets_unroutable']} unroutable; write lateness p50 "
              f"{e['lateness_p50_ns'] / 1e3:.0f} us, p99 {e['lateness_p99_ns'] / 1e3:.0f} us"]
+    if e.get("io_fallback"):
+        lines.append(f"  packet I/O: {e['io']} ({e['io_fallback']})")
     for f in d["flows"]:
         if f["delivered_packets"] == 0 and f["offered_packets"] == 0:
             continue

@@ -9,6 +9,7 @@
 //! * [`sched`]: CPU affinity, timer slack, SCHED_FIFO of the calling thread.
 //! * [`clock`], [`poll`], [`fs`]: the kernel's clocks in ns, ppoll with ns timeouts, atomic
 //!   writes.
+//! * [`uring`]: readiness and batched writes through one io_uring (the emulator's packet I/O).
 
 pub mod clock;
 pub mod fs;
@@ -17,3 +18,4 @@ pub mod poll;
 pub mod process;
 pub mod sched;
 pub mod signals;
+pub mod uring;

@@ -11,6 +11,18 @@ pub fn affinity() -> Option<libc::cpu_set_t> {
     }
 }
 
+/// A CPU set of `cpus` (each below CPU_SETSIZE).
+pub fn cpu_set(cpus: &[usize]) -> libc::cpu_set_t {
+    // SAFETY: cpu_set_t is plain data; CPU_SET indexes within it for indices below CPU_SETSIZE.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &c in cpus.iter().filter(|&&c| c < libc::CPU_SETSIZE as usize) {
+            libc::CPU_SET(c, &mut set);
+        }
+        set
+    }
+}
+
 /// Set the calling thread's CPU affinity (back to what [`affinity`] returned).
 pub fn set_affinity(set: &libc::cpu_set_t) {
     // SAFETY: a valid cpu_set_t for the calling thread.
