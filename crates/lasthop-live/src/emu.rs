@@ -66,7 +66,8 @@ pub enum Io {
 }
 
 impl Io {
-    /// The choices' names, in the order of the variants (the first is the default).
+    /// The choices, and their names in the same order (the first is the default).
+    const ALL: [Io; 2] = [Io::Syscalls, Io::Uring];
     pub const NAMES: [&'static str; 2] = ["syscalls", "uring"];
 
     pub fn name(self) -> &'static str {
@@ -74,11 +75,8 @@ impl Io {
     }
 
     pub fn parse(s: &str) -> Result<Io, String> {
-        match Io::NAMES.iter().position(|n| *n == s) {
-            Some(0) => Ok(Io::Syscalls),
-            Some(_) => Ok(Io::Uring),
-            None => Err(format!("--io {s}: one of {}", Io::NAMES.join(", "))),
-        }
+        let i = Io::NAMES.iter().position(|n| *n == s).ok_or_else(|| format!("--io {s}: one of {}", Io::NAMES.join(", ")))?;
+        Ok(Io::ALL[i])
     }
 }
 
@@ -321,6 +319,14 @@ fn label(k: &FlowKey, leg: ExtLeg) -> String {
     }
 }
 
+/// Record one write's lateness (ns) in the run's histogram and the live statistics'.
+fn record_late(all: &mut LogHistogram, live: Option<&mut LogHistogram>, late: u64) {
+    all.record(late);
+    if let Some(l) = live {
+        l.record(late);
+    }
+}
+
 fn ns_since(t0: Instant) -> u64 {
     t0.elapsed().as_nanos() as u64
 }
@@ -556,7 +562,7 @@ impl Cell<'_> {
                 if self.ring.is_some() {
                     self.batch_at.push(at);
                 } else {
-                    self.late(at, live.as_deref_mut());
+                    record_late(&mut self.lateness, live.as_deref_mut(), ns_since(self.t0).saturating_sub(at));
                 }
             }
         }
@@ -573,23 +579,14 @@ impl Cell<'_> {
                 }
             }
             r.clear();
-            let mut ats = std::mem::take(&mut self.batch_at);
-            for at in ats.drain(..) {
-                self.late(at, live.as_deref_mut());
+            // Every write of the round has completed by now.
+            let now = ns_since(self.t0);
+            for at in self.batch_at.drain(..) {
+                record_late(&mut self.lateness, live.as_deref_mut(), now.saturating_sub(at));
             }
-            self.batch_at = ats;
         }
         self.st.write_rounds += u64::from(any);
         Ok(())
-    }
-
-    /// Record how late a packet due at `at` (ns) left, now.
-    fn late(&mut self, at: u64, live: Option<&mut LogHistogram>) {
-        let late = ns_since(self.t0).saturating_sub(at);
-        self.lateness.record(late);
-        if let Some(l) = live {
-            l.record(late);
-        }
     }
 
     /// The instant (ns since the start) of the next held delivery, if any.
@@ -680,7 +677,8 @@ impl Cell<'_> {
 pub fn run(spec: Spec, built: &Built, opts: &Options, stop: &mut dyn FnMut() -> bool) -> Result<(serde_json::Value, EmuStats), String> {
     let n_sta = spec.stations.len();
     let lay = Layout::of(built);
-    let spin = opts.spin.unwrap_or_else(|| default_spin(opts.place_programs, lay.ap.is_some(), opts.realtime.is_some()));
+    let placed = opts.place_programs && opts.cpu.is_some();
+    let spin = opts.spin.unwrap_or_else(|| default_spin(placed, lay.ap.is_some(), opts.realtime.is_some()));
     if lay.n_sta != n_sta || built.tuns.len() != lay.tuns() {
         return Err(format!("topology has {} devices for {} stations", built.tuns.len(), n_sta));
     }
@@ -841,7 +839,7 @@ pub fn up(req: UpRequest) -> Result<UpOutcome, UpError> {
             // SAFETY: the closure makes one async-signal-safe syscall on the child's own copy.
             unsafe {
                 c.pre_exec(move || {
-                    libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+                    crate::sys::sched::set_affinity(&set);
                     Ok(())
                 });
             }
@@ -910,12 +908,12 @@ pub const SPIN_PLACED: Duration = Duration::from_micros(150);
 /// since every µs spun is taken from a program that could run there.
 pub const SPIN_SHARED: Duration = Duration::from_micros(20);
 
-/// The spin when none is given: [`SPIN_PLACED`] when the model thread has a CPU of its own
-/// (more than one CPU), the programs are placed off it, there is no AP host and the thread is
-/// not real-time, else [`SPIN_SHARED`]. With the AP host, or under SCHED_FIFO, the longer spin
-/// measured worse (docs/emu.md, "On time at 2 Gb/s").
-pub fn default_spin(place_programs: bool, ap_host: bool, realtime: bool) -> Duration {
-    if place_programs && !ap_host && !realtime && model_cpu().is_some() {
+/// The spin when none is given: [`SPIN_PLACED`] when the programs are placed off the model
+/// thread's CPU, there is no AP host and the thread is not real-time, else [`SPIN_SHARED`].
+/// With the AP host, or under SCHED_FIFO, the longer spin measured worse (docs/emu.md, "On
+/// time at 2 Gb/s").
+pub fn default_spin(placed: bool, ap_host: bool, realtime: bool) -> Duration {
+    if placed && !ap_host && !realtime {
         SPIN_PLACED
     } else {
         SPIN_SHARED
@@ -926,6 +924,10 @@ pub fn default_spin(place_programs: bool, ap_host: bool, realtime: bool) -> Dura
 /// the process may use but the model's, so that neither takes the other's CPU at the instant a
 /// packet is due (docs/emu.md, "CPU placement"). None on one CPU.
 pub fn program_cpus() -> Option<Vec<usize>> {
-    let model = model_cpu()?;
-    Some(cpus_of(&affinity()?).into_iter().filter(|&c| c != model).collect())
+    let mut cpus = cpus_of(&affinity()?);
+    // The model's is the last ([`model_cpu`]); none is left for it on one CPU.
+    (cpus.len() > 1).then(|| {
+        cpus.pop();
+        cpus
+    })
 }
