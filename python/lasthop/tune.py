@@ -40,6 +40,14 @@ and every station's download and upload ≥ 25 % of an equal share (`GOODPUT_KEE
 search moves it one lever at a time while that ranks better (`improve`). A choice that keeps the
 floors is a member of the Pareto set. The ablation reruns the choice without each of its levers:
 what each lever buys.
+
+A choice made on few seeds is the luckiest of many candidates on those seeds (the winner's
+curse: its figures favour it, and a candidate that keeps a floor by a hair on two seeds often
+misses it on more). With `confirm` seeds, the `finalists` best by that order run again over
+`confirm` seeds (the search's own runs among them) and the choice is the best of them there;
+then the baseline and the choice run over `confirm` further seeds that took no part in any
+choice (`sim.seed + confirm` onwards), and those figures are the report's `confirmed` — the
+ones a judgement of the choice should rest on.
 """
 from __future__ import annotations
 
@@ -75,8 +83,8 @@ LEVERS: tuple[Lever, ...] = (
     Lever("mac.cw_min", (15, 31, 63), "hostapd.conf wmm_ac_be_cwmin (ECWmin: log2(cw_min + 1))"),
     Lever("mac.aifsn", (3, 5, 7), "hostapd.conf wmm_ac_be_aifs"),
     Lever("mac.txop_limit", ("0s", "512us", "1.024ms", "2.048ms"), "hostapd.conf wmm_ac_be_txop_limit (units of 32 us)"),
-    Lever("ap.cw_min", (15, 7, 3), "hostapd.conf tx_queue_data2_cwmin"),
-    Lever("ap.aifsn", (3, 2, 1), "hostapd.conf tx_queue_data2_aifs"),
+    Lever("ap.cw_min", (15, 7, 3, 31, 63), "hostapd.conf tx_queue_data2_cwmin"),
+    Lever("ap.aifsn", (3, 2, 1, 5, 7), "hostapd.conf tx_queue_data2_aifs"),
     Lever("ap.aql", ("5ms/12ms", "2ms/4ms", "1ms/2ms"), "debugfs: /sys/kernel/debug/ieee80211/phy0/aql_txq_limit"),
     Lever("ap.scheduler", ("airtime", "round_robin"), "mac80211 airtime fairness: debugfs airtime_flags"),
     Lever("ap.ack_filter", NAMES["ap.ack_filter"], "tc: sch_cake's ack-filter / ack-filter-aggressive"),
@@ -251,6 +259,8 @@ class Search:
         if cand.refused:
             return
         tag = hashlib.sha256(json.dumps(cand.values, sort_keys=True).encode()).hexdigest()[:12]
+        # One sweep directory per seed range (the search's, the finalists', the held-out ones).
+        tag += f"-{(spec.get('sim') or {}).get('seed', 1)}x{self.seeds}"
         res = run_sweep(Sweep(base=spec, seeds=self.seeds), self.out / "candidates" / tag, jobs=self.jobs,
                         ray=self.ray, progress=False, cache=self.out / "runs")
         cand.seeds = [score(res.load(r["point"], r["seed"]), self.uploads) for r in res.runs]
@@ -384,16 +394,21 @@ def write_toml(doc: dict[str, Any]) -> str:
 
 def tune(path: str | Path, out: Path, budget: int, seeds: int, jobs: int | None = None,
          ray: str | None = None, progress: Callable[..., None] | None = None,
-         exclude: tuple[str, ...] = (), uploads: bool = True, confirm: int = 0) -> dict[str, Any]:
+         exclude: tuple[str, ...] = (), uploads: bool = True, confirm: int = 0,
+         finalists: int = 1) -> dict[str, Any]:
     """Run the search; write `out`/tune.json, chosen.toml, chosen.txt; return the report.
     `exclude`: lever keys left out of the search; `uploads=False`: the uploads left out of the
-    shares and of the floor; `confirm` > `seeds`: the baseline and the choice run again over
-    that many seeds (the search's own runs reused), reported as `confirmed` — the search picked
-    the choice on few seeds, so its own figures favour it."""
+    shares and of the floor; `confirm` > `seeds`: the `finalists` best candidates (1: the
+    search's own choice alone) run again over that many seeds (the search's own runs reused)
+    and the choice is the best of them there;
+    the baseline and the choice then run over `confirm` held-out seeds, reported as `confirmed`
+    (the module's docstring says why)."""
     if budget < 1:
         raise TuneError(f"--budget {budget}: at least 1 candidate")
     if confirm and confirm <= seeds:
         raise TuneError(f"--confirm {confirm}: more seeds than --seeds ({seeds}), or 0 for none")
+    if finalists < 1:
+        raise TuneError(f"--finalists {finalists}: at least 1 (1: the search's own choice)")
     cell = load_cell(path)
     search = Search(cell, seeds, out, jobs, ray, uploads)
     levers = [lv for lv in applicable(cell) if lv.key not in exclude]
@@ -406,6 +421,9 @@ def tune(path: str | Path, out: Path, budget: int, seeds: int, jobs: int | None 
     base = search.candidate({})
     chosen, _ = choose(base, list(search.tried.values()))
     chosen = improve(search, chosen, base, levers, progress)
+    finals: list[dict[str, Any]] = []
+    if confirm:
+        chosen, finals = final(Search(cell, confirm, out, jobs, ray, uploads), search, chosen, finalists, progress)
     met = shortfall(chosen, base) == 0.0
     cands = list(search.tried.values())
     front = pareto(cands)
@@ -420,7 +438,9 @@ def tune(path: str | Path, out: Path, budget: int, seeds: int, jobs: int | None 
         "ablation": ablation(search, chosen),
     }
     if confirm:
-        report["confirmed"] = confirmed(Search(cell, confirm, out, jobs, ray, uploads), chosen, progress)
+        report["finalists"] = finals
+        report["confirmed"] = confirmed(Search(held_out(cell, confirm), confirm, out, jobs, ray, uploads),
+                                        chosen, progress)
     spec = apply(cell, chosen.values)
     spec["name"] = f"{cell.get('name', 'cell')}-tuned"
     _atomic(out / "chosen.toml", "# lasthop tune's chosen configuration for " + str(path) + "\n" + write_toml(spec))
@@ -460,13 +480,44 @@ def ablation(search: Search, chosen: Candidate) -> list[dict[str, Any]]:
             for key in chosen.values]
 
 
+def final(wide: Search, search: Search, chosen: Candidate, k: int,
+          progress: Callable[..., None] | None = None) -> tuple[Candidate, list[dict[str, Any]]]:
+    """The choice among the `k` best candidates of `search` (by `rank`, the local search's
+    choice first among equals) rerun over `wide.seeds` seeds: the best of them there, returned
+    with its figures on the search's seeds (the ablation and the Pareto set are on those), and
+    every finalist's figures over the wider seeds."""
+    base = search.candidate({})
+    ran = [c for c in search.tried.values() if c.values and math.isfinite(c.latency_ms)]
+    ordered = [chosen] + sorted((c for c in ran if c is not chosen), key=lambda c: rank(c, base))
+    picks = ordered[:k]
+    wide_base = wide.candidate({})
+    again = []
+    for i, c in enumerate(picks):
+        again.append(wide.candidate(c.values))
+        if progress:
+            progress(i + 1, len(picks), again[-1], phase=f"finalists on {wide.seeds} seeds")
+    best = min(range(len(picks)), key=lambda i: (rank(again[i], wide_base), i))
+    rows = [{"values": c.values, **w.figures(), "meets_constraints": shortfall(w, wide_base) == 0.0,
+             "chosen": i == best} for i, (c, w) in enumerate(zip(picks, again))]
+    return picks[best], rows
+
+
+def held_out(cell: dict[str, Any], skip: int) -> dict[str, Any]:
+    """The cell with its seeds moved past the `skip` the choice was made on."""
+    out = copy.deepcopy(cell)
+    sim = out.setdefault("sim", {})
+    sim["seed"] = sim.get("seed", 1) + skip
+    return out
+
+
 def confirmed(search: Search, chosen: Candidate, progress: Callable[..., None] | None = None) -> dict[str, Any]:
-    """The baseline and the choice over `search.seeds` seeds: the gain and the floors as they
-    hold beyond the seeds the search chose on."""
+    """The baseline and the choice over `search.seeds` seeds that took no part in the choice
+    (`held_out`): the gain and the floors as they hold beyond the seeds chosen on."""
     base, pick = search.candidate({}), search.candidate(chosen.values)
     if progress:
-        progress(2, 2, pick, phase=f"confirmation on {search.seeds} seeds")
-    return {"seeds": search.seeds, "baseline": base.figures(), "chosen": pick.figures(),
+        progress(2, 2, pick, phase=f"confirmation on {search.seeds} held-out seeds")
+    first = (search.cell.get("sim") or {}).get("seed", 1)
+    return {"seeds": search.seeds, "first_seed": first, "baseline": base.figures(), "chosen": pick.figures(),
             "meets_constraints": shortfall(pick, base) == 0.0,
             "latency_gain": base.latency_ms / pick.latency_ms if pick.latency_ms > 0 else math.nan}
 

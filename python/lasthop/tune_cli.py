@@ -12,6 +12,9 @@ __all__ = ["add_parser", "cmd_tune"]
 
 # Seeds of the confirmation run by default.
 CONFIRM_SEEDS = 10
+# Candidates rerun over the confirmation's seeds before the choice, by default (`tune`'s
+# `finalists`).
+FINALISTS = 4
 
 
 def add_parser(sub: Any) -> None:
@@ -33,6 +36,10 @@ def add_parser(sub: Any) -> None:
                    help="run the baseline and the choice again over K seeds (more than --seeds; "
                         f"0: none) and report the gain and floors there (default {CONFIRM_SEEDS}, "
                         "when that is more than --seeds)")
+    t.add_argument("--finalists", type=_positive("--finalists"), default=None, metavar="K",
+                   help="with a confirmation: the K best candidates run again over its seeds and "
+                        "the choice is the best of them there (default %d; 1: the search's own "
+                        "choice); the confirmation then runs on as many held-out seeds" % FINALISTS)
     t.add_argument("--ignore-uploads", action="store_true",
                    help="leave the uploads out of the stations' shares and their floor (the "
                         "downloads alone, over an equal share of theirs)")
@@ -67,9 +74,12 @@ def cmd_tune(args: Any) -> int:
         raise UserError(f"--confirm {args.confirm}: a number of seeds >= 0")
     else:
         confirm = args.confirm
+    if args.finalists is not None and not confirm:
+        raise UserError(f"--finalists {args.finalists}: needs a confirmation (--confirm more than --seeds)")
     try:
         rep = tune(args.spec, out, args.budget, args.seeds, jobs=args.jobs, ray=args.ray, progress=progress,
-                   uploads=not args.ignore_uploads, confirm=confirm)
+                   uploads=not args.ignore_uploads, confirm=confirm,
+                   finalists=args.finalists or FINALISTS)
     except (TuneError, SweepError) as e:
         raise UserError(str(e)) from None
     except SweepInterrupted:
@@ -90,10 +100,15 @@ def cmd_tune(args: Any) -> int:
         what = "download" if args.ignore_uploads else "download and upload"
         print(f"          no candidate kept >= 95 % of the baseline's goodput and every {what} >= 25 % of "
               "an equal share: this is the one nearest those floors")
+    if rep.get("finalists"):
+        fs = rep["finalists"]
+        keep = sum(f["meets_constraints"] for f in fs)
+        print(f"finalists: the {len(fs)} best on {rep['seeds']} seeds, run over {rep['confirmed']['seeds']}; "
+              f"{keep} kept the floors there; the choice is the best of them")
     if "confirmed" in rep:
         k = rep["confirmed"]
         keeps = "keeps the floors" if k["meets_constraints"] else "MISSES a floor"
-        print(f"confirmed on {k['seeds']} seeds: baseline {k['baseline']['latency_ms']:.1f} ms, chosen "
+        print(f"confirmed on {k['seeds']} held-out seeds ({k['first_seed']}…{k['first_seed'] + k['seeds'] - 1}): baseline {k['baseline']['latency_ms']:.1f} ms, chosen "
               f"{k['chosen']['latency_ms']:.1f} ms ({k['latency_gain']:.2f}x lower p99); the choice {keeps} there")
     print("ablation (the chosen configuration without one lever):")
     for r in rep["ablation"]:
