@@ -260,7 +260,7 @@ class Search:
             return
         tag = hashlib.sha256(json.dumps(cand.values, sort_keys=True).encode()).hexdigest()[:12]
         # One sweep directory per seed range (the search's, the finalists', the held-out ones).
-        tag += f"-{(spec.get('sim') or {}).get('seed', 1)}x{self.seeds}"
+        tag += f"-{first_seed(spec)}x{self.seeds}"
         res = run_sweep(Sweep(base=spec, seeds=self.seeds), self.out / "candidates" / tag, jobs=self.jobs,
                         ray=self.ray, progress=False, cache=self.out / "runs")
         cand.seeds = [score(res.load(r["point"], r["seed"]), self.uploads) for r in res.runs]
@@ -400,9 +400,8 @@ def tune(path: str | Path, out: Path, budget: int, seeds: int, jobs: int | None 
     `exclude`: lever keys left out of the search; `uploads=False`: the uploads left out of the
     shares and of the floor; `confirm` > `seeds`: the `finalists` best candidates (1: the
     search's own choice alone) run again over that many seeds (the search's own runs reused)
-    and the choice is the best of them there;
-    the baseline and the choice then run over `confirm` held-out seeds, reported as `confirmed`
-    (the module's docstring says why)."""
+    and the choice is the best of them there; the baseline and the choice then run over
+    `confirm` held-out seeds, reported as `confirmed` (the module's docstring says why)."""
     if budget < 1:
         raise TuneError(f"--budget {budget}: at least 1 candidate")
     if confirm and confirm <= seeds:
@@ -412,7 +411,7 @@ def tune(path: str | Path, out: Path, budget: int, seeds: int, jobs: int | None 
     cell = load_cell(path)
     search = Search(cell, seeds, out, jobs, ray, uploads)
     levers = [lv for lv in applicable(cell) if lv.key not in exclude]
-    draw = [{}] + candidates(levers, budget, seed=(cell.get("sim") or {}).get("seed", 1))
+    draw = [{}] + candidates(levers, budget, seed=first_seed(cell))
     out.mkdir(parents=True, exist_ok=True)
     for i, vals in enumerate(draw):
         c = search.candidate(vals)
@@ -502,11 +501,15 @@ def final(wide: Search, search: Search, chosen: Candidate, k: int,
     return picks[best], rows
 
 
+def first_seed(doc: dict[str, Any]) -> int:
+    """The spec document's `sim.seed` (1 when unset): a sweep over it runs its seeds from there."""
+    return (doc.get("sim") or {}).get("seed", 1)
+
+
 def held_out(cell: dict[str, Any], skip: int) -> dict[str, Any]:
     """The cell with its seeds moved past the `skip` the choice was made on."""
     out = copy.deepcopy(cell)
-    sim = out.setdefault("sim", {})
-    sim["seed"] = sim.get("seed", 1) + skip
+    out.setdefault("sim", {})["seed"] = first_seed(cell) + skip
     return out
 
 
@@ -516,8 +519,7 @@ def confirmed(search: Search, chosen: Candidate, progress: Callable[..., None] |
     base, pick = search.candidate({}), search.candidate(chosen.values)
     if progress:
         progress(2, 2, pick, phase=f"confirmation on {search.seeds} held-out seeds")
-    first = (search.cell.get("sim") or {}).get("seed", 1)
-    return {"seeds": search.seeds, "first_seed": first, "baseline": base.figures(), "chosen": pick.figures(),
+    return {"seeds": search.seeds, "first_seed": first_seed(search.cell), "baseline": base.figures(), "chosen": pick.figures(),
             "meets_constraints": shortfall(pick, base) == 0.0,
             "latency_gain": base.latency_ms / pick.latency_ms if pick.latency_ms > 0 else math.nan}
 

@@ -108,8 +108,10 @@ def cmd_tune(args: Any) -> int:
     if "confirmed" in rep:
         k = rep["confirmed"]
         keeps = "keeps the floors" if k["meets_constraints"] else "MISSES a floor"
-        print(f"confirmed on {k['seeds']} held-out seeds ({k['first_seed']}…{k['first_seed'] + k['seeds'] - 1}): baseline {k['baseline']['latency_ms']:.1f} ms, chosen "
-              f"{k['chosen']['latency_ms']:.1f} ms ({k['latency_gain']:.2f}x lower p99); the choice {keeps} there")
+        last = k["first_seed"] + k["seeds"] - 1
+        print(f"confirmed on {k['seeds']} held-out seeds ({k['first_seed']}…{last}): baseline "
+              f"{k['baseline']['latency_ms']:.1f} ms, chosen {k['chosen']['latency_ms']:.1f} ms "
+              f"({k['latency_gain']:.2f}x lower p99); the choice {keeps} there")
     print("ablation (the chosen configuration without one lever):")
     for r in rep["ablation"]:
         print(f"  without {r['without']:16s} {_fmt(r)}")
