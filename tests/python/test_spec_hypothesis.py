@@ -174,7 +174,7 @@ KEYS: dict[str, dict[str, K]] = {
               "queue_limit": ints([1, 1000, 1048576], [0, 1048577]),
               "loss": floats(0, 0.999, [0.0, 0.5, 0.999999], [1.0, -0.1]),
               "loss_up": floats(0, 0.999, [0.0, 0.1], [1.0, -0.1]),
-              "qdisc": choice("fifo", "codel", "pie", "fq_codel", "dualpi2")},
+              "qdisc": choice("fifo", "codel", "pie", "fq_codel", "dualpi2"), "server_nic": rate()},
     "channel": {"path_loss": choice("log_distance", "tgn_a", "tgn_b", "tgn_c", "tgn_d", "tgn_e", "tgn_f"),
                 "exponent": floats(1, 8, [1.0, 3.5, 8.0], [0.99, 8.01, 0.0]),
                 "tx_power_dbm": floats(-30, 40, [-30.0, 20.0, 40.0], [-30.1, 40.1]),

@@ -160,6 +160,7 @@ fn drive(cc: &mut AnyCc, mss: u32, evs: &[Ev]) -> Result<Vec<Said>, TestCaseErro
                     newly_lost: lost as u64,
                 });
                 let a = AckInfo {
+                    cwnd_limited: true,
                     now,
                     newly_acked: acked,
                     cum_acked: if cum { acked } else { 0 },

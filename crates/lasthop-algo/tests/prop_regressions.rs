@@ -107,6 +107,7 @@ fn bbr_huge_rate_sample() {
         // BtlBw near u64::MAX times an RTprop of 2 s saturates the bandwidth-delay product.
         let rtt = Duration::from_secs(2);
         b.on_ack(&AckInfo {
+            cwnd_limited: true,
             now: Instant(now),
             newly_acked: 1448,
             cum_acked: 1448,
@@ -146,6 +147,7 @@ fn bbr_huge_rate_sample_with_aggregation() {
     let ack = |now: u64, acked: u64, prior: u64, delivered: u64, rtt: Option<Duration>, rate: Option<u64>| {
         let srtt = rtt.unwrap_or(Duration::ZERO);
         AckInfo {
+            cwnd_limited: true,
             now: Instant(now),
             newly_acked: acked,
             cum_acked: 0,

@@ -241,6 +241,22 @@ pub struct WiredSpec {
     /// computed at arrival), "codel", "pie", "fq_codel" (RFC defaults, as `ap.qdisc`).
     #[serde(default = "default_qdisc")]
     pub qdisc: Qdisc,
+    /// The server's NIC rate in bit/s (`wired.server_nic`); None: [`WiredSpec::server_nic_bps`]'s
+    /// default. A server-side TCP sender's bytes count against TCP small queues until this NIC
+    /// has sent them; the wired link's queue is the path's, not the server's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_nic_bps: Option<u64>,
+}
+
+/// The server's NIC when a spec does not name one: a 10 Gb/s interface, or the wired link's
+/// rate where that is faster.
+pub const DEFAULT_SERVER_NIC_BPS: u64 = 10_000_000_000;
+
+impl WiredSpec {
+    /// The rate of the server's NIC in bit/s.
+    pub fn server_nic_bps(&self) -> u64 {
+        self.server_nic_bps.unwrap_or(self.rate_bps.max(DEFAULT_SERVER_NIC_BPS))
+    }
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]

@@ -497,6 +497,10 @@ pub struct World {
     sat_up: Vec<Option<u32>>,
     wired_down: WiredLink<PktRef>,
     wired_up: WiredLink<PktRef>,
+    /// The server's NIC (`wired.server_nic`): its rate, and when it is done with what the
+    /// server has sent (TCP small queues' accounting for server-side senders).
+    server_nic: BitRate,
+    server_nic_free: Instant,
     pkts: Arena,
     /// TCP connections by flow index (None for other flows).
     tcp: Vec<Option<tcp::TcpConn>>,
@@ -511,7 +515,6 @@ pub struct World {
     quic_free: Vec<u32>,
     /// aggctl flows and their shared allocator (None without aggctl flows or stream changes).
     aggctl: Option<Box<aggctl::AggctlHost>>,
-    wired_delay: Duration,
     progress_step: Duration,
     /// Frame records of the requested capture (None: no capture, no cost).
     capture: Option<Box<Capture>>,

@@ -34,13 +34,13 @@ fn goodput(d: &Value, f: usize) -> f64 {
     d["flows"][f]["goodput_bps"].as_f64().unwrap() / 1e6
 }
 
-/// The slow station's ACKs wait in the AP's queue behind its own slow aggregates; thinning
-/// them shortens that wait, so its upload's RTT falls and its window is clocked out sooner. No
-/// upload loses an ACK it needs (no timeout, no retransmission). The fast station pays: the
-/// slow one, sending more often at MCS 2, takes more of the air (the rate anomaly of the
-/// uplink, which the AP's airtime fairness does not reach).
+/// The uploads' ACKs are thinned in the AP's queue, and no upload loses an ACK it needs (no
+/// timeout, no retransmission). Fewer, larger ACKs let the slow station's upload (MCS 2)
+/// send more and take more of the air, and the fast station pays: the rate anomaly of the
+/// uplink, which the AP's airtime fairness does not reach. (With seed 1: 39.8 → 49.0 Mb/s for
+/// the slow upload, 132 → 70 for the fast one, conservative filtering.)
 #[test]
-fn acks_are_thinned_and_the_slow_uploads_rtt_falls() {
+fn acks_are_thinned_and_the_slow_upload_takes_more_air() {
     let off = run(&cell(None), 1);
     assert_eq!(off, run(&cell(Some("off")), 1), "\"off\" is the default");
     assert!(off["stats"].get("ack_filtered").is_none());
@@ -57,7 +57,7 @@ fn acks_are_thinned_and_the_slow_uploads_rtt_falls() {
             assert_eq!(d["flows"][f]["tcp"]["rto_count"], json!(0), "{mode}: flow {f}");
             assert_eq!(d["flows"][f]["tcp"]["retransmits"], json!(0), "{mode}: flow {f}");
         }
-        assert!(srtt(&d, 1) < 0.75 * srtt(&off, 1), "{mode}");
         assert!(goodput(&d, 1) > goodput(&off, 1), "{mode}");
+        assert!(goodput(&d, 0) < goodput(&off, 0), "{mode}");
     }
 }

@@ -54,15 +54,19 @@ fn fingerprint(d: &Value) -> Vec<String> {
 /// a zero counter drew a backoff (§10.23.2.2 a)), and again when a station's transport answer to
 /// a delivered MPDU counted as arriving at its MAC at the delivery, during the PPDU, and when
 /// TCP CUBIC's slow start followed Linux's HyStart. The event count alone moved when endpoint
-/// timers began to be re-armed in place (no stale timer events run).
+/// timers began to be re-armed in place (no stale timer events run). Recorded again when
+/// loss-based controllers grew cwnd only while it limited the sender (Linux's
+/// `tcp_is_cwnd_limited`) and the server's TCP small queues counted its own NIC, not the wired
+/// link's queue: the download, behind random loss on a 50 Mb/s link, now carries what its
+/// losses allow (10.6 Mb/s) instead of a window inflated while TCP small queues held it.
 #[test]
 fn fifo_results_unchanged() {
     let expect = [
-        "events 64085",
-        "29984025.6 6471 0 0 7 15401436.43331788 14450688 29163520",
-        "968422.4 209 12 0 14 17676133.444976076 16842752 27066368",
-        "7795.2 29 0 0 21 31810504.827586208 29163520 56492032",
-        "47171200.0 14741 829 0 3186 17821040.492639575 17104896 27852800",
+        "events 53126",
+        "10620211.2 2292 0 0 6 14202230.855148342 13336576 27197440",
+        "1315942.4 286 2 0 24 16624461.433566434 16416768 18546688",
+        "9945.6 37 0 0 13 28639843.243243244 27590656 38918960",
+        "48400000.0 15125 31 0 3596 16443424.91861157 16220160 19464192",
     ];
     assert_eq!(fingerprint(&run(&golden_spec(), 7)), expect);
 }
@@ -84,8 +88,7 @@ const SECS: u64 = 15;
 
 /// A CUBIC upload through a 50 Mb/s wired bottleneck with 20 ms one-way delay (base RTT
 /// 40 ms plus well under 1 ms of WiFi: VHT MCS 9 NSS 2 at 80 MHz carries ~600 Mb/s), and a
-/// ping alongside. The upload's bottleneck queue is a router's (the AP's egress); a download's
-/// would be the server's own qdisc, where TCP small queues bound what the socket keeps.
+/// ping alongside. The upload's bottleneck queue is a router's (the AP's egress).
 fn wired_bottleneck(qdisc: &str) -> Value {
     let stop = SECS * 1_000_000_000;
     let mut s = base("vht", 80, 800);
@@ -130,6 +133,34 @@ fn aqm_on_the_wired_bottleneck() {
     }
 }
 
+/// A CUBIC download through the same 50 Mb/s bottleneck, FIFO. By default the wired link's
+/// queue is a router's on the path and the server sends through a 10 Gb/s NIC: TCP small queues
+/// do not reach the bottleneck, cwnd fills the queue (as the upload does above). With
+/// `wired.server_nic` at the wired rate the bottleneck is the server's own interface: TCP small
+/// queues (pacing rate >> 10, Linux's `tcp_small_queue_check`) keep the server's backlog to
+/// about a millisecond of its rate, cwnd stops growing once it no longer limits the sender
+/// (`tcp_is_cwnd_limited`), and the link stays full.
+#[test]
+fn tcp_small_queues_count_the_servers_own_nic() {
+    let down = |nic: Option<u64>| {
+        let mut s = wired_bottleneck("fifo");
+        s["flows"][0] = tcp_flow(0, "down", "cubic", SECS * 1_000_000_000);
+        if let Some(bps) = nic {
+            s["wired"]["server_nic_bps"] = json!(bps);
+        }
+        let d = run(&s, 1);
+        let f = &d["flows"][0];
+        let (g, rtt) = (goodput(&d, 0) / 1e6, mean_rtt_ms(&d, 0, 50));
+        eprintln!("server NIC {nic:?}: CUBIC down {g:5.1} Mb/s, mean TCP RTT {rtt:6.1} ms, cwnd {} kB, wired drops {}",
+                  f["tcp"]["cwnd_bytes"].as_u64().unwrap() / 1000, f["dropped_wired"]);
+        (g, rtt)
+    };
+    let (path, own) = (down(None), down(Some(50_000_000)));
+    assert!(path.1 > 100.0, "the path's queue fills: {path:?}");
+    assert!(own.1 < 40.0 + 10.0, "the server's own queue stays short: {own:?}");
+    assert!(own.0 > 0.9 * 50.0 * 1448.0 / 1500.0 && path.0 > 0.9 * 50.0 * 1448.0 / 1500.0, "{path:?} {own:?}");
+}
+
 /// An upload from a slow station (VHT MCS 0, ~30 Mb/s at 80 MHz) over a fast wired link: the
 /// station's own queue is the bottleneck. A ping from the station shares that queue.
 fn uplink(qdisc: &str) -> Value {
@@ -151,7 +182,7 @@ fn uplink(qdisc: &str) -> Value {
 
 #[test]
 fn aqm_in_the_station_queue() {
-    let mut r = Vec::new();
+    let (mut r, mut min_rtt) = (Vec::new(), 0.0);
     for q in ["fifo", "codel", "pie", "fq_codel"] {
         let d = run(&uplink(q), 1);
         let (g, rtt) = (goodput(&d, 0) / 1e6, mean_rtt_ms(&d, 0, 50));
@@ -159,17 +190,20 @@ fn aqm_in_the_station_queue() {
         let ping = d["flows"][1]["delay_ns"]["p50"].as_f64().unwrap() / 1e6;
         eprintln!("station {q:8}: CUBIC up {g:5.1} Mb/s, mean TCP RTT {rtt:6.1} ms, ping p50 {ping:6.1} ms, \
                    queue drops {}, retransmits {}", f["dropped_queue"], f["tcp"]["retransmits"]);
+        min_rtt = f["tcp"]["min_rtt_ns"].as_f64().unwrap() / 1e6;
         r.push((g, rtt, ping));
     }
     let (fifo, codel, fq) = (r[0], r[1], r[3]);
-    assert!(codel.1 < 0.5 * fifo.1, "{r:?}");
+    // A lone CUBIC upload does not fill the station's FIFO (1000 packets, half a second at this
+    // rate): TCP small queues bounds its backlog to pacing rate >> 7 (mac80211's pacing shift),
+    // ~10 ms of its rate (1.2·cwnd/SRTT; cwnd grows only while it limits the sender), counted
+    // until the Block Ack, so an aggregate in the air adds to it.
+    assert!(fifo.1 < min_rtt + 30.0, "{r:?}, min RTT {min_rtt} ms");
+    assert!(codel.1 < fifo.1, "{r:?}");
     assert!(codel.0 >= 0.85 * fifo.0, "{r:?}");
-    // The ping shares the station's queue. Behind the FIFO it waits for CUBIC's backlog, which
-    // TCP small queues bounds to pacing rate >> 7 (mac80211's pacing shift; the rate follows
-    // cwnd/SRTT, so it still grows with the queue's RTT); CoDel keeps that to about one A-MPDU
-    // (~5 ms at MCS 0), so FQ-CoDel's own queue for the ping gains little more here: what
-    // remains is channel access and aggregate duration.
-    assert!(codel.2 < 0.6 * fifo.2 && fq.2 < 0.6 * fifo.2, "{r:?}");
+    // The ping shares the station's queue: behind the FIFO it waits for that backlog; CoDel
+    // trims it, and FQ-CoDel also gives the ping its own queue.
+    assert!(codel.2 < fifo.2 && fq.2 < 0.8 * fifo.2, "{r:?}");
     assert!(fq.2 <= codel.2 + 1.0, "{r:?}");
 }
 

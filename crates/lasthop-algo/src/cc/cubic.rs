@@ -593,12 +593,12 @@ impl Cubic {
     /// or congestion avoidance's if HyStart just fired.
     fn linux_slow_start(&mut self, a: &AckInfo) {
         if !self.hy.found && self.linux_hystart_on_ack(a) {
-            if a.cum_acked > 0 {
+            if a.cum_acked > 0 && a.cwnd_limited {
                 self.congestion_avoidance(a);
             }
             return;
         }
-        if a.cum_acked == 0 {
+        if a.cum_acked == 0 || !a.cwnd_limited {
             return;
         }
         self.region = CubicRegion::SlowStart;
@@ -723,7 +723,13 @@ impl CongestionControl for Cubic {
         }
         if self.cwnd < self.ssthresh {
             if self.linux() {
+                // HyStart's samples are taken whether or not cwnd may grow (Linux
+                // `cubictcp_acked`); `linux_slow_start` gates the growth itself.
                 self.linux_slow_start(a);
+                return;
+            }
+            // Linux `cubictcp_cong_avoid`: no growth unless the sender was cwnd-limited.
+            if !a.cwnd_limited {
                 return;
             }
             if self.hy.phase != HyPhase::Off {
@@ -746,7 +752,7 @@ impl CongestionControl for Cubic {
             }
             return;
         }
-        if a.cum_acked == 0 {
+        if a.cum_acked == 0 || !a.cwnd_limited {
             return;
         }
         self.congestion_avoidance(a);

@@ -86,6 +86,11 @@ pub struct AckInfo {
     /// sender (RFC 9768 §3.2.2.5, the increase of the echoed CE byte counter); 0 without
     /// AccECN feedback.
     pub ce_acked: u64,
+    /// The sender used its cwnd in the window this ACK belongs to (Linux's
+    /// `tcp_is_cwnd_limited`). Loss-based controllers grow cwnd only when it did (Linux
+    /// `tcp_reno_cong_avoid`, `cubictcp_cong_avoid`; RFC 7661 §4.3's concern): a sender held
+    /// back by pacing, TCP small queues, rwnd or its application keeps its window.
+    pub cwnd_limited: bool,
 }
 
 /// The narrow interface every congestion controller implements.

@@ -127,7 +127,8 @@ impl CongestionControl for NewReno {
         // snd_una advances (as Linux's tcp_may_raise_cwnd), and then by every byte this ACK newly
         // delivered (cumulatively or by SACK). Bytes SACKed by earlier duplicate ACKs are not
         // credited later (Linux behaves the same way).
-        if a.newly_acked == 0 || a.cum_acked == 0 || a.in_recovery || self.in_recovery {
+        // Linux `tcp_reno_cong_avoid`: no growth unless the sender was cwnd-limited.
+        if a.newly_acked == 0 || a.cum_acked == 0 || a.in_recovery || self.in_recovery || !a.cwnd_limited {
             return;
         }
         let mut acked = a.newly_acked;
@@ -238,6 +239,7 @@ mod tests {
 
     fn ack(now: Instant, n: u64, in_recovery: bool) -> AckInfo {
         AckInfo {
+            cwnd_limited: true,
             now,
             newly_acked: n,
             cum_acked: n,

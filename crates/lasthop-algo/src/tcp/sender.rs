@@ -418,6 +418,16 @@ pub struct TcpSender {
     /// The last `poll_transmit` was held back by TCP small queues.
     tsq_held: bool,
 
+    // --- Cwnd use (Linux `tcp_cwnd_validate`, `tcp_is_cwnd_limited`).
+    /// The current round (`poll_transmit` calls up to a `None`) sent a segment.
+    round_sent: bool,
+    /// cwnd was the limit in the window being tracked (Linux `is_cwnd_limited`).
+    is_cwnd_limited: bool,
+    /// The largest flight (snd_nxt − snd_una, bytes) of that window (`max_packets_out`).
+    max_flight: u64,
+    /// The window's right edge (`cwnd_usage_seq`): tracking restarts once snd_una reaches it.
+    cwnd_usage_seq: u64,
+
     // --- Counters.
     bytes_sent: u64,
     segments_sent: u64,
@@ -489,6 +499,10 @@ impl TcpSender {
             next_release: None,
             pacing_wait: None,
             tsq_held: false,
+            round_sent: false,
+            is_cwnd_limited: false,
+            max_flight: 0,
+            cwnd_usage_seq: 0,
             bytes_sent: 0,
             segments_sent: 0,
             retransmits: 0,
@@ -644,6 +658,7 @@ impl TcpSender {
             in_recovery: self.in_recovery,
             mss: self.cfg.mss,
             ce_acked,
+            cwnd_limited: self.is_cwnd_limited(),
         };
         self.cc.on_ack(&info);
         if self.cc.mark_app_limited() {

@@ -157,6 +157,9 @@ impl Spec {
         if w.rate_bps == 0 {
             bad("wired.rate", "0bps".into(), "a rate > 0".into());
         }
+        if w.server_nic_bps == Some(0) {
+            bad("wired.server_nic", "0bps".into(), "a rate > 0".into());
+        }
         if !(0.0..1.0).contains(&w.loss) {
             bad("wired.loss", w.loss.to_string(), "a probability in [0, 1)".into());
         }

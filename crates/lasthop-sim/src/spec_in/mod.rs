@@ -205,7 +205,7 @@ pub const SECTIONS: [(&str, &[&str]); 13] = [
             "aifsn", "txop_limit", "ack_filter",
         ],
     ),
-    ("wired", &["rate", "delay", "queue_limit", "loss", "loss_up", "qdisc"]),
+    ("wired", &["rate", "delay", "queue_limit", "loss", "loss_up", "qdisc", "server_nic"]),
     (
         "stations",
         &[
@@ -546,6 +546,16 @@ impl<'a> Table<'a> {
         let dj = default.map_or(Default::Required, |d| Default::Is(json!(d)));
         let schema = quantity_schema(&["bps", "kbps", "Mbps", "Gbps"]);
         Ok(self.get(name, default.map(Some), dj, check, RATE_TEXT, Some(schema))?.unwrap_or_default())
+    }
+
+    /// An optional rate in bit/s, not zero (null when absent).
+    pub(crate) fn rate_opt(&self, name: &str) -> Res<Option<u64>> {
+        let check = |v: &Raw| match parse_rate(v).map_err(Bad)? {
+            0 => Err(Bad("must be > 0, e.g. \"10Gbps\"".into())),
+            bps => Ok(bps),
+        };
+        let schema = quantity_schema(&["bps", "kbps", "Mbps", "Gbps"]);
+        self.get(name, Some(None), Default::Null, check, RATE_TEXT, Some(schema))
     }
 
     /// A key read by a hand-written `check` (no schema type).

@@ -491,7 +491,8 @@ fn wired_section(top: &Table) -> Res<WiredSpec> {
     let loss = w.float("loss", 0.0, 0.0, 1.0, false)?;
     let loss_up = w.float_opt("loss_up", None, 0.0, 1.0, false)?;
     let qdisc = w.pick("qdisc", Qdisc::Fifo, "")?;
-    Ok(WiredSpec { rate_bps: rate, delay_ns: delay, queue_limit: queue as u32, loss, loss_up, qdisc })
+    let server_nic_bps = w.rate_opt("server_nic")?;
+    Ok(WiredSpec { rate_bps: rate, delay_ns: delay, queue_limit: queue as u32, loss, loss_up, qdisc, server_nic_bps })
 }
 
 fn channel_section(top: &Table) -> Res<ChannelSpec> {

@@ -177,6 +177,7 @@ fn range_cases() -> Vec<RangeCase> {
         (AP, "qdisc = \"pie\"\npie_estimator = \"median\"", "qdisc = \"pie\"\npie_estimator = \"timestamp\"", "/ap/pie_estimator", json!("median"), "ap.pie_estimator = \"median\": one of \"timestamp\"|\"dequeue_rate\""),
         (AP, "dequeue_cost = \"1ms\"", "dequeue_cost = \"1us\"", "/ap/dequeue_cost_ns", json!(1_000_000), "ap.dequeue_cost = \"1ms\": at most 100us (a host's per-packet transmit path)"),
         (WIRED, "rate = \"0bps\"", "rate = \"1Gbps\"", "/wired/rate_bps", json!(0), "wired.rate = \"0bps\": must be > 0, e.g. \"100Mbps\""),
+        (WIRED, "server_nic = \"0bps\"", "server_nic = \"1Gbps\"", "/wired/server_nic_bps", json!(0), "wired.server_nic = \"0bps\": must be > 0, e.g. \"10Gbps\""),
         (WIRED, "loss = 1.0", "loss = 0.5", "/wired/loss", json!(1.0), "wired.loss = 1.0: a number in [0, 1)"),
         (WIRED, "loss_up = 1.0", "loss_up = 0.5", "/wired/loss_up", json!(1.0), "wired.loss_up = 1.0: a number in [0, 1)"),
         (WIRED, "queue_limit = 0", "queue_limit = 10", "/wired/queue_limit", json!(0), "wired.queue_limit = 0: an integer in 1..=1048576"),

@@ -15,8 +15,28 @@ impl World {
         self.q.schedule_in_lane(lane, t, Ev::WiredArrive(p, dir));
     }
 
-    /// `p` enters the wired link of direction `dir` at `at`.
+    /// `p` enters the wired link of direction `dir` at `at`; downstream, from the server, whose
+    /// NIC sends it first.
     pub(super) fn wired_send(&mut self, p: PktRef, dir: Dir, at: Instant) {
+        if dir == Dir::Down {
+            self.server_nic_send(p, at);
+        }
+        self.wired_enter(p, dir, at);
+    }
+
+    /// The server's NIC sends `p`, handed to it at `at`: returns when its last bit is out. The
+    /// NIC is not a hop of its own (the packet enters the wired link at `at`): it only times
+    /// when the server's TCP senders get their bytes back for TCP small queues (Linux frees an
+    /// skb at the NIC's transmit completion), so that the wired link's queue, a router's on
+    /// the path, does not count as the server's own.
+    pub(super) fn server_nic_send(&mut self, p: PktRef, at: Instant) -> Instant {
+        let start = self.server_nic_free.max(at);
+        self.server_nic_free = start + self.server_nic.tx_time(Bytes(p.len as u64));
+        self.server_nic_free
+    }
+
+    /// `p` enters the wired link of direction `dir` at `at` (its queue, then its serialiser).
+    pub(super) fn wired_enter(&mut self, p: PktRef, dir: Dir, at: Instant) {
         let link = match dir {
             Dir::Down => &mut self.wired_down,
             Dir::Up => &mut self.wired_up,
@@ -62,18 +82,12 @@ impl World {
         let Some((p, arrive)) = link.tx_done() else { return };
         self.ecn_left_queue(p);
         self.schedule_wired_arrival(p, dir, arrive.max(now));
-        if dir == Dir::Down {
-            self.tcp_server_sent(p);
-        }
         self.wired_pump(dir, now);
         self.tcp_pump_dirty(now);
     }
 
     /// The wired link dropped `p` (queue or random loss).
-    pub(super) fn wired_dropped(&mut self, p: PktRef, dir: Dir) {
-        if dir == Dir::Down {
-            self.tcp_server_sent(p);
-        }
+    pub(super) fn wired_dropped(&mut self, p: PktRef, _dir: Dir) {
         self.drop_pkt(p, DropWhy::Wired);
     }
 

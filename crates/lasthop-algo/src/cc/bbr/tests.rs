@@ -147,6 +147,7 @@ impl Path {
             (self.srtt * 7 + rtt) / 8
         };
         let a = AckInfo {
+            cwnd_limited: true,
             now: self.now,
             newly_acked: M,
             cum_acked: M,

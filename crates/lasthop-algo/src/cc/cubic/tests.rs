@@ -37,6 +37,7 @@ fn clock(
         for _ in 0..n {
             *now += rtt / n;
             cc.on_ack(&AckInfo {
+                cwnd_limited: true,
                 now: *now,
                 newly_acked: M,
                 cum_acked: M,
@@ -247,6 +248,7 @@ fn hy_round(cc: &mut Cubic, r: &mut Rounds, rtt: impl Fn(u64, u64) -> Duration) 
         r.now += s / n;
         r.delivered += M;
         cc.on_ack(&AckInfo {
+            cwnd_limited: true,
             now: r.now,
             newly_acked: M,
             cum_acked: M,

@@ -22,6 +22,7 @@ impl Feed {
         self.now += Duration::from_micros(100);
         self.delivered += M;
         cc.on_ack(&AckInfo {
+            cwnd_limited: true,
             now: self.now,
             newly_acked: M,
             cum_acked: M,
@@ -171,6 +172,7 @@ fn growth_is_newreno() {
         feed.now += Duration::from_micros(50);
         feed.delivered += stretch * M;
         let a = AckInfo {
+            cwnd_limited: true,
             now: feed.now,
             newly_acked: stretch * M,
             cum_acked: if i % 7 == 0 { 0 } else { stretch * M },

@@ -95,6 +95,7 @@ impl Path {
         self.delivered += M;
         self.marks += seg.marked as u64;
         cc.on_ack(&AckInfo {
+            cwnd_limited: true,
             now: self.now,
             newly_acked: M,
             cum_acked: M,

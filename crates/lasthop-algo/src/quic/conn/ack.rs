@@ -204,6 +204,8 @@ impl QuicConnection {
             in_recovery: self.in_recovery,
             mss,
             ce_acked,
+            // Chromium's rule above gates growth through `cum_acked`; Linux TCP's does not apply.
+            cwnd_limited: true,
         }
     }
 

@@ -825,5 +825,40 @@ fn rack_timer_detects_loss_before_rto() {
     assert!(rtx_at > sack_at && rtx_at - sack_at <= reo + Duration::from_millis(2), "{:?} after the SACK", rtx_at - sack_at);
 }
 
+/// Linux `tcp_is_cwnd_limited` (`tcp_cwnd_validate` after each round): an application that
+/// writes a few segments per round trip never fills cwnd, so NewReno and CUBIC (which runs
+/// Linux's HyStart by default) keep the initial window; the same sender with a backlog fills
+/// it and grows. In slow start cwnd may grow to twice the largest flight of the window.
+#[test]
+fn cwnd_grows_only_while_it_limits_the_sender() {
+    use crate::cc::{CcConfig, CubicConfig};
+    let iw = segs(TcpSenderConfig::default().initial_cwnd_segments as u64);
+    for cc in [Net::newreno().cc, CcConfig::Cubic(CubicConfig::default())] {
+        // Three segments every 50 ms over a 20 ms round trip: never more than 3 in flight.
+        let mut net = Net::new(TcpSenderConfig { cc, ..Net::newreno() }, 100_000_000, 10);
+        for _ in 0..40 {
+            net.s.app_write(segs(3));
+            net.run_for(Duration::from_millis(50));
+        }
+        net.run_for(Duration::from_millis(500)); // the last delayed ACK
+        let st = net.s.stats();
+        assert_eq!(st.app_bytes_acked, segs(120), "{cc:?}: {st:?}");
+        assert_eq!(st.cwnd, iw, "{cc:?}: an application-limited sender keeps its window");
+        // Six in flight: slow start may raise cwnd to twice that, and no further.
+        let mut net = Net::new(TcpSenderConfig { cc, ..Net::newreno() }, 100_000_000, 10);
+        for _ in 0..40 {
+            net.s.app_write(segs(6));
+            net.run_for(Duration::from_millis(50));
+        }
+        let st = net.s.stats();
+        assert!(st.cwnd > iw && st.cwnd <= segs(12) + segs(6), "{cc:?}: cwnd {} after flights of 6", st.cwnd / MSS as u64);
+        // A backlog fills cwnd: it grows.
+        let mut net = Net::new(TcpSenderConfig { cc, ..Net::newreno() }, 100_000_000, 10);
+        net.s.app_write(segs(120));
+        net.run_until_done(Duration::from_secs(5));
+        assert!(net.s.stats().cwnd > 4 * iw, "{cc:?}: a bulk sender grows ({})", net.s.stats().cwnd);
+    }
+}
+
 mod ecn;
 mod recovery;

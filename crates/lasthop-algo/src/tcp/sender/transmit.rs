@@ -176,7 +176,48 @@ impl TcpSender {
 
     /// Next segment to put on the wire now, if cwnd, rwnd, pacing and TSQ allow.
     /// `queued_below` = bytes of this connection still queued in the host below the socket.
+    /// The host calls it until it returns `None`, which ends the round (Linux's
+    /// `tcp_write_xmit`): the round's cwnd use is then recorded (`cwnd_validate`).
     pub fn poll_transmit(&mut self, now: Instant, queued_below: u64) -> Option<DataSegment> {
+        let seg = self.next_transmission(now, queued_below);
+        if seg.is_some() {
+            self.round_sent = true;
+        } else {
+            self.cwnd_validate();
+        }
+        seg
+    }
+
+    /// The end of a round of transmissions, as Linux's `tcp_write_xmit` ends one: the sender
+    /// was cwnd-limited if a full segment no longer fits in cwnd (`tcp_packets_in_flight ≥
+    /// snd_cwnd`), and `tcp_cwnd_validate` remembers it for the window in flight, or else the
+    /// largest flight of that window, when the round sent something or was cwnd-limited.
+    fn cwnd_validate(&mut self) {
+        let limited = self.pipe() + self.cfg.mss as u64 > self.cc.cwnd();
+        if !self.round_sent && !limited {
+            return;
+        }
+        self.round_sent = false;
+        let out = self.snd_nxt - self.snd_una;
+        if self.snd_una >= self.cwnd_usage_seq || limited || (!self.is_cwnd_limited && out > self.max_flight) {
+            self.is_cwnd_limited = limited;
+            self.max_flight = out;
+            self.cwnd_usage_seq = self.snd_nxt;
+        }
+    }
+
+    /// Linux's `tcp_is_cwnd_limited`: cwnd was the limit in the window in flight, or, in slow
+    /// start, cwnd is below twice that window's largest flight. Loss-based controllers grow
+    /// cwnd only then (`AckInfo::cwnd_limited`), so a sender held back by TCP small queues,
+    /// pacing, rwnd or its application does not inflate a window it does not use.
+    pub(super) fn is_cwnd_limited(&self) -> bool {
+        if self.is_cwnd_limited {
+            return true;
+        }
+        self.cc.in_slow_start() && self.cc.cwnd() < 2 * self.max_flight
+    }
+
+    fn next_transmission(&mut self, now: Instant, queued_below: u64) -> Option<DataSegment> {
         self.pacing_wait = None;
         self.tsq_held = false;
         self.restart_after_idle(now);

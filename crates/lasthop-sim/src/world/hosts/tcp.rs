@@ -17,7 +17,7 @@
 //! on data — a simplification of one bidirectional HTTP/1.1-style connection). The response
 //! time of each request (request issued → last response byte in order) is recorded.
 
-use crate::world::{DropWhy, PktRef, TcpMeta, World};
+use crate::world::{PktRef, TcpMeta, World};
 use crate::engine::TimerId;
 use crate::spec::FlowSpec;
 use lasthop_algo::cc::cubic::HyStartConfig;
@@ -294,28 +294,14 @@ impl World {
         }
     }
 
-    /// A server-side data segment enters the wired link; remember when it leaves the link's
-    /// queue so the TSQ budget frees up then.
+    /// A server-side data segment leaves through the server's NIC into the wired link;
+    /// remember when the NIC is done with it, when its bytes stop counting against TCP small
+    /// queues (Linux: `tcp_wfree` at the skb's transmit completion).
     fn tcp_server_send(&mut self, f: u32, p: PktRef, now: Instant) {
-        if !self.wired_down.is_fifo() {
-            // The discipline decides departures: the bytes count until `tcp_server_sent`.
-            self.wired_send(p, crate::world::Dir::Down, now);
-            return;
-        }
-        let len = p.len;
-        match self.wired_down.send(now, p) {
-            crate::wired::WiredOutcome::Arrives(t) => {
-                let depart = t - self.wired_delay;
-                let conn = self.tcp[f as usize].as_mut().unwrap();
-                conn.departures.push_back((depart, len));
-                self.schedule_wired_arrival(p, crate::world::Dir::Down, t.max(now));
-            }
-            _ => {
-                let conn = self.tcp[f as usize].as_mut().unwrap();
-                conn.queued_below -= len as u64;
-                self.drop_pkt(p, DropWhy::Wired);
-            }
-        }
+        let done = self.server_nic_send(p, now);
+        let conn = self.tcp[f as usize].as_mut().unwrap();
+        conn.departures.push_back((done, p.len));
+        self.wired_enter(p, crate::world::Dir::Down, now);
     }
 
     /// Re-arm the connection's timer at the earliest of the endpoints' timeouts and, for a
@@ -446,18 +432,6 @@ impl World {
         if let (TcpMeta::Data { rev: false, .. }, Some(conn)) = (pk.tcp, self.tcp[pk.flow as usize].as_mut()) {
             if !conn.sender_at_server && !pk.ghost {
                 conn.queued_below = conn.queued_below.saturating_sub(p.len as u64);
-                self.tcp_dirty.push(pk.flow);
-            }
-        }
-    }
-
-    /// A server-side sender's segment left the wired link's queue (serialised or dropped) on a
-    /// link with a queue discipline: its bytes no longer count against TCP small queues.
-    pub(in crate::world) fn tcp_server_sent(&mut self, p: PktRef) {
-        let pk = self.pkts[p.id as usize];
-        if let (TcpMeta::Data { rev: false, .. }, Some(conn)) = (pk.tcp, self.tcp[pk.flow as usize].as_mut()) {
-            if conn.sender_at_server {
-                conn.queued_below -= p.len as u64;
                 self.tcp_dirty.push(pk.flow);
             }
         }

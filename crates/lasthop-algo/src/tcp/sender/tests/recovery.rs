@@ -125,8 +125,9 @@ fn tlp_probe_that_repaired_a_loss_reduces_cwnd_once() {
         assert_eq!(newreno_loss_events(&net.s), 0, "no reduction before the ACK passes TLP.end_seq");
         assert_eq!(net.s.tlp.end_seq.is_some(), lost, "spurious probe cleared by the pure dupACK");
         let cwnd_before = st.cwnd;
-        // More data: its ACK passes TLP.end_seq.
-        net.s.app_write(segs(50));
+        // More data: its ACK passes TLP.end_seq. Without the loss, enough to fill cwnd, which
+        // grows only while it is used (`AckInfo::cwnd_limited`).
+        net.s.app_write(segs(if lost { 50 } else { 300 }));
         net.run_until_done(Duration::from_secs(20));
         let st = net.s.stats();
         assert_eq!(st.rto_count + st.fast_recovery_count, 0, "{st:?}");
