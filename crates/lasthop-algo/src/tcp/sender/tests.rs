@@ -860,5 +860,36 @@ fn cwnd_grows_only_while_it_limits_the_sender() {
     }
 }
 
+/// Linux `tcp_cwnd_validate`: once a round fills cwnd, the sender counts as cwnd-limited for the
+/// rest of that window (until snd_una reaches the snd_nxt of that round), even if a later round
+/// in it stops short of cwnd (here held by TCP small queues); past the window, the next round
+/// that sends decides again. In congestion avoidance, so that slow start's "cwnd below twice the
+/// largest flight" does not answer instead.
+#[test]
+fn cwnd_limited_is_kept_for_the_window_that_filled_cwnd() {
+    use crate::cc::{CcConfig, NewRenoConfig};
+    let cc = CcConfig::NewReno(NewRenoConfig { initial_ssthresh: segs(2), ..NewRenoConfig::default() });
+    let t0 = Instant::ZERO;
+    let mut s = TcpSender::new(TcpSenderConfig { cc, ..Net::newreno() }, t0);
+    s.app_write(u64::MAX);
+    while s.poll_transmit(t0, 0).is_some() {}
+    assert!(s.is_cwnd_limited(), "the initial window filled cwnd");
+    let held = u64::MAX / 2; // bytes below the socket: TCP small queues hold the sender
+    // Two segments acknowledged: one more is sent, then the round ends held by TSQ, short of cwnd.
+    let t1 = t0 + Duration::from_millis(20);
+    s.handle_ack(t1, &AckSegment { cum_ack: segs(2), rwnd: 1 << 30, ..AckSegment::default() });
+    assert!(s.poll_transmit(t1, 0).is_some());
+    assert!(s.poll_transmit(t1, held).is_none() && s.tsq_held());
+    assert!(s.pipe() + (MSS as u64) <= s.cwnd(), "the round stopped short of cwnd");
+    assert!(s.is_cwnd_limited(), "still the window that filled cwnd");
+    // Everything acknowledged: past that window, a round held short of cwnd says it is not.
+    let t2 = t1 + Duration::from_millis(20);
+    s.handle_ack(t2, &AckSegment { cum_ack: s.snd_nxt, rwnd: 1 << 30, ..AckSegment::default() });
+    // (With at most one segment outstanding TCP small queues let the next go, as Linux does.)
+    assert!(s.poll_transmit(t2, 0).is_some() && s.poll_transmit(t2, 0).is_some());
+    assert!(s.poll_transmit(t2, held).is_none() && s.tsq_held());
+    assert!(!s.is_cwnd_limited(), "a new window, not filled");
+}
+
 mod ecn;
 mod recovery;
