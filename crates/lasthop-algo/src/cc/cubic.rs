@@ -593,12 +593,12 @@ impl Cubic {
     /// or congestion avoidance's if HyStart just fired.
     fn linux_slow_start(&mut self, a: &AckInfo) {
         if !self.hy.found && self.linux_hystart_on_ack(a) {
-            if a.cum_acked > 0 && a.cwnd_limited {
+            if a.may_raise_cwnd() {
                 self.congestion_avoidance(a);
             }
             return;
         }
-        if a.cum_acked == 0 || !a.cwnd_limited {
+        if !a.may_raise_cwnd() {
             return;
         }
         self.region = CubicRegion::SlowStart;
@@ -752,7 +752,7 @@ impl CongestionControl for Cubic {
             }
             return;
         }
-        if a.cum_acked == 0 || !a.cwnd_limited {
+        if !a.may_raise_cwnd() {
             return;
         }
         self.congestion_avoidance(a);

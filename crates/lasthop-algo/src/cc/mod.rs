@@ -93,6 +93,14 @@ pub struct AckInfo {
     pub cwnd_limited: bool,
 }
 
+impl AckInfo {
+    /// Whether a loss-based controller may grow cwnd on this ACK: it advanced the cumulative
+    /// point (Linux `tcp_may_raise_cwnd`'s forward progress) and the sender was cwnd-limited.
+    pub fn may_raise_cwnd(&self) -> bool {
+        self.cum_acked > 0 && self.cwnd_limited
+    }
+}
+
 /// The narrow interface every congestion controller implements.
 pub trait CongestionControl {
     /// Every ACK that arrives (also duplicate ACKs: `newly_acked` is then 0).

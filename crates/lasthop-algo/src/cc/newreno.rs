@@ -128,7 +128,7 @@ impl CongestionControl for NewReno {
         // delivered (cumulatively or by SACK). Bytes SACKed by earlier duplicate ACKs are not
         // credited later (Linux behaves the same way).
         // Linux `tcp_reno_cong_avoid`: no growth unless the sender was cwnd-limited.
-        if a.newly_acked == 0 || a.cum_acked == 0 || a.in_recovery || self.in_recovery || !a.cwnd_limited {
+        if a.newly_acked == 0 || !a.may_raise_cwnd() || a.in_recovery || self.in_recovery {
             return;
         }
         let mut acked = a.newly_acked;

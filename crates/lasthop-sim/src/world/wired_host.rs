@@ -15,28 +15,16 @@ impl World {
         self.q.schedule_in_lane(lane, t, Ev::WiredArrive(p, dir));
     }
 
-    /// `p` enters the wired link of direction `dir` at `at`; downstream, from the server, whose
-    /// NIC sends it first.
+    /// `p` enters the wired link of direction `dir` at `at` (its queue, then its serialiser).
+    /// Downstream it comes from the server, whose NIC sends it first: `server_nic_free` is then
+    /// when that NIC is done with it. The NIC is not a hop of its own (the packet enters the
+    /// wired link at `at`): it only times when the server's TCP senders get their bytes back for
+    /// TCP small queues (Linux frees an skb at the NIC's transmit completion), so that the wired
+    /// link's queue, a router's on the path, does not count as the server's own.
     pub(super) fn wired_send(&mut self, p: PktRef, dir: Dir, at: Instant) {
         if dir == Dir::Down {
-            self.server_nic_send(p, at);
+            self.server_nic_free = self.server_nic_free.max(at) + self.server_nic.tx_time(Bytes(p.len as u64));
         }
-        self.wired_enter(p, dir, at);
-    }
-
-    /// The server's NIC sends `p`, handed to it at `at`: returns when its last bit is out. The
-    /// NIC is not a hop of its own (the packet enters the wired link at `at`): it only times
-    /// when the server's TCP senders get their bytes back for TCP small queues (Linux frees an
-    /// skb at the NIC's transmit completion), so that the wired link's queue, a router's on
-    /// the path, does not count as the server's own.
-    pub(super) fn server_nic_send(&mut self, p: PktRef, at: Instant) -> Instant {
-        let start = self.server_nic_free.max(at);
-        self.server_nic_free = start + self.server_nic.tx_time(Bytes(p.len as u64));
-        self.server_nic_free
-    }
-
-    /// `p` enters the wired link of direction `dir` at `at` (its queue, then its serialiser).
-    pub(super) fn wired_enter(&mut self, p: PktRef, dir: Dir, at: Instant) {
         let link = match dir {
             Dir::Down => &mut self.wired_down,
             Dir::Up => &mut self.wired_up,
@@ -45,13 +33,13 @@ impl World {
             WiredOutcome::Arrives(t) => self.schedule_wired_arrival(p, dir, t.max(self.q.now())),
             WiredOutcome::Queued => self.wired_pump(dir, at),
             WiredOutcome::DroppedQueue(d) => {
-                self.wired_dropped(d, dir);
+                self.wired_dropped(d);
                 if d != p {
                     // FQ-CoDel queued the arrival and dropped from the fattest flow.
                     self.wired_pump(dir, at);
                 }
             }
-            WiredOutcome::Lost => self.wired_dropped(p, dir),
+            WiredOutcome::Lost => self.wired_dropped(p),
         }
     }
 
@@ -64,7 +52,7 @@ impl World {
         let mut drops = Vec::new();
         let end = link.start_tx(at, |d| drops.push(d));
         for d in drops {
-            self.wired_dropped(d, dir);
+            self.wired_dropped(d);
         }
         if let Some(end) = end {
             self.q.schedule(end.max(self.q.now()), Ev::WiredTxDone(dir));
@@ -87,7 +75,7 @@ impl World {
     }
 
     /// The wired link dropped `p` (queue or random loss).
-    pub(super) fn wired_dropped(&mut self, p: PktRef, _dir: Dir) {
+    pub(super) fn wired_dropped(&mut self, p: PktRef) {
         self.drop_pkt(p, DropWhy::Wired);
     }
 

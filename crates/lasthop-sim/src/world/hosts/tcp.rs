@@ -6,8 +6,9 @@
 //! and contended WiFi channel as everything else (uplink ACKs cost airtime and are aggregated).
 //! The host's duties: hand arriving segments and ACKs to the endpoints, pull what they want to
 //! send (`poll_transmit`, `poll_ack`), wake them at `poll_timeout`, and tell the sender how many
-//! of its bytes are still queued in its own host (TCP small queues): in the wired link's queue
-//! for a server-side sender, in the station's MAC queue until the Block Ack for a station.
+//! of its bytes are still queued in its own host (TCP small queues): until the server's NIC has
+//! sent them for a server-side sender, in the station's MAC queue until the Block Ack for a
+//! station.
 //!
 //! Applications: bulk transfer (unlimited, or N bytes with a completion time), and
 //! request/response: the client (the main connection's receiver) sends `request_bytes`, the
@@ -37,7 +38,7 @@ pub(in crate::world) struct TcpConn {
     pub cc_name: &'static str,
     /// Bytes of this connection queued below the sender's socket.
     pub queued_below: u64,
-    /// Server-side sender: (serialisation end, bytes) of its packets in the wired link.
+    /// Server-side sender: (the server's NIC done with it, bytes) of its packets still counted.
     departures: VecDeque<(Instant, u32)>,
     /// The connection's one timer: the earliest of its endpoints' deadlines.
     timer: TimerId,
@@ -298,14 +299,15 @@ impl World {
     /// remember when the NIC is done with it, when its bytes stop counting against TCP small
     /// queues (Linux: `tcp_wfree` at the skb's transmit completion).
     fn tcp_server_send(&mut self, f: u32, p: PktRef, now: Instant) {
-        let done = self.server_nic_send(p, now);
-        let conn = self.tcp[f as usize].as_mut().unwrap();
-        conn.departures.push_back((done, p.len));
-        self.wired_enter(p, crate::world::Dir::Down, now);
+        let len = p.len;
+        self.wired_send(p, crate::world::Dir::Down, now);
+        // The NIC's clock, as this packet left it (nothing else is sent meanwhile).
+        let done = self.server_nic_free;
+        self.tcp[f as usize].as_mut().unwrap().departures.push_back((done, len));
     }
 
     /// Re-arm the connection's timer at the earliest of the endpoints' timeouts and, for a
-    /// server-side sender held back by its queued bytes, the next departure from the link.
+    /// server-side sender held back by its queued bytes, the server's NIC done with its next one.
     fn tcp_arm(&mut self, f: u32, now: Instant) {
         let conn = self.tcp[f as usize].as_mut().unwrap();
         let e = Instant::earliest;
@@ -459,8 +461,8 @@ impl World {
         if self.tcp_dirty.is_empty() {
             return;
         }
-        // Pumping may mark flows again (a segment dropped on entry to the wired link frees its
-        // bytes at once): repeat until nothing is left.
+        // Pumping may mark flows again (a segment dropped on entry to its station's queue frees
+        // its bytes at once): repeat until nothing is left.
         let mut dirty = std::mem::take(&mut self.tcp_dirty);
         while !dirty.is_empty() {
             dirty.sort_unstable();
