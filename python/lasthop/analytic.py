@@ -21,6 +21,12 @@ N_DBPS taken from the MCS tables.
         S = P_s P_tr · 8·L_ip / ((1 − P_tr) σ + P_tr P_s T_s + P_tr (1 − P_s) T_c)
    with T_s = T_DATA + SIFS + T_ACK + DIFS and T_c = T_DATA + EIFS, EIFS = SIFS + T_ACK(6 Mb/s)
    + DIFS (stations that did not transmit see an undecodable frame, §10.3.2.3.7).
+
+3. The same model for EDCA stations sending A-MPDUs (`bianchi_ampdu`): every attempt is one
+   PPDU of N MPDUs, a success carries N·8·L_ip bits, T_s = T_PPDU + SIFS + T_BA + AIFS and
+   T_c = T_PPDU + AIFS (+ the EIFS difference where bystanders defer EIFS); with a Block Ack
+   window of 256 the Block Ack is the compressed one with a 32-octet bitmap (56 octets,
+   IEEE 802.11-2020 §9.3.1.8). HE SU PPDU durations follow IEEE 802.11ax-2021 §27.4.3.
 """
 from __future__ import annotations
 
@@ -59,12 +65,24 @@ def vht_txtime(ndbps: int, nss: int, nbytes: int, n_es: int, short_gi: bool = Fa
     return pre + 4 * US * nsym
 
 
+def he_su_txtime(ndbps: int, nss: int, nbytes: int, n_es: int = 1, gi_ns: int = 800) -> int:
+    """IEEE 802.11ax-2021 §27.4.3, HE SU PPDU: L-STF 8 + L-LTF 8 + L-SIG 4 + RL-SIG 4 +
+    HE-SIG-A 8 + HE-STF 4 µs, N_HE-LTF 2× HE-LTF symbols (6.4 µs + GI), then N_SYM data
+    symbols of 12.8 µs + GI with N_SYM = ceil((8L + 16 + 6 N_ES) / N_DBPS) (the BCC count; no
+    LDPC extra symbol, no packet extension). `ndbps` is the whole PPDU's, over all streams."""
+    n_ltf = {1: 1, 2: 2, 3: 4, 4: 4, 5: 6, 6: 6, 7: 8, 8: 8}[nss]
+    pre = (8 + 8 + 4 + 4 + 8 + 4) * US + n_ltf * (6400 + gi_ns)
+    nsym = math.ceil((8 * nbytes + 16 + 6 * n_es) / ndbps)
+    return pre + nsym * (12800 + gi_ns)
+
+
 # ---------------------------------------------------------------- MAC constants
 
 SLOT = 9 * US
 SIFS = 16 * US
 QOS_HDR, DATA_HDR, LLC, FCS, DELIM = 26, 24, 8, 4, 4
 BA_BYTES, ACK_BYTES = 32, 14
+BA256_BYTES = 56  # compressed Block Ack with a 256-bit bitmap (HE)
 
 
 def pad4(x: int) -> int:
@@ -104,6 +122,35 @@ def bianchi(n: int, ip: int, rate_mbps: int = 54, control_mbps: int = 24, cw_min
             cw_max: int = 1023, retry_limit: int = 7, difs_aifsn: int = 2,
             eifs: bool = False) -> tuple[float, float, float]:
     """Saturation throughput (bit/s), τ and p for n stations, basic access."""
+    difs = SIFS + difs_aifsn * SLOT
+    t_data = legacy_txtime(rate_mbps, DATA_HDR + LLC + ip + FCS)
+    t_ack = legacy_txtime(control_mbps, ACK_BYTES)
+    eifs_time = SIFS + legacy_txtime(6, ACK_BYTES) + difs
+    ts = t_data + SIFS + t_ack + difs
+    tc = t_data + (eifs_time if eifs else difs)
+    return saturation(n, ts, tc, 8 * ip, cw_min, cw_max, retry_limit)
+
+
+def bianchi_ampdu(n: int, n_mpdus: int, ip: int, txtime, aifsn: int = 3, control_mbps: int = 24,
+                  ba_bytes: int = BA256_BYTES, cw_min: int = 15, cw_max: int = 1023,
+                  retry_limit: int = 7, eifs: bool = False) -> tuple[float, float, float]:
+    """Saturation goodput (IP bit/s), τ and p for n EDCA stations each sending A-MPDUs of
+    `n_mpdus` MPDUs of `ip`-octet IP packets, `txtime(psdu_octets)` their PPDU's duration in ns.
+    A success: PPDU + SIFS + Block Ack + AIFS; a collision: PPDU + AIFS, or + EIFS − DIFS + AIFS
+    (§10.3.2.3.7) where bystanders defer EIFS."""
+    aifs = SIFS + aifsn * SLOT
+    t_ppdu = txtime(psdu_len(n_mpdus, ip))
+    t_ba = legacy_txtime(control_mbps, ba_bytes)
+    eifs_extra = SIFS + legacy_txtime(6, ACK_BYTES) if eifs else 0
+    ts = t_ppdu + SIFS + t_ba + aifs
+    tc = t_ppdu + aifs + eifs_extra
+    return saturation(n, ts, tc, n_mpdus * 8 * ip, cw_min, cw_max, retry_limit)
+
+
+def saturation(n: int, ts: float, tc: float, bits: int, cw_min: int = 15, cw_max: int = 1023,
+               retry_limit: int = 7) -> tuple[float, float, float]:
+    """Bianchi's fixed point and throughput: `bits` delivered per success, a success holding
+    the channel `ts` ns and a collision `tc` ns."""
     W = [min((cw_min + 1) << i, cw_max + 1) for i in range(retry_limit)]
 
     def tau_of(p: float) -> float:
@@ -124,12 +171,5 @@ def bianchi(n: int, ip: int, rate_mbps: int = 54, control_mbps: int = 24, cw_min
     tau = tau_of(p)
     ptr = 1 - (1 - tau) ** n
     ps = n * tau * (1 - tau) ** (n - 1) / ptr
-    difs = SIFS + difs_aifsn * SLOT
-    t_data = legacy_txtime(rate_mbps, DATA_HDR + LLC + ip + FCS)
-    t_ack = legacy_txtime(control_mbps, ACK_BYTES)
-    eifs_after = eifs
-    eifs = SIFS + legacy_txtime(6, ACK_BYTES) + difs
-    ts = t_data + SIFS + t_ack + difs
-    tc = t_data + (eifs if eifs_after else difs)
-    s = ps * ptr * 8 * ip / ((1 - ptr) * SLOT + ptr * ps * ts + ptr * (1 - ps) * tc) * 1e9
+    s = ps * ptr * bits / ((1 - ptr) * SLOT + ptr * ps * ts + ptr * (1 - ps) * tc) * 1e9
     return s, tau, p

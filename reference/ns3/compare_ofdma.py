@@ -30,11 +30,13 @@ and A-MPDUs of up to 256 MPDUs within the PPDU's 5.484 ms, 1500-byte IP packets,
   (README). With 16 x 52-tone RUs the MCS-5 Block Ack takes 3 symbols, which survive the
   rounding, and MCS 7 would take 2: that variant runs at 9 stations only. Its lasthop columns
   repeat the "mu-bar" run.
-* udp-up: saturated UDP from every station; "su" plain EDCA, "ul" with the scheduler's UL
-  OFDMA (Basic Trigger Frames, no BSRP; the AP asks for access every 10 us; stations report
-  their queue size in every QoS data frame; an MU EDCA Parameter Set with AIFSN 0 for
-  100 x 8.192 ms keeps served stations off EDCA, so the uplink goes in HE TB PPDUs) and
-  lasthop's `mac.ofdma.ul`.
+* udp-up: saturated UDP from every station; "su" plain EDCA ("su up, as Linux": ns-3 again
+  without its MSDU lifetime, its BlockAckReq after a missed Block Ack and its device-wide retry
+  limit, which mac80211 does not have; its lasthop columns repeat the "su up" run), "ul" with
+  the scheduler's UL OFDMA (Basic Trigger Frames, no BSRP; the AP asks for access every
+  10 us; stations report their queue size in every QoS data frame; an MU EDCA Parameter Set
+  with AIFSN 0 for 100 x 8.192 ms keeps served stations off EDCA, so the uplink goes in HE TB
+  PPDUs) and lasthop's `mac.ofdma.ul`.
 * tcp-down: one CUBIC bulk download per station from the AP (ns-3: BulkSend at the AP itself,
   from 1 s, the stations joining 20 ms apart; lasthop: its server behind a 10 Gb/s, 1 us wire),
   "su" and "dl" (mu-bar). The TCP ACKs go up by EDCA on both sides.
@@ -94,6 +96,15 @@ NS3_MAC_QUEUE = 500
 # sizes in every QoS data frame, EDCA off for 100 x 8.192 ms after a station is served.
 UL_ARGS = {"bsrp": 0, "accessReq": 10, "queueSize": 1, "muEdcaTimer": 100}
 BA_MCS7 = {"ns3::WifiDefaultAckManager::MaxBlockAckMcs": 7}
+# Three ns-3.37 behaviours Linux's mac80211 does not have, lifted for the "as Linux" uplink rows:
+# the MSDU lifetime (WifiMacQueue MaxDelay 500 ms, the standard's dot11EDCATableMSDULifetime of
+# 500 TU: an MPDU queued longer is dropped, and a BlockAckReq moves the recipient's window past
+# it), a BlockAckReq after every missed Block Ack (QosTxop UseExplicitBarAfterMissedBlockAck),
+# and one short retry counter per device whose 7th missed Block Ack discards the A-MPDU
+# (WifiRemoteStationManager MaxSsrc; the cell's RtsCtsThreshold keeps every PSDU below it). See
+# the README.
+AS_LINUX = {"ns3::WifiMacQueue::MaxDelay": "20s", "ns3::QosTxop::UseExplicitBarAfterMissedBlockAck": "false",
+            "ns3::WifiRemoteStationManager::MaxSsrc": 1000}
 # TCP: the stations join 20 ms apart (as tcp.cc) and the downloads start at 1 s, once all have
 # associated (a SYN to a station not yet associated is dropped at ns-3's AP).
 TCP_ARGS = {"tcp": 1, "assocStagger": 0.02}
@@ -119,6 +130,8 @@ def scenarios(groups: set[str], cells: tuple[int, ...]) -> list[tuple]:
         if "udp-up" in groups:
             out += [
                 ("udp-up", f"{n} sta, su up", n, {"mode": "su", "down": 0}, {"dir": "up", "ofdma": None}),
+                ("udp-up", f"{n} sta, su up, as Linux", n, {"mode": "su", "down": 0, **AS_LINUX},
+                 {"dir": "up", "ofdma": None}),
                 ("udp-up", f"{n} sta, ul", n, {"mode": "ul", **UL_ARGS}, {"dir": "up", "ofdma": "ul", "ack": "mu-bar"}),
             ]
         if "tcp-down" in groups:

@@ -7,6 +7,7 @@ use serde_json::json;
 
 const CLOSED_FORM: &str = include_str!("../../../reference/cell/closed_form.csv");
 const BIANCHI: &str = include_str!("../../../reference/cell/bianchi.csv");
+const BIANCHI_AMPDU: &str = include_str!("../../../reference/cell/bianchi_ampdu.csv");
 
 fn rows(csv: &str) -> Vec<Vec<String>> {
     csv.lines().skip(1).filter(|l| !l.is_empty()).map(|l| l.split(',').map(str::to_string).collect()).collect()
@@ -56,6 +57,39 @@ fn dcf_saturation_matches_bianchi() {
         let got: f64 = d["flows"].as_array().unwrap().iter().map(|f| f["goodput_bps"].as_f64().unwrap()).sum();
         let err = got / expect - 1.0;
         eprintln!("n={n} eifs={eifs}: sim {:.3} Mb/s, Bianchi {:.3} Mb/s ({:+.2}%)", got / 1e6, expect / 1e6, err * 100.0);
+        assert!(err.abs() < 0.03, "n={n}: {got} vs {expect}");
+    }
+}
+
+/// 802.11ax stations contending by EDCA (AC_BE) with A-MPDUs of as many MPDUs as the PPDU
+/// time limit allows (HE 80 MHz, HE-MCS 7, one stream, Block Ack window 256): within 3 % of
+/// Bianchi's model with A-MPDU attempts (mean of four seeds of 20 s), and every A-MPDU the
+/// size the reference assumes.
+#[test]
+fn edca_ampdu_saturation_matches_bianchi() {
+    for r in rows(BIANCHI_AMPDU) {
+        let (n, n_mpdus, expect) =
+            (r[1].parse::<u32>().unwrap(), r[2].parse::<usize>().unwrap(), r[7].parse::<f64>().unwrap());
+        let mut s = base("he", 80, 800);
+        s["mac"]["max_ampdu_mpdus"] = json!(256);
+        s["sim"]["duration_ns"] = json!(21_000_000_000u64);
+        s["sim"]["warmup_ns"] = json!(1_000_000_000u64);
+        s["stations"] = json!((0..n).map(|_| station(7, 1)).collect::<Vec<_>>());
+        s["flows"] = json!((0..n).map(|i| flow(i, "up", "saturated", 0, 1500, 21_000_000_000)).collect::<Vec<_>>());
+        let seeds = 1..=4u64;
+        let mut got = 0.0;
+        for seed in seeds.clone() {
+            let d = run(&s, seed);
+            got += d["flows"].as_array().unwrap().iter().map(|f| f["goodput_bps"].as_f64().unwrap()).sum::<f64>();
+            for st in d["stations"].as_array().unwrap() {
+                let hist = st["ampdu_hist_up"].as_array().unwrap();
+                let ppdus: u64 = hist.iter().map(|v| v.as_u64().unwrap()).sum();
+                assert_eq!(hist[n_mpdus].as_u64().unwrap(), ppdus, "n={n}: every A-MPDU must carry {n_mpdus} MPDUs");
+            }
+        }
+        got /= seeds.count() as f64;
+        let err = got / expect - 1.0;
+        eprintln!("n={n}: sim {:.1} Mb/s, Bianchi {:.1} Mb/s ({:+.2}%)", got / 1e6, expect / 1e6, err * 100.0);
         assert!(err.abs() < 0.03, "n={n}: {got} vs {expect}");
     }
 }
