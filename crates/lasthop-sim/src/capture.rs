@@ -57,6 +57,10 @@ pub enum PhyRec {
     Legacy { rate_bps: u64 },
     /// HT/VHT/HE at the station's TXVECTOR.
     Mcs(TxVector),
+    /// One user of an HE MU PPDU (`tb` false) or of the HE TB PPDUs answering a trigger (`tb`
+    /// true) on the RU `v.ru`, number `index` among the RUs of its size
+    /// ([`lasthop_wifi::phy::ru::place`]).
+    HeRu { v: TxVector, index: u32, tb: bool },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -306,15 +310,11 @@ impl Capture {
                     PpduKind::Beacon { .. } => ("beacon", None),
                 };
                 let phy = match p.phy {
-                    PhyRec::Legacy { rate_bps } => PhyOut { standard: "legacy", rate_bps: Some(rate_bps), mcs: None, nss: None, width: 20, gi: 800 },
-                    PhyRec::Mcs(t) => PhyOut {
-                        standard: t.standard.name(),
-                        rate_bps: None,
-                        mcs: Some(t.mcs),
-                        nss: Some(t.nss),
-                        width: t.channel_width,
-                        gi: t.guard_interval,
-                    },
+                    PhyRec::Legacy { rate_bps } => {
+                        PhyOut { standard: "legacy", rate_bps: Some(rate_bps), mcs: None, nss: None, width: 20, gi: 800, ru: None }
+                    }
+                    PhyRec::Mcs(t) => PhyOut::of(t, None),
+                    PhyRec::HeRu { v, index, tb } => PhyOut::of(v, v.ru.map(|r| (r.tones(), index, tb))),
                 };
                 PpduOut {
                     t_ns: p.start_ns,
@@ -378,6 +378,24 @@ struct PhyOut {
     nss: Option<u8>,
     width: u16,
     gi: u16,
+    /// A user on an RU: its size in tones, its number among the RUs of that size, and whether
+    /// it rode an HE TB PPDU.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ru: Option<(u16, u32, bool)>,
+}
+
+impl PhyOut {
+    fn of(t: TxVector, ru: Option<(u16, u32, bool)>) -> PhyOut {
+        PhyOut {
+            standard: t.standard.name(),
+            rate_bps: None,
+            mcs: Some(t.mcs),
+            nss: Some(t.nss),
+            width: t.channel_width,
+            gi: t.guard_interval,
+            ru,
+        }
+    }
 }
 
 #[derive(Serialize)]

@@ -199,9 +199,10 @@ pub fn radiotap(start_ns: u64, band: Band, phy: PhyRec, bad_fcs: bool, ampdu: Am
     ch[..2].copy_from_slice(&freq.to_le_bytes());
     ch[2..].copy_from_slice(&cflags.to_le_bytes());
     rt.field(RT_CHANNEL, 2, &ch);
-    let v = match phy {
-        PhyRec::Mcs(v) => Some(v),
-        PhyRec::Legacy { .. } => None,
+    let (v, ru) = match phy {
+        PhyRec::Mcs(v) => (Some(v), None),
+        PhyRec::HeRu { v, index, tb } => (Some(v), Some((index, tb))),
+        PhyRec::Legacy { .. } => (None, None),
     };
     if let Some(v) = v.filter(|v| v.standard == Standard::Ht) {
         // known: bandwidth, MCS index, GI, HT format, FEC type; flags: BW 20/40, SGI; BCC, mixed.
@@ -220,7 +221,7 @@ pub fn radiotap(start_ns: u64, band: Band, phy: PhyRec, bad_fcs: bool, ampdu: Am
         rt.field(RT_VHT, 2, &vht_field(&v));
     }
     if let Some(v) = v.filter(|v| v.standard == Standard::He) {
-        rt.field(RT_HE, 2, &he_field(&v));
+        rt.field(RT_HE, 2, &he_field(&v, ru));
     }
     rt.finish()
 }
@@ -247,13 +248,23 @@ pub fn vht_field(v: &TxVector) -> [u8; 12] {
 }
 
 /// Radiotap HE field (six little-endian u16): HE SU, MCS, coding (LDPC), bandwidth and GI
-/// known; NSTS = nss. A user of a DL MU PPDU is marked HE_MU (data1 format 2) with its RU size
-/// in place of the bandwidth (data5 "data BW/RU allocation" 4..=10: 26- to 2×996-tone RU); the
-/// RU's position in the channel is not modelled, so its offset is not given.
-pub fn he_field(v: &TxVector) -> [u8; 12] {
-    let format: u16 = if v.ru.is_some() { 2 } else { 0 };
+/// known; NSTS = nss. A user on an RU (`ru`: its index among the RUs of its size, and whether it
+/// rode an HE TB PPDU) is marked HE_MU (data1 format 2) or HE_TRIG (3), with its RU size in place
+/// of the bandwidth (data5 "data BW/RU allocation" 4..=10: 26- to 2×996-tone RU) and the index in
+/// data2's RU allocation offset (bits 8–13, known bit 14) as mt76 writes it
+/// (`mt76_connac3_mac_decode_he_radiotap_ru`: the RU's number within its size).
+pub fn he_field(v: &TxVector, ru: Option<(u32, bool)>) -> [u8; 12] {
+    let format: u16 = match ru {
+        Some((_, true)) => 3,
+        Some((_, false)) => 2,
+        None if v.ru.is_some() => 2,
+        None => 0,
+    };
     let data1: u16 = format | 0x0020 | 0x0080 | 0x4000;
-    let data2: u16 = 0x0002;
+    let data2: u16 = match ru {
+        Some((index, _)) if index < 64 => 0x0002 | 0x4000 | ((index as u16) << 8),
+        _ => 0x0002,
+    };
     let data3: u16 = ((v.mcs as u16 & 0x0f) << 8) | 0x2000;
     let data4: u16 = 0;
     let bw: u16 = match v.channel_width {
@@ -774,6 +785,15 @@ mod tests {
         assert_eq!(fields_at(&rt), (34, 0b1011 | 1 << RT_HE));
         assert_eq!(u16::from_le_bytes([rt[26], rt[27]]), 0x2b00);
         assert_eq!(u16::from_le_bytes([rt[30], rt[31]]), 0x0023);
+        // An HE MU user on the 6th 106-tone RU: format 2, RU offset 5 known, data5's RU size 6;
+        // the same RU in an HE TB PPDU: format 3.
+        let user = TxVector::new(Standard::He, 7, 1, 80, 800).with_ru(lasthop_wifi::phy::RuSize::Tones106);
+        let rt = radiotap(0, Band::Ghz5, PhyRec::HeRu { v: user, index: 5, tb: false }, false, None);
+        assert_eq!(u16::from_le_bytes([rt[22], rt[23]]) & 0x0003, 2);
+        assert_eq!(u16::from_le_bytes([rt[24], rt[25]]), 0x0002 | 0x4000 | 5 << 8);
+        assert_eq!(u16::from_le_bytes([rt[30], rt[31]]) & 0x000f, 6);
+        let rt = radiotap(0, Band::Ghz5, PhyRec::HeRu { v: user, index: 5, tb: true }, false, None);
+        assert_eq!(u16::from_le_bytes([rt[22], rt[23]]) & 0x0003, 3);
         // Every present field's offset honours its alignment (TSFT 8, channel 2, A-MPDU 4).
         for (off, align) in [(8usize, 8usize), (18, 2), (24, 4), (32, 2)] {
             assert_eq!(off % align, 0);

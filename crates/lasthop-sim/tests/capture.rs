@@ -4,6 +4,7 @@ mod common;
 
 use common::{base, flow, station};
 use lasthop_sim::capture::{CaptureRequest, Node, PpduKind, DEFAULT_LIMIT};
+use lasthop_wifi::phy::RuSize;
 use serde_json::Value;
 
 fn spec(standard: &str, width: u32, gi: u32, aggregation: bool) -> Value {
@@ -193,4 +194,50 @@ fn tcp_segments_in_the_capture() {
             assert!(n_rev > 0, "{node:?}: request segments");
         }
     }
+}
+
+/// The users of a DL MU PPDU, and the stations answering a Basic Trigger, are recorded on RUs
+/// that do not overlap, each marked with its RU size and its number within that size.
+#[test]
+fn ofdma_users_are_captured_on_separate_rus() {
+    let mut s = base("he", 80, 800);
+    s["sim"]["duration_ns"] = 300_000_000u64.into();
+    s["mac"]["max_ampdu_mpdus"] = 256.into();
+    s["mac"]["ofdma"] = serde_json::json!({"dl": true, "ul": true, "scheduler": "txq", "max_users": 4, "ack": "mu-bar",
+        "mu_edca_aifsn": 8, "mu_edca_cw_min": 511, "mu_edca_cw_max": 1023, "mu_edca_timer_ns": 0});
+    s["stations"] = (0..3).map(|_| station(7, 1)).collect::<Vec<_>>().into();
+    s["flows"] = (0..3)
+        .flat_map(|i| [flow(i, "down", "cbr", 60_000_000, 1500, 300_000_000), flow(i, "up", "cbr", 60_000_000, 1500, 300_000_000)])
+        .collect::<Vec<_>>()
+        .into();
+    let (_, cap) = capture(&s, Node::Ap, DEFAULT_LIMIT);
+    let js: Value = serde_json::from_str(&cap.to_json()).unwrap();
+    // Users by PPDU start and direction: (tones, index, tb).
+    let mut by_ppdu: std::collections::BTreeMap<(u64, bool), Vec<(u64, u64)>> = Default::default();
+    for p in js["ppdus"].as_array().unwrap() {
+        let ru = &p["phy"]["ru"];
+        if p["kind"] != "data" || ru.is_null() {
+            continue;
+        }
+        let tb = ru[2].as_bool().unwrap();
+        assert_eq!(tb, p["tx"] != "ap", "HE TB PPDUs are the stations' answers");
+        by_ppdu.entry((p["t_ns"].as_u64().unwrap(), tb)).or_default().push((ru[0].as_u64().unwrap(), ru[1].as_u64().unwrap()));
+    }
+    let (mut dl, mut ul) = (0, 0);
+    for ((_, tb), users) in &by_ppdu {
+        if users.len() < 2 {
+            continue;
+        }
+        if *tb { ul += 1 } else { dl += 1 }
+        let spans: Vec<(u32, u32)> = users
+            .iter()
+            .map(|&(tones, k)| RuSize::from_tones(tones as u16).unwrap().span(k as u32, 80))
+            .collect();
+        for (i, a) in spans.iter().enumerate() {
+            for b in &spans[i + 1..] {
+                assert!(a.1 <= b.0 || b.1 <= a.0, "overlapping RUs {users:?}");
+            }
+        }
+    }
+    assert!(dl > 5 && ul > 5, "{dl} DL MU PPDUs, {ul} triggered uplinks with several users");
 }

@@ -8,6 +8,7 @@
 //! station associates), unlike the result file's figures, which start after warm-up.
 
 use super::*;
+use lasthop_wifi::phy::{ru, RuSize};
 
 /// Whole-run counters of one direction of a station's link (the transmitter's view).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -255,8 +256,14 @@ impl World {
                 cap.single(now.as_nanos(), PpduKind::Beacon { seq }, Node::Ap, Node::Broadcast, phy, collision, !collision);
                 continue;
             }
+            // Where the users' RUs sit (a capture convention: the model's channel is flat).
+            let mut ru_index = Vec::new();
+            if tx.users.iter().any(|u| u.txv.ru.is_some()) {
+                let sizes: Vec<RuSize> = tx.users.iter().map(|u| u.txv.ru.unwrap_or(RuSize::full_band(u.txv.channel_width))).collect();
+                ru::place(tx.users[0].txv.channel_width, &sizes, &mut ru_index);
+            }
             // One record per user, each with the Block Ack/Ack its recipient sent back.
-            for u in &tx.users {
+            for (ui, u) in tx.users.iter().enumerate() {
                 let (sta, dir, v) = (u.sta, u.dir, u.txv);
                 if !cap.involves(sta) {
                     continue;
@@ -271,6 +278,8 @@ impl World {
                 };
                 let phy = if v.standard == Standard::Ofdm {
                     PhyRec::Legacy { rate_bps: phy::LEGACY_RATES[v.mcs as usize] }
+                } else if v.ru.is_some() {
+                    PhyRec::HeRu { v, index: ru_index[ui], tb: dir == Dir::Up }
                 } else {
                     PhyRec::Mcs(v)
                 };
