@@ -212,7 +212,7 @@ STATION_KEYS: dict[str, K] = {
                                   max_size=3)),
     "repeat": BOOL, "parent": ints([0, 1], [-1, 5, 2**40]), "hop_channel": ints([0, 1, 63], [64, -1]),
     "nss_change": _pair(duration("10ms", "0s"), ints([1, 2], [0, 9])),
-    "device": choice("unknown", "phone", "laptop", "tv"), "gro": BOOL,
+    "device": choice("unknown", "phone", "laptop", "tv"), "gro": BOOL, "tcp_small_queues": BOOL,
 }
 
 FLOW_KEYS: dict[str, K] = {

@@ -180,9 +180,10 @@ def test_live_tune_table_shows_both_directions():
            **tune.shares([50e6, 50e6], [40e6, 20e6])}
     sim = {k: emu[k] for k in tune.FIGURES}
     text = bench_tune._table({"chosen": {"mac.cw_min": 31}, "simulator": {"default": sim, "chosen": sim},
+                              "simulator_tun": {"default": sim, "chosen": sim},
                               "emulator": {"default": emu, "chosen": emu}})
-    assert "mac.cw_min=31" in text and "worst up" in text
-    assert text.count(" 50.0 %") == 4  # the worst upload: 20 of an equal share of 40 Mb/s
+    assert "mac.cw_min=31" in text and "worst up" in text and "sim (TUN)" in text
+    assert text.count(" 50.0 %") == 6  # the worst upload: 20 of an equal share of 40 Mb/s
 
 
 def test_split_proxy_and_wqm_levers(tmp_path):

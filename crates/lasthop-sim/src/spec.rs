@@ -305,6 +305,13 @@ pub struct StationSpec {
     /// only when set.
     #[serde(default, skip_serializing_if = "is_false")]
     pub gro: bool,
+    /// The station's TCP senders count their packets against TCP small queues until its MAC
+    /// has sent them, as mac80211 keeps an skb until its transmit status. `false`: the host
+    /// hands its packets to a device that orphans them at once (a TUN device's
+    /// `tun_net_xmit` → `skb_orphan`, as across the emulator), so nothing below the socket
+    /// holds its senders. Written only when false.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub tcp_small_queues: bool,
 }
 
 fn default_device() -> String {
@@ -317,6 +324,10 @@ fn is_default_device(d: &str) -> bool {
 
 fn is_false(b: &bool) -> bool {
     !*b
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 fn default_rate_control() -> RateControl {

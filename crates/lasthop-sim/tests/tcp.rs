@@ -297,6 +297,29 @@ fn a_fifo_overflow_is_repaired_without_a_timeout() {
     assert!(rtt > 150.0, "RTT {rtt} ms");
 }
 
+/// A station's upload counts its packets against TCP small queues until its MAC sends them
+/// (mac80211): at VHT-MCS 1 its FIFO holds ~8 ms of the upload's pacing rate (`sk_pacing_shift`
+/// 7; one-way 23 ms on the 5 ms wire). With `tcp_small_queues = false` (a TUN device orphans the
+/// packets) nothing below the socket holds the sender, and CUBIC fills the station's
+/// 1000-packet FIFO until it drops (196 ms), at the same goodput.
+#[test]
+fn a_station_without_tcp_small_queues_fills_its_queue() {
+    let mut s = vht_cell(6);
+    s["stations"] = json!([station(1, 1)]);
+    s["stations"][0]["qdisc"] = json!("fifo");
+    s["flows"] = json!([tcp_flow(0, "up", "cubic", 6_000_000_000)]);
+    let held = run(&s, 1);
+    s["stations"][0]["tcp_small_queues"] = json!(false);
+    let free = run(&s, 1);
+    let delay = |d: &Value| d["flows"][0]["delay_ns"]["mean"].as_f64().unwrap() / 1e6;
+    let drops = |d: &Value| d["flows"][0]["dropped_queue"].as_u64().unwrap();
+    println!("upload one-way delay {:.1} ms, {} queue drops, {:.0} Mb/s with TCP small queues; {:.1} ms, {} drops, {:.0} Mb/s without",
+             delay(&held), drops(&held), goodput(&held, 0) / 1e6, delay(&free), drops(&free), goodput(&free, 0) / 1e6);
+    assert!(delay(&held) < 30.0 && drops(&held) == 0, "{} ms, {} drops", delay(&held), drops(&held));
+    assert!(delay(&free) > 3.0 * delay(&held) && drops(&free) > 0, "{} ms, {} drops", delay(&free), drops(&free));
+    assert!((goodput(&free, 0) / goodput(&held, 0) - 1.0).abs() < 0.1);
+}
+
 /// A station whose driver hands its receptions to GRO (`gro = true`) ACKs a download once per
 /// merged packet of a PPDU's segments: its uplink carries a few ACKs per A-MPDU received where
 /// per-segment delivery carries one for every second segment, and the download keeps its rate.

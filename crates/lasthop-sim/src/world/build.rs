@@ -486,7 +486,9 @@ fn new_flows(spec: &Spec, seed: u64, plan: &AcPlan, n_sta: usize, q: &mut EventQ
         out.tcp.push((pattern == Pattern::Tcp).then(|| {
             let timer = q.add_timer(Ev::TcpTimer(i as u32));
             let gro = dir == Dir::Down && spec.stations[f.station as usize].gro;
-            tcp::new_conn(&vwire::server_side(f), dir == Dir::Down, gro, Rng::stream(seed, StreamKind::Other, i as u64).next_u64(), timer)
+            let mut c = tcp::new_conn(&vwire::server_side(f), dir == Dir::Down, gro, Rng::stream(seed, StreamKind::Other, i as u64).next_u64(), timer);
+            c.counts_below = dir == Dir::Down || spec.stations[f.station as usize].tcp_small_queues;
+            c
         }));
         out.flows.push(Flow {
             station: f.station,

@@ -99,6 +99,7 @@ fn station(t: &Table, cell: &Cell, earlier: &Stations) -> Res<(i128, StationSpec
     let hop_channel = t.int("hop_channel", 0, Some(0), Some(ranges::MAX_HOP_CHANNEL as i128))?;
     let device = t.choice("device", "unknown", &DEVICES, "")?;
     let gro = t.bool("gro", false)?;
+    let tcp_small_queues = t.bool("tcp_small_queues", true)?;
     if parent.is_none() && hop_channel != 0 {
         return Err(t.fail(
             "hop_channel",
@@ -124,8 +125,8 @@ fn station(t: &Table, cell: &Cell, earlier: &Stations) -> Res<(i128, StationSpec
         }
     }
     let nss_change = nss_change(t, nss, fixed, mcs, width, standard, cell.duration)?;
-    // `device` is written only when given (default "unknown"), `gro` only when set
-    // (`StationSpec`'s serialization).
+    // `device` is written only when given (default "unknown"), `gro` only when set,
+    // `tcp_small_queues` only when off (`StationSpec`'s serialization).
     let v = StationSpec {
         mcs: mcs as u8,
         nss: nss as u8,
@@ -142,6 +143,7 @@ fn station(t: &Table, cell: &Cell, earlier: &Stations) -> Res<(i128, StationSpec
         nss_change: nss_change.map(|(a, n)| (a, n as u8)),
         device,
         gro,
+        tcp_small_queues,
     };
     Ok((count, v))
 }

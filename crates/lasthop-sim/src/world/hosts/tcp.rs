@@ -38,6 +38,9 @@ pub(in crate::world) struct TcpConn {
     pub cc_name: &'static str,
     /// Bytes of this connection queued below the sender's socket.
     pub queued_below: u64,
+    /// Whether those bytes count against TCP small queues: always at the server; at a station
+    /// unless its host hands packets to a device that orphans them (`tcp_small_queues = false`).
+    pub counts_below: bool,
     /// Server-side sender: (the server's NIC done with it, bytes) of its packets still counted.
     departures: VecDeque<(Instant, u32)>,
     /// The connection's one timer: the earliest of its endpoints' deadlines.
@@ -143,6 +146,7 @@ pub(in crate::world) fn new_conn(f: &FlowSpec, sender_at_server: bool, gro: bool
         sender_at_server,
         cc_name: name,
         queued_below: 0,
+        counts_below: true,
         departures: VecDeque::new(),
         timer,
         total_bytes: f.bytes,
@@ -222,7 +226,9 @@ impl World {
             let Some(seg) = conn.sender.poll_transmit(now, conn.queued_below) else { break };
             let len = data_ip_len(seg.len);
             let at_server = conn.sender_at_server;
-            conn.queued_below += len as u64;
+            if conn.counts_below {
+                conn.queued_below += len as u64;
+            }
             let mut p = self.alloc(f, len, now);
             self.set_ecn(&mut p, seg.ecn);
             self.pkts[p.id as usize].tcp = TcpMeta::Data { seg, rev: false };
