@@ -206,6 +206,23 @@ inline void LinuxLikeTcp() {
 
 // A CUBIC (or whatever LinuxLikeTcp's socket type is) bulk download from `from` to station
 // `i` of `c` on `port`, starting at `start` s: its sink goes to `sinks`, its sender is returned.
+// One CUBIC bulk upload from station i to `to` (the AP node), payload counted by the sink there.
+inline ns3::Ptr<ns3::BulkSendApplication> BulkUpload(Cell& c, uint32_t i, ns3::Ptr<ns3::Node> to, ns3::Ipv4Address dst,
+                                                   uint16_t port, double start,
+                                                   std::vector<ns3::Ptr<ns3::PacketSink>>& sinks) {
+    using namespace ns3;
+    PacketSinkHelper sink("ns3::TcpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), port));
+    ApplicationContainer s = sink.Install(to);
+    s.Start(Seconds(0.0));
+    sinks.push_back(DynamicCast<PacketSink>(s.Get(0)));
+    BulkSendHelper bulk("ns3::TcpSocketFactory", InetSocketAddress(dst, port));
+    bulk.SetAttribute("MaxBytes", UintegerValue(0));
+    bulk.SetAttribute("SendSize", UintegerValue(14480));
+    ApplicationContainer b = bulk.Install(c.stas.Get(i));
+    b.Start(Seconds(start));
+    return DynamicCast<BulkSendApplication>(b.Get(0));
+}
+
 inline ns3::Ptr<ns3::BulkSendApplication> BulkDownload(Cell& c, uint32_t i, ns3::Ptr<ns3::Node> from, uint16_t port,
                                                      double start, std::vector<ns3::Ptr<ns3::PacketSink>>& sinks) {
     using namespace ns3;

@@ -40,6 +40,10 @@ and A-MPDUs of up to 256 MPDUs within the PPDU's 5.484 ms, 1500-byte IP packets,
 * tcp-down: one CUBIC bulk download per station from the AP (ns-3: BulkSend at the AP itself,
   from 1 s, the stations joining 20 ms apart; lasthop: its server behind a 10 Gb/s, 1 us wire),
   "su" and "dl" (mu-bar). The TCP ACKs go up by EDCA on both sides.
+* tcp-up: one CUBIC bulk upload per station to the AP (ns-3: PacketSink at the AP), "su" (and
+  "su, as Linux", as in udp-up) and "ul" (the udp-up row's UL OFDMA; ns-3's scheduler then alternates a Basic Trigger with a DL MU
+  PPDU of the AP's TCP ACKs, so lasthop's row has `dl` and `ul` both). The stations' TCP has no
+  TCP small queues on either side (ns-3's TCP has none; `tcp_small_queues = false`).
 
 Queues: ns-3's AP (and stations) run Debian's default traffic control, an mq root with one
 FqCoDelQueueDisc (10240 packets, CoDel 5 ms / 100 ms) per access category, above a 500-packet
@@ -110,6 +114,9 @@ AS_LINUX = {"ns3::WifiMacQueue::MaxDelay": "20s", "ns3::QosTxop::UseExplicitBarA
 TCP_ARGS = {"tcp": 1, "assocStagger": 0.02}
 
 
+GROUPS = ("udp-down", "udp-up", "tcp-down", "tcp-up")
+
+
 def scenarios(groups: set[str], cells: tuple[int, ...]) -> list[tuple]:
     """(group, label, n, ns-3 arguments, lasthop parameters)."""
     out = []
@@ -140,6 +147,17 @@ def scenarios(groups: set[str], cells: tuple[int, ...]) -> list[tuple]:
                 ("tcp-down", f"{n} sta, tcp, dl, mu-bar", n, {"mode": "dl", "ack": "mu-bar", **TCP_ARGS},
                  {"dir": "down", "tcp": True, "ofdma": "dl", "ack": "mu-bar"}),
             ]
+        if "tcp-up" in groups:
+            out += [
+                ("tcp-up", f"{n} sta, tcp, su up", n, {"mode": "su", "down": 0, **TCP_ARGS},
+                 {"dir": "up", "tcp": True, "ofdma": None}),
+                ("tcp-up", f"{n} sta, tcp, su up, as Linux", n, {"mode": "su", "down": 0, **TCP_ARGS, **AS_LINUX},
+                 {"dir": "up", "tcp": True, "ofdma": None}),
+                # ns-3's scheduler with UL OFDMA alternates a Basic Trigger with a DL MU PPDU of
+                # the AP's TCP ACKs (`SelectTxFormat`): lasthop's `dl` and `ul` both.
+                ("tcp-up", f"{n} sta, tcp, ul", n, {"mode": "ul", **UL_ARGS, **TCP_ARGS},
+                 {"dir": "up", "tcp": True, "ofdma": "dl+ul", "ack": "mu-bar"}),
+            ]
     return out
 
 
@@ -168,10 +186,11 @@ def run_ns3(n: int, args: dict, seed: int) -> dict:
     wall = time.monotonic() - t0
     sta = d["sta_goodput_mbps"]
     ul = d["mode"] == "ul"
-    if d["mu_ppdus"]:
-        users, ru, mpdus = d["users_per_mu_ppdu"], hist_text(d["ru_hist"]), d["mpdus_per_mu_user"]
-    elif ul and d["tb_events"]:
+    # The data's direction: uplink, the TB PPDUs (a TCP upload's ACKs ride DL MU PPDUs).
+    if ul and d["tb_events"]:
         users, ru, mpdus = d["tb_ppdus"] / d["tb_events"], hist_text(d["tb_ru_hist"]), d["mpdus_per_tb_data"]
+    elif d["mu_ppdus"]:
+        users, ru, mpdus = d["users_per_mu_ppdu"], hist_text(d["ru_hist"]), d["mpdus_per_mu_user"]
     else:
         users, ru, mpdus = (1.0 if d["su_data_ppdus"] else None), "", d["mpdus_per_su_data"]
     return {
@@ -209,19 +228,22 @@ def lasthop_toml(n: int, o: dict) -> str:
     if o["ofdma"]:
         ofdma = f"""
 [mac.ofdma]
-dl = {"true" if o["ofdma"] == "dl" else "false"}
-ul = {"true" if o["ofdma"] == "ul" else "false"}
+dl = {"true" if "dl" in o["ofdma"] else "false"}
+ul = {"true" if "ul" in o["ofdma"] else "false"}
 scheduler = "rr"
 max_users = {n}
 ack = "{o["ack"]}"
 """
-    if o["ofdma"] == "ul":
+    if o["ofdma"] and "ul" in o["ofdma"]:
         # ns-3's MU EDCA Parameter Set here: AIFSN 0 (no EDCA until the timer expires) and
         # HeConfiguration's CWmin 15, CWmax 1023.
         ofdma += ('mu_edca_aifsn = 0\nmu_edca_cw_min = 15\nmu_edca_cw_max = 1023\n'
                   f'mu_edca_timer = "{UL_ARGS["muEdcaTimer"] * 8.192:g}ms"\n')
-    # ns-3's station: one flow in its FqCoDel (10240, tail drop) above its WifiMacQueue (500).
+    # ns-3's station: one flow in its FqCoDel (10240, tail drop) above its WifiMacQueue (500);
+    # ns-3's TCP has no TCP small queues (only the device queue's flow control holds it).
     station_queue = f'\nqueue_limit = {10240 + NS3_MAC_QUEUE}\nqdisc = "fifo"' if up else ""
+    if up and tcp:
+        station_queue += "\ntcp_small_queues = false"
     # ns-3's UdpClients send a 1500-octet IP packet every 5·n us each (2.4 Gb/s offered in all).
     udp_rate = f"{1500 * 8 / (5 * n):g}Mbps"
     flow = 'pattern = "tcp"\ncc = "cubic"' if tcp else f'pattern = "cbr"\nrate = "{udp_rate}"\npacket_size = 1500'
@@ -305,7 +327,7 @@ def run_lasthop(n: int, o: dict, seed: int) -> dict:
     else:
         ru = ""
     users = ofdma.get("users_per_ppdu")
-    if o["ofdma"] == "ul":
+    if o["ofdma"] and "ul" in o["ofdma"]:
         ul = ofdma.get("ul") or {}
         users = ul.get("users_per_trigger")
         ru = hist_text(ul.get("ru_hist") or {})
@@ -377,7 +399,7 @@ def lasthop_state(skip: bool) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--groups", default="udp-down,udp-up,tcp-down", help="comma-separated row groups")
+    ap.add_argument("--groups", default=",".join(GROUPS), help="comma-separated row groups")
     ap.add_argument("--cells", default=",".join(map(str, CELLS)), help="comma-separated station counts")
     ap.add_argument("--seeds", default="1", help="comma-separated seeds")
     ap.add_argument("--out", default=str(HERE / "ofdma.csv"))
@@ -433,7 +455,7 @@ def merge(out: Path, rows: list[list], groups: set[str], cells: tuple[int, ...],
     kept = {(r[0], r[1], r[3]): r for r in old[1:]
             if not (r[0] in groups and int(r[2]) in cells and int(r[3]) in seeds)}
     every = {**kept, **new}
-    order = {(g, label): i for i, (g, label, *_) in enumerate(scenarios({"udp-down", "udp-up", "tcp-down"}, CELLS))}
+    order = {(g, label): i for i, (g, label, *_) in enumerate(scenarios(set(GROUPS), CELLS))}
     return sorted(every.values(), key=lambda r: (order.get((r[0], r[1]), len(order)), int(r[3])))
 
 
@@ -459,7 +481,7 @@ def refresh_lasthop(out: Path, state: dict, version: str) -> int:
         rows = list(csv.reader(fh))
     head, body = rows[0], rows[1:]
     first = head.index("lasthop_status")
-    every = {(g, label): (n, ours) for g, label, n, _, ours in scenarios({"udp-down", "udp-up", "tcp-down"}, CELLS)}
+    every = {(g, label): (n, ours) for g, label, n, _, ours in scenarios(set(GROUPS), CELLS)}
     for row in body:
         n, ours = every[(row[0], row[1])]
         cells = lasthop_cells(n, ours, int(row[3]), state)

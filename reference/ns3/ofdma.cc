@@ -28,9 +28,10 @@
 // Traffic (`udp`, the default): saturated UDP of 1500-byte IP packets (1472-byte payload) in the
 // mode's direction (su: `down`, default down; dl: down; ul: up), one UdpClient per station sending
 // every `interval` us (default 5 x n: 2.4 Gb/s offered in all, as one of cell.cc's clients; fewer
-// packets to drop than 5 us per client, the same saturation). With `tcp` instead: one CUBIC bulk download per station from the AP (BulkSend at the
-// AP, PacketSink at the station; MSS 1448, SACK, timestamps, an ACK every second segment, as
-// tcp.cc) -- downlink only, from `appStart` (1 s). With `assocStagger` the stations join that many
+// packets to drop than 5 us per client, the same saturation). With `tcp` instead: one CUBIC bulk
+// transfer per station in the mode's direction, from `appStart` (1 s): downlink from the AP
+// (BulkSend at the AP, PacketSink at the station), uplink to it (BulkSend at the station,
+// PacketSink at the AP); MSS 1448, SACK, timestamps, an ACK every second segment, as tcp.cc. With `assocStagger` the stations join that many
 // seconds apart, as in tcp.cc: started together, some of them associate only after a few
 // attempts, and a download that starts before its station has associated loses its SYN at the
 // AP (ns-3 drops frames to stations not associated) and had not begun by the end of the run.
@@ -333,7 +334,6 @@ int main(int argc, char* argv[]) {
     if (tcp) udp = false;
     if (appStart < 0) appStart = tcp ? 1.0 : 0.1;
     NS_ABORT_MSG_IF(mode != "su" && mode != "dl" && mode != "ul", "mode: su | dl | ul");
-    NS_ABORT_MSG_IF(tcp && !down, "tcp: downlink only");
     g_from = Seconds(warmup);
     g_to = Seconds(simTime);
     g_traceLeft = trace;
@@ -397,8 +397,10 @@ int main(int argc, char* argv[]) {
             cli.SetAttribute("PacketSize", UintegerValue(1472));
             ApplicationContainer a = cli.Install(cliNode);
             a.Start(Seconds(appStart + 0.001 * i));
-        } else {
+        } else if (down) {
             BulkDownload(c, i, ap.Get(0), port, appStart + 0.001 * i, sinks);
+        } else {
+            BulkUpload(c, i, ap.Get(0), c.apIf.GetAddress(0), port, appStart + 0.001 * i, sinks);
         }
     }
     if (tcp) {
