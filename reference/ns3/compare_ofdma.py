@@ -10,6 +10,7 @@ lasthop columns, a built lasthop. Run from the repository root:
     .venv/bin/python reference/ns3/compare_ofdma.py --ns3-only      # no lasthop columns
     .venv/bin/python reference/ns3/compare_ofdma.py --groups udp-down --cells 4,9 --seeds 1,2
                                         # (rows of other groups, cells or seeds in the CSV are kept)
+    .venv/bin/python reference/ns3/compare_ofdma.py --groups tcp-up --only "BA at MCS 7" --seeds 1,2,3
 
 ns-3 is used only as an external program (reference/ns3/ofdma.cc links against it); lasthop
 contains no ns-3 code. Both sides: one HE AP and 4, 9 or 18 stations, 5 GHz, 80 MHz, HE MCS 7
@@ -42,8 +43,10 @@ and A-MPDUs of up to 256 MPDUs within the PPDU's 5.484 ms, 1500-byte IP packets,
   "su" and "dl" (mu-bar). The TCP ACKs go up by EDCA on both sides.
 * tcp-up: one CUBIC bulk upload per station to the AP (ns-3: PacketSink at the AP), "su" (and
   "su, as Linux", as in udp-up) and "ul" (the udp-up row's UL OFDMA; ns-3's scheduler then alternates a Basic Trigger with a DL MU
-  PPDU of the AP's TCP ACKs, so lasthop's row has `dl` and `ul` both). The stations' TCP has no
-  TCP small queues on either side (ns-3's TCP has none; `tcp_small_queues = false`).
+  PPDU of the AP's TCP ACKs, so lasthop's row has `dl` and `ul` both; at 9 and 18 stations
+  again with MaxBlockAckMcs 7, "BA at MCS 7", as the ACKs' MU PPDUs ride 106- and 52-tone RUs).
+  The stations' TCP has no TCP small queues on either side (ns-3's TCP has none;
+  `tcp_small_queues = false`).
 
 Queues: ns-3's AP (and stations) run Debian's default traffic control, an mq root with one
 FqCoDelQueueDisc (10240 packets, CoDel 5 ms / 100 ms) per access category, above a 500-packet
@@ -158,6 +161,10 @@ def scenarios(groups: set[str], cells: tuple[int, ...]) -> list[tuple]:
                 ("tcp-up", f"{n} sta, tcp, ul", n, {"mode": "ul", **UL_ARGS, **TCP_ARGS},
                  {"dir": "up", "tcp": True, "ofdma": "dl+ul", "ack": "mu-bar"}),
             ]
+            if n > 4:
+                # The ACKs' DL MU PPDUs on 106- or 52-tone RUs meet ns-3's MU-BAR length (README).
+                out.append(("tcp-up", f"{n} sta, tcp, ul, BA at MCS 7", n, {"mode": "ul", **UL_ARGS, **TCP_ARGS, **BA_MCS7},
+                            {"dir": "up", "tcp": True, "ofdma": "dl+ul", "ack": "mu-bar"}))
     return out
 
 
@@ -402,6 +409,7 @@ def main() -> int:
     ap.add_argument("--groups", default=",".join(GROUPS), help="comma-separated row groups")
     ap.add_argument("--cells", default=",".join(map(str, CELLS)), help="comma-separated station counts")
     ap.add_argument("--seeds", default="1", help="comma-separated seeds")
+    ap.add_argument("--only", default="", help="run only the rows whose label contains this text (other rows kept)")
     ap.add_argument("--out", default=str(HERE / "ofdma.csv"))
     ap.add_argument("--ns3-only", action="store_true", help="leave the lasthop columns empty")
     ap.add_argument("--lasthop-only", action="store_true",
@@ -421,6 +429,8 @@ def main() -> int:
     seeds = [int(x) for x in args.seeds.split(",")]
     rows = []
     for group, label, n, ns3_args, ours in scenarios(groups, cells):
+        if args.only not in label:
+            continue
         for seed in seeds:
             try:
                 a = run_ns3(n, ns3_args, seed)
@@ -438,13 +448,14 @@ def main() -> int:
             if b[0] == "ok":
                 line += f"   lasthop {float(b[1]):7.1f} Mb/s"
             print(line, flush=True)
-    write(out, merge(out, rows, groups, cells, seeds))
+    write(out, merge(out, rows, groups, cells, seeds, args.only))
     return 0
 
 
-def merge(out: Path, rows: list[list], groups: set[str], cells: tuple[int, ...], seeds: list[int]) -> list[list]:
+def merge(out: Path, rows: list[list], groups: set[str], cells: tuple[int, ...], seeds: list[int],
+          only: str = "") -> list[list]:
     """`rows`, with the rows of an existing `out` this run did not produce kept (a run of some
-    groups, cells or seeds replaces only those), in the grid's order."""
+    groups, cells, seeds or labels replaces only those), in the grid's order."""
     if not out.exists():
         return rows
     with open(out, newline="") as fh:
@@ -453,7 +464,7 @@ def merge(out: Path, rows: list[list], groups: set[str], cells: tuple[int, ...],
         return rows
     new = {(r[0], r[1], str(r[3])): r for r in rows}
     kept = {(r[0], r[1], r[3]): r for r in old[1:]
-            if not (r[0] in groups and int(r[2]) in cells and int(r[3]) in seeds)}
+            if not (r[0] in groups and int(r[2]) in cells and int(r[3]) in seeds and only in r[1])}
     every = {**kept, **new}
     order = {(g, label): i for i, (g, label, *_) in enumerate(scenarios(set(GROUPS), CELLS))}
     return sorted(every.values(), key=lambda r: (order.get((r[0], r[1]), len(order)), int(r[3])))
