@@ -293,7 +293,8 @@ impl Capture {
     }
 
     /// The records as JSON (for tests and debugging): `{"node", "truncated", "records",
-    /// "ppdus": [{"t_ns", "kind", "tx", "rx", "phy", "ampdu_ref", "collision", "received",
+    /// "ppdus": [{"t_ns", "kind", "tx", "rx", "phy" (with "ru": [tones, number, tb] for a user on
+    /// an RU), "ampdu_ref", "collision", "received",
     /// "mpdus": [{"len", "seq", "retry", "flow", "ip_len", "ok", "tcp"}]}]}` where "tcp" is
     /// null (UDP) or `{"kind": "data"|"ack", "rev", "seq", "len", "retransmit", "ack",
     /// "sack": [[s, e]..], "rwnd"}` (sequence numbers relative to the connection's start, mod
