@@ -18,6 +18,7 @@ Needs root, iperf3 and ping. Writes DIR/live-bench-tune.json and prints a table.
 """
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
@@ -198,7 +199,7 @@ def run_live_tune(out_dir: str, seconds: int = 20, budget: int = 32) -> int:
 
 def _as_tun(doc: dict[str, Any]) -> dict[str, Any]:
     """`doc` with every station's TCP senders unheld by the queues below them."""
-    out = json.loads(json.dumps(doc))
+    out = copy.deepcopy(doc)
     for st in out.get("stations") or []:
         st["tcp_small_queues"] = False
     return out

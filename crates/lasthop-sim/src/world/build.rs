@@ -485,10 +485,10 @@ fn new_flows(spec: &Spec, seed: u64, plan: &AcPlan, n_sta: usize, q: &mut EventQ
         out.quic.push((pattern == Pattern::Quic).then(|| Box::new(quic::new_flow(f, q.add_timer(Ev::QuicTimer(i as u32))))));
         out.tcp.push((pattern == Pattern::Tcp).then(|| {
             let timer = q.add_timer(Ev::TcpTimer(i as u32));
-            let gro = dir == Dir::Down && spec.stations[f.station as usize].gro;
-            let mut c = tcp::new_conn(&vwire::server_side(f), dir == Dir::Down, gro, Rng::stream(seed, StreamKind::Other, i as u64).next_u64(), timer);
-            c.counts_below = dir == Dir::Down || spec.stations[f.station as usize].tcp_small_queues;
-            c
+            let sta = &spec.stations[f.station as usize];
+            let (gro, counts_below) = (dir == Dir::Down && sta.gro, dir == Dir::Down || sta.tcp_small_queues);
+            let seed = Rng::stream(seed, StreamKind::Other, i as u64).next_u64();
+            tcp::new_conn(&vwire::server_side(f), dir == Dir::Down, gro, counts_below, seed, timer)
         }));
         out.flows.push(Flow {
             station: f.station,

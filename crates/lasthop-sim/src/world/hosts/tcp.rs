@@ -105,8 +105,9 @@ pub(in crate::world) const GRO_MAX_BYTES: u64 = 65_536;
 
 /// Build the endpoints of a TCP flow from its spec. The sender sits at the server for a
 /// downlink flow, at the station for an uplink flow; `gro`: the receiver's host merges its
-/// receptions (a station with `gro = true` receiving a downlink flow).
-pub(in crate::world) fn new_conn(f: &FlowSpec, sender_at_server: bool, gro: bool, seed: u64, timer: TimerId) -> TcpConn {
+/// receptions (a station with `gro = true` receiving a downlink flow); `counts_below`: the
+/// sender's bytes below its socket count against TCP small queues ([`TcpConn::counts_below`]).
+pub(in crate::world) fn new_conn(f: &FlowSpec, sender_at_server: bool, gro: bool, counts_below: bool, seed: u64, timer: TimerId) -> TcpConn {
     let rr = (f.app == crate::spec::App::RequestResponse).then(|| {
         let mss = f.packet_size.saturating_sub(lasthop_algo::tcp::IP_TCP_HEADERS).max(64);
         let scfg = TcpSenderConfig { mss, ..TcpSenderConfig::default() };
@@ -146,7 +147,7 @@ pub(in crate::world) fn new_conn(f: &FlowSpec, sender_at_server: bool, gro: bool
         sender_at_server,
         cc_name: name,
         queued_below: 0,
-        counts_below: true,
+        counts_below,
         departures: VecDeque::new(),
         timer,
         total_bytes: f.bytes,
