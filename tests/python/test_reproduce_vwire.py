@@ -23,6 +23,11 @@ def test_vwire_quick_reports_every_claim(tmp_path):
     assert "bulk" in claims["VX2"]["ours"], claims["VX2"]
     # vwire beats the FIFO AP on V1; the split holds its rate under wire loss where CUBIC falls.
     assert claims["V1"]["detail"]["vwire"] > claims["V1"]["detail"]["e2e"], claims["V1"]
+    # Where the video misses a bin, the scheduler mostly served the greedy flow no more than its
+    # allocation in force (no excess); a faster feedback period (the lag ablation) misses fewer.
+    m = claims["V1"]["detail"]["missed_bins"]
+    assert m["missed"] > 0 and m["greedy_within"] >= m["missed"] / 2, m
+    assert claims["V1"]["detail"]["fast_ablation"] >= claims["V1"]["detail"]["vwire"], claims["V1"]["detail"]
     assert claims["VX1"]["point_verdict"] == "holds", claims["VX1"]
     v3 = {c["label"]: c for c in claims["V3"]["checks"]}
     assert all(v["point_in_band"] for k, v in v3.items() if "CUBIC at" in k or "BBR at" in k), v3
