@@ -9,14 +9,17 @@ flows, stations, queues and every stored time series), `lasthop.sweep` (→ the 
 and `lasthop.load` (a result file or a sweep directory). User errors raise `LasthopError`.
 """
 
+from __future__ import annotations
+
 __version__ = "0.1.0"  # keep equal to [workspace.package] version in Cargo.toml
 
-from typing import TYPE_CHECKING, Any
+TYPE_CHECKING = False  # typing's flag, without importing typing (a run's start-up)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .api import LasthopError, Run, SweepRun, load, load_spec, run, sweep
 
 __all__ = ["__version__", "LasthopError", "Run", "SweepRun", "load", "load_spec", "run", "sweep"]
-
-if TYPE_CHECKING:
-    from .api import LasthopError, Run, SweepRun, load, load_spec, run, sweep
 
 
 def __getattr__(name: str) -> Any:

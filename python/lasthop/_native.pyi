@@ -49,6 +49,11 @@ def normalize(doc: dict[str, object], default_name: str = "scenario", rules: boo
     simulator's rules across keys, their paths with the TOML tables' indices (a normalized spec
     the simulator cannot read: the one problem at path "spec")."""
 
+def normalize_text(text: str, default_name: str = "scenario", rules: bool = False) -> Optional[tuple[
+        Optional[tuple[str, list[int], list[int], tuple[str, int, int]]], list[tuple[str, str, str]]]]:
+    """`normalize` of a spec's TOML text read by the simulator's TOML reader (the standalone
+    tools'), or None when that reader refuses the text."""
+
 def spec_reads(doc: dict[str, object]) -> list[tuple[str, Optional[str], Optional[str], str]]:
     """Every key read `normalize` makes on `doc`: (key path, default as JSON or None when
     required, JSON Schema fragment as JSON or None, what is allowed)."""

@@ -8,7 +8,9 @@ writes that file next to the result file.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable, Optional
+TYPE_CHECKING = False  # typing's flag, without importing typing (a run's start-up)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Optional
 from .results import write_atomic
 
 DEFAULT_LIMIT = 100_000

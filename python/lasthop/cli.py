@@ -28,7 +28,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any, NoReturn, Sequence
+TYPE_CHECKING = False  # typing's flag, without importing typing (a run's start-up)
+if TYPE_CHECKING:
+    from typing import Any, NoReturn, Sequence
 
 from .errors import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, PROG, UserError
 from .spec import SpecError, SpecFileError

@@ -11,7 +11,9 @@ import os
 import signal
 import sys
 from pathlib import Path
-from typing import Any
+TYPE_CHECKING = False  # typing's flag, without importing typing (a run's start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 from .errors import EXIT_INTERNAL, EXIT_OK, PROG, UserError
 from .native import code_version

@@ -3,7 +3,9 @@ a clear message when it is not built, and the code version results are stamped w
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # typing's flag, without importing typing (a run's start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def native() -> Any:

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import TextIO
+TYPE_CHECKING = False  # typing's flag, without importing typing (a run's start-up)
+if TYPE_CHECKING:
+    from typing import TextIO
 
 from .units import format_duration
 

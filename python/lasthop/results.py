@@ -13,7 +13,9 @@ import math
 import json
 import os
 from pathlib import Path
-from typing import Any, Iterable
+TYPE_CHECKING = False  # typing's flag, without importing typing (a run's start-up)
+if TYPE_CHECKING:
+    from typing import Any, Iterable
 
 from . import _native
 

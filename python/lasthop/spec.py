@@ -1,7 +1,9 @@
 """Scenario specs: TOML in, a validated and normalized spec out (docs/spec.md).
 
-`load_spec(path)` parses the TOML (`tomllib`, whose errors carry line and column) and hands the
-document to the native validator (`crates/lasthop-sim/src/spec_in`, `_native.normalize`): it
+`load_spec(path)` hands the TOML text to the native validator (`crates/lasthop-sim/src/spec_in`,
+`_native.normalize_text`, which reads it with the standalone tools' TOML reader; where that refuses
+the text or the spec, `tomllib`, whose errors carry line and column, reads it again and
+`_native.normalize` validates the document, so the messages are the same either way): it
 checks structure, types, ranges and the cross-field rules that docs/spec.md states, fills
 defaults, converts every quantity to integers in base units (ns, bit/s) and expands station
 groups and flows (one normalized flow per station), and in the same call (`rules=True`) holds
@@ -21,14 +23,12 @@ import json
 import re
 import sys
 from pathlib import Path
-from typing import Any
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
 
 from . import _native
+
+TYPE_CHECKING = False  # typing's own flag without importing typing (a run's start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "SpecError",
@@ -184,6 +184,10 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario", rules: bool =
     ok, errors = _native.normalize(doc, default_name, rules)
     if ok is None:
         raise SpecError.listing(errors)
+    return _spec(ok, rules)
+
+
+def _spec(ok: tuple, rules: bool) -> Spec:
     text, station_group, flow_table, head = ok
     return Spec(None, station_group, flow_table, text=text, head=head, checked_json=text if rules else None)
 
@@ -191,7 +195,18 @@ def normalize(doc: dict[str, Any], default_name: str = "scenario", rules: bool =
 # --- entry points -----------------------------------------------------------------------------
 
 
+def toml_reader() -> Any:
+    """Python's TOML reader: `tomllib` (`tomli` on Python 3.10), imported on first use — a run
+    has the simulator read its spec and does not load it."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib
+    return tomllib
+
+
 def parse_toml(text: str, source: str) -> dict[str, Any]:
+    tomllib = toml_reader()
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -203,7 +218,14 @@ def parse_toml(text: str, source: str) -> dict[str, Any]:
 
 def load_spec_text(text: str, source: str = "<string>", default_name: str = "scenario",
                    native: bool = True) -> Spec:
-    spec = normalize(parse_toml(text, source), default_name, rules=native)
+    # The simulator reads the TOML itself (no tomllib to load); where it refuses the text or the
+    # spec, Python's reader reads it again, so that every message is the one tomllib and the
+    # document's validation give.
+    out = _native.normalize_text(text, default_name, native)
+    if out is not None and out[0] is not None:
+        spec = _spec(out[0], native)
+    else:
+        spec = normalize(parse_toml(text, source), default_name, rules=native)
     spec.source = source
     return spec
 

@@ -62,7 +62,7 @@ from .spec import (
     normalize,
     parse_toml,
     read_spec_file,
-    tomllib,
+    toml_reader,
 )
 from .summary_schema import (
     VariedType,
@@ -200,6 +200,7 @@ def parse_value(text: str) -> Any:
     """A --vary value: a TOML literal (`8`, `true`, `0.1`, `"100Mbps"`, `[0, 1]`), else the
     text as a string (so `100Mbps` works)."""
     stripped = text.strip()
+    tomllib = toml_reader()
     try:
         parsed = tomllib.loads(f"v = {stripped}")
     except (tomllib.TOMLDecodeError, ValueError, RecursionError):

@@ -60,7 +60,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from .spec import NAMES, tomllib
+from .spec import NAMES
 
 GOODPUT_KEEP = 0.95
 SHARE_FLOOR = 0.25

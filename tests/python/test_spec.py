@@ -242,6 +242,38 @@ def test_checked_in_specs_are_valid(path):
     assert s.normalized["stations"]
 
 
+def test_the_simulators_toml_reader_reads_specs_as_tomllib_does():
+    """`load_spec` reads TOML with the simulator's reader (`_native.normalize_text`) and falls
+    back to tomllib where that refuses the text: on every checked-in spec and every spec of
+    the fuzz corpus, where both read the text, the normalized spec (or the problems found) is the
+    same either way, and the simulator's reader accepts nothing tomllib refuses."""
+    from lasthop import _native
+    from lasthop.spec import parse_toml
+
+    paths = sorted(ROOT.glob("experiments/*.toml")) + sorted(ROOT.glob("docs/examples/**/*.toml"))
+    paths += sorted((ROOT / "fuzz" / "corpus" / "spec_toml").glob("*"))
+    paths += sorted((ROOT / "fuzz" / "regressions" / "spec_toml").glob("*"))
+    both = 0
+    for p in paths:
+        try:
+            text = p.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue
+        try:
+            doc = parse_toml(text, str(p))
+        except SpecFileError:
+            doc = None
+        for rules in (True, False):
+            fast = _native.normalize_text(text, "x", rules)
+            if doc is None:
+                assert fast is None, p
+                continue
+            if fast is not None:
+                both += 1
+                assert fast == _native.normalize(doc, "x", rules), p
+    assert both > 100, both
+
+
 @pytest.mark.parametrize("width,mcs,nss,exists", [(20, 9, 1, False), (20, 9, 3, True), (80, 9, 6, False),
                                                   (160, 9, 3, False), (80, 9, 3, True)])
 def test_vht_invalid_combinations_table(width, mcs, nss, exists):

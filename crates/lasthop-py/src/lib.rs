@@ -155,13 +155,27 @@ fn to_value(o: &Bound<'_, PyAny>) -> PyResult<serde_json::Value> {
 #[pyfunction]
 #[pyo3(signature = (doc, default_name="scenario", rules=false))]
 fn normalize(doc: &Bound<'_, PyAny>, default_name: &str, rules: bool) -> PyResult<NormalizeOut> {
+    Ok(normalize_raw(&to_raw(doc)?, default_name, rules))
+}
+
+/// [`normalize`] of a spec's TOML text, read by the simulator's TOML reader
+/// (`spec_in::parse_toml`, the standalone tools' reader) instead of `tomllib`: `None` when that
+/// reader refuses the text (the caller then reads it with `tomllib`, whose message it reports).
+/// `lasthop run` and `load_spec` take this path, so a run does not load `tomllib`.
+#[pyfunction]
+#[pyo3(signature = (text, default_name="scenario", rules=false))]
+fn normalize_text(text: &str, default_name: &str, rules: bool) -> Option<NormalizeOut> {
+    let raw = lasthop_sim::spec_in::parse_toml(text).ok()?;
+    Some(normalize_raw(&raw, default_name, rules))
+}
+
+fn normalize_raw(raw: &lasthop_sim::spec_in::Raw, default_name: &str, rules: bool) -> NormalizeOut {
     use lasthop_sim::spec_in::{normalize::normalize_checked, normalize_all};
-    let raw = to_raw(doc)?;
     let read = if rules { normalize_checked } else { normalize_all };
-    Ok(match read(&raw, default_name) {
+    match read(raw, default_name) {
         Ok(n) => (Some((n.json, n.station_group, n.flow_table, (n.name, n.seed, n.duration_ns))), Vec::new()),
         Err(es) => (None, es.into_iter().map(|e| (e.path, e.value, e.allowed)).collect()),
-    })
+    }
 }
 
 /// One key read: (key path, default JSON, schema JSON, allowed).
@@ -412,6 +426,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_capture, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(normalize, m)?)?;
+    m.add_function(wrap_pyfunction!(normalize_text, m)?)?;
     m.add_function(wrap_pyfunction!(spec_reads, m)?)?;
     m.add_function(wrap_pyfunction!(spec_sections, m)?)?;
     m.add_function(wrap_pyfunction!(spec_standards, m)?)?;
