@@ -583,8 +583,9 @@ pub(crate) fn range_text(what: &str, lo: Option<i128>, hi: Option<i128>) -> Stri
     }
 }
 
-/// Parse TOML text into a [`Raw`] document (the standalone tools' reader; Python reads TOML
-/// itself and hands the document over). Errors are one line with the position.
+/// Parse TOML text into a [`Raw`] document: the standalone tools' reader, and `lasthop run`'s
+/// (`_native.normalize_text`; Python reads with `tomllib` where this refuses a text, for its
+/// messages, and for a sweep's documents). Errors are one line with the position.
 pub fn parse_toml(text: &str) -> Result<Raw, String> {
     let v: toml::Value = toml::from_str(text).map_err(|e| e.message().to_owned())?;
     Ok(from_toml(&v))
