@@ -31,4 +31,9 @@ def test_bquic_quick_reports_every_claim(tmp_path):
     # The link is the bottleneck in the model: saturated UDP leaves QUIC little headroom, and
     # the measured download follows a warm-up transfer with Chromium's 32-packet window.
     assert 0 < claims["B1"]["detail"]["headroom"] < 0.5
+    # B6's ablation: another user on the chain's last hop makes QUIC's throughput vary more, and
+    # BQUIC's bursts then change the variation less than on the quiet chain.
+    b6 = claims["B6"]["detail"]
+    assert b6["shared"]["relative_std_quic"] > b6["relative_std_quic"], b6
+    assert b6["shared"]["std_change"] < b6["std_change"], b6
     assert len(re.findall(r"<img ", (out / "report.html").read_text())) == 4
