@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from .spec import toml_reader
+from .spec import parse_toml
 from .sweeps import (
     Sweep,
     SweepError,
@@ -146,7 +146,7 @@ def bench_sweep(runs: int = 24, target_s: float = 1.0, out: Any = None) -> int:
     import shutil
 
     out = out or sys.stdout
-    doc = toml_reader().loads(BENCH_SPEC)
+    doc = parse_toml(BENCH_SPEC, "bench-sweep")
     spec = _validate(copy.deepcopy(doc), "bench-sweep")
     t = time.perf_counter()
     _execute(spec.to_json(), 1, _code_version(), _native_version())

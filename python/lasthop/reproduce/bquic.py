@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 
+from ..units import parse_duration
 from ..webpages import TABLE_II
 from .framework import Check, Claim, ClaimResult, Figure, SuiteRun, SweepDef, paired, ratio
 from .framework import mean as _mean
@@ -125,7 +126,7 @@ def _mesh_shared() -> dict:
     s["name"] = "bquic-mesh5-shared"
     last = len(s["stations"]) - 1
     s["stations"].append({"count": 1, "nss": 1, "mcs": HOP_MCS[last], "parent": last - 1, "hop_channel": last})
-    end_ms = int(float(s["sim"]["duration"].rstrip("s")) * 1000)
+    end_ms = parse_duration(s["sim"]["duration"]) // 1_000_000
     for t in range(0, end_ms, 2 * SHARED_ON_MS):
         s["flows"].append({"stations": last + 1, "direction": "down", "pattern": "cbr", "rate": SHARED_RATE,
                            "packet_size": 1500, "start": f"{t}ms", "stop": f"{t + SHARED_ON_MS}ms"})
