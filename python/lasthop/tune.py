@@ -16,7 +16,11 @@ baseline (mac80211's defaults when left out). The levers, each as 802.11 and Lin
 - WQM sizing the AP's FIFO (`ap.buffer_sizer`, Showail & Shihada 2018; a FIFO over a driver
   without a hardware queue, as the spec rules require);
 - the split proxy on the AP (`vwire`: every TCP download split at the AP, with Virtual Wires'
-  allocator or splitting only; `lasthop-live vwire`).
+  allocator or splitting only; `lasthop-live vwire`);
+- 802.11ax OFDMA at the AP (`mac.ofdma`: single-user PPDUs, DL OFDMA, or DL and UL OFDMA with
+  Basic Trigger frames and the MU EDCA Parameter Set, IEEE 802.11ax-2021 §26.5.1, §26.5.2,
+  §26.2.7; the AP firmware's MU scheduler, MediaTek's mt76 `MU_CTRL` vendor command), on 802.11ax
+  cells only.
 
 The search evaluates the baseline and up to `budget` candidates drawn without repetition from
 the product of the levers' values (a seeded, deterministic order), each over `seeds` seeds, as
@@ -90,7 +94,15 @@ LEVERS: tuple[Lever, ...] = (
     Lever("ap.ack_filter", NAMES["ap.ack_filter"], "tc: sch_cake's ack-filter / ack-filter-aggressive"),
     Lever("ap.buffer_sizer", NAMES["ap.buffer_sizer"], "lasthop-live wqm (WQM sizes the AP's FIFO; ath9k-style drivers)"),
     Lever("vwire", ("off", "split", "vwire"), "lasthop-live vwire (the split proxy; --no-vwire: split only)"),
+    Lever("mac.ofdma", ("off", "dl", "dl+ul", "dl+ul (8 users)"),
+          "mt76-vendor wlan0 set mu onoff=<DL OFDMA bit 0, UL OFDMA bit 1>, set ap_wireless nusers_ofdma=<users>; "
+          "hostapd.conf he_mu_edca_ac_be_*"),
 )
+# `mac.ofdma`'s values as the spec's [mac.ofdma] table (the rest of it at the spec's defaults: up
+# to 4 users per MU PPDU unless stated, the AP driver's service order, MU-BAR acknowledgment,
+# OpenWrt's MU EDCA set for AC_BE); "off": no table, single-user PPDUs.
+OFDMA_MODES: dict[str, dict[str, Any]] = {"dl": {"dl": True, "ul": False}, "dl+ul": {"dl": True, "ul": True},
+                                          "dl+ul (8 users)": {"dl": True, "ul": True, "max_users": 8}}
 
 
 class TuneError(Exception):
@@ -166,6 +178,12 @@ def apply(doc: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
                     f["split"] = v != "off"
             if v == "vwire":
                 out["vwire"] = {**out.get("vwire", {}), "enabled": True}
+            continue
+        if key == "mac.ofdma":
+            mac = out.setdefault("mac", {})
+            mac.pop("ofdma", None)
+            if v != "off":
+                mac["ofdma"] = dict(OFDMA_MODES[v])
             continue
         if key == "ap.aql":
             lo, hi = v.split("/")
@@ -325,9 +343,16 @@ def neighbours(values: dict[str, Any], levers: list[Lever]) -> list[dict[str, An
     return out
 
 
-def hostapd_fragment(values: dict[str, Any]) -> list[str]:
-    """What an operator writes into hostapd.conf for the chosen EDCA values (BE)."""
+def hostapd_fragment(values: dict[str, Any], ofdma: dict[str, Any] | None = None) -> list[str]:
+    """What an operator writes into hostapd.conf for the chosen EDCA values (BE); with UL OFDMA,
+    the MU EDCA Parameter Set of `ofdma` (the chosen spec's normalized `mac.ofdma`) as hostapd's
+    `he_mu_edca_ac_be_*` (ECW as for EDCA; the timer in units of 8 TU, §9.4.2.245)."""
     lines = []
+    if values.get("mac.ofdma", "off") != "off" and ofdma and ofdma.get("ul"):
+        lines += [f"he_mu_edca_ac_be_aifsn={ofdma['mu_edca_aifsn']}",
+                  f"he_mu_edca_ac_be_ecwmin={int(math.log2(ofdma['mu_edca_cw_min'] + 1))}",
+                  f"he_mu_edca_ac_be_ecwmax={int(math.log2(ofdma['mu_edca_cw_max'] + 1))}",
+                  f"he_mu_edca_ac_be_timer={ofdma['mu_edca_timer_ns'] // (8 * 1_024_000)}"]
     if "mac.cw_min" in values:
         lines.append(f"wmm_ac_be_cwmin={int(math.log2(values['mac.cw_min'] + 1))}")
     if "mac.aifsn" in values:
@@ -359,6 +384,15 @@ def host_commands(values: dict[str, Any]) -> list[str]:
     if values.get("vwire", "off") != "off":
         flag = "" if values["vwire"] == "vwire" else " --no-vwire"
         out.append(f"lasthop-live vwire --wifi-iface wlan0{flag}   # docs/live.md (systemd unit there)")
+    if values.get("mac.ofdma", "off") != "off":
+        # MediaTek's mt76 vendor command MU_CTRL: a bitmap, DL OFDMA bit 0, UL OFDMA bit 1 (the
+        # firmware schedules the RUs and the Trigger frames).
+        mode = OFDMA_MODES[values["mac.ofdma"]]
+        bits = 3 if mode["ul"] else 1
+        out.append(f"mt76-vendor wlan0 set mu onoff={bits}   # the AP firmware's OFDMA: "
+                   + ("DL and UL (Trigger frames)" if bits == 3 else "DL only"))
+        if "max_users" in mode:
+            out.append(f"mt76-vendor wlan0 set ap_wireless nusers_ofdma={mode['max_users']}   # users per MU PPDU")
     if values.get("ap.ack_filter", "off") != "off":
         mode = "ack-filter" if values["ap.ack_filter"] == "conservative" else "ack-filter-aggressive"
         # mac80211 takes every packet into its own queues, so a qdisc above it holds nothing to
@@ -379,16 +413,24 @@ def write_toml(doc: dict[str, Any]) -> str:
             return "[" + ", ".join(val(x) for x in v) + "]"
         return repr(v)
 
+    def table(header: str, name: str, t: dict[str, Any]) -> list[str]:
+        # A table's keys, then its sub-tables as [name.key] (e.g. [mac.ofdma]).
+        out = ["", header] + [f"{k} = {val(v)}" for k, v in t.items() if not isinstance(v, dict)]
+        for k, v in t.items():
+            if isinstance(v, dict):
+                out += table(f"[{name}.{k}]", f"{name}.{k}", v)
+        return out
+
     lines: list[str] = []
     for k, v in doc.items():
         if not isinstance(v, (dict, list)) or (isinstance(v, list) and not any(isinstance(x, dict) for x in v)):
             lines.append(f"{k} = {val(v)}")
     for k, v in doc.items():
         if isinstance(v, dict):
-            lines += ["", f"[{k}]"] + [f"{kk} = {val(vv)}" for kk, vv in v.items()]
+            lines += table(f"[{k}]", k, v)
         elif isinstance(v, list) and any(isinstance(x, dict) for x in v):
             for item in v:
-                lines += ["", f"[[{k}]]"] + [f"{kk} = {val(vv)}" for kk, vv in item.items()]
+                lines += table(f"[[{k}]]", k, item)
     return "\n".join(lines) + "\n"
 
 
@@ -443,11 +485,20 @@ def tune(path: str | Path, out: Path, budget: int, seeds: int, jobs: int | None 
     spec = apply(cell, chosen.values)
     spec["name"] = f"{cell.get('name', 'cell')}-tuned"
     _atomic(out / "chosen.toml", "# lasthop tune's chosen configuration for " + str(path) + "\n" + write_toml(spec))
-    text = ["# hostapd.conf (the BE queue)"] + (hostapd_fragment(chosen.values) or ["# (no change)"])
+    text = ["# hostapd.conf (the BE queue)"] + (hostapd_fragment(chosen.values, _ofdma(spec)) or ["# (no change)"])
     text += ["", "# on the AP host"] + (host_commands(chosen.values) or ["# (no change)"])
     _atomic(out / "chosen.txt", "\n".join(text) + "\n")
     _atomic(out / "tune.json", json.dumps(report, indent=1, sort_keys=True) + "\n")
     return report
+
+
+def _ofdma(doc: dict[str, Any]) -> dict[str, Any] | None:
+    """The spec's normalized `mac.ofdma` (every key at its value or default), or None."""
+    if "ofdma" not in (doc.get("mac") or {}):
+        return None
+    from .spec import normalize
+
+    return json.loads(normalize(doc).to_json())["mac"].get("ofdma")
 
 
 def improve(search: Search, chosen: Candidate, base: Candidate, levers: list[Lever],

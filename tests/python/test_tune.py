@@ -221,3 +221,36 @@ def test_a_combination_the_spec_refuses_is_recorded_not_run(tmp_path):
     ok.latency_ms, ok.goodput_bps, ok.worst_share = 100.0, 1e6, 0.5
     assert tune.pareto([bad, ok]) == [ok]
     assert tune.choose(ok, [bad, ok]) == (ok, True)
+
+
+def test_ofdma_is_a_lever_of_802_11ax_cells_and_reaches_the_chosen_spec(tmp_path):
+    from lasthop.api import run
+
+    spec = tmp_path / "he.toml"
+    spec.write_text(CELL.replace('standard = "vht"', 'standard = "he"'))
+    he = tune.load_cell(spec)
+    assert "mac.ofdma" in [lv.key for lv in tune.applicable(he)]
+    # 802.11ac has no OFDMA: the spec rules refuse the table, so it is no lever there.
+    spec.write_text(CELL)
+    assert "mac.ofdma" not in [lv.key for lv in tune.applicable(tune.load_cell(spec))]
+    both = tune.apply(he, {"mac.ofdma": "dl+ul"})
+    assert both["mac"]["ofdma"] == {"dl": True, "ul": True}
+    assert tune.apply(he, {"mac.ofdma": "dl"})["mac"]["ofdma"] == {"dl": True, "ul": False}
+    assert "ofdma" not in tune.apply(both, {"mac.ofdma": "off"})["mac"]
+    # What an operator sets: the firmware's MU bitmap, and with UL OFDMA the MU EDCA set the
+    # stations are given, from the spec's defaults (AIFSN 8, CWmin 511, CWmax 1023, 255 x 8 TU).
+    assert any("onoff=3" in c for c in tune.host_commands({"mac.ofdma": "dl+ul"}))
+    assert any("onoff=1" in c for c in tune.host_commands({"mac.ofdma": "dl"}))
+    assert any("nusers_ofdma=8" in c for c in tune.host_commands({"mac.ofdma": "dl+ul (8 users)"}))
+    assert tune.apply(he, {"mac.ofdma": "dl+ul (8 users)"})["mac"]["ofdma"]["max_users"] == 8
+    assert tune.hostapd_fragment({"mac.ofdma": "dl+ul"}, tune._ofdma(both)) == [
+        "he_mu_edca_ac_be_aifsn=8", "he_mu_edca_ac_be_ecwmin=9", "he_mu_edca_ac_be_ecwmax=10",
+        "he_mu_edca_ac_be_timer=255"]
+    assert tune.hostapd_fragment({"mac.ofdma": "dl"}, tune._ofdma(tune.apply(he, {"mac.ofdma": "dl"}))) == []
+    # chosen.toml carries the sub-table, and the cell it describes runs with Trigger frames.
+    text = tune.write_toml(both)
+    assert "[mac.ofdma]" in text
+    out = tmp_path / "chosen.toml"
+    out.write_text(text)
+    data = run(str(out), seed=1).doc["data"]
+    assert data["ofdma"]["mu_ppdus"] > 0 and data["ofdma"]["ul"]["triggers"] > 0
