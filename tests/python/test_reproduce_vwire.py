@@ -33,4 +33,10 @@ def test_vwire_quick_reports_every_claim(tmp_path):
     assert all(v["point_in_band"] for k, v in v3.items() if "CUBIC at" in k or "BBR at" in k), v3
     # V4 is tcp-baselines' check: BBR exceeds B·r/R (its cwnd gain of 2).
     assert claims["V4"]["point_verdict"] == "misses" and claims["V4"]["checks"][0]["mean"] > 1.0, claims["V4"]
+    # Its sweeps keep their run files in the output's shared cache, where tcp-baselines' own
+    # run of them finds them done (and the reverse).
+    manifest = json.loads((out / "vwire" / "bbr" / "sweep.json").read_text())
+    assert manifest["runs"] and all(r["file"].startswith("../../shared-runs/") for r in manifest["runs"]), manifest["runs"][:2]
+    assert not (out / "vwire" / "bbr" / "runs").exists()
+    assert len(list((out / "shared-runs").glob("*.json"))) == len(manifest["runs"]) + 1  # and bbr-udp's one
     assert len(re.findall(r"<img ", (out / "report.html").read_text())) == 3
