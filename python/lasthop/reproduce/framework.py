@@ -442,6 +442,12 @@ def run_suite(module: Any, out_dir: Path, quick: bool, jobs: int | None = None, 
     run = SuiteRun(results, quick)
     evaluated = [(c, evaluate(c, run)) for c in module.claims()]
     figs = module.figures(run)
+    if figs:
+        # The report renders them later; pyplot need not keep every suite's figures open.
+        import matplotlib.pyplot as plt
+
+        for f in figs:
+            plt.close(f.fig)
     return SuiteReport(module.NAME, module.TITLE, module.SOURCE, module.DESCRIPTION, quick, evaluated, figs, dirs)
 
 
