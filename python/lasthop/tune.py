@@ -56,6 +56,7 @@ ones a judgement of the choice should rest on.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import hashlib
 import json
 import math
@@ -163,7 +164,21 @@ def applicable(doc: dict[str, Any]) -> list[Lever]:
     def accepted(changed: dict[str, Any]) -> bool:
         return changed != doc and refusal(changed) is None
 
-    return [lv for lv in LEVERS if all(accepted(apply(doc, {lv.key: v})) for v in lv.values[1:])]
+    out = [lv for lv in LEVERS if all(accepted(apply(doc, {lv.key: v})) for v in lv.values[1:])]
+    return [_distinct_ofdma(doc, lv) if lv.key == "mac.ofdma" else lv for lv in out]
+
+
+def _distinct_ofdma(doc: dict[str, Any], lever: Lever) -> Lever:
+    """`lever` without the OFDMA values whose larger user count changes nothing here: a multi-user
+    PPDU has at most one user per station, so when the spec's default count (`max_users`) takes
+    every station of the cell, a larger one is the same configuration."""
+    from .spec import normalize
+
+    norm = json.loads(normalize(apply(doc, {"mac.ofdma": "dl+ul"})).to_json())
+    default_users, stations = norm["mac"]["ofdma"]["max_users"], len(norm["stations"])
+    keep = tuple(v for v in lever.values
+                 if OFDMA_MODES.get(v, {}).get("max_users", default_users) <= default_users or stations > default_users)
+    return dataclasses.replace(lever, values=keep)
 
 
 def apply(doc: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:

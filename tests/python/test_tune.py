@@ -229,7 +229,12 @@ def test_ofdma_is_a_lever_of_802_11ax_cells_and_reaches_the_chosen_spec(tmp_path
     spec = tmp_path / "he.toml"
     spec.write_text(CELL.replace('standard = "vht"', 'standard = "he"'))
     he = tune.load_cell(spec)
-    assert "mac.ofdma" in [lv.key for lv in tune.applicable(he)]
+    lever = next(lv for lv in tune.applicable(he) if lv.key == "mac.ofdma")
+    # Two stations: 8 users per PPDU would change nothing the default 4 does not.
+    assert lever.values == ("off", "dl", "dl+ul")
+    for n in (5, 8):
+        cell = dict(he, stations=[dict(he["stations"][0], count=n)])
+        assert "dl+ul (8 users)" in next(lv for lv in tune.applicable(cell) if lv.key == "mac.ofdma").values
     # 802.11ac has no OFDMA: the spec rules refuse the table, so it is no lever there.
     spec.write_text(CELL)
     assert "mac.ofdma" not in [lv.key for lv in tune.applicable(tune.load_cell(spec))]
