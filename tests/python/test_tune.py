@@ -259,3 +259,28 @@ def test_ofdma_is_a_lever_of_802_11ax_cells_and_reaches_the_chosen_spec(tmp_path
     out.write_text(text)
     data = run(str(out), seed=1).doc["data"]
     assert data["ofdma"]["mu_ppdus"] > 0 and data["ofdma"]["ul"]["triggers"] > 0
+
+
+def test_airtime_arithmetic_of_the_floors():
+    from lasthop.bench.tune_cells import airtime_need
+
+    def doc(busy, stations):
+        # stations: (goodput down, air down s, goodput up, air up s) over a 10 s window
+        flows, sts = [], []
+        for i, (gd, ad, gu, au) in enumerate(stations):
+            flows += [{"station": i, "direction": "down", "pattern": "tcp", "goodput_bps": gd},
+                      {"station": i, "direction": "up", "pattern": "tcp", "goodput_bps": gu},
+                      {"station": i, "pattern": "ping", "goodput_bps": 1e3}]
+            sts.append({"id": i, "airtime_rx_ns": int(ad * 1e9), "airtime_tx_ns": int(au * 1e9)})
+        return {"spec": {"sim": {"duration_ns": 12_000_000_000, "warmup_ns": 2_000_000_000}},
+                "data": {"channel": {"busy_frac": busy}, "flows": flows, "stations": sts}}
+
+    # Efficiencies (goodput per second of airtime): station 0 100 Mb/s both ways, station 1 10
+    # Mb/s down, 20 up in one run and 40 up in the other (the best counts).
+    a = airtime_need([doc(0.9, [(50e6, 5, 50e6, 5), (1e6, 1, 2e6, 1)]),
+                      doc(0.8, [(10e6, 1, 10e6, 1), (1e6, 1, 4e6, 1)])], 100e6)
+    floor = 0.25 * 95e6 / 4
+    assert a["floor_bps"] == pytest.approx(floor)
+    assert a["floors_air"] == pytest.approx(floor / 100e6 * 2 + floor / 10e6 + floor / 40e6)
+    assert a["rest_air"] == pytest.approx((95e6 - 4 * floor) / 100e6)
+    assert a["busy_frac"] == 0.9 and a["total_air"] == pytest.approx(a["floors_air"] + a["rest_air"])

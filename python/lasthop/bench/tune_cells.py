@@ -72,15 +72,20 @@ def _row(name: str, rep: dict[str, Any]) -> dict[str, Any]:
             "key_lever_latency_ms": worst["latency_ms"] if worst else None}
 
 
+def _run_doc(spec: Path) -> dict[str, Any]:
+    """The result document of `spec` at seed 1."""
+    from ..api import run
+
+    return run(str(spec), seed=1).doc
+
+
 def breakdown(chosen_spec: Path) -> dict[str, Any]:
     """Where the worst ping's time goes under the chosen configuration (seed 1): the station
     whose ping has the largest p99, that p99, and its own upload's one-way p99 and goodput. The
     ping's reply waits in the station's transmit queue and for the station's access to the
     medium as the upload's packets do, so the upload's one-way delay is about the reply's half;
     what the RTT has beyond it is the request's way down: the AP's queues and the AP's access."""
-    from ..api import run
-
-    doc = run(str(chosen_spec), seed=1).doc
+    doc = _run_doc(chosen_spec)
     flows = doc["data"]["flows"]
     pings = [f for f in flows if f.get("pattern") == "ping" and f["delay_ns"].get("samples")]
     worst = max(pings, key=lambda f: f["delay_ns"]["p99"])
@@ -93,6 +98,38 @@ def breakdown(chosen_spec: Path) -> dict[str, Any]:
             "upload_bps": up["goodput_bps"] if up else None}
 
 
+def airtime_need(docs: list[dict[str, Any]], base_goodput_bps: float) -> dict[str, Any]:
+    """Airtime arithmetic for tune's floors: the fraction of the air that every station's download
+    and upload at its floor (25 % of an equal share of 95 % of the baseline's goodput), and the
+    rest of that goodput on the most efficient flow, need at the best efficiency each flow has in
+    `docs` (result documents of one cell: its goodput per second of the airtime of its direction,
+    `airtime_rx_ns` down, `airtime_tx_ns` up, which also carries the station's ACKs of its
+    download). The air the channel has is the largest busy fraction of `docs` (the rest goes to
+    AIFS and backoff). Above it, no configuration could keep the floors; below, the floors are out
+    of the levers' reach, not the channel's."""
+    from ..tune import GOODPUT_KEEP, SHARE_FLOOR
+
+    best: dict[tuple[int, str], float] = {}
+    busy = max(doc["data"]["channel"]["busy_frac"] for doc in docs)
+    for doc in docs:
+        sim = doc["spec"]["sim"]
+        window_s = (sim["duration_ns"] - sim["warmup_ns"]) / 1e9
+        flows = doc["data"]["flows"]
+        for st in doc["data"]["stations"]:
+            for d, air in (("down", st["airtime_rx_ns"]), ("up", st["airtime_tx_ns"])):
+                g = sum(f["goodput_bps"] for f in flows
+                        if f.get("station") == st["id"] and f.get("direction") == d and f.get("pattern") == "tcp")
+                if air:
+                    best[(st["id"], d)] = max(best.get((st["id"], d), 0.0), g * window_s / (air / 1e9))
+    goodput = GOODPUT_KEEP * base_goodput_bps
+    floor = SHARE_FLOOR * goodput / len(best)
+    floors = sum(floor / e for e in best.values() if e > 0)
+    top = max(best.values())
+    rest = max(goodput - floor * len(best), 0.0) / top
+    return {"floor_bps": floor, "floors_air": floors, "rest_air": rest, "total_air": floors + rest, "busy_frac": busy,
+            "slowest_bps_per_air_s": min(best.values()), "fastest_bps_per_air_s": top}
+
+
 def _why(r: dict[str, Any]) -> str:
     b = r["breakdown"]
     if b.get("upload_p99_ms") is None:
@@ -101,8 +138,15 @@ def _why(r: dict[str, Any]) -> str:
         up = f"its own upload's packets take {b['upload_p99_ms']:.0f} ms (p99, one way, at {b['upload_bps'] / 1e6:.1f} Mb/s)"
         up += (": the reply waits behind them in the station's FIFO, which the AP reaches only through the airtime "
                "it leaves that station" if b["station_qdisc"] == "fifo" else ": the rest is on the way down")
+    a = r["airtime"]
+    air = (f"\n    airtime: the floors ({a['floor_bps'] / 1e6:.1f} Mb/s per flow) need {a['floors_air']:.2f} of the air at "
+           f"the best efficiency each flow has under the default or the choice (seed 1; {a['slowest_bps_per_air_s'] / 1e6:.0f}"
+           f"-{a['fastest_bps_per_air_s'] / 1e6:.0f} Mb/s per second of its airtime), the rest of 95 % of the goodput "
+           f"{a['rest_air']:.2f}: {a['total_air']:.2f} in all, against the channel's {a['busy_frac']:.2f} busy: "
+           + ("an airtime bound, no configuration keeps the floors" if a["total_air"] >= a["busy_frac"] else
+              "no airtime bound, the floors are out of the levers' reach"))
     return (f"  {r['cell']}: worst ping station {b['station']} (MCS {b['mcs']}x{b['nss']}, {b['station_qdisc']}): "
-            f"RTT p99 {b['ping_p99_ms']:.0f} ms; {up}")
+            f"RTT p99 {b['ping_p99_ms']:.0f} ms; {up}" + air)
 
 
 def _fmt(r: dict[str, Any]) -> str:
@@ -152,6 +196,7 @@ def _run(out: Path, quick: bool, jobs: int | None) -> int:
         row = _row(name, rep)
         if not row["target_met"]:
             row["breakdown"] = breakdown(d / "chosen.toml")
+            row["airtime"] = airtime_need([_run_doc(spec), _run_doc(d / "chosen.toml")], rep["baseline"]["goodput_bps"])
         rows.append(row)
         print(f"{chr(13) if tty else ''}[cell {i + 1}/{len(CELLS)}] {name}: done, {time.perf_counter() - t0:.0f} s"
               + " " * 20, file=sys.stderr)
