@@ -172,9 +172,7 @@ def _distinct_ofdma(doc: dict[str, Any], lever: Lever) -> Lever:
     """`lever` without the OFDMA values whose larger user count changes nothing here: a multi-user
     PPDU has at most one user per station, so when the spec's default count (`max_users`) takes
     every station of the cell, a larger one is the same configuration."""
-    from .spec import normalize
-
-    norm = json.loads(normalize(apply(doc, {"mac.ofdma": "dl+ul"})).to_json())
+    norm = _normalized(apply(doc, {"mac.ofdma": "dl+ul"}))
     default_users, stations = norm["mac"]["ofdma"]["max_users"], len(norm["stations"])
     keep = tuple(v for v in lever.values
                  if OFDMA_MODES.get(v, {}).get("max_users", default_users) <= default_users or stations > default_users)
@@ -358,6 +356,11 @@ def neighbours(values: dict[str, Any], levers: list[Lever]) -> list[dict[str, An
     return out
 
 
+def _ecw(cw: int) -> int:
+    """A contention window as hostapd writes it: its exponent, CW = 2^ECW − 1 (§9.4.2.28)."""
+    return int(math.log2(cw + 1))
+
+
 def hostapd_fragment(values: dict[str, Any], ofdma: dict[str, Any] | None = None) -> list[str]:
     """What an operator writes into hostapd.conf for the chosen EDCA values (BE); with UL OFDMA,
     the MU EDCA Parameter Set of `ofdma` (the chosen spec's normalized `mac.ofdma`) as hostapd's
@@ -365,11 +368,11 @@ def hostapd_fragment(values: dict[str, Any], ofdma: dict[str, Any] | None = None
     lines = []
     if values.get("mac.ofdma", "off") != "off" and ofdma and ofdma.get("ul"):
         lines += [f"he_mu_edca_ac_be_aifsn={ofdma['mu_edca_aifsn']}",
-                  f"he_mu_edca_ac_be_ecwmin={int(math.log2(ofdma['mu_edca_cw_min'] + 1))}",
-                  f"he_mu_edca_ac_be_ecwmax={int(math.log2(ofdma['mu_edca_cw_max'] + 1))}",
+                  f"he_mu_edca_ac_be_ecwmin={_ecw(ofdma['mu_edca_cw_min'])}",
+                  f"he_mu_edca_ac_be_ecwmax={_ecw(ofdma['mu_edca_cw_max'])}",
                   f"he_mu_edca_ac_be_timer={ofdma['mu_edca_timer_ns'] // (8 * 1_024_000)}"]
     if "mac.cw_min" in values:
-        lines.append(f"wmm_ac_be_cwmin={int(math.log2(values['mac.cw_min'] + 1))}")
+        lines.append(f"wmm_ac_be_cwmin={_ecw(values['mac.cw_min'])}")
     if "mac.aifsn" in values:
         lines.append(f"wmm_ac_be_aifs={values['mac.aifsn']}")
     if "mac.txop_limit" in values:
@@ -507,13 +510,16 @@ def tune(path: str | Path, out: Path, budget: int, seeds: int, jobs: int | None 
     return report
 
 
-def _ofdma(doc: dict[str, Any]) -> dict[str, Any] | None:
-    """The spec's normalized `mac.ofdma` (every key at its value or default), or None."""
-    if "ofdma" not in (doc.get("mac") or {}):
-        return None
+def _normalized(doc: dict[str, Any]) -> dict[str, Any]:
+    """The spec `doc` normalized (every key at its value or default), as a dict."""
     from .spec import normalize
 
-    return json.loads(normalize(doc).to_json())["mac"].get("ofdma")
+    return json.loads(normalize(doc).to_json())
+
+
+def _ofdma(doc: dict[str, Any]) -> dict[str, Any] | None:
+    """The spec's normalized `mac.ofdma`, or None."""
+    return _normalized(doc)["mac"].get("ofdma") if "ofdma" in (doc.get("mac") or {}) else None
 
 
 def improve(search: Search, chosen: Candidate, base: Candidate, levers: list[Lever],

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..tune import tune, write_toml
+from ..tune import GOODPUT_KEEP, SHARE_FLOOR, tune, write_toml
 from ..tune_cli import FINALISTS
 
 # (name, standard, [(mcs, nss) per station], the stations' qdisc)
@@ -79,13 +79,13 @@ def _run_doc(spec: Path) -> dict[str, Any]:
     return run(str(spec), seed=1).doc
 
 
-def breakdown(chosen_spec: Path) -> dict[str, Any]:
-    """Where the worst ping's time goes under the chosen configuration (seed 1): the station
+def breakdown(doc: dict[str, Any]) -> dict[str, Any]:
+    """Where the worst ping's time goes under the chosen configuration (`doc`: its result at
+    seed 1): the station
     whose ping has the largest p99, that p99, and its own upload's one-way p99 and goodput. The
     ping's reply waits in the station's transmit queue and for the station's access to the
     medium as the upload's packets do, so the upload's one-way delay is about the reply's half;
     what the RTT has beyond it is the request's way down: the AP's queues and the AP's access."""
-    doc = _run_doc(chosen_spec)
     flows = doc["data"]["flows"]
     pings = [f for f in flows if f.get("pattern") == "ping" and f["delay_ns"].get("samples")]
     worst = max(pings, key=lambda f: f["delay_ns"]["p99"])
@@ -107,23 +107,27 @@ def airtime_need(docs: list[dict[str, Any]], base_goodput_bps: float) -> dict[st
     download). The air the channel has is the largest busy fraction of `docs` (the rest goes to
     AIFS and backoff). Above it, no configuration could keep the floors; below, the floors are out
     of the levers' reach, not the channel's."""
-    from ..tune import GOODPUT_KEEP, SHARE_FLOOR
-
+    # Every station's download and upload with bulk flows (tune's shares count these), at its
+    # best efficiency over `docs`.
     best: dict[tuple[int, str], float] = {}
     busy = max(doc["data"]["channel"]["busy_frac"] for doc in docs)
     for doc in docs:
         sim = doc["spec"]["sim"]
         window_s = (sim["duration_ns"] - sim["warmup_ns"]) / 1e9
-        flows = doc["data"]["flows"]
-        for st in doc["data"]["stations"]:
-            for d, air in (("down", st["airtime_rx_ns"]), ("up", st["airtime_tx_ns"])):
-                g = sum(f["goodput_bps"] for f in flows
-                        if f.get("station") == st["id"] and f.get("direction") == d and f.get("pattern") == "tcp")
-                if air:
-                    best[(st["id"], d)] = max(best.get((st["id"], d), 0.0), g * window_s / (air / 1e9))
+        goodput_by: dict[tuple[int, str], float] = {}
+        for f in doc["data"]["flows"]:
+            if f.get("pattern") != "ping" and f.get("direction") in ("down", "up"):
+                k = (f["station"], f["direction"])
+                goodput_by[k] = goodput_by.get(k, 0.0) + f["goodput_bps"]
+        air = {(st["id"], d): ns / 1e9 for st in doc["data"]["stations"]
+               for d, ns in (("down", st["airtime_rx_ns"]), ("up", st["airtime_tx_ns"]))}
+        for k, g in goodput_by.items():
+            e = g * window_s / air[k] if air.get(k) else 0.0
+            best[k] = max(best.get(k, 0.0), e)
     goodput = GOODPUT_KEEP * base_goodput_bps
     floor = SHARE_FLOOR * goodput / len(best)
-    floors = sum(floor / e for e in best.values() if e > 0)
+    # A flow that carried nothing in any run: no airtime known to carry its floor.
+    floors = sum(floor / e if e > 0 else math.inf for e in best.values())
     top = max(best.values())
     rest = max(goodput - floor * len(best), 0.0) / top
     return {"floor_bps": floor, "floors_air": floors, "rest_air": rest, "total_air": floors + rest, "busy_frac": busy,
@@ -141,7 +145,8 @@ def _why(r: dict[str, Any]) -> str:
     a = r["airtime"]
     air = (f"\n    airtime: the floors ({a['floor_bps'] / 1e6:.1f} Mb/s per flow) need {a['floors_air']:.2f} of the air at "
            f"the best efficiency each flow has under the default or the choice (seed 1; {a['slowest_bps_per_air_s'] / 1e6:.0f}"
-           f"-{a['fastest_bps_per_air_s'] / 1e6:.0f} Mb/s per second of its airtime), the rest of 95 % of the goodput "
+           f"-{a['fastest_bps_per_air_s'] / 1e6:.0f} Mb/s per second of its airtime), the rest of "
+           f"{GOODPUT_KEEP * 100:.0f} % of the goodput "
            f"{a['rest_air']:.2f}: {a['total_air']:.2f} in all, against the channel's {a['busy_frac']:.2f} busy: "
            + ("an airtime bound, no configuration keeps the floors" if a["total_air"] >= a["busy_frac"] else
               "no airtime bound, the floors are out of the levers' reach"))
@@ -195,8 +200,9 @@ def _run(out: Path, quick: bool, jobs: int | None) -> int:
         rep = tune(spec, d, budget, seeds, jobs=jobs, progress=progress, confirm=confirm, finalists=FINALISTS)
         row = _row(name, rep)
         if not row["target_met"]:
-            row["breakdown"] = breakdown(d / "chosen.toml")
-            row["airtime"] = airtime_need([_run_doc(spec), _run_doc(d / "chosen.toml")], rep["baseline"]["goodput_bps"])
+            chosen = _run_doc(d / "chosen.toml")
+            row["breakdown"] = breakdown(chosen)
+            row["airtime"] = airtime_need([_run_doc(spec), chosen], rep["baseline"]["goodput_bps"])
         rows.append(row)
         print(f"{chr(13) if tty else ''}[cell {i + 1}/{len(CELLS)}] {name}: done, {time.perf_counter() - t0:.0f} s"
               + " " * 20, file=sys.stderr)

@@ -112,11 +112,12 @@ def _mesh(hops: int) -> dict:
     return s
 
 
+LAB_IDLE_RTT_DELAY = "3.5ms"  # B1's ablation: the wired one-way delay for an idle RTT of ~8 ms
+
 # B6's ablation: other users' traffic on the RP5 chain's last hop, a station beside the client
 # downloading 20 Mb/s in 200 ms bursts every 400 ms; calibrated so that QUIC's 50 ms throughput
 # varies by about the paper's 42 % of its mean (the baseline's own figure, Fig. 6), never to
 # BQUIC's.
-LAB_IDLE_RTT_DELAY = "3.5ms"  # B1's ablation: the wired one-way delay for an idle RTT of ~8 ms
 SHARED_RATE = "20Mbps"
 SHARED_ON_MS = 200
 
