@@ -14,6 +14,10 @@ def run(spec_json: str, seed: int, progress: Optional[Callable[[float], object]]
     when the run ends. Simulator errors raise RuntimeError.
     """
 
+def station_rates(spec_json: str) -> list[int]:
+    """Each station's PHY data rate (bit/s) at its MCS and streams, from a normalized spec (JSON);
+    ValueError when it does not parse."""
+
 def run_capture(spec_json: str, seed: int, pcap: str,
                 progress: Optional[Callable[[float], object]] = None, limit: int = 100_000,
                 records: bool = False) -> tuple[str, bytes, Optional[str]]:

@@ -11,6 +11,9 @@ baseline (mac80211's defaults when left out). The levers, each as 802.11 and Lin
 - AQL's per-station limits (`ap.aql_limit_low`/`_high`, mac80211's `aql_txq_limit`), with a
   driver that queues below mac80211;
 - the airtime scheduler (`ap.scheduler`: mac80211's airtime DRR or round robin);
+- the stations' airtime weights under it (`ap.airtime_weights`: mac80211's per-station
+  `airtime_weight`, hostapd's `airtime_mode=1` with `airtime_sta_weight`), each station's
+  weight from its PHY rate: equal, or larger for the slower stations (`AIRTIME_WEIGHTINGS`);
 - TCP ACK filtering of the uploads' ACKs in the AP's flow queue (`ap.ack_filter`, sch_cake's
   `ack-filter`, RFC 3449 §5.2.1), with mac80211's FQ-CoDel;
 - WQM sizing the AP's FIFO (`ap.buffer_sizer`, Showail & Shihada 2018; a FIFO over a driver
@@ -92,6 +95,8 @@ LEVERS: tuple[Lever, ...] = (
     Lever("ap.aifsn", (3, 2, 1, 5, 7), "hostapd.conf tx_queue_data2_aifs"),
     Lever("ap.aql", ("5ms/12ms", "2ms/4ms", "1ms/2ms"), "debugfs: /sys/kernel/debug/ieee80211/phy0/aql_txq_limit"),
     Lever("ap.scheduler", ("airtime", "round_robin"), "mac80211 airtime fairness: debugfs airtime_flags"),
+    Lever("ap.airtime_weights", ("equal", "1/sqrt(rate)", "1/rate"),
+          "hostapd.conf airtime_mode=1, airtime_sta_weight=<station MAC> <weight> (mac80211's airtime weight)"),
     Lever("ap.ack_filter", NAMES["ap.ack_filter"], "tc: sch_cake's ack-filter / ack-filter-aggressive"),
     Lever("ap.buffer_sizer", NAMES["ap.buffer_sizer"], "lasthop-live wqm (WQM sizes the AP's FIFO; ath9k-style drivers)"),
     Lever("vwire", ("off", "split", "vwire"), "lasthop-live vwire (the split proxy; --no-vwire: split only)"),
@@ -104,6 +109,15 @@ LEVERS: tuple[Lever, ...] = (
 # OpenWrt's MU EDCA set for AC_BE); "off": no table, single-user PPDUs.
 OFDMA_MODES: dict[str, dict[str, Any]] = {"dl": {"dl": True, "ul": False}, "dl+ul": {"dl": True, "ul": True},
                                           "dl+ul (8 users)": {"dl": True, "ul": True, "max_users": 8}}
+
+# `ap.airtime_weights`' values: each station's weight is mac80211's default 256 µs times (the
+# fastest station's PHY rate / its own)^exponent. Airtime fairness gives backlogged stations equal
+# airtime, so their downloads follow their rates; with "1/rate" they get airtime in inverse
+# proportion to their rates, so equal goodput at equal efficiency (the throughput fairness of
+# plain round robin, with the uplink's airtime still charged); "1/sqrt(rate)" is between.
+AIRTIME_WEIGHTINGS: dict[str, float] = {"equal": 0.0, "1/sqrt(rate)": 0.5, "1/rate": 1.0}
+DEFAULT_AIRTIME_WEIGHT = 256
+MAX_AIRTIME_WEIGHT = 65535  # nl80211's airtime weight is a u16
 
 
 class TuneError(Exception):
@@ -192,6 +206,9 @@ def apply(doc: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
             if v == "vwire":
                 out["vwire"] = {**out.get("vwire", {}), "enabled": True}
             continue
+        if key == "ap.airtime_weights":
+            _weigh(out, v)
+            continue
         if key == "mac.ofdma":
             mac = out.setdefault("mac", {})
             mac.pop("ofdma", None)
@@ -205,6 +222,40 @@ def apply(doc: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
         sec, k = key.split(".")
         out.setdefault(sec, {})[k] = v
     return out
+
+
+def airtime_weights(doc: dict[str, Any], how: str) -> list[int]:
+    """Each station's airtime weight (µs) under `how` (`AIRTIME_WEIGHTINGS`), from the PHY rates of
+    the spec's stations (`station_rates`: their MCS and streams); a station behind a relay keeps
+    the default, as the weight is the AP's."""
+    from .native import native
+
+    norm = _normalized(doc)
+    rates = native().station_rates(json.dumps(norm))
+    served = [r for r, st in zip(rates, norm["stations"]) if st.get("parent") is None and r > 0]
+    exp = AIRTIME_WEIGHTINGS[how]
+    if not served or exp == 0.0:
+        return [DEFAULT_AIRTIME_WEIGHT] * len(rates)
+    top = max(served)
+    return [min(MAX_AIRTIME_WEIGHT, max(1, round(DEFAULT_AIRTIME_WEIGHT * (top / r) ** exp)))
+            if st.get("parent") is None and r > 0 else DEFAULT_AIRTIME_WEIGHT
+            for r, st in zip(rates, norm["stations"])]
+
+
+def _weigh(doc: dict[str, Any], how: str) -> None:
+    """Set `airtime_weight` on the stations of `doc` (in place) as `how` gives them: the
+    `[[stations]]` groups of `count` become one table per station where a weight differs from the
+    default (nothing changes where none does)."""
+    weights = airtime_weights(doc, how)
+    if all(w == DEFAULT_AIRTIME_WEIGHT for w in weights):
+        return
+    each = [{k: x for k, x in st.items() if k != "count"} for st in doc.get("stations") or []
+            for _ in range(st.get("count", 1))]
+    for st, w in zip(each, weights):
+        st.pop("airtime_weight", None)
+        if w != DEFAULT_AIRTIME_WEIGHT:
+            st["airtime_weight"] = w
+    doc["stations"] = each
 
 
 def candidates(levers: list[Lever], budget: int, seed: int) -> list[dict[str, Any]]:
@@ -361,11 +412,18 @@ def _ecw(cw: int) -> int:
     return int(math.log2(cw + 1))
 
 
-def hostapd_fragment(values: dict[str, Any], ofdma: dict[str, Any] | None = None) -> list[str]:
+def hostapd_fragment(values: dict[str, Any], ofdma: dict[str, Any] | None = None,
+                     weights: list[int] | None = None) -> list[str]:
     """What an operator writes into hostapd.conf for the chosen EDCA values (BE); with UL OFDMA,
     the MU EDCA Parameter Set of `ofdma` (the chosen spec's normalized `mac.ofdma`) as hostapd's
-    `he_mu_edca_ac_be_*` (ECW as for EDCA; the timer in units of 8 TU, §9.4.2.245)."""
+    `he_mu_edca_ac_be_*` (ECW as for EDCA; the timer in units of 8 TU, §9.4.2.245); with airtime
+    weights, hostapd's static airtime policy (`airtime_mode=1`, one `airtime_sta_weight` per
+    station whose weight is not the default, `weights` in the spec's station order)."""
     lines = []
+    if values.get("ap.airtime_weights", "equal") != "equal" and weights:
+        lines.append("airtime_mode=1")
+        lines += [f"airtime_sta_weight=<MAC of station {i}> {w}" for i, w in enumerate(weights)
+                  if w != DEFAULT_AIRTIME_WEIGHT]
     if values.get("mac.ofdma", "off") != "off" and ofdma and ofdma.get("ul"):
         lines += [f"he_mu_edca_ac_be_aifsn={ofdma['mu_edca_aifsn']}",
                   f"he_mu_edca_ac_be_ecwmin={_ecw(ofdma['mu_edca_cw_min'])}",
@@ -503,7 +561,8 @@ def tune(path: str | Path, out: Path, budget: int, seeds: int, jobs: int | None 
     spec = apply(cell, chosen.values)
     spec["name"] = f"{cell.get('name', 'cell')}-tuned"
     _atomic(out / "chosen.toml", "# lasthop tune's chosen configuration for " + str(path) + "\n" + write_toml(spec))
-    text = ["# hostapd.conf (the BE queue)"] + (hostapd_fragment(chosen.values, _ofdma(spec)) or ["# (no change)"])
+    weights = [st.get("airtime_weight", DEFAULT_AIRTIME_WEIGHT) for st in _normalized(spec)["stations"]]
+    text = ["# hostapd.conf (the BE queue)"] + (hostapd_fragment(chosen.values, _ofdma(spec), weights) or ["# (no change)"])
     text += ["", "# on the AP host"] + (host_commands(chosen.values) or ["# (no change)"])
     _atomic(out / "chosen.txt", "\n".join(text) + "\n")
     _atomic(out / "tune.json", json.dumps(report, indent=1, sort_keys=True) + "\n")

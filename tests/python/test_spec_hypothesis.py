@@ -213,6 +213,7 @@ STATION_KEYS: dict[str, K] = {
     "repeat": BOOL, "parent": ints([0, 1], [-1, 5, 2**40]), "hop_channel": ints([0, 1, 63], [64, -1]),
     "nss_change": _pair(duration("10ms", "0s"), ints([1, 2], [0, 9])),
     "device": choice("unknown", "phone", "laptop", "tv"), "gro": BOOL, "tcp_small_queues": BOOL,
+    "airtime_weight": ints([1, 256, 4096, 65535], [0, -1, 65536]),
 }
 
 FLOW_KEYS: dict[str, K] = {

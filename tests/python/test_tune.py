@@ -261,6 +261,49 @@ def test_ofdma_is_a_lever_of_802_11ax_cells_and_reaches_the_chosen_spec(tmp_path
     assert data["ofdma"]["mu_ppdus"] > 0 and data["ofdma"]["ul"]["triggers"] > 0
 
 
+def test_airtime_weights_are_a_lever_that_gives_the_slow_station_more_of_the_air(tmp_path):
+    from lasthop.api import run
+
+    spec = tmp_path / "house.toml"
+    spec.write_text(CELL)
+    cell = tune.load_cell(spec)
+    assert "ap.airtime_weights" in [lv.key for lv in tune.applicable(cell)]
+    # VHT 80 MHz, 0.8 us GI: MCS 9 x2 780 Mb/s, MCS 2 x1 87.75 Mb/s; weights 256 us x (780 /
+    # rate)^e.
+    assert tune.airtime_weights(cell, "equal") == [256, 256]
+    assert tune.airtime_weights(cell, "1/rate") == [256, round(256 * 780 / 87.75)] == [256, 2276]
+    assert tune.airtime_weights(cell, "1/sqrt(rate)") == [256, round(256 * (780 / 87.75) ** 0.5)]
+    weighted = tune.apply(cell, {"ap.airtime_weights": "1/rate"})
+    assert [st.get("airtime_weight") for st in weighted["stations"]] == [None, 2276]
+    # Stations given as a group with a count become one table each; equal rates change nothing,
+    # so the lever is not one of such a cell's.
+    same = dict(cell, stations=[dict(cell["stations"][0], count=2)])
+    assert tune.apply(same, {"ap.airtime_weights": "1/rate"}) == same
+    assert "ap.airtime_weights" not in [lv.key for lv in tune.applicable(same)]
+    # Weights are the airtime scheduler's: with round robin the spec rules refuse them.
+    assert "airtime_weight" in tune.refusal(tune.apply(cell, {"ap.airtime_weights": "1/rate", "ap.scheduler": "round_robin"}))
+    # What an operator sets: hostapd's static airtime policy, one weight per station not at 256.
+    assert tune.hostapd_fragment({"ap.airtime_weights": "1/rate"}, None, [256, 2276]) == [
+        "airtime_mode=1", "airtime_sta_weight=<MAC of station 1> 2276"]
+    # Under mac80211's airtime scheduler (a driver that pulls from its queues, two saturated
+    # downloads) the stations' airtime follows their weights, and the slow station's goodput
+    # rises with its share.
+    down = dict(cell, ap=dict(cell["ap"], driver="pull"),
+                flows=[{"stations": "all", "direction": "down", "pattern": "saturated"}])
+
+    def air_and_slow(doc):
+        path = tmp_path / "w.toml"
+        path.write_text(tune.write_toml(doc))
+        data = run(str(path), seed=1).doc["data"]
+        air = [s["airtime_rx_ns"] for s in data["stations"]]
+        return air[1] / air[0], next(f["goodput_bps"] for f in data["flows"] if f["station"] == 1)
+
+    (equal_ratio, equal), (ratio, weighted) = air_and_slow(down), air_and_slow(tune.apply(down, {"ap.airtime_weights": "1/rate"}))
+    assert equal_ratio == pytest.approx(1.0, rel=0.05)
+    assert ratio == pytest.approx(2276 / 256, rel=0.05)
+    assert weighted > 1.5 * equal, (equal, weighted)
+
+
 def test_airtime_arithmetic_of_the_floors():
     from lasthop.bench.tune_cells import airtime_need
 

@@ -52,6 +52,13 @@ fn run(py: Python<'_>, spec_json: String, seed: u64, progress: Option<PyObject>)
     result.map_err(PyRuntimeError::new_err)
 }
 
+/// Each station's PHY data rate (bit/s) at its MCS and streams, from a normalized spec (JSON).
+/// A spec that does not parse raises `ValueError`.
+#[pyfunction]
+fn station_rates(spec_json: &str) -> PyResult<Vec<u64>> {
+    lasthop_sim::station_rates_json(spec_json).map_err(PyValueError::new_err)
+}
+
 /// What [`run_capture`] returns: data JSON, pcap bytes, frame records JSON, (records kept,
 /// truncated at the limit).
 type CaptureOut = (String, PyObject, Option<String>, (usize, bool));
@@ -424,6 +431,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(live_tools, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(run_capture, m)?)?;
+    m.add_function(wrap_pyfunction!(station_rates, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(normalize, m)?)?;
     m.add_function(wrap_pyfunction!(normalize_text, m)?)?;

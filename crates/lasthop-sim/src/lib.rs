@@ -51,6 +51,13 @@ pub fn run_json(spec_json: &str, seed: u64, progress: &mut dyn FnMut(f64)) -> Re
     run_json_with_capture(spec_json, seed, progress, None).map(|(data, _)| data)
 }
 
+/// Each station's PHY data rate (bit/s) at its spec's MCS and streams (the most a station under
+/// rate control uses), from a normalized spec (JSON): what an operator reads as its link rate.
+pub fn station_rates_json(spec_json: &str) -> Result<Vec<u64>, String> {
+    let spec = Spec::from_json(spec_json)?;
+    Ok(spec.stations.iter().map(|st| spec.tx_vector(st).data_rate_bps()).collect())
+}
+
 /// [`run_json`], and if `capture` is given, the frame records of that node (turn them into a
 /// pcap file with [`pcap::write`]). The `data` JSON is the same with and without capture.
 pub fn run_json_with_capture(

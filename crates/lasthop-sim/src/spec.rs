@@ -312,6 +312,23 @@ pub struct StationSpec {
     /// holds its senders. Written only when false.
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub tcp_small_queues: bool,
+    /// mac80211's airtime weight of this station at the AP, in µs: what its airtime deficit
+    /// gains per pass of the airtime scheduler (`sta->airtime_weight`, default 256; hostapd's
+    /// `airtime_mode=1` with `airtime_sta_weight`). Backlogged stations share the AP's airtime
+    /// in proportion to their weights. Written only when not the default.
+    #[serde(default = "default_airtime_weight", skip_serializing_if = "is_default_airtime_weight")]
+    pub airtime_weight: u32,
+}
+
+/// mac80211's default station airtime weight (`IEEE80211_DEFAULT_AIRTIME_WEIGHT`), µs.
+pub const DEFAULT_AIRTIME_WEIGHT: u32 = 256;
+
+fn default_airtime_weight() -> u32 {
+    DEFAULT_AIRTIME_WEIGHT
+}
+
+fn is_default_airtime_weight(w: &u32) -> bool {
+    *w == DEFAULT_AIRTIME_WEIGHT
 }
 
 fn default_device() -> String {
@@ -787,6 +804,14 @@ impl Spec {
             }
             if st.repeat && st.waypoints.first().map(|w| w.0) == st.waypoints.last().map(|w| w.0) {
                 bad(&format!("stations[{i}].repeat"), "true".into(), "a schedule whose last waypoint is later than its first".into());
+            }
+            // (A weight out of its range is the key's own problem.)
+            if st.airtime_weight != DEFAULT_AIRTIME_WEIGHT && ranges::AIRTIME_WEIGHTS.contains(&st.airtime_weight) {
+                if self.ap.scheduler != Scheduler::Airtime {
+                    bad(&format!("stations[{i}].airtime_weight"), st.airtime_weight.to_string(), format!("{DEFAULT_AIRTIME_WEIGHT} (the default) unless ap.scheduler = \"airtime\": weights are the airtime scheduler's"));
+                } else if st.parent.is_some() {
+                    bad(&format!("stations[{i}].airtime_weight"), st.airtime_weight.to_string(), format!("{DEFAULT_AIRTIME_WEIGHT} (the default) for a station behind a relay: the weight is the AP's"));
+                }
             }
         }
     }

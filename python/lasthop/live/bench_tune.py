@@ -170,8 +170,8 @@ def run_live_tune(out_dir: str, seconds: int = 20, budget: int = 32) -> int:
     cell = out / "house.toml"
     cell.write_text(cell_text)
     print(f"lasthop bench --live tune: lasthop tune (budget {budget}, 3 seeds) ...", file=sys.stderr, flush=True)
-    # The levers the emulator applies: in its model (EDCA, TXOP limits, AQL, the scheduler, the
-    # ACK filter) and, for the split proxy, `lasthop vwire` in its AP host.
+    # The levers the emulator applies: in its model (EDCA, TXOP limits, AQL, the scheduler and its
+    # airtime weights, the ACK filter) and, for the split proxy, `lasthop vwire` in its AP host.
     rep = tune(cell, out / "tune", budget, 3, progress=None, exclude=NOT_IN_EMULATOR)
     base_doc = parse_toml(cell_text, str(cell))
     chosen_doc = apply(base_doc, rep["chosen"]["values"])

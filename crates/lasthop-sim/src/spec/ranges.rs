@@ -26,6 +26,8 @@ pub const SNRS_DB: (f64, f64) = (-20.0, 100.0);
 pub const MAX_DISTANCE_M: f64 = 100_000.0;
 /// `stations[].hop_channel`: the largest channel number.
 pub const MAX_HOP_CHANNEL: u32 = 63;
+/// `stations[].airtime_weight` (µs): nl80211's `NL80211_ATTR_AIRTIME_WEIGHT`, a u16 of at least 1.
+pub const AIRTIME_WEIGHTS: std::ops::RangeInclusive<u32> = 1..=65535;
 /// `flows[].packet_size`: the largest frame body (MSDU) 802.11 carries.
 pub const MAX_PACKET_SIZE: u32 = 2304;
 /// `flows[].ack_policy` (QUIC).
@@ -206,6 +208,9 @@ impl Spec {
                 if k > 0 && t < st.waypoints[k - 1].0 {
                     bad(&format!("stations[{i}].waypoints[{k}]"), format!("{t}ns"), "times in non-decreasing order".into());
                 }
+            }
+            if !AIRTIME_WEIGHTS.contains(&st.airtime_weight) {
+                bad(&format!("stations[{i}].airtime_weight"), st.airtime_weight.to_string(), "1..=65535 µs (nl80211's airtime weight)".into());
             }
             if !DEVICES.contains(&st.device.as_str()) {
                 bad(&format!("stations[{i}].device"), format!("{:?}", st.device), "one of \"unknown\", \"phone\", \"laptop\", \"tv\"".into());

@@ -210,7 +210,7 @@ pub const SECTIONS: [(&str, &[&str]); 13] = [
         "stations",
         &[
             "count", "mcs", "nss", "error_model", "per", "snr_db", "queue_limit", "qdisc", "rate_control", "distance_m",
-            "walk_m", "speed_mps", "waypoints", "repeat", "parent", "hop_channel", "nss_change", "device", "gro",
+            "walk_m", "speed_mps", "waypoints", "repeat", "parent", "hop_channel", "nss_change", "device", "gro", "airtime_weight",
             "tcp_small_queues",
         ],
     ),

@@ -114,6 +114,15 @@ impl World {
         let n_flows = fl.flows.len();
         let ack_lowest = phy::legacy_duration(6_000_000, frame::ACK, band);
         let mut txqs = ap_txqs(&spec, seed, n_sta, n_ac, schedule, fq_cfg);
+        for (i, st) in spec.stations.iter().enumerate() {
+            // hostapd's `airtime_sta_weight` (spec rules: only under airtime fairness, for
+            // stations associated with the AP), in every AC's scheduler as mac80211 keeps it.
+            if st.airtime_weight != crate::spec::DEFAULT_AIRTIME_WEIGHT {
+                for t in txqs.iter_mut() {
+                    t.set_airtime_weight(i as u32, Duration::from_micros(st.airtime_weight as u64));
+                }
+            }
+        }
         if let Some(l) = ap_limit {
             // WQM runs with one AC (spec rules): its queue set is the interface queue.
             txqs[plan.main as usize].set_total_limit(l);

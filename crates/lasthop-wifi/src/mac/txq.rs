@@ -70,6 +70,9 @@ pub struct TxqSet<P> {
     schedule: TxqSchedule,
     /// Airtime deficit per station (ns), for `TxqSchedule::Airtime`.
     deficit: Vec<i64>,
+    /// Each station's quantum (ns) where it is not the schedule's: mac80211's per-station
+    /// `airtime_weight` (empty: every station at the schedule's `quantum`).
+    quanta: Vec<i64>,
     queues: Queues<P>,
     stash: Vec<Option<P>>,
     stashed: usize,
@@ -166,6 +169,7 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
         TxqSet {
             schedule,
             deficit: vec![0; stations],
+            quanta: Vec::new(),
             queues,
             stash: (0..stations).map(|_| None).collect(),
             stashed: 0,
@@ -184,6 +188,20 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
             served_round: vec![0; stations],
             run: QdiscRun::default(),
         }
+    }
+
+    /// Station `sta`'s airtime weight: the airtime its deficit gains per pass of the airtime
+    /// scheduler, in place of the schedule's `quantum`. mac80211's `sta->airtime_weight`
+    /// (`IEEE80211_DEFAULT_AIRTIME_WEIGHT` 256 µs; `ieee80211_next_txq` adds it to a station in
+    /// deficit), which hostapd sets per station with `airtime_mode=1` and `airtime_sta_weight`
+    /// (`airtime_policy_new_sta`) and `iw … station set … airtime_weight`: stations share the
+    /// airtime in proportion to their weights. Nothing changes under round robin.
+    pub fn set_airtime_weight(&mut self, sta: u32, weight: Duration) {
+        let TxqSchedule::Airtime { quantum } = self.schedule else { return };
+        if self.quanta.is_empty() {
+            self.quanta = vec![quantum.as_nanos() as i64; self.deficit.len()];
+        }
+        self.quanta[sta as usize] = weight.as_nanos() as i64;
     }
 
     /// The host's transmit-path time per packet (default zero): each frame taken from the
@@ -499,7 +517,7 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
                 let d = &mut self.deficit[sta as usize];
                 if *d < 0 {
                     // Every pass adds a quantum to each station in deficit, so this ends.
-                    *d += quantum.as_nanos() as i64;
+                    *d += self.quanta.get(sta as usize).copied().unwrap_or(quantum.as_nanos() as i64);
                     in_deficit = true;
                 }
             }

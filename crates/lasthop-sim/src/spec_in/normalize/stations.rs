@@ -100,6 +100,8 @@ fn station(t: &Table, cell: &Cell, earlier: &Stations) -> Res<(i128, StationSpec
     let device = t.choice("device", "unknown", &DEVICES, "")?;
     let gro = t.bool("gro", false)?;
     let tcp_small_queues = t.bool("tcp_small_queues", true)?;
+    let weights = crate::spec::ranges::AIRTIME_WEIGHTS;
+    let airtime_weight = t.int("airtime_weight", crate::spec::DEFAULT_AIRTIME_WEIGHT as i128, Some(*weights.start() as i128), Some(*weights.end() as i128))?;
     if parent.is_none() && hop_channel != 0 {
         return Err(t.fail(
             "hop_channel",
@@ -126,7 +128,8 @@ fn station(t: &Table, cell: &Cell, earlier: &Stations) -> Res<(i128, StationSpec
     }
     let nss_change = nss_change(t, nss, fixed, mcs, width, standard, cell.duration)?;
     // `device` is written only when given (default "unknown"), `gro` only when set,
-    // `tcp_small_queues` only when off (`StationSpec`'s serialization).
+    // `tcp_small_queues` only when off, `airtime_weight` only when not 256 (`StationSpec`'s
+    // serialization).
     let v = StationSpec {
         mcs: mcs as u8,
         nss: nss as u8,
@@ -144,6 +147,7 @@ fn station(t: &Table, cell: &Cell, earlier: &Stations) -> Res<(i128, StationSpec
         device,
         gro,
         tcp_small_queues,
+        airtime_weight: airtime_weight as u32,
     };
     Ok((count, v))
 }

@@ -85,6 +85,42 @@ fn airtime_deficit_round_robin() {
     assert!((a - b).abs() <= (q * 4).as_nanos() as f64, "airtime {air:?}");
 }
 
+/// mac80211's per-station airtime weight: backlogged stations share the airtime in proportion to
+/// their weights (station 1 at 3 × 256 µs gets three times station 0's airtime), whatever their
+/// frames' lengths; round robin ignores the weights.
+#[test]
+fn airtime_weights_set_the_stations_shares() {
+    let q = TxqSchedule::AIRTIME_QUANTUM;
+    for schedule in [TxqSchedule::Airtime { quantum: q }, TxqSchedule::RoundRobin] {
+        let mut t = TxqSet::new(2, 1000, AqmConfig::default(), 1, schedule);
+        t.set_airtime_weight(1, q * 3);
+        let now = Instant::ZERO;
+        for i in 0..490 {
+            put(&mut t, now, 0, P(i));
+            put(&mut t, now, 1, P(1000 + i));
+        }
+        let mut air = [Duration::ZERO; 2];
+        let mut turns = [0u32; 2];
+        for _ in 0..300 {
+            let s = t.next_txq().unwrap();
+            t.tx_dequeue(now, s, |_| {});
+            // Station 0's frames take 2 quanta, station 1's half of one.
+            let used = if s == 0 { q * 2 } else { q / 2 };
+            t.register_airtime(s, used);
+            air[s as usize] += used;
+            turns[s as usize] += 1;
+            t.return_txq(s, false);
+            t.invariants().unwrap();
+        }
+        let (a, b) = (air[0].as_nanos() as f64, air[1].as_nanos() as f64);
+        match schedule {
+            // Three times within a long frame of station 0's turn.
+            TxqSchedule::Airtime { .. } => assert!(a > 0.0 && (b - 3.0 * a).abs() <= 3.0 * (q * 2).as_nanos() as f64, "airtime {air:?}"),
+            TxqSchedule::RoundRobin => assert_eq!(turns[0], turns[1]),
+        }
+    }
+}
+
 /// A packet handle of a given size and flow, for the shared-limit property.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Q {
