@@ -134,6 +134,9 @@ def _parser(core_only: bool = False) -> argparse.ArgumentParser:
     b.add_argument("--l4s-cell", default="vht80", metavar="NAME",
                    help="--live l4s: the cell (default vht80, the l4s suite's; the choices: "
                         "live/bench_l4s.py CELLS)")
+    b.add_argument("--tune-cell", default="house", metavar="NAME",
+                   help="--live tune: the cell (default house, the household cell; or one of "
+                        "--tune-cells' cells, bench/tune_cells.py CELLS, e.g. he-2sta-fq)")
     b.add_argument("-o", "--out", default="results/bench", metavar="DIR",
                    help="--emu/--live/--tune-cells/--ofdma-cells: where emu-bench.json / "
                         "live-bench.json / tune-cells.json / ofdma-cells.json go (default results/bench)")

@@ -186,6 +186,24 @@ def test_live_tune_table_shows_both_directions():
     assert text.count(" 50.0 %") == 6  # the worst upload: 20 of an equal share of 40 Mb/s
 
 
+def test_live_tune_runs_the_household_cell_or_one_of_the_matrix(tmp_path):
+    from lasthop.bench.tune_cells import CELLS
+    from lasthop.live import bench_tune
+    from lasthop.spec import load_spec_text, parse_toml
+
+    assert bench_tune.cell_names() == ["house"] + [c[0] for c in CELLS]
+    for name in ("house", "he-2sta-fq"):
+        text = bench_tune.cell_text(name, 12)
+        load_spec_text(text, name)  # a valid spec
+        doc = parse_toml(text, name)
+        assert doc["sim"]["duration"] == "12s" and doc["ap"]["driver"] == "firmware"
+    assert parse_toml(bench_tune.cell_text("he-2sta-fq", 12), "he")["phy"]["standard"] == "he"
+    # A name outside the list: one line, exit 2, before anything runs.
+    r = run_cli("bench", "--live", "tune", "--tune-cell", "nope", "-o", str(tmp_path / "b"))
+    assert r.returncode == 2 and r.stderr.strip().count("\n") == 0 and "he-8sta-fq" in r.stderr
+    assert not (tmp_path / "b").exists()
+
+
 def test_split_proxy_and_wqm_levers(tmp_path):
     spec = tmp_path / "house.toml"
     spec.write_text(CELL)

@@ -3,7 +3,9 @@ kernel TCP, next to the simulator's figures and to the default's (docs/tune.md).
 
 1. `lasthop tune` on a household cell (four 802.11ac stations at MCS 9 ×2, 7 ×2, 4 ×1, 1 ×1,
    each with a download, an upload and a ping; FQ-CoDel in the stations; the AP with mac80211's
-   FQ-CoDel, airtime fairness and a firmware queue under AQL).
+   FQ-CoDel, airtime fairness and a firmware queue under AQL), or on one of the cells of
+   `lasthop bench --tune-cells` (`--tune-cell NAME`: `bench/tune_cells.py` CELLS, e.g. the
+   802.11ax ones).
 2. The emulator on the same cell (its [[flows]] removed: the traffic is real), once as written
    (the default) and once with the chosen configuration (the EDCA values, TXOP limits and AQL
    limits act in the model): per station an iperf3 CUBIC download and upload and a ping every
@@ -158,7 +160,31 @@ def _emulate(doc: dict[str, Any], out: Path, script: Path, n: int, secs: int) ->
             "lateness_p99_us": emu["lateness_p99_ns"] / 1e3, "model_drops": emu["packets_dropped_by_model"]}
 
 
-def run_live_tune(out_dir: str, seconds: int = 20, budget: int = 32) -> int:
+# The cells this bench runs: the household cell, or one of `bench --tune-cells`'.
+HOUSE_CELL = "house"
+
+
+def cell_names() -> list[str]:
+    """`--tune-cell`'s choices: the household cell, then the tune-cells matrix's."""
+    from ..bench.tune_cells import CELLS
+
+    return [HOUSE_CELL] + [c[0] for c in CELLS]
+
+
+def cell_text(name: str, seconds: int) -> str:
+    """The spec of cell `name` (`cell_names`), `seconds` long."""
+    if name == HOUSE_CELL:
+        return HOUSE.format(secs=seconds)
+    from ..bench.tune_cells import CELLS, cell_doc
+
+    row = next(c for c in CELLS if c[0] == name)
+    return write_toml(cell_doc(*row, seconds))
+
+
+def run_live_tune(out_dir: str, seconds: int = 20, budget: int = 32, cell_name: str = HOUSE_CELL) -> int:
+    if cell_name not in cell_names():
+        print(f"lasthop bench --live tune: --tune-cell = {cell_name!r}: one of {', '.join(cell_names())}", file=sys.stderr)
+        return 2
     if refuse("bench --live tune"):
         return 2
     from ..tune import FIGURES, Search, apply, tune
@@ -166,16 +192,17 @@ def run_live_tune(out_dir: str, seconds: int = 20, budget: int = 32) -> int:
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    cell_text = HOUSE.format(secs=seconds)
-    cell = out / "house.toml"
-    cell.write_text(cell_text)
+    text = cell_text(cell_name, seconds)
+    cell = out / f"{cell_name}.toml"
+    cell.write_text(text)
     print(f"lasthop bench --live tune: lasthop tune (budget {budget}, 3 seeds) ...", file=sys.stderr, flush=True)
     # The levers the emulator applies: in its model (EDCA, TXOP limits, AQL, the scheduler and its
     # airtime weights, the ACK filter) and, for the split proxy, `lasthop vwire` in its AP host.
     rep = tune(cell, out / "tune", budget, 3, progress=None, exclude=NOT_IN_EMULATOR)
-    base_doc = parse_toml(cell_text, str(cell))
+    base_doc = parse_toml(text, str(cell))
+    n = sum(st.get("count", 1) for st in base_doc["stations"])
     chosen_doc = apply(base_doc, rep["chosen"]["values"])
-    report: dict[str, Any] = {"seconds": seconds, "chosen": rep["chosen"]["values"],
+    report: dict[str, Any] = {"cell": cell_name, "seconds": seconds, "chosen": rep["chosen"]["values"],
                               "simulator": {"default": rep["baseline"], "chosen": {k: rep["chosen"][k] for k in FIGURES}}}
     # The simulator again as the emulator's kernels send: a TUN device orphans each packet it is
     # handed (tun_net_xmit → skb_orphan), so their TCP small queues never see the model's queues
@@ -193,7 +220,7 @@ def run_live_tune(out_dir: str, seconds: int = 20, budget: int = 32) -> int:
             run = tmp / label
             run.mkdir()
             print(f"lasthop bench --live tune: the emulator, {label} ...", file=sys.stderr, flush=True)
-            report["emulator"][label] = _emulate(doc, run, script, 4, seconds)
+            report["emulator"][label] = _emulate(doc, run, script, n, seconds)
     return write_report(out, "live-bench-tune.json", report, _table(report))
 
 
@@ -206,7 +233,7 @@ def _as_tun(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def _table(r: dict[str, Any]) -> str:
-    lines = [f"chosen: {', '.join(f'{k}={v}' for k, v in r['chosen'].items()) or '(the default)'}",
+    lines = [f"cell: {r.get('cell', HOUSE_CELL)}; chosen: {', '.join(f'{k}={v}' for k, v in r['chosen'].items()) or '(the default)'}",
              f"{'':10s} {'':9s} {'ping p99':>10s} {'goodput':>10s} {'down':>8s} {'up':>8s} "
              f"{'worst down':>11s} {'worst up':>9s}"]
     for host in ("simulator", "simulator_tun", "emulator"):
