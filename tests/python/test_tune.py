@@ -168,6 +168,10 @@ def test_bench_tune_cells_reports_gain_floors_and_the_key_lever(tmp_path, monkey
         assert row["key_lever"] in tuned["chosen"]["values"]
     out = capsys.readouterr().out
     assert "vht-2sta-fq" in out and "of 1 cells" in out
+    # The ablation per cell: one line, every lever of the choice with the figures without it.
+    assert row["ablation"] == tuned["ablation"]
+    line = next(x for x in out.splitlines() if x.startswith("  vht-2sta-fq: chosen "))
+    assert all(f"without {a['without']} {a['latency_ms']:.0f} ms" in line for a in tuned["ablation"])
     assert (tmp_path / "tune-cells" / "vht-2sta-fq" / "chosen.toml").exists()
 
 

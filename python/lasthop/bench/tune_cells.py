@@ -67,6 +67,7 @@ def _row(name: str, rep: dict[str, Any]) -> dict[str, Any]:
     k = rep.get("confirmed")
     judged_gain, judged_meets = (k["latency_gain"], k["meets_constraints"]) if k else (gain, c["meets_constraints"])
     return {"cell": name, "baseline": b, "chosen": c, "gain": gain, "meets_floors": c["meets_constraints"],
+            "ablation": rep["ablation"],
             "confirmed": k, "target_met": judged_meets and judged_gain >= TARGET_GAIN,
             "key_lever": worst["without"] if worst else None,
             "key_lever_latency_ms": worst["latency_ms"] if worst else None}
@@ -166,6 +167,17 @@ def _fmt(r: dict[str, Any]) -> str:
             f"{share(c['worst_share']):>5}  {'yes' if r['target_met'] else 'no ':<4} {lever}")
 
 
+def _ablation(r: dict[str, Any]) -> str:
+    """Which lever buys what in one cell: the choice, then the choice without each of its levers
+    (the search's seeds): worst ping p99, total goodput, worst share."""
+    def fig(x: dict[str, Any]) -> str:
+        share = f"{x['worst_share'] * 100:.0f}%" if math.isfinite(x["worst_share"]) else "-"
+        return f"{x['latency_ms']:.0f} ms, {x['goodput_bps'] / 1e6:.0f} Mb/s, {share}"
+
+    parts = [f"without {a['without']} {fig(a)}" for a in sorted(r["ablation"], key=lambda a: -a["latency_ms"])]
+    return f"  {r['cell']}: chosen {fig(r['chosen'])}" + ("; " + "; ".join(parts) if parts else " (the default)")
+
+
 def run_tune_cells(out_dir: str, quick: bool = False, jobs: int | None = None) -> int:
     """Run the matrix (interrupt and rerun: every cell's runs are cached); print the table."""
     from ..sweeps import SweepInterrupted
@@ -210,6 +222,10 @@ def _run(out: Path, quick: bool, jobs: int | None) -> int:
           "worst share  2x+floors  lever that buys most")
     for r in rows:
         print(_fmt(r))
+    print("  which lever buys what: the choice, and without each of its levers (search seeds; worst ping p99, "
+          "goodput, worst share):")
+    for r in rows:
+        print(_ablation(r))
     missed = [r for r in rows if not r["target_met"]]
     if missed:
         print("  where the target is missed, the worst ping under the choice (seed 1):")
