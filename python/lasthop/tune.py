@@ -73,7 +73,8 @@ from .spec import NAMES
 GOODPUT_KEEP = 0.95
 SHARE_FLOOR = 0.25
 # A candidate's figures (means over its seeds): the three it is judged by, then what they are made of.
-FIGURES = ("latency_ms", "goodput_bps", "worst_share", "worst_down_share", "worst_up_share", "down_bps", "up_bps")
+FIGURES = ("latency_ms", "goodput_bps", "worst_share", "worst_down_share", "worst_up_share", "down_bps", "up_bps",
+           "worst_down_own_share")
 
 
 @dataclass(frozen=True)
@@ -136,6 +137,7 @@ class Candidate:
     worst_up_share: float = math.nan
     down_bps: float = math.nan
     up_bps: float = math.nan
+    worst_down_own_share: float = math.nan
     seeds: list[dict[str, float]] = field(default_factory=list)
     # Why the spec rules refuse this combination of levers (None: a valid spec).
     refused: str | None = None
@@ -282,14 +284,19 @@ def shares(down: list[float], up: list[float], uploads: bool = True) -> dict[str
     """The worst share and its parts, from each station's download and upload goodput (b/s; a
     station without bulk traffic in a direction is left out of that list): each over an equal
     share of the cell's bulk goodput among the station-directions counted (the downloads alone
-    when `uploads` is False)."""
+    when `uploads` is False); and the worst download over an equal share of the downloads'
+    goodput whatever `uploads` says (`worst_down_own_share`: the floor as the downloads alone
+    set it, which a report can show beside the cell's)."""
     counted = down + up if uploads else down
     total = sum(counted)
+    own = min(down) / (sum(down) / len(down)) if down and sum(down) > 0 else math.nan
     if not counted or total <= 0:
-        return {"worst_share": math.nan, "worst_down_share": math.nan, "worst_up_share": math.nan}
+        return {"worst_share": math.nan, "worst_down_share": math.nan, "worst_up_share": math.nan,
+                "worst_down_own_share": own}
     equal = total / len(counted)
     part = lambda xs: min(xs) / equal if xs else math.nan  # noqa: E731
-    return {"worst_share": min(counted) / equal, "worst_down_share": part(down), "worst_up_share": part(up)}
+    return {"worst_share": min(counted) / equal, "worst_down_share": part(down), "worst_up_share": part(up),
+            "worst_down_own_share": own}
 
 
 def score(doc: dict[str, Any], uploads: bool = True) -> dict[str, float]:
