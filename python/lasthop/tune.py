@@ -60,6 +60,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import hashlib
 import json
 import math
@@ -117,8 +118,18 @@ OFDMA_MODES: dict[str, dict[str, Any]] = {"dl": {"dl": True, "ul": False}, "dl+u
 # proportion to their rates, so equal goodput at equal efficiency (the throughput fairness of
 # plain round robin, with the uplink's airtime still charged); "1/sqrt(rate)" is between.
 AIRTIME_WEIGHTINGS: dict[str, float] = {"equal": 0.0, "1/sqrt(rate)": 0.5, "1/rate": 1.0}
-DEFAULT_AIRTIME_WEIGHT = 256
-MAX_AIRTIME_WEIGHT = 65535  # nl80211's airtime weight is a u16
+
+
+@functools.cache
+def airtime_weight_range() -> tuple[int, int, int]:
+    """`stations[].airtime_weight`'s default, least and largest value (mac80211's 256 µs;
+    nl80211's u16), as the spec reader states them."""
+    from .native import native
+
+    doc = {"sim": {"duration": "1s"}, "stations": [{"mcs": 0}], "flows": []}
+    default, frag = next((d, f) for key, d, f, _ in native().spec_reads(doc) if key.endswith("].airtime_weight"))
+    bounds = json.loads(frag)
+    return json.loads(default), bounds["minimum"], bounds["maximum"]
 
 
 class TuneError(Exception):
@@ -232,30 +243,30 @@ def airtime_weights(doc: dict[str, Any], how: str) -> list[int]:
     the default, as the weight is the AP's."""
     from .native import native
 
+    default, least, most = airtime_weight_range()
     norm = _normalized(doc)
     rates = native().station_rates(json.dumps(norm))
-    served = [r for r, st in zip(rates, norm["stations"]) if st.get("parent") is None and r > 0]
+    weighed = [st.get("parent") is None and r > 0 for r, st in zip(rates, norm["stations"])]
+    top = max((r for r, w in zip(rates, weighed) if w), default=0)
     exp = AIRTIME_WEIGHTINGS[how]
-    if not served or exp == 0.0:
-        return [DEFAULT_AIRTIME_WEIGHT] * len(rates)
-    top = max(served)
-    return [min(MAX_AIRTIME_WEIGHT, max(1, round(DEFAULT_AIRTIME_WEIGHT * (top / r) ** exp)))
-            if st.get("parent") is None and r > 0 else DEFAULT_AIRTIME_WEIGHT
-            for r, st in zip(rates, norm["stations"])]
+    if exp == 0.0 or not top:
+        return [default] * len(rates)
+    return [min(most, max(least, round(default * (top / r) ** exp))) if w else default
+            for r, w in zip(rates, weighed)]
 
 
 def _weigh(doc: dict[str, Any], how: str) -> None:
     """Set `airtime_weight` on the stations of `doc` (in place) as `how` gives them: the
     `[[stations]]` groups of `count` become one table per station where a weight differs from the
     default (nothing changes where none does)."""
-    weights = airtime_weights(doc, how)
-    if all(w == DEFAULT_AIRTIME_WEIGHT for w in weights):
+    weights, default = airtime_weights(doc, how), airtime_weight_range()[0]
+    if all(w == default for w in weights):
         return
     each = [{k: x for k, x in st.items() if k != "count"} for st in doc.get("stations") or []
             for _ in range(st.get("count", 1))]
     for st, w in zip(each, weights):
         st.pop("airtime_weight", None)
-        if w != DEFAULT_AIRTIME_WEIGHT:
+        if w != default:
             st["airtime_weight"] = w
     doc["stations"] = each
 
@@ -430,7 +441,7 @@ def hostapd_fragment(values: dict[str, Any], ofdma: dict[str, Any] | None = None
     if values.get("ap.airtime_weights", "equal") != "equal" and weights:
         lines.append("airtime_mode=1")
         lines += [f"airtime_sta_weight=<MAC of station {i}> {w}" for i, w in enumerate(weights)
-                  if w != DEFAULT_AIRTIME_WEIGHT]
+                  if w != airtime_weight_range()[0]]
     if values.get("mac.ofdma", "off") != "off" and ofdma and ofdma.get("ul"):
         lines += [f"he_mu_edca_ac_be_aifsn={ofdma['mu_edca_aifsn']}",
                   f"he_mu_edca_ac_be_ecwmin={_ecw(ofdma['mu_edca_cw_min'])}",
@@ -568,7 +579,7 @@ def tune(path: str | Path, out: Path, budget: int, seeds: int, jobs: int | None 
     spec = apply(cell, chosen.values)
     spec["name"] = f"{cell.get('name', 'cell')}-tuned"
     _atomic(out / "chosen.toml", "# lasthop tune's chosen configuration for " + str(path) + "\n" + write_toml(spec))
-    weights = [st.get("airtime_weight", DEFAULT_AIRTIME_WEIGHT) for st in _normalized(spec)["stations"]]
+    weights = [st.get("airtime_weight", airtime_weight_range()[0]) for st in _normalized(spec)["stations"]]
     text = ["# hostapd.conf (the BE queue)"] + (hostapd_fragment(chosen.values, _ofdma(spec), weights) or ["# (no change)"])
     text += ["", "# on the AP host"] + (host_commands(chosen.values) or ["# (no change)"])
     _atomic(out / "chosen.txt", "\n".join(text) + "\n")
