@@ -24,6 +24,12 @@ def test_aggctl_quick_reports_every_claim(tmp_path):
     # paper's 2.24 s, as its own arithmetic says they must.
     assert claims["A6"]["detail"]["updates_needed"] >= 5, claims["A6"]
     assert claims["A6"]["checks"][0]["mean"] > 2.74, claims["A6"]
+    # Fig. 10's senders as the Debian Jessie sender ran them (a bulk writer behind Linux's
+    # 4 MiB socket send buffer; BBR without Linux 5.1's ACK-aggregation estimator): aggctl's
+    # delay is below 1/20 of both TCPs' from their application's write, and its rate above BBR's.
+    a7 = {c["label"]: c for c in claims["A7"]["checks"]}
+    for label in ("aggctl delay / CUBIC's", "aggctl delay / BBR's", "aggctl rate / BBR's"):
+        assert a7[label]["point_in_band"], claims["A7"]
     # Rows beyond the paper are reported, never counted.
     for cid in ("A+1", "A+2", "A+3"):
         assert claims[cid]["verdict"] == "reported", claims[cid]

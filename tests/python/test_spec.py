@@ -774,3 +774,38 @@ def test_ofdma_is_he_only_and_written_only_when_given() -> None:
     assert e.path == "mac.ofdma.dl"
     e = err(HE + "\n[mac.ofdma]\nsheduler = \"rr\"\n")
     assert e.path == "mac.ofdma.sheduler" and "scheduler" in str(e)
+
+
+SEND_BUFFER = MINIMAL + """
+[[flows]]
+pattern = "tcp"
+send_buffer = "linux"
+"""
+
+
+def test_send_buffer_is_written_only_when_asked_for():
+    assert norm(SEND_BUFFER).normalized["flows"][0]["send_buffer"] == "linux"
+    plain = norm(SEND_BUFFER.replace('send_buffer = "linux"', 'send_buffer = "none"')).normalized
+    assert "send_buffer" not in plain["flows"][0], "the default is left out: older specs normalize as before"
+
+
+@pytest.mark.parametrize("edit, why", [
+    ('send_buffer = "linux"\nbytes = 1000\ncc = "bbr"\nextra_acked = false', None),
+    ('send_buffer = "big"', "none"),
+    ('send_buffer = "linux"\napp = "request_response"\nresponse_bytes = 1000', "bulk"),
+    ('send_buffer = "linux"\napp_rate = "10Mbps"', "app_rate"),
+    ('send_buffer = "linux"\nsplit = true', "split"),
+])
+def test_send_buffer_rules(edit, why):
+    text = SEND_BUFFER.replace('send_buffer = "linux"', edit)
+    if why is None:
+        assert norm(text).normalized["flows"][0]["bytes"] == 1000
+        return
+    e = err(text)
+    assert e.path == "flows[0].send_buffer" and why in str(e), str(e)
+    assert "\n" not in str(e)
+
+
+def test_send_buffer_only_for_tcp():
+    e = err(SEND_BUFFER.replace('pattern = "tcp"', 'pattern = "saturated"'))
+    assert e.path == "flows[0].send_buffer" and "tcp" in str(e), str(e)

@@ -375,6 +375,9 @@ pub struct TcpOut {
     /// Flows with ECN (`ecn` other than "off").
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ecn: Option<EcnOut>,
+    /// Flows with a socket send buffer (`send_buffer`): sk_sndbuf at the end, bytes of memory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sndbuf_bytes: Option<u64>,
 }
 
 /// What ECN did on a TCP flow over the whole run (warm-up included).

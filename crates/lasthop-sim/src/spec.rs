@@ -18,7 +18,7 @@ pub mod ranges;
 mod rules;
 pub use rules::utility_of;
 use rules::{ac_problem, vwire_flow_problems, vwire_problems};
-pub use choices::{ecn_mismatch, ecn_mismatch_in, hystart_variant, ACK_FILTERS, HYSTARTS, AIFSN_MIN_AP, AIFSN_MIN_STA, QUIC_CONGESTION_CONTROLS, TXOP_MAX_NS, TXOP_UNIT_NS};
+pub use choices::{ecn_mismatch, ecn_mismatch_in, hystart_variant, ACK_FILTERS, HYSTARTS, SEND_BUFFERS, AIFSN_MIN_AP, AIFSN_MIN_STA, QUIC_CONGESTION_CONTROLS, TXOP_MAX_NS, TXOP_UNIT_NS};
 use choices::{edca_key_problems, edca_problems};
 pub use names::{App, BufferSizer, Cc, Direction, Driver, ErrorModel, FqAqm, History, HistoryGuard, MuAck, MuScheduler, PathLoss, Pattern, Profile, Qdisc, RateControl, Reconnect, RxDelivery, Scheduler, WqmVariant};
 use lasthop_algo::ecn::EcnMode;
@@ -445,6 +445,10 @@ pub struct FlowSpec {
     /// TCP: the server application writes at this rate (bit/s, every 10 ms); 0 = bulk.
     #[serde(default)]
     pub app_rate_bps: u64,
+    /// TCP bulk: the sender's socket send buffer, a name of [`SEND_BUFFERS`] ("none", "linux");
+    /// written only when not "none".
+    #[serde(default = "default_send_buffer", skip_serializing_if = "is_default_send_buffer")]
+    pub send_buffer: String,
     /// vwire: the flow's class, bypassing the classifier (`AppClass` names).
     #[serde(default)]
     pub app_class: Option<String>,
@@ -505,6 +509,14 @@ fn default_initial_cwnd() -> u32 {
 fn default_app() -> App {
     App::Bulk
 }
+fn default_send_buffer() -> String {
+    SEND_BUFFERS[0].into()
+}
+
+fn is_default_send_buffer(s: &String) -> bool {
+    s == SEND_BUFFERS[0]
+}
+
 fn default_hystart() -> String {
     HYSTARTS[0].into()
 }

@@ -339,3 +339,46 @@ fn gro_at_the_station_thins_the_acks() {
     assert!(a > 20.0 && b < 4.0, "{a} {b}");
     assert!((goodput(&gro, 0) / goodput(&plain, 0) - 1.0).abs() < 0.1);
 }
+
+/// A bulk writer behind Linux's socket send buffer (`send_buffer = "linux"`): the buffer grows
+/// to tcp_wmem's 4 MiB ceiling, the writer keeps it between two thirds and all of it full, so
+/// a byte's delay from its write is about that content over the rate — far above the delay of
+/// the same download counted from each segment's departure, at the same goodput.
+#[test]
+fn a_socket_send_buffer_holds_bytes_for_its_content_over_the_rate() {
+    let secs = 10;
+    let mut plain = vht_cell(secs);
+    plain["flows"] = json!([tcp_flow(0, "down", "cubic", secs * 1_000_000_000)]);
+    let p = run(&plain, 1);
+    let mut buffered = plain.clone();
+    buffered["flows"][0]["send_buffer"] = json!("linux");
+    let b = run(&buffered, 1);
+    let (gp, gb) = (goodput(&p, 0), goodput(&b, 0));
+    let delay_ms = |d: &Value| d["flows"][0]["delay_ns"]["mean"].as_f64().unwrap() / 1e6;
+    let (dp, db) = (delay_ms(&p), delay_ms(&b));
+    let sndbuf = b["flows"][0]["tcp"]["sndbuf_bytes"].as_u64().unwrap();
+    assert!(p["flows"][0]["tcp"].get("sndbuf_bytes").is_none(), "no send buffer, no figure");
+    // Payload in a full buffer: 4 MiB less the skbs' overhead (896 bytes per 63,712).
+    let full = 4_194_304.0 * 63_712.0 / (63_712.0 + 896.0);
+    let (lo, hi) = (full * 2.0 / 3.0 * 8.0 / gb * 1e3, full * 8.0 / gb * 1e3);
+    eprintln!("no buffer: {:.0} Mb/s, {dp:.1} ms; Linux's buffer ({sndbuf} B): {:.0} Mb/s, {db:.1} ms \
+               (the buffer's content over the rate: {lo:.1}–{hi:.1} ms, plus the path's)", gp / 1e6, gb / 1e6);
+    assert_eq!(sndbuf, 4_194_304, "autotuned to tcp_wmem[2]");
+    assert!(gb > 0.95 * gp && gb < 1.05 * gp, "same goodput: {gb} vs {gp}");
+    assert!(db > lo && db < hi + dp, "delay {db} ms outside {lo}..{} ms", hi + dp);
+}
+
+/// A finite transfer behind the send buffer still completes, every byte written once.
+#[test]
+fn a_finite_transfer_through_the_send_buffer_completes() {
+    let mut s = vht_cell(4);
+    s["sim"]["warmup_ns"] = json!(0);
+    let mut f = tcp_flow(0, "up", "cubic", 4_000_000_000);
+    f["bytes"] = json!(20_000_000u64);
+    f["send_buffer"] = json!("linux");
+    s["flows"] = json!([f]);
+    let d = run(&s, 1);
+    let t = &d["flows"][0]["tcp"];
+    assert_eq!(t["app_bytes_delivered"].as_u64().unwrap(), 20_000_000, "{t}");
+    assert!(t["completion_ns"].as_u64().is_some(), "{t}");
+}

@@ -18,9 +18,11 @@ use crate::ecn::{AccEcnFeedback, Ecn};
 pub mod receiver;
 pub mod rtt;
 pub mod sender;
+pub mod sndbuf;
 
 pub use receiver::{TcpReceiver, TcpReceiverConfig};
 pub use sender::{SenderStats, TcpSender, TcpSenderConfig};
+pub use sndbuf::SendBuffer;
 
 /// Maximum SACK blocks carried in one ACK (with the timestamp option: 3, RFC 2018 §3).
 pub const MAX_SACK_BLOCKS: usize = 3;

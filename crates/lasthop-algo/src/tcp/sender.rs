@@ -533,6 +533,23 @@ impl TcpSender {
         self.app_written = self.app_written.saturating_add(bytes);
     }
 
+    /// Bytes written by the application and not yet cumulatively acknowledged (what Linux
+    /// keeps in the socket's write and retransmit queues).
+    pub fn unacked_written(&self) -> u64 {
+        self.app_written.saturating_sub(self.snd_una)
+    }
+
+    /// The first byte not yet cumulatively acknowledged (`stats().app_bytes_acked`).
+    #[inline]
+    pub fn snd_una(&self) -> u64 {
+        self.snd_una
+    }
+
+    /// Bytes sent and not yet cumulatively acknowledged (snd_nxt − snd_una).
+    pub fn outstanding(&self) -> u64 {
+        self.snd_nxt - self.snd_una
+    }
+
     /// The rate sample handed to the controller with the last ACK that newly acked data.
     pub fn last_rate_sample(&self) -> Option<RateSample> {
         self.last_rate_sample

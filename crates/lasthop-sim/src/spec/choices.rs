@@ -55,6 +55,12 @@ pub(super) fn edca_problems(section: &str, (cw_min, cw_max, _, _): Edca, bad: &m
 /// `ap.ack_filter`: sch_cake's ACK filter modes (`ack-filter`, `ack-filter-aggressive`), off first.
 pub const ACK_FILTERS: [&str; 3] = ["off", "conservative", "aggressive"];
 
+/// `flows[].send_buffer` (TCP bulk): "none" hands the sender all the application's data at once
+/// (no socket buffer: a byte's delay starts when its segment is made); "linux" is Linux's
+/// autotuned socket send buffer with a bulk writer (`lasthop_algo::tcp::sndbuf`), the byte's
+/// delay starting at its `write()`. The default first.
+pub const SEND_BUFFERS: [&str; 2] = ["none", "linux"];
+
 /// `flows[].hystart` (TCP CUBIC): the slow-start exits by name, the default first; `true` and
 /// `false` stand for the default and "off".
 pub const HYSTARTS: [&str; 3] = [HyStartVariant::NAMES[1], HyStartVariant::NAMES[0], "off"];

@@ -49,9 +49,9 @@ pub(super) fn flows_section(top: &Table, cell: &Cell, stations: &Stations) -> Re
     Ok((flows, overflow))
 }
 
-const TCP_KEYS: [&str; 11] = [
+const TCP_KEYS: [&str; 12] = [
     "cc", "bytes", "pacing", "hystart", "extra_acked", "app", "request_bytes", "response_bytes", "think_time", "requests",
-    "ecn",
+    "ecn", "send_buffer",
 ];
 const QUIC_KEYS: [&str; 11] = [
     "profile", "ack_policy", "zero_rtt", "initial_cwnd", "page", "connections", "idle", "idle_timeout", "reconnect",
@@ -190,6 +190,7 @@ fn blank_flow(direction: Direction, pattern: Pattern) -> FlowSpec {
         split: false,
         split_wired_cc: Cc::Bbr,
         app_rate_bps: 0,
+        send_buffer: crate::spec::SEND_BUFFERS[0].into(),
         app_class: None,
         utility: None,
         ac: None,
@@ -318,9 +319,26 @@ fn split_keys(t: &Table, v: &mut FlowSpec, tcp_down: bool, app: App) -> Res<()> 
         return Err(t.fail("app_rate", "not with bytes (a paced application writes until the flow stops)"));
     }
     let app_rate = if t.has("app_rate") { t.rate("app_rate", Some(0))? } else { 0 };
+    let buffers = &crate::spec::SEND_BUFFERS;
+    let send_buffer = if pattern_tcp { t.choice("send_buffer", buffers[0], buffers, "")? } else { buffers[0].into() };
+    if send_buffer != buffers[0] {
+        let why = if app != App::Bulk {
+            Some("only with app = \"bulk\" (a request/response server writes whole responses)")
+        } else if app_rate > 0 {
+            Some("not with app_rate (a paced application writes on its own clock)")
+        } else if split {
+            Some("not with split = true (the proxy's sockets have their own buffers, vwire.sndbuf)")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Err(t.fail("send_buffer", why));
+        }
+    }
     v.split = split;
     v.split_wired_cc = wired_cc;
     v.app_rate_bps = app_rate;
+    v.send_buffer = send_buffer;
     v.app_class = app_class;
     v.utility = utility;
     Ok(())

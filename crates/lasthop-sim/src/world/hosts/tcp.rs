@@ -24,7 +24,7 @@ use crate::spec::FlowSpec;
 use lasthop_algo::cc::cubic::HyStartConfig;
 use lasthop_algo::cc::{BbrConfig, CcConfig, CubicConfig};
 use lasthop_algo::tcp::{
-    ack_ip_len, data_ip_len, TcpReceiver, TcpReceiverConfig, TcpSender, TcpSenderConfig,
+    ack_ip_len, data_ip_len, SendBuffer, TcpReceiver, TcpReceiverConfig, TcpSender, TcpSenderConfig,
 };
 use crate::metrics::LogHistogram;
 use lasthop_core::{Duration, Instant};
@@ -50,6 +50,19 @@ pub(in crate::world) struct TcpConn {
     pub completed_at: Option<Instant>,
     pub app_delivered: u64,
     pub rr: Option<Box<ReqResp>>,
+    /// `send_buffer = "linux"`: the socket's send buffer, which the bulk application keeps
+    /// full; the bytes it has still to write (u64::MAX: endless); what it wrote when (the end
+    /// of each write and its instant, those not yet cumulatively acknowledged); and whether
+    /// the last ACK freed buffer space.
+    pub send_buffer: Option<Box<AppWriter>>,
+}
+
+/// The bulk application writing into a socket send buffer (`flows[].send_buffer`).
+pub(in crate::world) struct AppWriter {
+    pub buffer: SendBuffer,
+    pub left: u64,
+    pub writes: VecDeque<(u64, Instant)>,
+    pub freed: bool,
 }
 
 /// The request side of a request/response flow.
@@ -138,8 +151,13 @@ pub(in crate::world) fn new_conn(f: &FlowSpec, sender_at_server: bool, gro: bool
     let gro_bytes = if gro { GRO_MAX_BYTES } else { 0 };
     let rcfg = TcpReceiverConfig { mss, ecn, gro_bytes, ..TcpReceiverConfig::default() };
     let mut sender = TcpSender::new(scfg, now);
-    if rr.is_none() && f.app_rate_bps == 0 {
-        sender.app_write(if f.bytes == 0 { u64::MAX } else { f.bytes });
+    let to_write = if f.bytes == 0 { u64::MAX } else { f.bytes };
+    let send_buffer = (f.send_buffer != crate::spec::SEND_BUFFERS[0]).then(|| {
+        let buffer = SendBuffer::linux(mss, scfg.initial_cwnd_segments);
+        Box::new(AppWriter { buffer, left: to_write, writes: VecDeque::new(), freed: false })
+    });
+    if rr.is_none() && f.app_rate_bps == 0 && send_buffer.is_none() {
+        sender.app_write(to_write);
     }
     TcpConn {
         sender,
@@ -154,6 +172,41 @@ pub(in crate::world) fn new_conn(f: &FlowSpec, sender_at_server: bool, gro: bool
         completed_at: None,
         app_delivered: 0,
         rr,
+        send_buffer,
+    }
+}
+
+impl TcpConn {
+    /// The bulk application's turn at its socket (`send_buffer`): after an ACK that freed
+    /// space the buffer may grow (`tcp_check_space`), then the writer writes what it may. Whether it
+    /// wrote anything.
+    fn app_fill(&mut self, now: Instant) -> bool {
+        let Some(w) = self.send_buffer.as_mut() else { return false };
+        if std::mem::take(&mut w.freed) {
+            w.buffer.handle_ack(self.sender.outstanding(), self.sender.cwnd());
+        }
+        let n = w.buffer.poll_write(self.sender.unacked_written(), w.left);
+        if n == 0 {
+            return false;
+        }
+        self.sender.app_write(n);
+        if w.left != u64::MAX {
+            w.left -= n;
+        }
+        let end = self.sender.snd_una() + self.sender.unacked_written();
+        w.writes.push_back((end, now));
+        true
+    }
+
+    /// When the application wrote the byte at `seq` (`send_buffer`), or None without a send
+    /// buffer. Writes wholly acknowledged are forgotten first.
+    fn written_at(&mut self, seq: u64) -> Option<Instant> {
+        let w = self.send_buffer.as_mut()?;
+        let acked = self.sender.snd_una();
+        while w.writes.len() > 1 && w.writes.front().is_some_and(|&(end, _)| end <= acked) {
+            w.writes.pop_front();
+        }
+        w.writes.iter().find(|&&(end, _)| end > seq).or(w.writes.back()).map(|&(_, t)| t)
     }
 }
 
@@ -188,6 +241,7 @@ impl World {
                 reductions: s.ecn_reductions,
                 ce_bytes_acked: s.ce_bytes_acked,
             }),
+            sndbuf_bytes: c.send_buffer.as_ref().map(|w| w.buffer.size()),
         })
     }
 
@@ -200,6 +254,8 @@ impl World {
     /// Start a TCP flow: the sender sends its first window.
     pub(in crate::world) fn tcp_start(&mut self, f: u32) {
         let now = self.q.now();
+        // An application writing into a socket buffer writes its first bytes now.
+        self.tcp[f as usize].as_mut().expect("tcp flow").app_fill(now);
         self.tcp_pump(f, now);
     }
 
@@ -212,36 +268,11 @@ impl World {
     /// segments arrive at its MAC then (`station_enqueue_since`).
     fn tcp_pump_since(&mut self, f: u32, now: Instant, made: Instant) {
         let stop = self.flows[f as usize].stop;
-        // Data segments.
-        loop {
-            let conn = self.tcp[f as usize].as_mut().expect("tcp flow");
-            if conn.sender_at_server {
-                while conn.departures.front().is_some_and(|&(t, _)| t <= now) {
-                    let (_, b) = conn.departures.pop_front().unwrap();
-                    conn.queued_below -= b as u64;
-                }
-            }
-            if now >= stop {
-                break;
-            }
-            let Some(seg) = conn.sender.poll_transmit(now, conn.queued_below) else { break };
-            let len = data_ip_len(seg.len);
-            let at_server = conn.sender_at_server;
-            if conn.counts_below {
-                conn.queued_below += len as u64;
-            }
-            let mut p = self.alloc(f, len, now);
-            self.set_ecn(&mut p, seg.ecn);
-            self.pkts[p.id as usize].tcp = TcpMeta::Data { seg, rev: false };
-            if seg.retransmit && now >= self.warmup {
-                self.ts.retx.add(f as usize, now.as_nanos(), 1.0);
-            }
-            if at_server {
-                self.tcp_server_send(f, p, now);
-            } else {
-                let sta = self.flows[f as usize].station;
-                self.station_enqueue_since(sta, p, now, made);
-            }
+        self.tcp_send_data(f, now, made, stop);
+        // Then the application behind a send buffer, woken by the space the ACKs freed (Linux:
+        // `tcp_data_snd_check`, then `tcp_check_space`), and what it wrote.
+        if self.tcp[f as usize].as_mut().expect("tcp flow").app_fill(now) {
+            self.tcp_send_data(f, now, made, stop);
         }
         // ACKs.
         loop {
@@ -261,6 +292,45 @@ impl World {
             self.tcp_pump_requests(f, now, stop);
         }
         self.tcp_arm(f, now);
+    }
+
+    /// The data segments flow `f`'s sender may send now. With a send buffer a segment's
+    /// creation is when the application wrote its first byte (its delay is the application's).
+    fn tcp_send_data(&mut self, f: u32, now: Instant, made: Instant, stop: Instant) {
+        loop {
+            let conn = self.tcp[f as usize].as_mut().expect("tcp flow");
+            if conn.sender_at_server {
+                while conn.departures.front().is_some_and(|&(t, _)| t <= now) {
+                    let (_, b) = conn.departures.pop_front().unwrap();
+                    conn.queued_below -= b as u64;
+                }
+            }
+            if now >= stop {
+                break;
+            }
+            let Some(seg) = conn.sender.poll_transmit(now, conn.queued_below) else { break };
+            let len = data_ip_len(seg.len);
+            let at_server = conn.sender_at_server;
+            if conn.counts_below {
+                conn.queued_below += len as u64;
+            }
+            let written = conn.written_at(seg.seq);
+            let mut p = self.alloc(f, len, now);
+            if let Some(t) = written {
+                self.pkts[p.id as usize].created = t;
+            }
+            self.set_ecn(&mut p, seg.ecn);
+            self.pkts[p.id as usize].tcp = TcpMeta::Data { seg, rev: false };
+            if seg.retransmit && now >= self.warmup {
+                self.ts.retx.add(f as usize, now.as_nanos(), 1.0);
+            }
+            if at_server {
+                self.tcp_server_send(f, p, now);
+            } else {
+                let sta = self.flows[f as usize].station;
+                self.station_enqueue_since(sta, p, now, made);
+            }
+        }
     }
 
     /// The request connection of a request/response flow: issue the next request when its
@@ -412,7 +482,12 @@ impl World {
             }
             TcpMeta::Ack { ack, rev: false } => {
                 let conn = self.tcp[fi].as_mut().unwrap();
+                let una = conn.sender.snd_una();
                 conn.sender.handle_ack(t, &ack);
+                if let Some(w) = conn.send_buffer.as_mut() {
+                    // SOCK_QUEUE_SHRUNK: acknowledged bytes left the retransmit queue.
+                    w.freed |= conn.sender.snd_una() > una;
+                }
                 let s = &conn.sender;
                 let tn = t.as_nanos();
                 self.ts.cwnd.set(fi, tn, s.cwnd() as f64);
