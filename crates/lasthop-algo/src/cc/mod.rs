@@ -163,6 +163,16 @@ pub enum CcConfig {
 }
 
 impl CcConfig {
+    /// How many windows of segments the socket's send buffer is provisioned for (Linux's
+    /// `tcp_congestion_ops.sndbuf_expand`, read by `tcp_sndbuf_expand`): 3 for BBR
+    /// (`bbr_sndbuf_expand`: "BBR may slow-start even during recovery"), else Linux's default 2.
+    pub fn sndbuf_expand(&self) -> u32 {
+        match self {
+            CcConfig::Bbr(_) => 3,
+            _ => 2,
+        }
+    }
+
     /// Whether the controller reacts to the ECN feedback of `mode` (a flow whose packets are
     /// ECN-capable must have a controller that slows down on marks, or marking AQMs would
     /// never signal it): loss-based controllers to RFC 3168's; DCTCP and Prague to L4S's only

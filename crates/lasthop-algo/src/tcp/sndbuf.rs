@@ -9,7 +9,8 @@
 //! As Linux 4.9 (`net/ipv4/tcp.c`, `tcp_input.c`, `net/core/stream.c`), with its defaults
 //! (`tcp_wmem` = 4096 16384 4194304, no `SO_SNDBUF`):
 //! - `tcp_init_buffer_space` → `tcp_sndbuf_expand` at establishment: sk_sndbuf =
-//!   min(2 · max(TCP_INIT_CWND, cwnd) · per_mss, tcp_wmem[2]), never shrinking; per_mss =
+//!   min(f · max(TCP_INIT_CWND, cwnd) · per_mss, tcp_wmem[2]), never shrinking, with f the
+//!   controller's `sndbuf_expand` (2; BBR's 3, `crate::cc::CcConfig::sndbuf_expand`); per_mss =
 //!   roundup_pow_of_two(MSS + MAX_TCP_HEADER + SKB_DATA_ALIGN(sizeof(skb_shared_info))) +
 //!   SKB_DATA_ALIGN(sizeof(sk_buff)) (x86-64: 1448 + 320 + 320 → 4096, + 256 = 4352).
 //! - `tcp_check_space` → `tcp_new_space` on an ACK that freed buffer space while the writer
@@ -41,6 +42,8 @@ const GSO_BYTES: u64 = 65_536 - 320;
 pub struct SendBuffer {
     mss: u64,
     per_mss: u64,
+    /// The controller's `sndbuf_expand` factor.
+    expand: u64,
     /// sk_sndbuf, bytes of memory.
     sndbuf: u64,
     /// The writer sleeps on a full buffer (SOCK_NOSPACE).
@@ -50,20 +53,22 @@ pub struct SendBuffer {
 }
 
 impl SendBuffer {
-    /// The buffer of a new connection with segments of `mss` payload bytes and an initial
-    /// window of `initial_cwnd` segments.
-    pub fn linux(mss: u32, initial_cwnd: u32) -> SendBuffer {
+    /// The buffer of a new connection with segments of `mss` payload bytes, an initial window
+    /// of `initial_cwnd` segments and a controller provisioning `expand` windows
+    /// (`CcConfig::sndbuf_expand`).
+    pub fn linux(mss: u32, initial_cwnd: u32, expand: u32) -> SendBuffer {
         let mss = mss.max(1) as u64;
         let per_mss = (mss + HEADER_AND_SHINFO).next_power_of_two() + SKB;
         let size_goal = (GSO_BYTES / mss).max(1) * mss;
-        let mut b = SendBuffer { mss, per_mss, sndbuf: 16_384, waiting: false, size_goal };
+        let expand = expand.max(1) as u64;
+        let mut b = SendBuffer { mss, per_mss, expand, sndbuf: 16_384, waiting: false, size_goal };
         b.expand(initial_cwnd as u64);
         b
     }
 
     /// `tcp_sndbuf_expand` with a window of `cwnd_segs` segments.
     fn expand(&mut self, cwnd_segs: u64) {
-        let sndmem = 2 * cwnd_segs.max(INIT_CWND) * self.per_mss;
+        let sndmem = self.expand * cwnd_segs.max(INIT_CWND) * self.per_mss;
         if self.sndbuf < sndmem {
             self.sndbuf = sndmem.min(WMEM_MAX);
         }
@@ -116,7 +121,7 @@ mod tests {
 
     #[test]
     fn starts_at_twenty_initial_segments_and_grows_to_the_ceiling() {
-        let mut b = SendBuffer::linux(1448, 10);
+        let mut b = SendBuffer::linux(1448, 10, 2);
         assert_eq!(b.size(), 2 * 10 * 4352);
         let w = b.poll_write(0, u64::MAX);
         assert!(b.truesize(w) >= b.size() && b.truesize(w - b.size_goal) < b.size(), "fills to sk_sndbuf");
@@ -132,7 +137,7 @@ mod tests {
 
     #[test]
     fn a_sleeping_writer_wakes_when_a_third_of_the_buffer_is_free() {
-        let mut b = SendBuffer::linux(1448, 10);
+        let mut b = SendBuffer::linux(1448, 10, 2);
         b.handle_ack(0, 0);
         let full = b.poll_write(0, u64::MAX);
         assert!(full > 0);
@@ -147,10 +152,19 @@ mod tests {
 
     #[test]
     fn a_finite_writer_stops_at_its_last_byte_and_does_not_wait() {
-        let mut b = SendBuffer::linux(1448, 10);
+        let mut b = SendBuffer::linux(1448, 10, 2);
         assert_eq!(b.poll_write(0, 5000), 5000);
         assert_eq!(b.poll_write(5000, 0), 0);
         b.handle_ack(0, 100 * 1448);
         assert_eq!(b.size(), 2 * 10 * 4352, "no writer waiting: no expansion");
+    }
+
+    #[test]
+    fn bbr_provisions_three_windows() {
+        let mut b = SendBuffer::linux(1448, 10, crate::cc::CcConfig::Bbr(Default::default()).sndbuf_expand());
+        assert_eq!(b.size(), 3 * 10 * 4352);
+        b.poll_write(0, u64::MAX);
+        b.handle_ack(10 * 1448, 100 * 1448);
+        assert_eq!(b.size(), 3 * 100 * 4352);
     }
 }

@@ -153,7 +153,7 @@ pub(in crate::world) fn new_conn(f: &FlowSpec, sender_at_server: bool, gro: bool
     let mut sender = TcpSender::new(scfg, now);
     let to_write = if f.bytes == 0 { u64::MAX } else { f.bytes };
     let send_buffer = (f.send_buffer != crate::spec::SEND_BUFFERS[0]).then(|| {
-        let buffer = SendBuffer::linux(mss, scfg.initial_cwnd_segments);
+        let buffer = SendBuffer::linux(mss, scfg.initial_cwnd_segments, ccfg.sndbuf_expand());
         Box::new(AppWriter { buffer, left: to_write, writes: VecDeque::new(), freed: false })
     });
     if rr.is_none() && f.app_rate_bps == 0 && send_buffer.is_none() {
