@@ -40,7 +40,7 @@ def binary() -> Path:
 
 
 def cell(n: int, seconds: float) -> dict:
-    from ..reproduce.aggctl import _base
+    from ..reproduce.aggctl.setup import _base
     s = _base("aggctl-live", f"{seconds}s", "0s", "500ms")
     s["stations"] = [{"count": n, "mcs": 9, "nss": 2}]
     s["flows"] = [{"direction": "down", "pattern": "aggctl", "stations": list(range(n))}] if n > 1 else s["flows"]
