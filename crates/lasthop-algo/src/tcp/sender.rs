@@ -533,6 +533,11 @@ impl TcpSender {
         self.app_written = self.app_written.saturating_add(bytes);
     }
 
+    /// Bytes the application has written (u64::MAX: endless).
+    pub fn app_written(&self) -> u64 {
+        self.app_written
+    }
+
     /// Bytes written by the application and not yet cumulatively acknowledged (what Linux
     /// keeps in the socket's write and retransmit queues).
     pub fn unacked_written(&self) -> u64 {

@@ -193,8 +193,7 @@ impl TcpConn {
         if w.left != u64::MAX {
             w.left -= n;
         }
-        let end = self.sender.snd_una() + self.sender.unacked_written();
-        w.writes.push_back((end, now));
+        w.writes.push_back((self.sender.app_written(), now));
         true
     }
 
