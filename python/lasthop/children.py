@@ -39,3 +39,24 @@ def stop_unwinds() -> Iterator[None]:
     finally:
         for s, h in old.items():
             signal.signal(s, h)
+
+
+def run_group(argv: list[str]) -> None:
+    """Run `argv` to completion (output captured, an error if it fails) in a process group of its
+    own, killed whole if the wait is interrupted (a stop signal unwound by `stop_unwinds`, or
+    Ctrl-C): a program's own children, such as `cc1plus` under `g++`, end with it."""
+    import subprocess
+
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                         preexec_fn=die_with_parent)
+    try:
+        out, err = p.communicate()
+    except BaseException:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        p.wait()
+        raise
+    if p.returncode != 0:
+        raise subprocess.CalledProcessError(p.returncode, argv, out, err)

@@ -205,22 +205,23 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from .bench import run_bench
     from .children import stop_unwinds
 
-    # The live and emulator benches run programs and emulators as children in temporary
-    # directories: a stop signal unwinds them (children reaped, directories removed).
+    # Every bench runs programs as children in temporary directories (emulators, live tools,
+    # ns-3 and its build, timed `lasthop` processes): a stop signal unwinds them (children
+    # reaped, directories removed).
     with stop_unwinds():
         code = _live_bench(args)
-    if code is not None:
-        return code
-    if getattr(args, "sweep", False):
-        from .sweep_cli import bench_sweep
-        return bench_sweep()
-    if getattr(args, "tune_cells", False):
-        from .bench.tune_cells import run_tune_cells
-        return run_tune_cells(args.out, quick=args.quick)
-    if getattr(args, "ofdma_cells", False):
-        from .bench.ofdma_cells import run_ofdma_cells
-        return run_ofdma_cells(args.out, quick=args.quick)
-    return run_bench(quick=args.quick, compare_ns3=args.compare_ns3)
+        if code is not None:
+            return code
+        if getattr(args, "sweep", False):
+            from .sweep_cli import bench_sweep
+            return bench_sweep()
+        if getattr(args, "tune_cells", False):
+            from .bench.tune_cells import run_tune_cells
+            return run_tune_cells(args.out, quick=args.quick)
+        if getattr(args, "ofdma_cells", False):
+            from .bench.ofdma_cells import run_ofdma_cells
+            return run_ofdma_cells(args.out, quick=args.quick)
+        return run_bench(quick=args.quick, compare_ns3=args.compare_ns3)
 
 
 def _live_bench(args: argparse.Namespace) -> int | None:

@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..children import die_with_parent
+from ..children import die_with_parent, run_group
 from .scale import _NATIVE, _run_wait4, child_env
 
 __all__ = ["AP_FIRMWARE", "CELLS", "cell_toml", "run_tcp_cells"]
@@ -106,8 +106,7 @@ def _build_ns3(tmp: Path) -> Path:
     flags = subprocess.run(["pkg-config", "--cflags", "--libs", *NS3_LIBS], check=True,
                            capture_output=True, text=True).stdout.split()
     binary = tmp / "ns3-tcp"
-    subprocess.run(["g++", "-O2", "-std=c++17", str(NS3_DIR / "tcp.cc"), "-o", str(binary), *flags],
-                   check=True, capture_output=True, preexec_fn=die_with_parent)
+    run_group(["g++", "-O2", "-std=c++17", str(NS3_DIR / "tcp.cc"), "-o", str(binary), *flags])
     return binary
 
 
