@@ -7,7 +7,9 @@ baseline (mac80211's defaults when left out). The levers, each as 802.11 and Lin
 - the EDCA Parameter Set the AP advertises to its stations (`mac.cw_min`, `mac.aifsn`,
   `mac.txop_limit`: hostapd `wmm_ac_be_cwmin`/`_aifs`/`_txop_limit`, IEEE 802.11-2020
   §9.4.2.28, AIFSN ≥ 2 for stations, TXOP limit in 32 µs units);
-- the AP's own EDCA (`ap.cw_min`, `ap.aifsn`: hostapd `tx_queue_data2_cwmin`/`_aifs`, AIFSN ≥ 1);
+- the AP's own EDCA (`ap.cw_min`, `ap.aifsn`: hostapd `tx_queue_data2_cwmin`/`_aifs`, AIFSN ≥ 1)
+  and its own TXOP limit (`ap.txop_limit`: hostapd `tx_queue_data2_burst`), within which it sends
+  frame exchanges back to back to its stations (IEEE 802.11-2020 §10.23.2.8);
 - AQL's per-station limits (`ap.aql_limit_low`/`_high`, mac80211's `aql_txq_limit`), with a
   driver that queues below mac80211;
 - the airtime scheduler (`ap.scheduler`: mac80211's airtime DRR or round robin);
@@ -95,6 +97,9 @@ LEVERS: tuple[Lever, ...] = (
     Lever("mac.txop_limit", ("0s", "512us", "1.024ms", "2.048ms"), "hostapd.conf wmm_ac_be_txop_limit (units of 32 us)"),
     Lever("ap.cw_min", (15, 7, 3, 31, 63), "hostapd.conf tx_queue_data2_cwmin"),
     Lever("ap.aifsn", (3, 2, 1, 5, 7), "hostapd.conf tx_queue_data2_aifs"),
+    # hostapd's burst is in tenths of a millisecond, sent to the kernel as (tenths * 100 + 16) / 32
+    # units of 32 us (driver_nl80211's NL80211_TXQ_ATTR_TXOP): 1.0, 2.0 and 4.0 ms give these.
+    Lever("ap.txop_limit", ("0s", "992us", "2.016ms", "4ms"), "hostapd.conf tx_queue_data2_burst (tenths of a ms)"),
     Lever("ap.aql", ("5ms/12ms", "2ms/4ms", "1ms/2ms"), "debugfs: /sys/kernel/debug/ieee80211/phy0/aql_txq_limit"),
     Lever("ap.scheduler", ("airtime", "round_robin"), "mac80211 airtime fairness: debugfs airtime_flags"),
     Lever("ap.airtime_weights", ("equal", "1/sqrt(rate)", "1/rate"),
@@ -459,7 +464,21 @@ def hostapd_fragment(values: dict[str, Any], ofdma: dict[str, Any] | None = None
         lines.append(f"tx_queue_data2_cwmin={values['ap.cw_min']}")
     if "ap.aifsn" in values:
         lines.append(f"tx_queue_data2_aifs={values['ap.aifsn']}")
+    if "ap.txop_limit" in values:
+        lines.append(f"tx_queue_data2_burst={hostapd_burst(values['ap.txop_limit'])}")
     return lines
+
+
+def hostapd_burst(txop: str) -> str:
+    """hostapd's `tx_queue_data*_burst` (ms, to a tenth) that gives the kernel the TXOP limit
+    `txop`: driver_nl80211 sends (tenths * 100 + 16) // 32 units of 32 us."""
+    from .units import parse_duration
+
+    units = parse_duration(txop) // 32_000
+    tenths = next(t for t in range(0, 82) if (t * 100 + 16) // 32 >= units)
+    if (tenths * 100 + 16) // 32 != units:
+        raise ValueError(f"{txop}: no hostapd burst gives this TXOP limit")
+    return f"{tenths / 10:.1f}"
 
 
 def host_commands(values: dict[str, Any]) -> list[str]:

@@ -356,3 +356,19 @@ def test_airtime_arithmetic_of_the_floors():
     assert a["floors_air"] == pytest.approx(floor / 100e6 * 2 + floor / 10e6 + floor / 40e6)
     assert a["rest_air"] == pytest.approx((95e6 - 4 * floor) / 100e6)
     assert a["busy_frac"] == 0.9 and a["total_air"] == pytest.approx(a["floors_air"] + a["rest_air"])
+
+
+def test_the_aps_txop_limit_is_a_lever_set_as_hostapds_burst(tmp_path):
+    spec = tmp_path / "house.toml"
+    spec.write_text(CELL)
+    (lever,) = [lv for lv in tune.applicable(tune.load_cell(spec)) if lv.key == "ap.txop_limit"]
+    from lasthop.units import parse_duration
+
+    for v in lever.values:
+        # hostapd's burst in tenths of a ms reaches the kernel as (tenths * 100 + 16) // 32 units
+        # of 32 us (driver_nl80211): the value the model runs is the one the radio gets.
+        tenths = round(float(tune.hostapd_burst(v)) * 10)
+        assert (tenths * 100 + 16) // 32 * 32_000 == parse_duration(v), v
+    assert "tx_queue_data2_burst=2.0" in tune.hostapd_fragment({"ap.txop_limit": "2.016ms"})
+    with pytest.raises(ValueError):
+        tune.hostapd_burst("1.024ms")  # no tenth of a ms gives 32 units

@@ -196,6 +196,8 @@ enum Ev {
     Access(u16, u64),
     /// The frame exchange in progress on a channel ends.
     ExchangeEnd(u16),
+    /// The holder of the TXOP on a channel sends its next frame exchange, SIFS after the last.
+    TxopNext(u16),
     /// Target beacon transmission time.
     Beacon,
     /// Report progress to the host.
@@ -387,7 +389,17 @@ struct Chan {
     access_gen: u64,
     pending_access: Option<Instant>,
     exchange: Option<Exchange>,
+    /// The TXOP in progress on the channel, when its holder may send more than one exchange.
+    txop: Option<Txop>,
     busy_ns: u64,
+}
+
+/// A TXOP whose holder may send several frame exchanges (`world/exchange/txop.rs`).
+#[derive(Clone, Copy, Debug)]
+struct Txop {
+    holder: ContenderId,
+    /// Its start plus the holder's TXOP limit.
+    end: Instant,
 }
 
 /// Outcome of the exchange in progress (each user's Block Ack in `PpduUser::acked`).
@@ -421,6 +433,11 @@ struct Air {
     max_mpdus: u32,
     /// PPDU time limit per AC slot: [the AP's, the stations'] (TXOP limits, `world/wmm.rs`).
     max_ppdu: Vec<[Duration; 2]>,
+    /// TXOP limit per AC slot, [the AP's, the stations'] (zero: one frame exchange per TXOP;
+    /// otherwise the holder sends frame exchanges until it is used, `world/exchange/txop.rs`).
+    txop: Vec<[Duration; 2]>,
+    /// The duration of the response to a data PPDU (Block Ack or Ack) at the control rate.
+    response: Duration,
     retry_limit: u32,
     qos: bool,
     control_rate: u64,
@@ -715,6 +732,7 @@ impl World {
                     }
                 }
                 Ev::ExchangeEnd(ch) => self.on_exchange_end(ch),
+                Ev::TxopNext(ch) => self.on_txop_next(ch),
                 Ev::MuEdcaEnd(s) => self.on_mu_edca_end(s),
                 Ev::Beacon => self.on_beacon(),
                 Ev::TcpTimer(f) => self.on_tcp_timer(f),

@@ -6,7 +6,7 @@
 mod common;
 use common::*;
 use lasthop_sim::world::World;
-use lasthop_sim::{CaptureRequest, Node, Spec};
+use lasthop_sim::{capture, CaptureRequest, Node, Spec};
 use lasthop_wifi::mac::edca::AccessCategory as Ac;
 use lasthop_wifi::mac::frame::{self, AmpduLen};
 use lasthop_wifi::phy::{self, Band, Standard, TxVector};
@@ -463,4 +463,87 @@ fn edca_values_outside_802_11_are_one_problem_each() {
         assert_eq!(p.len(), 1, "{sec}.{key} = {v}: {p:?}");
         assert_eq!(p[0].0, format!("{sec}.{}", key.trim_end_matches("_ns")), "{p:?}");
     }
+}
+
+/// Three VHT stations: saturated downloads to 0 (MCS 9 ×2) and 1 (MCS `mcs1` ×1), a saturated
+/// upload from 2; the AP's own TXOP limit `ap_txop` (ns) if given.
+fn burst_cell(mcs1: u32, ap_txop: Option<u64>) -> Value {
+    let secs = 1;
+    let mut s = up_down(secs);
+    s["stations"] = json!([station(9, 2), station(mcs1, 1), station(9, 2)]);
+    s["flows"] = json!([
+        flow(0, "down", "saturated", 0, 1500, secs * SEC),
+        flow(1, "down", "saturated", 0, 1500, secs * SEC),
+        flow(2, "up", "saturated", 0, 1500, secs * SEC)
+    ]);
+    if let Some(t) = ap_txop {
+        s["ap"]["txop_limit_ns"] = json!(t);
+    }
+    s
+}
+
+/// The AP's TXOPs in a capture at the AP: per TXOP, its data PPDUs' receivers and the time
+/// from its first PPDU's start to its last Block Ack's end. A data PPDU of the AP starts a
+/// TXOP unless it follows the Block Ack of the AP's previous one by exactly SIFS (§10.23.2.8).
+fn ap_txops(spec: &Value) -> Vec<(Vec<Node>, u64)> {
+    let req = CaptureRequest { node: Node::Ap, limit: 400_000 };
+    let s = spec.to_string();
+    let (data, cap) = lasthop_sim::run_json_with_capture(&s, 1, &mut |_| {}, Some(req)).unwrap();
+    assert_eq!(data, lasthop_sim::run_json(&s, 1, &mut |_| {}).unwrap(), "capture is an observer");
+    let cap = cap.unwrap();
+    let sifs = phy::mac_timing(Standard::Vht, Band::Ghz5).sifs.as_nanos();
+    let ba = phy::legacy_duration(24_000_000, frame::BLOCK_ACK_64, Band::Ghz5).as_nanos();
+    let mut txops: Vec<(Vec<Node>, u64)> = Vec::new();
+    let (mut start, mut last_ba_end) = (0u64, None::<u64>);
+    for (i, p) in cap.ppdus.iter().enumerate() {
+        match p.kind {
+            capture::PpduKind::Data if p.tx == Node::Ap => {
+                if last_ba_end.is_some_and(|e| p.start_ns == e + sifs) {
+                    txops.last_mut().unwrap().0.push(p.rx);
+                } else {
+                    start = p.start_ns;
+                    txops.push((vec![p.rx], 0));
+                }
+                last_ba_end = None;
+            }
+            capture::PpduKind::BlockAck { data } if cap.ppdus[data as usize].tx == Node::Ap && data as usize + 1 == i => {
+                last_ba_end = Some(p.start_ns + ba);
+                txops.last_mut().unwrap().1 = p.start_ns + ba - start;
+            }
+            _ => last_ba_end = None,
+        }
+    }
+    txops
+}
+
+/// The AP's TXOP limit (`ap.txop_limit`, hostapd's `tx_queue_data2_burst`) lets it send frame
+/// exchanges back to back, SIFS apart, to different stations, within the limit; with Table
+/// 9-155's limit for AC_BE (0) every TXOP is one exchange.
+#[test]
+fn an_ap_txop_limit_holds_several_exchanges_to_several_stations() {
+    let one = ap_txops(&burst_cell(3, None));
+    assert!(one.iter().all(|t| t.0.len() == 1), "one exchange per TXOP without a limit");
+    let limit = 4_096_000u64;
+    let txops = ap_txops(&burst_cell(3, Some(limit)));
+    let multi: Vec<_> = txops.iter().filter(|t| t.0.len() > 1).collect();
+    let mixed = multi.iter().filter(|t| t.0.iter().any(|&r| r != t.0[0])).count();
+    let longest = txops.iter().map(|t| t.1).max().unwrap();
+    eprintln!("{} TXOPs, {} of them with more than one exchange, {mixed} to more than one station; the longest {longest} ns", txops.len(), multi.len());
+    assert!(multi.len() * 2 > txops.len(), "most TXOPs carry several exchanges: {} of {}", multi.len(), txops.len());
+    assert!(mixed > 0, "a TXOP serves more than one station");
+    assert!(longest <= limit, "every TXOP within its limit: {longest}");
+}
+
+/// More exchanges per access give the AP's downlink more of the air against a saturated
+/// upload, as the AP's own EDCA does.
+#[test]
+fn an_ap_txop_limit_gives_the_downlink_more_air() {
+    let share = |d: &Value| {
+        let s = &d["stations"];
+        let down = s[0]["airtime_rx_ns"].as_f64().unwrap() + s[1]["airtime_rx_ns"].as_f64().unwrap();
+        down / (down + s[2]["airtime_tx_ns"].as_f64().unwrap())
+    };
+    let (base, burst) = (share(&run(&burst_cell(9, None), 1)), share(&run(&burst_cell(9, Some(4_096_000)), 1)));
+    eprintln!("the AP's share of the airtime: {base:.3} -> {burst:.3}");
+    assert!(burst > base + 0.1, "{base} {burst}");
 }

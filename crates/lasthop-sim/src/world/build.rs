@@ -23,6 +23,10 @@ struct MacParams {
     control_rate: u64,
     /// PPDU time limit per access category slot, for the AP's and the stations' A-MPDUs.
     max_ppdu: Vec<[Duration; 2]>,
+    /// TXOP limit per slot, the AP's and the stations' (zero: one frame exchange per TXOP).
+    txop: Vec<[Duration; 2]>,
+    /// The Block Ack's (or Ack's) duration at the control rate.
+    response: Duration,
 }
 
 impl MacParams {
@@ -48,7 +52,8 @@ impl MacParams {
             .iter()
             .map(|&ac| wmm::txop_overrides(spec, ac).map(|t| wmm::ppdu_limit(ac, t, qos, Duration(m.max_ppdu_time_ns), timing.sifs, response)))
             .collect();
-        MacParams { aggregation, win, max_mpdus, ampdu_bytes, response_len, control_rate, max_ppdu }
+        let txop = plan.acs.iter().map(|&ac| wmm::txop_overrides(spec, ac).map(|t| wmm::txop_limit(ac, t, qos))).collect();
+        MacParams { aggregation, win, max_mpdus, ampdu_bytes, response_len, control_rate, max_ppdu, txop, response }
     }
 }
 
@@ -140,6 +145,8 @@ impl World {
                 aggregation: mac.aggregation,
                 max_mpdus: mac.max_mpdus,
                 max_ppdu: mac.max_ppdu,
+                txop: mac.txop,
+                response: mac.response,
                 retry_limit: m.retry_limit,
                 qos,
                 control_rate: mac.control_rate,
@@ -245,7 +252,7 @@ impl Radios {
         let ap_data = PerAc::from_vec(ap_data.into_iter().map(|c| c.expect("the AP carries every AC in use")).collect());
         let chans = media
             .into_iter()
-            .map(|medium| Chan { medium, access_gen: 0, pending_access: None, exchange: None, busy_ns: 0 })
+            .map(|medium| Chan { medium, access_gen: 0, pending_access: None, exchange: None, txop: None, busy_ns: 0 })
             .collect();
         Radios { chans, ap_data, ap_beacon, stations, relays, mac }
     }

@@ -31,16 +31,14 @@
 //! internal collision (they count transmissions on the air).
 //!
 //! TXOP limits: a TXOP of AC_VI or AC_VO may last 4.096 ms or 2.080 ms (Table 9-155, OFDM-based
-//! PHYs). This model sends one PPDU per channel access (no TXOP bursting of several frame
-//! exchanges), so for those ACs the A-MPDU's PPDU time limit is lowered until the whole
-//! exchange — the PPDU, SIFS and the Block Ack — fits the TXOP limit (§10.23.2, TXOP limits);
+//! PHYs). For those ACs the A-MPDU's PPDU time limit is lowered until the whole exchange — the
+//! PPDU, SIFS and the Block Ack — fits the TXOP limit (§10.23.2, TXOP limits), and the holder
+//! sends further exchanges in the same TXOP while its rest holds them (`exchange/txop.rs`);
 //! AC_BE and AC_BK (limit 0: one frame exchange per TXOP) keep `mac.max_ppdu_time`.
 //! `mac.txop_limit` (the limit the AP advertises in its EDCA Parameter Set, which the stations
 //! use; hostapd's `wmm_ac_*`) and `ap.txop_limit` (the AP's own, hostapd's `tx_queue_data*`,
-//! which does not follow the advertised set) set the limit of `mac.access_category` the same way:
-//! a station's A-MPDUs, or the AP's, are shortened until their exchange fits (0 = one frame
-//! exchange, no PPDU limit beyond `mac.max_ppdu_time`). A TXOP holder that could send several
-//! exchanges within a longer limit sends one longer A-MPDU here.
+//! which does not follow the advertised set) set the limit of `mac.access_category` the same way
+//! (0 = one frame exchange, no PPDU limit beyond `mac.max_ppdu_time`).
 //!
 //! `mac.cw_min`, `mac.cw_max` and `mac.aifsn` override the stations' parameters of
 //! `mac.access_category` only, `ap.cw_min`, `ap.cw_max` and `ap.aifsn` the AP's. Mesh relays
@@ -289,6 +287,15 @@ pub(super) fn ppdu_limit(ac: AccessCategory, txop: Option<Duration>, qos: bool, 
     match txop.or(ac.txop_limit()).filter(|t| !t.is_zero()) {
         Some(txop) if qos => max_ppdu.min(Duration(txop.0.saturating_sub((sifs + response).0))),
         _ => max_ppdu,
+    }
+}
+
+/// The TXOP limit of `ac` (`txop` as the spec sets it, else Table 9-155's); zero without QoS
+/// or where the limit is one frame exchange.
+pub(super) fn txop_limit(ac: AccessCategory, txop: Option<Duration>, qos: bool) -> Duration {
+    match txop.or(ac.txop_limit()) {
+        Some(t) if qos => t,
+        _ => Duration::ZERO,
     }
 }
 

@@ -26,14 +26,22 @@ impl World {
             self.scratch.transmitting.clear();
             self.scratch.transmitting.extend(outcome.transmitters.iter().map(|&c| medium.get(c).owner));
         }
-        let mut busy_end = now;
         for &c in &outcome.transmitters {
-            let tx = self.build_ppdu(Ctd { ch, id: c }, now);
-            if tx.ppdu_end > busy_end {
-                busy_end = tx.ppdu_end;
-            }
-            txs.push(tx);
+            txs.push(self.build_ppdu(Ctd { ch, id: c }, now));
         }
+        // A lone holder whose TXOP limit allows more than one exchange may go on after this one
+        // (`txop.rs`); after a collision, the first exchange failed and the TXOP ends with it.
+        self.chans[ch as usize].txop = match txs.as_slice() {
+            [tx] if tx.kind == TxKind::Data => self.txop_limit(Ctd { ch, id: tx.contender }).map(|l| Txop { holder: tx.contender, end: now + l }),
+            _ => None,
+        };
+        self.run_exchange(ch, now, txs);
+    }
+
+    /// The PPDUs `txs` start at `now` on channel `ch`: more than one is a collision; the
+    /// recipients of a lone one receive it; the exchange's end is scheduled.
+    pub(in crate::world) fn run_exchange(&mut self, ch: u16, now: Instant, mut txs: Vec<Tx>) {
+        let busy_end = txs.iter().map(|t| t.ppdu_end).fold(now, Instant::max);
         let collision = txs.len() > 1;
         self.totals.ppdus += txs.len() as u64;
         if collision {
@@ -80,13 +88,16 @@ impl World {
                 return tx;
             }
         }
-        // One user: the link the winning EDCA function serves. The users' list and its MPDU
-        // list come back from a finished PPDU with their capacity.
-        let mut users = self.scratch.tx_pool.pop().unwrap_or_default();
-        let mut mpdus = users.pop().map(|u| u.mpdus).unwrap_or_default();
-        users.clear();
         let k = self.ctd_slot(ctd);
-        let (sta, dir) = if self.chans[ctd.ch as usize].medium.get(c).owner == 0 {
+        let (sta, dir) = self.next_link(ctd, k, now);
+        self.build_su(ctd, sta, dir, k, now, None).expect("a PPDU without a budget always holds a frame")
+    }
+
+    /// The link the winning EDCA function `ctd` (of slot `k`) serves now: the station the AP's
+    /// driver picks, a relay's next hop, or a station's uplink.
+    pub(in crate::world) fn next_link(&mut self, ctd: Ctd, k: usize, now: Instant) -> (u32, Dir) {
+        let c = ctd.id;
+        if self.chans[ctd.ch as usize].medium.get(c).owner == 0 {
             let sta = self.with_driver(k, now, |d, mac| d.next_station(mac)).flatten();
             (sta.expect("AP ready with no active station"), Dir::Down)
         } else {
@@ -104,7 +115,13 @@ impl World {
                 }
                 None => (j, Dir::Up),
             }
-        };
+        }
+    }
+
+    /// A single-user PPDU of contender `ctd` (slot `k`) for `sta` in `dir`. `budget`: the
+    /// longest PPDU the rest of its TXOP allows (`txop.rs`); None if it cannot hold one
+    /// full-size MPDU at the rate chosen. Without a budget, the PPDU limit of its AC.
+    pub(in crate::world) fn build_su(&mut self, ctd: Ctd, sta: u32, dir: Dir, k: usize, now: Instant, budget: Option<Duration>) -> Option<Tx> {
         // Rate control picks the rate of this PPDU from the SNR it would see (ideal) or from its
         // own statistics (Minstrel-HT; one rate per A-MPDU, samples included — see
         // `wifi/mac/rate.rs` for what that simplifies).
@@ -122,7 +139,15 @@ impl World {
         // ath9k-like: no aggregation at or below the configured rate (6.5 Mb/s).
         let single = self.air.aggregation_min_rate > 0 && txv.data_rate_bps() <= self.air.aggregation_min_rate;
         let max_n = if single { 1 } else { max_n };
-        let max_psdu = self.max_psdu(sta, dir, k, &txv);
+        let max_psdu = match budget {
+            None => self.max_psdu(sta, dir, k, &txv),
+            Some(b) => self.burst_psdu(sta, &txv, b)?,
+        };
+        // One user: the link the EDCA function serves. The users' list and its MPDU list come
+        // back from a finished PPDU with their capacity.
+        let mut users = self.scratch.tx_pool.pop().unwrap_or_default();
+        let mut mpdus = users.pop().map(|u| u.mpdus).unwrap_or_default();
+        users.clear();
         let mut psdu = self.build_ampdu(sta, dir, k, now, max_n, max_psdu, &mut mpdus);
         if single && self.air.standard == Standard::Ht {
             // A plain MPDU (HT has no single-MPDU A-MPDU format requirement).
@@ -135,7 +160,7 @@ impl World {
         self.note_ampdu(sta, dir, mpdus.len(), &txv, now);
         self.totals.mpdu_attempts += mpdus.len() as u64;
         users.push(PpduUser { sta, dir, ac: k as u8, txv, rate: txv, mu: None, snr, mpdus, acked: false });
-        Tx { contender: c, kind: TxKind::Data, users, ppdu_end: now + d }
+        Some(Tx { contender: ctd.id, kind: TxKind::Data, users, ppdu_end: now + d })
     }
 
     /// An A-MPDU of `n` MPDUs at `txv` for `sta` in `dir`, in the run's statistics.

@@ -3,7 +3,8 @@
 //! `lasthop_wifi::mac::ampdu` (`access.rs`); the recipient's error model decides which MPDUs
 //! arrive and whether the response gets back (`receive.rs`); at the exchange's end each
 //! transmitter's outcome goes to rate control, its EDCA function, the Block Ack scoreboard
-//! (`lasthop_wifi::mac::scoreboard`) and its queue scheduler (`settle.rs`). The timing rules of
+//! (`lasthop_wifi::mac::scoreboard`) and its queue scheduler (`settle.rs`); a holder whose
+//! TXOP limit allows it sends further exchanges in the same TXOP (`txop.rs`). The timing rules of
 //! the exchange are `lasthop_wifi::mac::exchange`'s.
 
 use super::*;
@@ -11,3 +12,4 @@ use super::*;
 mod access;
 mod receive;
 mod settle;
+mod txop;

@@ -17,8 +17,12 @@ impl World {
         // (see `MacSpec::eifs_after_collision`).
         let data = ex.txs[0].kind == TxKind::Data;
         let undecodable = exchange::bystanders_defer_eifs(ex.txs.len(), data, ex.response_sent, self.air.eifs_after_collision);
+        // A holder whose TXOP goes on keeps the medium (`txop.rs`).
+        let txop_goes_on = self.txop_goes_on(ch, &ex);
         let medium = &mut self.chans[ch as usize].medium;
-        medium.set_idle(busy_end);
+        if !txop_goes_on {
+            medium.set_idle(busy_end);
+        }
         if undecodable {
             // A station receives none of its own PPDUs: its other ACs' EDCAFs do not defer
             // EIFS after it (`wmm::own_data_ppdu`; with one AC there are none).
@@ -51,7 +55,10 @@ impl World {
             {
                 let e = self.chans[ch as usize].medium.edcaf_mut(tx.contender);
                 if success {
-                    e.on_success();
+                    // Within a TXOP that goes on, counted when it ends.
+                    if !txop_goes_on {
+                        e.on_success();
+                    }
                 } else {
                     e.on_failure(self.air.retry_limit);
                 }
@@ -77,6 +84,9 @@ impl World {
             self.ofdma_after_exchange(now);
         }
         self.tcp_pump_dirty(now);
+        if txop_goes_on && self.txop_after_exchange(ch, busy_end) {
+            return;
+        }
         self.schedule_next_access(ch);
     }
 
