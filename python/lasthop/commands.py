@@ -227,8 +227,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
 def _live_bench(args: argparse.Namespace) -> int | None:
     """`bench --live KIND` or `bench --emu`: its exit code; None for the other benches."""
     if getattr(args, "live", None) == "tune":
-        from .live.bench_tune import run_live_tune
-        return run_live_tune(args.out, seconds=12 if args.quick else 20, budget=16 if args.quick else 32,
+        from .live.bench_tune import BUDGET, run_live_tune
+        return run_live_tune(args.out, seconds=12 if args.quick else 20, budget=16 if args.quick else BUDGET,
                              cell_name=args.tune_cell)
     if getattr(args, "live", None) == "l4s":
         from .live.bench_l4s import run_live_l4s

@@ -181,7 +181,12 @@ def cell_text(name: str, seconds: int) -> str:
     return write_toml(cell_doc(*row, seconds))
 
 
-def run_live_tune(out_dir: str, seconds: int = 20, budget: int = 32, cell_name: str = HOUSE_CELL) -> int:
+# tune's budget here: with the AP's TXOP limit among the levers a search of 32 candidates found
+# no choice that keeps the target on the household cell, one of 96 to 128 does (docs/tune.md).
+BUDGET = 96
+
+
+def run_live_tune(out_dir: str, seconds: int = 20, budget: int = BUDGET, cell_name: str = HOUSE_CELL) -> int:
     if cell_name not in cell_names():
         print(f"lasthop bench --live tune: --tune-cell = {cell_name!r}: one of {', '.join(cell_names())}", file=sys.stderr)
         return 2

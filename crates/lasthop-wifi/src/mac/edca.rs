@@ -250,6 +250,13 @@ impl Edcaf {
         self.draw();
     }
 
+    /// A frame exchange succeeded within a TXOP that goes on (§10.23.2.8): CW returns to CWmin
+    /// as after any success, and the backoff is drawn when the TXOP ends (`on_success`).
+    pub fn on_success_in_txop(&mut self) {
+        self.cw = self.params.cw_min;
+        self.failures = 0;
+    }
+
     /// A transmission attempt failed (collision, or no Ack/Block Ack), or the EDCAF lost an
     /// internal collision to a higher-priority AC of its station (§10.23.2.4: it then behaves
     /// as after an external collision). CW doubles up to CWmax; after `retry_limit`
@@ -361,5 +368,20 @@ mod tests {
         assert_eq!(e.cw(), 63);
         e.on_failure(7); // 7th consecutive failure: retry limit reached
         assert_eq!(e.cw(), 15);
+    }
+
+    /// A success within a TXOP that goes on resets CW without drawing the backoff, which is
+    /// drawn once when the TXOP ends; a later failure in it doubles CW from CWmin.
+    #[test]
+    fn a_success_within_a_txop_resets_cw_and_keeps_the_counter() {
+        let mut e = Edcaf::new(EdcaParams { cw_min: 15, cw_max: 1023, aifsn: 3 }, Rng::from_seed(3));
+        for _ in 0..3 {
+            e.on_failure(7);
+        }
+        let counter = e.backoff();
+        e.on_success_in_txop();
+        assert_eq!((e.cw(), e.backoff(), e.failures()), (15, counter, 0));
+        e.on_failure(7);
+        assert_eq!(e.cw(), 31);
     }
 }

@@ -54,11 +54,11 @@ impl World {
             }
             {
                 let e = self.chans[ch as usize].medium.edcaf_mut(tx.contender);
-                if success {
-                    // Within a TXOP that goes on, counted when it ends.
-                    if !txop_goes_on {
-                        e.on_success();
-                    }
+                if success && txop_goes_on {
+                    // Its backoff is drawn when the TXOP ends (`txop.rs`).
+                    e.on_success_in_txop();
+                } else if success {
+                    e.on_success();
                 } else {
                     e.on_failure(self.air.retry_limit);
                 }

@@ -18,8 +18,8 @@
 //! station as at an access, rate control the rate, and the A-MPDU holds what fits. A PPDU that
 //! could not carry one full-size MPDU at its rate ends the TXOP unsent. The TXOP ends at a
 //! failed exchange too (the holder invokes backoff with its CW doubled, as after any failure,
-//! rather than recover at PIFS), and the EDCAF's success — CW back to CWmin, a new backoff — is
-//! counted once, when its TXOP ends. Not modelled: bursts by relays (mesh nodes) and by cells
+//! rather than recover at PIFS); each success within the TXOP returns the EDCAF's CW to CWmin,
+//! and its new backoff is drawn once, when its TXOP ends. Not modelled: bursts by relays (mesh nodes) and by cells
 //! with OFDMA (an HE AP's MU cascades), which send one exchange per TXOP with their A-MPDUs
 //! capped to the limit as before.
 
