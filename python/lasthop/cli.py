@@ -127,7 +127,8 @@ def _parser(core_only: bool = False) -> argparse.ArgumentParser:
                         "and a dense 50-station cell, with and without AQL (bench/ofdma_cells.py; "
                         "--quick: 5 s, 1 seed)")
     b.add_argument("--runs", type=int, default=5, metavar="N",
-                   help="--live: runs per configuration (default 5)")
+                   help="--live wqm and tune: runs per configuration (default 5; tune's pairs alternate "
+                        "which configuration goes first)")
     b.add_argument("--cc", default="cubic", metavar="NAME",
                    help="--live l4s: the kernel controller of the ECN download (default cubic, "
                         "classic ECN; the choices: live/bench_l4s.py KERNEL_CCS, docs/emu.md)")

@@ -228,8 +228,10 @@ def _live_bench(args: argparse.Namespace) -> int | None:
     """`bench --live KIND` or `bench --emu`: its exit code; None for the other benches."""
     if getattr(args, "live", None) == "tune":
         from .live.bench_tune import BUDGET, run_live_tune
+        if not 1 <= args.runs <= 100:
+            raise UserError(f"--runs = {args.runs}: 1..100")
         return run_live_tune(args.out, seconds=12 if args.quick else 20, budget=16 if args.quick else BUDGET,
-                             cell_name=args.tune_cell)
+                             cell_name=args.tune_cell, runs=1 if args.quick else args.runs)
     if getattr(args, "live", None) == "l4s":
         from .live.bench_l4s import run_live_l4s
         return run_live_l4s(args.out, seconds=10 if args.quick else 15, seeds=2 if args.quick else 3,

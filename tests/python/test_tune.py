@@ -195,6 +195,17 @@ def test_live_tune_table_shows_both_directions():
                               "emulator": {"default": emu, "chosen": emu}})
     assert "mac.cw_min=31" in text and "worst up" in text and "sim (TUN)" in text
     assert text.count(" 50.0 %") == 6  # the worst upload: 20 of an equal share of 40 Mb/s
+    # Repeated emulator runs: the median run of each configuration stands for it, and every
+    # pair is listed with how often the choice was the lower.
+    runs = [({**emu, "latency_ms": d}, {**emu, "latency_ms": c}) for d, c in ((700, 300), (300, 400), (500, 250))]
+    pairs = [{"default": d, "chosen": c} for d, c in runs]
+    median = {label: bench_tune._median_run([p[label] for p in pairs]) for label in ("default", "chosen")}
+    assert median["default"]["latency_ms"] == 500 and median["chosen"]["latency_ms"] == 300
+    assert bench_tune._median_run([emu, {**emu, "latency_ms": 100.0}])["latency_ms"] == 100.0
+    text = bench_tune._table({"chosen": {}, "simulator": {"default": sim, "chosen": sim}, "emulator": median,
+                              "emulator_runs": pairs, "emulator_choice_lower": 2})
+    assert "700 -> 300 ms, 300 -> 400 ms, 500 -> 250 ms; the choice lower in 2 of 3" in text
+    assert text.count("(the median run)") == 2
 
 
 def test_live_tune_runs_the_household_cell_or_one_of_the_matrix(tmp_path):
