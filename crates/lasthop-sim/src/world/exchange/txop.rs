@@ -111,8 +111,7 @@ impl World {
     /// full-size MPDU (1500-octet MSDU).
     pub(in crate::world) fn burst_psdu(&self, sta: u32, txv: &TxVector, budget: Duration) -> Option<u32> {
         let cap = self.stations[sta as usize].psdu_cap;
-        let one = (frame::mpdu_len(1500, self.air.qos) + frame::MPDU_DELIMITER).min(cap);
         let p = frame::max_psdu_for_time(txv, self.air.band, budget, cap);
-        (p >= one).then_some(p)
+        (p >= link::full_size_mpdu(self.air.qos, cap)).then_some(p)
     }
 }

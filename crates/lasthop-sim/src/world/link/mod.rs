@@ -9,6 +9,8 @@ use super::*;
 mod fate;
 mod pull;
 
+pub(in crate::world) use pull::full_size_mpdu;
+
 /// Station `sta`'s link in `dir`, access category slot `k` (through relay port `port` when a
 /// relay forwards it), at `now`.
 pub(super) struct LinkIo<'a> {

@@ -35,6 +35,12 @@ impl PullSource<PktRef> for LinkIo<'_> {
     }
 }
 
+/// The PSDU octets of one full-size MPDU (a 1500-octet MSDU and its delimiter), at most `cap`.
+#[inline]
+pub(in crate::world) fn full_size_mpdu(qos: bool, cap: u32) -> u32 {
+    (frame::mpdu_len(1500, qos) + frame::MPDU_DELIMITER).min(cap)
+}
+
 impl World {
     /// The largest PSDU on station `sta`'s link in `dir` and slot `k` at rate `txv`: the A-MPDU
     /// length cap, and the AC's PPDU time limit for the transmitter (the AP's for its own
@@ -52,7 +58,7 @@ impl World {
         if a.psdu_by_rate[r] == 0 {
             // A TXOP limit shorter than one frame exchange still lets one MPDU go (the 802.11
             // exception for a single frame that exceeds the limit).
-            let one = (frame::mpdu_len(1500, self.air.qos) + frame::MPDU_DELIMITER).min(cap);
+            let one = full_size_mpdu(self.air.qos, cap);
             a.psdu_by_rate[r] = frame::max_psdu_for_time(txv, self.air.band, limit, cap).max(one).max(1);
         }
         a.psdu_by_rate[r]
