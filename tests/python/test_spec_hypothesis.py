@@ -169,7 +169,7 @@ KEYS: dict[str, dict[str, K]] = {
            "ack_filter": choice("off", "conservative", "aggressive"),
            "cw_min": ints([0, 1, 7, 15, 1023], [2, 1024]), "cw_max": ints([15, 63, 1023], [16, 32768]),
            "aifsn": ints([1, 2, 7, 15], [0, 16]),
-           "txop_limit": duration("0s", "32us", "2.048ms", bad=("1ms", "9ms"))},
+           "txop_limit": duration("0s", "32us", "2.048ms", bad=("1ms", "9ms")), "tcp_small_queues": BOOL},
     "wired": {"rate": rate(), "delay": duration("1ms", "0s", "10ms", "1s"),
               "queue_limit": ints([1, 1000, 1048576], [0, 1048577]),
               "loss": floats(0, 0.999, [0.0, 0.5, 0.999999], [1.0, -0.1]),

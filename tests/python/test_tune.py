@@ -219,6 +219,13 @@ def test_live_tune_runs_the_household_cell_or_one_of_the_matrix(tmp_path):
         load_spec_text(text, name)  # a valid spec
         doc = parse_toml(text, name)
         assert doc["sim"]["duration"] == "12s" and doc["ap"]["driver"] == "firmware"
+        # The search runs on the cell as the emulator runs it: no TCP small queues at the
+        # stations nor at the AP host (TUN devices orphan their packets), a valid spec too.
+        tun = bench_tune._as_tun(doc)
+        assert tun["ap"]["tcp_small_queues"] is False and "tcp_small_queues" not in doc["ap"]
+        assert all(st["tcp_small_queues"] is False for st in tun["stations"])
+        normalized = load_spec_text(tune.write_toml(tun), name).normalized
+        assert normalized["ap"]["tcp_small_queues"] is False
     assert parse_toml(bench_tune.cell_text("he-2sta-fq", 12), "he")["phy"]["standard"] == "he"
     # A name outside the list: one line, exit 2, before anything runs.
     r = run_cli("bench", "--live", "tune", "--tune-cell", "nope", "-o", str(tmp_path / "b"))

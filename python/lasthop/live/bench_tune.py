@@ -5,16 +5,18 @@ kernel TCP, next to the simulator's figures and to the default's (docs/tune.md).
    each with a download, an upload and a ping; FQ-CoDel in the stations; the AP with mac80211's
    FQ-CoDel, airtime fairness and a firmware queue under AQL), or on one of the cells of
    `lasthop bench --tune-cells` (`--tune-cell NAME`: `bench/tune_cells.py` CELLS, e.g. the
-   802.11ax ones).
+   802.11ax ones), as the emulator runs it: its kernels' TCP senders, the stations' and the
+   split proxy's in the AP host, hand their packets to TUN devices, which orphan them, so TCP
+   small queues never hold them (`tcp_small_queues = false` at every station and at the AP).
 2. The emulator on the same cell (its [[flows]] removed: the traffic is real), once as written
    (the default) and once with the chosen configuration (the EDCA values, TXOP limits and AQL
    limits act in the model): per station an iperf3 CUBIC download and upload and a ping every
    50 ms from the server.
 3. The worst ping p99, the total goodput (downloads and uploads) and the worst station's
    download and upload over an equal share of the cell's (`tune.shares`), beside the
-   simulator's for the same specs, and the simulator's with the stations' TCP small queues as
-   the emulator's TUN devices leave them (`tcp_small_queues = false`: nothing below the socket
-   holds a kernel's sender there).
+   simulator's for the same specs as the emulator runs them ("sim (TUN)", the search's own
+   figures) and as written (TCP small queues held, as on hardware: what the same choice does
+   on a real AP).
 
 Needs root, iperf3 and ping. Writes DIR/live-bench-tune.json and prints a table.
 """
@@ -204,21 +206,27 @@ def run_live_tune(out_dir: str, seconds: int = 20, budget: int = BUDGET, cell_na
     text = cell_text(cell_name, seconds)
     cell = out / f"{cell_name}.toml"
     cell.write_text(text)
+    base_doc = parse_toml(text, str(cell))
+    # The search runs on the cell as the emulator runs it: its kernels hand their packets to TUN
+    # devices, which orphan each one (tun_net_xmit → skb_orphan), so neither the stations' TCP
+    # small queues nor those of the split proxy in the AP host see the model's queues
+    # (`tcp_small_queues = false` at every station and at the AP; docs/tune.md).
+    as_tun = out / f"{cell_name}-as-tun.toml"
+    as_tun.write_text(write_toml(_as_tun(base_doc)))
     print(f"lasthop bench --live tune: lasthop tune (budget {budget}, 3 seeds) ...", file=sys.stderr, flush=True)
     # The levers the emulator applies: in its model (EDCA, TXOP limits, AQL, the scheduler and its
     # airtime weights, the ACK filter) and, for the split proxy, `lasthop vwire` in its AP host.
-    rep = tune(cell, out / "tune", budget, 3, progress=None, exclude=NOT_IN_EMULATOR)
-    base_doc = parse_toml(text, str(cell))
+    rep = tune(as_tun, out / "tune", budget, 3, progress=None, exclude=NOT_IN_EMULATOR)
     n = sum(st.get("count", 1) for st in base_doc["stations"])
     chosen_doc = apply(base_doc, rep["chosen"]["values"])
     report: dict[str, Any] = {"cell": cell_name, "seconds": seconds, "chosen": rep["chosen"]["values"],
-                              "simulator": {"default": rep["baseline"], "chosen": {k: rep["chosen"][k] for k in FIGURES}}}
-    # The simulator again as the emulator's kernels send: a TUN device orphans each packet it is
-    # handed (tun_net_xmit → skb_orphan), so their TCP small queues never see the model's queues
-    # (`tcp_small_queues = false` at every station; docs/tune.md).
-    as_tun = Search(cell=_as_tun(base_doc), seeds=3, out=out / "tune-as-tun")
-    report["simulator_tun"] = {label: as_tun.candidate(values).figures()
-                               for label, values in (("default", {}), ("chosen", rep["chosen"]["values"]))}
+                              "simulator_tun": {"default": rep["baseline"], "chosen": {k: rep["chosen"][k] for k in FIGURES}}}
+    # The simulator again with the cell as written, as hardware sends (mac80211 keeps each skb
+    # until its transmit status, so TCP small queues hold the senders): what the same choice
+    # does on a real AP with real stations.
+    written = Search(cell=base_doc, seeds=3, out=out / "tune-as-written")
+    report["simulator"] = {label: written.candidate(values).figures()
+                           for label, values in (("default", {}), ("chosen", rep["chosen"]["values"]))}
     with tempfile.TemporaryDirectory(prefix="lasthop-live-tune-") as tmp_s:
         tmp = Path(tmp_s)
         script = tmp / "rrul.sh"
@@ -248,10 +256,12 @@ def _median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _as_tun(doc: dict[str, Any]) -> dict[str, Any]:
-    """`doc` with every station's TCP senders unheld by the queues below them."""
+    """`doc` as the emulator's kernels send: every station's TCP senders and the AP host's (the
+    split proxy's WiFi side) unheld by the queues below them, as a TUN device leaves them."""
     out = copy.deepcopy(doc)
     for st in out.get("stations") or []:
         st["tcp_small_queues"] = False
+    out.setdefault("ap", {})["tcp_small_queues"] = False
     return out
 
 

@@ -2,7 +2,7 @@
 //! the defaults of the keys it leaves out, and the driver and PIE-estimator lists.
 
 use super::names::{BufferSizer, Driver, FqAqm, Qdisc, Scheduler, WqmVariant};
-use super::{yes, ACK_FILTERS};
+use super::{is_true, yes, ACK_FILTERS};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -100,6 +100,14 @@ pub struct ApSpec {
     /// None: Table 9-155's (0 for BE: one frame exchange), whatever `mac.txop_limit_ns` says.
     #[serde(default)]
     pub txop_limit_ns: Option<u64>,
+    /// The AP host's own TCP senders (the split proxy's WiFi side, `world/hosts/vwire.rs`)
+    /// count their packets against TCP small queues until its MAC has sent them, as mac80211
+    /// keeps an skb until its transmit status. `false`: its `wlan0` is a device that orphans
+    /// each packet at once (a TUN device's `tun_net_xmit` → `skb_orphan`, as the emulator's AP
+    /// host), so nothing below the socket holds them. As `stations[].tcp_small_queues` for a
+    /// station's senders. Written only when false.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub tcp_small_queues: bool,
 }
 
 /// `ap.dequeue_cost`'s bound: a host's per-packet transmit path takes microseconds, and the

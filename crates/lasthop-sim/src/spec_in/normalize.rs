@@ -452,6 +452,7 @@ fn ap_section(top: &Table, cell: &mut Cell) -> Res<ApSpec> {
         return Err(ap.fail("ack_filter", "\"off\" unless qdisc = \"fq_codel\" (the filter works in the flow queue, as sch_cake's)"));
     }
     let (ap_cw_min, ap_cw_max, ap_aifsn, ap_txop) = edca_keys(&ap, crate::spec::AIFSN_MIN_AP)?;
+    let tcp_small_queues = ap.bool("tcp_small_queues", true)?;
     cell.driver = driver;
     Ok(ApSpec {
         queue_limit: ap_queue as u32,
@@ -480,6 +481,7 @@ fn ap_section(top: &Table, cell: &mut Cell) -> Res<ApSpec> {
         cw_max: ap_cw_max.map(|x| x as u32),
         aifsn: ap_aifsn.map(|x| x as u32),
         txop_limit_ns: ap_txop,
+        tcp_small_queues,
     })
 }
 

@@ -22,7 +22,8 @@
 //! (`tcp_limit_output_bytes`, 1 MiB) unless it paces itself (`TcpSender::tsq_limit_now`), in
 //! bytes in the AP's queues and MAC (released when the MAC is done with a frame: Block Ack or
 //! drop, or when the queue drops it), so its backlog stays in the socket where the proxy can
-//! see it.
+//! see it. With `ap.tcp_small_queues = false` (an AP host whose `wlan0` orphans each packet,
+//! as the emulator's TUN device does) nothing below the socket holds them.
 //!
 //! **Virtual Wires** (`vwire.enabled`, §III-C–F), every `vwire.period` (2 s): each split flow's
 //! class comes from `app_class` or from the shipped random forest over a `FeatureWindow` of the
@@ -82,6 +83,9 @@ pub(in crate::world) struct Host {
     proxy: Option<Box<SplitProxy>>,
     relay_buffer: u64,
     sndbuf: u64,
+    /// The WiFi-side senders count their bytes in the AP's queues and MAC against TCP small
+    /// queues (`ap.tcp_small_queues`); false: nothing below the socket holds them.
+    counts_below: bool,
     period: Duration,
     sample: Duration,
     efficiency: f64,
@@ -256,6 +260,7 @@ pub(in crate::world) fn new_host(spec: &Spec, seed: u64, q: &mut EventQueue<Ev>)
         proxy,
         relay_buffer: v.relay_buffer_bytes,
         sndbuf: v.sndbuf_bytes,
+        counts_below: spec.ap.tcp_small_queues,
         period: Duration(v.period_ns),
         sample: Duration(v.sample_ns),
         efficiency: v.efficiency,
@@ -392,13 +397,16 @@ impl World {
         }
         self.vwire_write(now);
         let n = self.host().conns.len();
+        let counts_below = self.host().counts_below;
         for c in 0..n {
             // WiFi-side segments into the AP's queue for the station.
             loop {
                 let sc = &mut self.host().conns[c];
                 let Some(seg) = sc.tx.poll_transmit(now, sc.queued_below) else { break };
                 let len = data_ip_len(seg.len);
-                sc.queued_below += len as u64;
+                if counts_below {
+                    sc.queued_below += len as u64;
+                }
                 let (f, sta) = (sc.flow, sc.sta);
                 self.host().proxy.as_deref_mut().expect("a proxy for split flows").on_segment(c, now, len);
                 let p = self.alloc_control(f, len, now);
