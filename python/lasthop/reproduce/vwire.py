@@ -390,8 +390,11 @@ def _check_v2(run: SuiteRun) -> ClaimResult:
     if any(rm[(d, n + 1)] < rm[(d, n)] for d in (NEAR, FAR) for n in busy[:-1]):
         why.append("the reduction does not grow with N: end to end one greedy flow already fills the AP's "
                    "1000-packet FIFO, so the baseline's delay cannot grow with N (3 ft, N = 1…3: "
-                   + ", ".join(f"{me[(NEAR, n)]:.1f}" for n in busy) + " ms) as behind the paper's routers, whose "
-                   "queue sizes and disciplines it does not give (Linksys WRT1200AC under OpenWRT, OnHub); with the "
+                   + ", ".join(f"{me[(NEAR, n)]:.1f}" for n in busy) + " ms); the paper's Linksys WRT1200AC under "
+                   "OpenWRT queues as much below its qdisc (its driver, mwlwifi, holds up to 768 frames per access "
+                   "category and 256 more in its descriptor ring: sysadpt.h SYSADPT_TX_QUEUE_LIMIT = 3 x "
+                   "SYSADPT_MAX_NUM_TX_DESC), and the paper gives neither its greedy flows' senders nor the OnHub's "
+                   "queues, so what made its baseline's delay grow with N is not known; with the "
                    "proxy each greedy flow keeps its TCP small-queues budget (max(2 segments, pacing rate >> 7), as "
                    "Linux sizes it under mac80211) in the station's queue, so the 1 Mb/s flow's delay grows with N "
                    "(" + ", ".join(f"{mv[(NEAR, n)]:.1f}" for n in busy) + " ms)")
