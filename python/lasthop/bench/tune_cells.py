@@ -203,7 +203,7 @@ def run_tune_cells(out_dir: str, quick: bool = False, jobs: int | None = None) -
 def _run(out: Path, quick: bool, jobs: int | None) -> int:
     base = out / "tune-cells"
     base.mkdir(parents=True, exist_ok=True)
-    secs, budget, seeds, confirm = (8, 8, 1, 3) if quick else (15, 96, 2, 6)
+    secs, budget, seeds, confirm = (8, 8, 1, 3) if quick else (15, 192, 2, 6)
     print(f"lasthop tune on {len(CELLS)} RRUL-like cells (budget {budget}, {seeds} seed(s), {secs} s runs)",
           file=sys.stderr)
     rows = []
