@@ -151,9 +151,10 @@ fn same_spec_and_seed_give_identical_results() {
 /// The split proxy's WiFi-side sender counts its bytes in the AP's queues and MAC against TCP
 /// small queues (mac80211 keeps the skb until its transmit status): with a send buffer that
 /// does not hold it first, the AP's 1000-packet FIFO for the station holds a few milliseconds
-/// of it, and a ping beside the download crosses it quickly. With `ap.tcp_small_queues = false` (an AP host whose wlan0 is a TUN device, as the
-/// emulator's) nothing below the socket holds the sender, CUBIC fills the FIFO until it drops,
-/// and the ping waits behind it, at the same goodput.
+/// of it, and a ping beside the download crosses it quickly. With `ap.tcp_small_queues = false`
+/// (an AP host whose wlan0 is a TUN device, as the emulator's) nothing below the socket holds
+/// the sender, CUBIC fills the FIFO until it drops, and the ping waits behind it, at the same
+/// goodput.
 #[test]
 fn an_ap_without_tcp_small_queues_lets_the_proxy_fill_its_queue() {
     let secs = 8;
