@@ -983,6 +983,7 @@ def kvm_problem() -> str | None:
 
 
 KVM_STALL_S = 30.0
+BOOT_PANIC_RETRIES = 2   # boots again after a guest panic before /init
 _kvm_stalled: list[str] = []   # set when a KVM boot never reached /init
 
 
@@ -1083,7 +1084,8 @@ def run(script: str, files: dict[str, str | os.PathLike] | None = None, timeout:
             append += " lasthop.wifi=0"
         stream = sys.stderr if echo is True else (echo or None)
         lines: list[str] = []
-        for _attempt in (1, 2):
+        panics_before_init = 0
+        while True:
             accel, why = choose_accel(qemu)
             cmd = [qemu, *accel, "-m", str(memory_mb),
                    "-smp", str(smp or os.environ.get("LASTHOP_VM_SMP", "1")),
@@ -1096,6 +1098,7 @@ def run(script: str, files: dict[str, str | os.PathLike] | None = None, timeout:
             if stream:
                 log(f"booting {man['kernel_release']} with {why}")
             t0 = time.monotonic()
+            first_line = len(lines)
             marks: dict[str, float] = {}
             init_seen = threading.Event()
             proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -1130,16 +1133,25 @@ def run(script: str, files: dict[str, str | os.PathLike] | None = None, timeout:
                     _kvm_stalled.append(f"no /init after {KVM_STALL_S} s with KVM")
                     lines.append(f"[hwsim_vm] KVM boot stalled ({_kvm_stalled[-1]}): retrying with TCG")
                     continue
+            timed_out = False
+            try:
+                proc.wait(timeout=max(1.0, timeout - (time.monotonic() - t0)))
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                proc.kill()
+                proc.wait()
+            th.join(timeout=5)
+            proc.stdout.close()
+            if (not timed_out and "init" not in marks and panics_before_init < BOOT_PANIC_RETRIES
+                    and any("Kernel panic" in ln for ln in lines[first_line:])):
+                # The guest kernel died while booting, before /init and so before
+                # anything of the caller's ran (seen: an int3 oops in
+                # sched_clock_cpu during static-key patching with two vCPUs under
+                # nested KVM).  Nothing of the test has run: boot it again.
+                panics_before_init += 1
+                lines.append("[hwsim_vm] the guest kernel panicked before /init: booting again")
+                continue
             break
-        timed_out = False
-        try:
-            proc.wait(timeout=max(1.0, timeout - (time.monotonic() - t0)))
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            proc.kill()
-            proc.wait()
-        th.join(timeout=5)
-        proc.stdout.close()
         marks["total"] = time.monotonic() - t0
         console = "\n".join(lines) + "\n"
         code = -1
