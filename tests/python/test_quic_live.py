@@ -202,10 +202,10 @@ def test_interoperates_with_aioquic_both_ways(tmp_path, site):
         srv.stop()
 
 
-@needs
-def test_history_raises_the_window_and_survives_a_restart(tmp_path, site):
-    h, rec = tmp_path / "history.json", tmp_path / "conns.jsonl"
-    srv = Server(site, "--history", str(h), "--record", str(rec))
+def _two_big_downloads(site, h, rec, *extra: str) -> list[dict]:
+    """Two downloads of big.bin, one after the other, from a server with --history h and
+    --record rec; the records of their connections."""
+    srv = Server(site, "--history", str(h), "--record", str(rec), *extra)
     try:
         for i in range(2):
             rc, res = _get(f"https://127.0.0.1:{srv.port}/big.bin")
@@ -218,7 +218,13 @@ def test_history_raises_the_window_and_survives_a_restart(tmp_path, site):
         time.sleep(1.5)  # the history is saved at most once a second
     finally:
         srv.stop()
-    conns = [json.loads(x) for x in rec.read_text().splitlines()]
+    return [json.loads(x) for x in rec.read_text().splitlines()]
+
+
+@needs
+def test_history_raises_the_window_and_survives_a_restart(tmp_path, site):
+    h, rec = tmp_path / "history.json", tmp_path / "conns.jsonl"
+    conns = _two_big_downloads(site, h, rec)
     assert [c["window_from"] for c in conns] == ["default", "history"], conns
     assert conns[0]["initial_window_packets"] == 10 and conns[1]["initial_window_packets"] > 10, conns
     assert conns[1]["initial_window_packets"] * 1350 >= conns[0]["cwnd_at_close"]
@@ -240,6 +246,22 @@ def test_history_raises_the_window_and_survives_a_restart(tmp_path, site):
     conns = [json.loads(x) for x in rec.read_text().splitlines()]
     assert conns[2]["window_from"] == "history" and conns[2]["initial_window_packets"] > 10, conns[2]
     assert json.loads(h.read_text())["entries"][0]["samples"] == 4
+
+
+@needs
+def test_history_events_every_hello_records_at_the_handshake_too(tmp_path, site):
+    """--history-events close_every_hello: each connection adds its window when its handshake
+    completes (its initial window) as well as at close, so two connections leave four samples
+    and the second starts at the mean of the first's initial and closing windows."""
+    h, rec = tmp_path / "history.json", tmp_path / "conns.jsonl"
+    conns = _two_big_downloads(site, h, rec, "--history-events", "close_every_hello")
+    assert json.loads(h.read_text())["entries"][0]["samples"] == 4
+    assert conns[0]["initial_window_packets"] == 10, conns
+    # The first connection's two samples: its window at the handshake (its initial one, 10
+    # packets of quiche's) and at close; the second starts at their mean, below the closing one.
+    iw_bytes = conns[1]["initial_window_packets"] * 1350
+    assert iw_bytes < conns[0]["cwnd_at_close"], conns
+    assert iw_bytes >= (conns[0]["cwnd_at_close"] + 10 * 1350) // 2 - 1350, conns
 
 
 def _emu_reason() -> str | None:

@@ -39,3 +39,11 @@ def test_cwnd_history_quick_reports_every_claim(tmp_path):
     # The RTT guard reverts the history window when a TCP flow has appeared.
     assert claims["HS"]["detail"]["tcp"]["rtt"]["iw_bytes"] == DEFAULT_IW
     assert len(re.findall(r"<img ", (out / "report.html").read_text())) == 5
+    # Algorithm 1's observations: at every connection's close and at its complete client hello
+    # (the 1-RTT handshake's second one, `history_events = "close_every_hello"`), 3 connections
+    # in quick mode.
+    for f in sorted((out / "cwnd-history" / "simple-good-1MB" / "runs").glob("*.json")):
+        d = json.loads(f.read_text())
+        h = d["data"]["flows"][0]["quic"].get("history")
+        if d["spec"]["flows"][0]["history"] == "mean":
+            assert (h["records_close"], h["records_full_handshake"], h["samples"]) == (3, 3, 6), h

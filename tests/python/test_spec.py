@@ -524,10 +524,11 @@ def test_quic_flow_normalizes():
 def test_quic_history_keys_normalize_and_pass_native_validation():
     s = norm('[sim]\nduration="5s"\n[[stations]]\nmcs=3\n[[flows]]\npattern="quic"\nbytes=1000000\n'
              'connections=4\nidle="2s"\nidle_timeout="1s"\nreconnect="0rtt"\nhistory="ewma"\n'
-             'history_guard="rtt"\n', native=True)
+             'history_guard="rtt"\nhistory_events="close_every_hello"\n', native=True)
     f = s.normalized["flows"][0]
     assert (f["connections"], f["idle_ns"], f["idle_timeout_ns"], f["reconnect"], f["history"],
-            f["history_guard"]) == (4, 2_000_000_000, 1_000_000_000, "0rtt", "ewma", "rtt")
+            f["history_guard"], f["history_events"]) == (4, 2_000_000_000, 1_000_000_000, "0rtt", "ewma", "rtt",
+                                                          "close_every_hello")
 
 
 @pytest.mark.parametrize("body,key,needle", [
@@ -536,6 +537,7 @@ def test_quic_history_keys_normalize_and_pass_native_validation():
     ('pattern="quic"\nbytes=10\nreconnect="2rtt"\n', "flows[0].reconnect", '"1rtt"|"0rtt"'),
     ('pattern="quic"\nbytes=10\nhistory="median"\n', "flows[0].history", '"mean"'),
     ('pattern="quic"\nbytes=10\nhistory_guard="rtt"\n', "flows[0].history_guard", 'unless history'),
+    ('pattern="quic"\nbytes=10\nhistory_events="hello"\n', "flows[0].history_events", '"close_every_hello"'),
     ('pattern="quic"\nbytes=10\nidle_timeout="0s"\n', "flows[0].idle_timeout", "> 0"),
     ('pattern="quic"\nbytes=10\nidle="soon"\n', "flows[0].idle", "duration"),
     ('pattern="tcp"\nhistory="mean"\n', "flows[0].history", 'only for pattern = "quic"'),

@@ -233,7 +233,7 @@ FLOW_KEYS: dict[str, K] = {
     "page": choice("google", "live", "twitter", "wikipedia", "youtube", "amazon"),
     "connections": ints([1, 2, 3], [0, -1]), "idle": duration("0s", "10ms"), "idle_timeout": duration("30s", "100ms"),
     "reconnect": choice("1rtt", "0rtt"), "history": choice("none", "mean", "ewma"),
-    "history_guard": choice("none", "rtt"), "split": BOOL, "split_wired_cc": choice("newreno", "cubic", "bbr"),
+    "history_guard": choice("none", "rtt"), "history_events": choice("close_0rtt", "close_every_hello"), "split": BOOL, "split_wired_cc": choice("newreno", "cubic", "bbr"),
     "app_rate": rate("5Mbps"), "app_class": choice("video_sd", "video_hd", "video_4k", "bulk", "web", "voip"),
     "send_buffer": choice("none", "linux"),
     "utility": K(st.sampled_from(["step:32Mbps:10", "log:0.1", "step:1Mbps:1,2Mbps:2", "log:1"]),

@@ -337,6 +337,10 @@ pub struct HistoryOut {
     pub average: String,
     pub guard: String,
     pub records_zero_rtt: u64,
+    /// At the complete client hello of 1-RTT handshakes (`history_events =
+    /// "close_every_hello"`; absent when 0).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub records_full_handshake: u64,
     pub records_close: u64,
     pub records_idle_timeout: u64,
     /// Initial-window lookups that found history, and of those the ones where it raised the

@@ -20,7 +20,7 @@ pub use rules::utility_of;
 use rules::{ac_problem, vwire_flow_problems, vwire_problems};
 pub use choices::{ecn_mismatch, ecn_mismatch_in, hystart_variant, ACK_FILTERS, HYSTARTS, SEND_BUFFERS, AIFSN_MIN_AP, AIFSN_MIN_STA, QUIC_CONGESTION_CONTROLS, TXOP_MAX_NS, TXOP_UNIT_NS};
 use choices::{edca_key_problems, edca_problems};
-pub use names::{App, BufferSizer, Cc, Direction, Driver, ErrorModel, FqAqm, History, HistoryGuard, MuAck, MuScheduler, PathLoss, Pattern, Profile, Qdisc, RateControl, Reconnect, RxDelivery, Scheduler, WqmVariant};
+pub use names::{App, BufferSizer, Cc, Direction, Driver, ErrorModel, FqAqm, History, HistoryEvents, HistoryGuard, MuAck, MuScheduler, PathLoss, Pattern, Profile, Qdisc, RateControl, Reconnect, RxDelivery, Scheduler, WqmVariant};
 use lasthop_algo::ecn::EcnMode;
 pub use aggctl::AggctlSpec;
 pub use ap::{drivers_text, pull_drivers_text, ApSpec, ATH9K_QDEPTH, MAX_DEQUEUE_COST_NS, PIE_ESTIMATORS};
@@ -436,6 +436,10 @@ pub struct FlowSpec {
     /// QUIC: guard on the history-based window: "none" or "rtt" (`cwnd_history::rtt_guard`).
     #[serde(default = "default_history_guard")]
     pub history_guard: HistoryGuard,
+    /// QUIC: where the server observes its window for the history: "close_0rtt" or
+    /// "close_every_hello" (`cwnd_history::HistoryEvent::FullHandshake` as well).
+    #[serde(default = "default_history_events", skip_serializing_if = "is_default_history_events")]
+    pub history_events: HistoryEvents,
     /// TCP download: split at the AP's proxy (`world/hosts/vwire.rs`); the server's connection runs
     /// `split_wired_cc`, the AP → station one `cc`.
     #[serde(default)]
@@ -497,6 +501,14 @@ fn default_history() -> History {
 }
 fn default_history_guard() -> HistoryGuard {
     HistoryGuard::Off
+}
+
+fn default_history_events() -> HistoryEvents {
+    HistoryEvents::Close0Rtt
+}
+
+fn is_default_history_events(e: &HistoryEvents) -> bool {
+    *e == HistoryEvents::Close0Rtt
 }
 
 fn default_profile() -> Profile {

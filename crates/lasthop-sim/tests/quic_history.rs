@@ -202,3 +202,32 @@ fn bad_lifecycle_keys_are_named_by_the_native_checks() {
         assert!(p.len() == 1 && p[0].0 == "spec" && p[0].2.contains(name), "{p:?}");
     }
 }
+
+#[test]
+fn every_hello_also_records_the_initial_window_at_each_full_handshake() {
+    // Algorithm 1 observes the window at every complete client hello: with
+    // `history_events = "close_every_hello"` a 1-RTT connection's handshake adds its initial
+    // window, so the second connection starts with the mean of the first's initial and closing
+    // windows instead of the closing one alone.
+    let secs = 6;
+    let mut s = path(secs, 19, 0.0);
+    s["flows"] = flows(MB, 3, "mean", json!({"history_events": "close_every_hello"}), secs);
+    let out = run(&s, 1);
+    let tr = transfers(&out);
+    let h = &quic(&out)["history"];
+    eprintln!("{tr:?}\n{h}");
+    assert_eq!((h["records_full_handshake"].as_u64(), h["records_close"].as_u64()), (Some(3), Some(3)), "{h}");
+    let w0 = tr[0]["end_cwnd_bytes"].as_u64().unwrap();
+    // Nothing of the response is sent before the handshake completes at the server: the
+    // window it observes there is the connection's initial one.
+    assert_eq!(tr[1]["initial_cwnd_bytes"].as_u64().unwrap(), ((DEFAULT_IW + w0) / 2).max(DEFAULT_IW));
+    let (i1, w1) = (tr[1]["initial_cwnd_bytes"].as_u64().unwrap(), tr[1]["end_cwnd_bytes"].as_u64().unwrap());
+    assert_eq!(tr[2]["initial_cwnd_bytes"].as_u64().unwrap(), ((DEFAULT_IW + w0 + i1 + w1) / 4).max(DEFAULT_IW));
+
+    // The default ("close_0rtt") writes no such counter and starts the second connection
+    // with the first's closing window.
+    s["flows"] = flows(MB, 3, "mean", json!({}), secs);
+    let out = run(&s, 1);
+    assert!(quic(&out)["history"].get("records_full_handshake").is_none());
+    assert_eq!(transfers(&out)[1]["initial_cwnd_bytes"].as_u64().unwrap(), w0);
+}

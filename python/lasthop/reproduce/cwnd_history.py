@@ -42,8 +42,13 @@ and it saves ~3 %.
 Bandwidth 100 Mb/s as in the paper (§5). Initial window: proto-quic's default (the paper's
 implementation, §5), Chromium's kInitialCongestionWindow = 32 packets (Chromium counts them in
 1460-byte segments, 46.7 kB; the model in its 1350-byte datagrams, 43.2 kB). History: the
-arithmetic mean of every recorded window (the first of the two averages §4 names). Fixed for every
-sweep below.
+arithmetic mean of every recorded window (the first of the two averages §4 names), recorded where
+Algorithm 1 says, "receive complete client hello message or close a connection": at close, and at
+the complete client hello of every handshake, which in a 1-RTT handshake is the client's second
+hello (proto-quic handles it as a 0-RTT one, `QuicCryptoServerStream::
+FinishProcessingHandshakeMessage`) and observes the new connection's initial window
+(`history_events = "close_every_hello"`; §4's prose names only the 0-RTT hello, which the
+model's default "close_0rtt" follows). Fixed for every sweep below.
 
 Beyond the paper: the same transfers with the WiFi link as the bottleneck (wired 1 Gb/s,
 average-path delay, no wired loss; the station at 802.11ac 40 MHz MCS 7, one stream: 150 Mb/s
@@ -65,7 +70,7 @@ TITLE = "History-based initial congestion window for QUIC"
 SOURCE = ("\"Access Latency Reduction in the QUIC Protocol Based on Communication History\", Electronics 2019; "
           "TARGETS H1–H7")
 DESCRIPTION = ("QUIC flows of several connections from one client; the server starts each new 1-RTT connection with "
-               "max(default, mean of the windows recorded at close); the default window is proto-quic's 32 packets. "
+               "max(default, mean of the windows recorded at close and at each handshake's complete client hello, Algorithm 1); the default window is proto-quic's 32 packets. "
                "Simple topology: 100 Mb/s wired bottleneck to a station behind an 802.11ac AP (867 Mb/s PHY, so the "
                "wire is the bottleneck); dumbbell: plus 1…N TCP CUBIC bulk downloads to other stations over the same "
                "wire. Path RTT and random loss of the data direction calibrated from the paper's default-window "
@@ -101,9 +106,17 @@ DATAGRAM = 1350            # the QUIC flows' UDP payload (the model's default)
 DEFAULT_IW = INITIAL_CWND * DATAGRAM
 CONNECTIONS = {True: 3, False: 6}  # quick, full: the first connection is not measured
 SEEDS = {True: 3, False: 20}       # full: 5 measured connections × 20 seeds = twice the paper's 50 transfers
-# Full-mode seeds of sweeps whose claim's interval straddled a band edge with 20 (H4 asked for
-# about 156); the paper's 50 transfers per configuration are the floor, not the count.
-FULL_SEEDS = {"dumbbell-good-1MB": 160, "dumbbell-average-1MB": 160}
+# Where the server observes its window: Algorithm 1's "receive complete client hello message or
+# close a connection". proto-quic, the paper's implementation (§5), handles the complete client
+# hello of a 1-RTT handshake (the one after its REJ) in the same place as a 0-RTT one
+# (`QuicCryptoServerStream::FinishProcessingHandshakeMessage`, the branch that answers SHLO), so
+# every connection adds its initial window there as well as its window at close.
+HISTORY_EVENTS = "close_every_hello"
+# Full-mode seeds of sweeps whose claim's interval straddled a band edge with fewer (with 20:
+# H1 asked for about 55; H4 for about 161 with 160, H6 for about 297); the paper's 50 transfers
+# per configuration are the floor, not the count.
+FULL_SEEDS = {"simple-good-1MB": 60, "simple-average-1MB": 60, "dumbbell-good-1MB": 240, "dumbbell-average-1MB": 240,
+              **{f"bg{n}": 300 for n in range(1, 6)}}
 BG_FLOWS = {True: [1, 2, 4], False: [1, 2, 3, 4, 5]}
 IDLE = "200ms"
 BG_LEAD_S = 1.0
@@ -122,7 +135,7 @@ def _spec(name: str, path: str, size: str, connections: int, n_bg: int = 0) -> d
     dur = _duration_s(path, size, connections, lead)
     quic = {"stations": 0, "direction": "down", "pattern": "quic", "bytes": SIZES[size],
             "connections": connections, "idle": IDLE, "history": "none", "start": f"{lead}s",
-            "initial_cwnd": INITIAL_CWND}
+            "initial_cwnd": INITIAL_CWND, "history_events": HISTORY_EVENTS}
     flows = [quic]
     if n_bg:
         flows.append({"stations": list(range(1, 1 + n_bg)), "direction": "down", "pattern": "tcp", "cc": "cubic"})

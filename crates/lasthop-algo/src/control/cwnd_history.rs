@@ -5,7 +5,9 @@
 //! client hello in a 0-RTT handshake ([`HistoryEvent::ZeroRttHandshake`]), and when a
 //! connection is closed — the paper's example is the close after no communication for a
 //! period of time ([`HistoryEvent::IdleTimeout`]); any other close counts the same
-//! ([`HistoryEvent::ConnectionClosed`]). Each observation updates an average: "the arithmetic
+//! ([`HistoryEvent::ConnectionClosed`]). Algorithm 1's condition is "receive complete client
+//! hello message", which a 1-RTT handshake also meets with its second hello
+//! ([`HistoryEvent::FullHandshake`]); the host chooses whether to observe there. Each observation updates an average: "the arithmetic
 //! mean or moving average can be used" (§4), so both are kept — the cumulative arithmetic
 //! mean of all observations and an exponentially weighted moving average with gain
 //! `ewma_gain` — and [`CwndHistoryConfig::average`] picks the one used. When a new
@@ -33,6 +35,13 @@ pub enum HistoryEvent {
     /// A complete client hello arrived in a 0-RTT handshake (the connection's current window
     /// is observed while data flows, §4 / Figure 6a).
     ZeroRttHandshake,
+    /// The complete client hello of a 1-RTT handshake arrived: the client's second hello,
+    /// after the server's reject (gQUIC: inchoate CHLO, REJ, complete CHLO, SHLO). Algorithm 1
+    /// observes the window at every "complete client hello message"; proto-quic, the paper's
+    /// implementation (§5), processes that hello of either handshake in one place
+    /// (`QuicCryptoServerStream::FinishProcessingHandshakeMessage`, the branch that answers
+    /// with SHLO). The window observed is the new connection's initial one.
+    FullHandshake,
     /// The connection was closed; its window is observed before the state is deleted.
     ConnectionClosed,
     /// The connection was closed by the idle timeout ("no communication during a period of
@@ -179,6 +188,8 @@ impl PeerHistory {
 pub struct CwndHistoryStats {
     /// Observations at 0-RTT handshakes.
     pub records_zero_rtt: u64,
+    /// Observations at the complete client hello of 1-RTT handshakes.
+    pub records_full_handshake: u64,
     /// Observations at connection close (idle timeouts included).
     pub records_close: u64,
     /// Of those, at idle-timeout close.
@@ -264,6 +275,7 @@ impl<K: Ord + Clone> CwndHistory<K> {
     pub fn record(&mut self, now: Instant, peer: &K, event: HistoryEvent, cwnd_bytes: u64) {
         match event {
             HistoryEvent::ZeroRttHandshake => self.stats.records_zero_rtt += 1,
+            HistoryEvent::FullHandshake => self.stats.records_full_handshake += 1,
             HistoryEvent::ConnectionClosed => self.stats.records_close += 1,
             HistoryEvent::IdleTimeout => {
                 self.stats.records_close += 1;

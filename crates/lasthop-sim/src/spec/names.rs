@@ -215,6 +215,13 @@ named! {
     pub enum HistoryGuard { Off = "none", Rtt = "rtt" }
 }
 
+named! {
+    /// `flows[].history_events` (QUIC): where the server observes its window. "close_0rtt": at
+    /// close and at a 0-RTT client hello (§4's prose); "close_every_hello": also at the
+    /// complete client hello of every 1-RTT handshake (Algorithm 1 as proto-quic calls it).
+    pub enum HistoryEvents { Close0Rtt = "close_0rtt", EveryHello = "close_every_hello" }
+}
+
 /// The names of the model crates' enums the spec uses, each from that enum's own table.
 pub fn standard_names() -> Vec<&'static str> {
     Standard::ALL.iter().map(|s| s.name()).collect()
@@ -306,6 +313,7 @@ pub fn tables() -> Vec<(&'static str, Vec<String>)> {
         ("flows.reconnect", Reconnect::NAMES.to_vec()),
         ("flows.history", History::NAMES.to_vec()),
         ("flows.history_guard", HistoryGuard::NAMES.to_vec()),
+        ("flows.history_events", HistoryEvents::NAMES.to_vec()),
     ];
     let mut out: Vec<(&str, Vec<String>)> = lists.into_iter().map(|(k, v)| (k, v.into_iter().map(str::to_owned).collect())).collect();
     out.insert(1, ("phy.band", bands));

@@ -4,7 +4,7 @@
 use super::raw::{format_duration, parse_duration, parse_rate, show_value, Raw};
 use super::{pages, Res, SpecError, Table};
 use crate::spec::ranges::{self, ACK_POLICIES, ALLOCATIONS, APP_CLASSES, DEVICES, MAX_DISTANCE_M};
-use crate::spec::names::{self, App, BufferSizer, Cc, FqAqm, Direction, Driver, History, HistoryGuard, MuAck, MuScheduler, PathLoss, Pattern, Profile, Qdisc, Reconnect, RxDelivery, Scheduler, WqmVariant};
+use crate::spec::names::{self, App, BufferSizer, Cc, FqAqm, Direction, Driver, History, HistoryEvents, HistoryGuard, MuAck, MuScheduler, PathLoss, Pattern, Profile, Qdisc, Reconnect, RxDelivery, Scheduler, WqmVariant};
 use crate::spec::{AggctlSpec, ApSpec, ChannelSpec, EmuSpec, FlowSpec, MacSpec, OfdmaSpec, PhySpec, SimSpec, Spec, StationSpec, UtilitySpec, VwireSpec, WiredSpec};
 use lasthop_algo::ecn::EcnMode;
 use lasthop_wifi::mac::edca::AccessCategory;

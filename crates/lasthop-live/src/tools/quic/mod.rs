@@ -13,7 +13,8 @@
 //! * History-based initial windows ("Access Latency Reduction in the QUIC Protocol Based on
 //!   Communication History", Electronics 2019): the server keeps
 //!   `lasthop_algo::control::cwnd_history::CwndHistory` keyed by the client's /32 or /24,
-//!   records each connection's cwnd when it closes, gives a new connection
+//!   records each connection's cwnd when it closes (and, with `--history-events
+//!   close_every_hello`, when its handshake completes), gives a new connection
 //!   max(default, average) (`serve.rs`), keeps it in a file across restarts, and with
 //!   `--guard rtt` applies `rtt_guard` to an RTT measured with a stateless Retry before the
 //!   connection is accepted.
@@ -43,6 +44,11 @@ serve:
   --history-mode mean|ewma   the average used (default mean)
   --history-size N       clients remembered, least recently used forgotten (default 1024)
   --history-lifetime DUR an entry expires this long after its last update (default 1h)
+  --history-events close_0rtt|close_every_hello
+                         where a connection's window is recorded: at close, or also
+                         when its handshake completes (Algorithm 1's every complete
+                         client hello: the connection's initial window) (default
+                         close_0rtt; this server keeps no state for a 0-RTT hello)
   --guard none|rtt       rtt: measure the RTT with a stateless Retry first and use the
                          default window if it grew > 25 % over the recorded min RTT
                          (default none)
@@ -137,7 +143,7 @@ fn run(sub: &str, argv: &[String]) -> Result<i32, UsageError> {
 
 /// `quic serve`'s options (None: `--help` was printed).
 fn serve_opts(tool: &str, argv: &[String]) -> Result<Option<serve::ServeOpts>, UsageError> {
-    let mut a = Args::parse(tool, argv, &["quiet", "pages", "follow-symlinks"], &["listen", "profile", "history", "history-key", "history-mode", "history-size", "history-lifetime", "guard", "initial-window", "cert", "key", "record", "metrics", "stats", "duration"])?;
+    let mut a = Args::parse(tool, argv, &["quiet", "pages", "follow-symlinks"], &["listen", "profile", "history", "history-key", "history-mode", "history-size", "history-lifetime", "history-events", "guard", "initial-window", "cert", "key", "record", "metrics", "stats", "duration"])?;
     if a.help() {
         print!("{HELP}");
         return Ok(None);
@@ -158,6 +164,8 @@ fn serve_opts(tool: &str, argv: &[String]) -> Result<Option<serve::ServeOpts>, U
     let mode = a.choice("history-mode", "mean", &["mean", "ewma"])?;
     let size = a.uint("history-size", 1, 10_000_000)?.unwrap_or(1024) as usize;
     let lifetime = a.duration("history-lifetime", Duration::from_secs(3600), Duration::from_secs(1), Duration::from_secs(365 * 86_400))?;
+    let events = lasthop_sim::spec::HistoryEvents::NAMES;
+    let every_hello = a.choice("history-events", events[0], events)? == lasthop_sim::spec::HistoryEvents::EveryHello.as_str();
     let guard = a.choice("guard", "none", &["none", "rtt"])? == "rtt";
     let iw = a.uint("initial-window", 2, 10_000)?.unwrap_or(10) as usize;
     let cert = a.value("cert");
@@ -181,7 +189,7 @@ fn serve_opts(tool: &str, argv: &[String]) -> Result<Option<serve::ServeOpts>, U
         return Err(usage("serve: --cert and --key go together"));
     }
     let o = serve::ServeOpts {
-        dir, follow_symlinks, listen, profile, history, prefix, ewma: mode == "ewma", size, lifetime, guard, iw,
+        dir, follow_symlinks, listen, profile, history, prefix, ewma: mode == "ewma", size, lifetime, every_hello, guard, iw,
         cert: cert.zip(key), record, metrics, stats_every, duration, quiet,
     };
     Ok(Some(o))

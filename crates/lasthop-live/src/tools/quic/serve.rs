@@ -28,6 +28,9 @@ pub struct ServeOpts {
     pub ewma: bool,
     pub size: usize,
     pub lifetime: Duration,
+    /// Also record a connection's window when its handshake completes (`--history-events
+    /// close_every_hello`).
+    pub every_hello: bool,
     pub guard: bool,
     pub iw: usize,
     pub cert: Option<(String, String)>,
@@ -82,6 +85,8 @@ struct Conn {
     lost_bytes: u64,
     series: Vec<[u64; 4]>,
     next_sample: Instant,
+    /// Its window went to the history when its handshake completed.
+    hello_recorded: bool,
 }
 
 #[derive(Default)]
@@ -362,7 +367,7 @@ impl Server<'_> {
             started: now, resps: BTreeMap::new(), requests: 0, body_bytes: 0,
             pacer: PacingSender::new(INITIAL_BURST, MAX_DATAGRAM as u64, sim(t0, now)), pace_until: None, last_sent: now,
             last_loss: now.checked_sub(Duration::from_secs(1)).unwrap_or(now), lost_bytes: 0,
-            series: Vec::new(), next_sample: now,
+            series: Vec::new(), next_sample: now, hello_recorded: false,
         });
         Ok(Some(scid_bytes))
     }
@@ -400,6 +405,14 @@ impl Server<'_> {
         for c in self.conns.values_mut() {
             if c.conn.timeout_instant().is_some_and(|t| t <= now) {
                 c.conn.on_timeout();
+            }
+            if o.every_hello && o.history.is_some() && !c.hello_recorded && c.conn.is_established() {
+                // The handshake completed (the client's Finished: gQUIC's complete client
+                // hello): Algorithm 1 observes the window, before any response is sent.
+                c.hello_recorded = true;
+                if let Some(p) = c.conn.path_stats().next() {
+                    self.store.record(sim(t0, now), &c.key, HistoryEvent::FullHandshake, p.cwnd as u64, None);
+                }
             }
             serve_conn(c, &self.root, &mut self.k);
             send(c, o.profile, t0, now, &self.sock, &mut self.out, &mut self.k);

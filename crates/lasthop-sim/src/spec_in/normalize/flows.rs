@@ -53,9 +53,9 @@ const TCP_KEYS: [&str; 12] = [
     "cc", "bytes", "pacing", "hystart", "extra_acked", "app", "request_bytes", "response_bytes", "think_time", "requests",
     "ecn", "send_buffer",
 ];
-const QUIC_KEYS: [&str; 11] = [
+const QUIC_KEYS: [&str; 12] = [
     "profile", "ack_policy", "zero_rtt", "initial_cwnd", "page", "connections", "idle", "idle_timeout", "reconnect",
-    "history", "history_guard",
+    "history", "history_guard", "history_events",
 ];
 
 /// One `[[flows]]` table: the stations it goes to, the normalized flow (without its station)
@@ -187,6 +187,7 @@ fn blank_flow(direction: Direction, pattern: Pattern) -> FlowSpec {
         reconnect: Reconnect::OneRtt,
         history: History::Off,
         history_guard: HistoryGuard::Off,
+        history_events: HistoryEvents::Close0Rtt,
         split: false,
         split_wired_cc: Cc::Bbr,
         app_rate_bps: 0,
@@ -250,6 +251,7 @@ fn transport_keys(t: &Table, p: Pattern, v: &mut FlowSpec) -> Res<(App, Option<(
     if guard != HistoryGuard::Off && history == History::Off {
         return Err(t.fail("history_guard", "\"none\" unless history is \"mean\" or \"ewma\""));
     }
+    let events = if quic { t.pick("history_events", HistoryEvents::Close0Rtt, "")? } else { HistoryEvents::Close0Rtt };
     v.pacing = if tcp || quic { t.bool_opt("pacing", None)? } else { None };
     let hystarts = &crate::spec::HYSTARTS;
     v.hystart = if tcp { t.choice_or_bool("hystart", hystarts, hystarts[0], "off")? } else { hystarts[0].into() };
@@ -284,6 +286,7 @@ fn transport_keys(t: &Table, p: Pattern, v: &mut FlowSpec) -> Res<(App, Option<(
     v.connections = connections as u32;
     v.history = history;
     v.history_guard = guard;
+    v.history_events = events;
     Ok((app, big))
 }
 

@@ -24,7 +24,10 @@
 //! connection closes (idle timeout included) and, for a 0-RTT reconnect (`reconnect = "0rtt"`,
 //! a resumed session whose client does not close), when the complete client hello arrives
 //! while it still holds the previous connection — whose window the new connection then
-//! continues with (the paper's Figure 6a). With `history_guard = "rtt"` a history-raised
+//! continues with (the paper's Figure 6a). With `history_events = "close_every_hello"` it also
+//! records its window when a 1-RTT handshake's second client flight arrives (the client's
+//! Finished here; gQUIC's complete client hello after the reject), as Algorithm 1's "receive
+//! complete client hello message" reads on proto-quic: the new connection's initial window. With `history_guard = "rtt"` a history-raised
 //! window is replaced by the default before the first response byte if the handshake RTT
 //! exceeds the smallest recorded RTT by more than 25 % (`cwnd_history::rtt_guard`). Each
 //! datagram is tagged with its connection, so stragglers of an old connection are discarded.
@@ -36,7 +39,7 @@
 use crate::world::{PktRef, TcpMeta, World};
 use crate::engine::TimerId;
 use crate::metrics::LogHistogram;
-use crate::spec::{FlowSpec, History, HistoryGuard, Profile, Reconnect};
+use crate::spec::{FlowSpec, History, HistoryEvents, HistoryGuard, Profile, Reconnect};
 use lasthop_algo::control::ack_policy::{AckPolicyConfig, AckPolicyKind};
 use lasthop_algo::control::cwnd_history::{self, CwndHistory, CwndHistoryConfig, GuardVerdict, HistoryAverage, HistoryEvent};
 use lasthop_algo::quic::{CloseReason, Datagram, Event, QuicConfig, QuicConnection, Role};
@@ -122,6 +125,9 @@ pub(in crate::world) struct QuicFlow {
     history: Option<CwndHistory<u32>>,
     history_average: &'static str,
     guard: bool,
+    /// Observe the window at the complete client hello of 1-RTT handshakes too
+    /// (`history_events = "close_every_hello"`).
+    every_hello: bool,
     guard_reverted: u64,
     /// Smallest RTT seen by the connections whose window was recorded.
     hist_min_rtt: Option<Duration>,
@@ -199,6 +205,7 @@ pub(in crate::world) fn new_flow(f: &FlowSpec, timer: TimerId) -> QuicFlow {
         history,
         history_average: if f.history == History::Ewma { "ewma" } else { "mean" },
         guard: f.history_guard == HistoryGuard::Rtt,
+        every_hello: f.history_events == HistoryEvents::EveryHello,
         guard_reverted: 0,
         hist_min_rtt: None,
         guard_pending: None,
@@ -351,6 +358,7 @@ impl World {
                     average: q.history_average.to_string(),
                     guard: if q.guard { "rtt" } else { "none" }.to_string(),
                     records_zero_rtt: st.records_zero_rtt,
+                    records_full_handshake: st.records_full_handshake,
                     records_close: st.records_close,
                     records_idle_timeout: st.records_idle_timeout,
                     hits: st.hits,
@@ -428,6 +436,14 @@ impl World {
                         if let Some(&size) = q.objects.get((id / 4) as usize) {
                             let (n, fin) = if size == 0 { (u64::MAX / 4, false) } else { (size, true) };
                             let _ = q.server.stream_write(id, n, fin);
+                        }
+                    }
+                    Event::HandshakeComplete if q.every_hello && !q.transfers[q.server_conn as usize].zero_rtt => {
+                        // The client's second flight of a 1-RTT handshake, where gQUIC's
+                        // complete client hello arrives: Algorithm 1 observes the window.
+                        let w = q.server.cwnd();
+                        if let Some(h) = q.history.as_mut() {
+                            h.record(now, &q.peer, HistoryEvent::FullHandshake, w);
                         }
                     }
                     Event::Closed { reason: CloseReason::IdleTimeout } => {
