@@ -88,3 +88,25 @@ def test_wqm_on_a_real_mac80211_phy(tmp_path):
     rec = [json.loads(x) for x in (out / "rec.jsonl").read_text().splitlines()]
     assert len(rec) > 20
     assert {x["station"] for x in rec} == {"02:00:00:00:01:00"}
+
+
+def test_a_guest_panic_before_init_boots_again_then_gives_up(tmp_path, monkeypatch):
+    """The harness's own logic, without a VM: a 'qemu' that prints a kernel panic and exits
+    before /init is booted three times in all, and the run ends as a crash (-1) whose console
+    keeps every attempt; one that reaches /init and panics later is not booted again."""
+    calls = tmp_path / "calls"
+    fake = tmp_path / "qemu"
+    fake.write_text("#!/bin/sh\necho x >> " + str(calls) + "\n"
+                    "[ -n \"$LATE\" ] && echo 'lasthop-vm: init started'\n"
+                    "echo '[    2.48] Kernel panic - not syncing: Fatal exception in interrupt'\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(hwsim_vm, "prepare", lambda *a, **k: {"kernel": "k", "initramfs": "i", "kernel_release": "r"})
+    monkeypatch.setattr(hwsim_vm, "ensure_qemu", lambda: str(fake))
+    monkeypatch.setattr(hwsim_vm, "choose_accel", lambda q: (["-accel", "tcg"], "tcg (test)"))
+    code, console = hwsim_vm.run("true", timeout=30)
+    assert code == -1 and len(calls.read_text().split()) == 1 + hwsim_vm.BOOT_PANIC_RETRIES, console
+    assert console.count("panicked before /init: booting again") == hwsim_vm.BOOT_PANIC_RETRIES, console
+    calls.unlink()
+    monkeypatch.setenv("LATE", "1")
+    code, console = hwsim_vm.run("true", timeout=30)
+    assert code == -1 and len(calls.read_text().split()) == 1 and "booting again" not in console, console
