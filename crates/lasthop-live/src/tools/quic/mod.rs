@@ -164,8 +164,9 @@ fn serve_opts(tool: &str, argv: &[String]) -> Result<Option<serve::ServeOpts>, U
     let mode = a.choice("history-mode", "mean", &["mean", "ewma"])?;
     let size = a.uint("history-size", 1, 10_000_000)?.unwrap_or(1024) as usize;
     let lifetime = a.duration("history-lifetime", Duration::from_secs(3600), Duration::from_secs(1), Duration::from_secs(365 * 86_400))?;
-    let events = lasthop_sim::spec::HistoryEvents::NAMES;
-    let every_hello = a.choice("history-events", events[0], events)? == lasthop_sim::spec::HistoryEvents::EveryHello.as_str();
+    use lasthop_sim::spec::HistoryEvents;
+    let every_hello = a.choice("history-events", HistoryEvents::Close0Rtt.as_str(), HistoryEvents::NAMES)?
+        == HistoryEvents::EveryHello.as_str();
     let guard = a.choice("guard", "none", &["none", "rtt"])? == "rtt";
     let iw = a.uint("initial-window", 2, 10_000)?.unwrap_or(10) as usize;
     let cert = a.value("cert");
