@@ -62,9 +62,37 @@ $(VENV)/.quic-deps-stamp: $(VENV)/.deps-stamp
 # The extension module, built in release mode and installed into the venv (editable for the
 # Python sources, so editing python/lasthop needs no rebuild). This also installs the
 # `lasthop` console script into $(BIN).
-$(VENV)/.native-stamp: $(VENV)/.deps-stamp $(RUST_SOURCES) pyproject.toml
-	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(BIN)):$$PATH \
-		$(BIN)/maturin develop --release --quiet --extras ray
+#
+# It is built profile-guided (PGO=0: a plain release build): instrumented first (into
+# target/pgo-gen), then run on the training specs — every `lasthop new` template and
+# experiments/*.toml without the emulator's (python/lasthop/bench/pgo.py) — then built again from
+# the counts they left (target/pgo-use). llvm-profdata comes with rustup's llvm-tools component,
+# added here if missing; without it the build is a plain one and says so. The results are the
+# same byte for byte (the counts place and inline code; no arithmetic changes); `lasthop bench`
+# names the build it timed.
+PGO ?= 1
+PGO_DIR := $(abspath target/pgo)
+PGO_TRAIN := $(filter-out experiments/emu-%,$(wildcard experiments/*.toml))
+MATURIN_DEVELOP := VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(BIN)):$$PATH \
+	$(BIN)/maturin develop --release --quiet --extras ray
+
+$(VENV)/.native-stamp: $(VENV)/.deps-stamp $(RUST_SOURCES) pyproject.toml python/lasthop/bench/pgo.py
+	@profdata=""; \
+	if [ "$(PGO)" = 1 ]; then \
+	  bin="$$(rustc --print sysroot)/lib/rustlib/$$(rustc -vV | sed -n 's/^host: //p')/bin"; \
+	  [ -x "$$bin/llvm-profdata" ] || timeout 300 rustup component add llvm-tools >/dev/null 2>&1 || true; \
+	  if [ -x "$$bin/llvm-profdata" ]; then profdata="$$bin/llvm-profdata"; \
+	  else echo "make: no llvm-profdata (rustup component add llvm-tools): a plain release build of the native module"; fi; \
+	fi; \
+	if [ -n "$$profdata" ]; then \
+	  echo "make: the native module, profile-guided: instrumented, trained, built again (PGO=0: a plain build)"; \
+	  rm -rf $(PGO_DIR) && mkdir -p $(PGO_DIR) && \
+	  RUSTFLAGS="$$RUSTFLAGS -Cprofile-generate=$(PGO_DIR)/raw" CARGO_TARGET_DIR=target/pgo-gen $(MATURIN_DEVELOP) && \
+	  LLVM_PROFILE_FILE="$(PGO_DIR)/raw/%m_%p.profraw" $(BIN)/python -m lasthop.bench.pgo $(PGO_TRAIN) && \
+	  "$$profdata" merge -o $(PGO_DIR)/merged.profdata $(PGO_DIR)/raw && \
+	  LASTHOP_PGO=1 RUSTFLAGS="$$RUSTFLAGS -Cprofile-use=$(PGO_DIR)/merged.profdata" CARGO_TARGET_DIR=target/pgo-use \
+	    $(MATURIN_DEVELOP); \
+	else $(MATURIN_DEVELOP); fi
 	touch $@
 
 # The standalone live tools (no Python needed): target/release/lasthop-live, also put beside

@@ -96,6 +96,9 @@ def format_rate(bps: int) -> str:
 def version() -> str:
     """Crate version + '+' + short git hash ('-dirty' if the tree had changes, or 'unknown')."""
 
+def build_kind() -> str:
+    """'profile-guided' (built again from the training specs' counts, `make build`) or 'release'."""
+
 EMU_IO_MODES: list[str]
 """`lasthop emu --io`'s choices, the default first."""
 

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["TEMPLATES", "add_parsers", "cmd_new", "cmd_schema", "cmd_completion", "completion_script"]
+__all__ = ["TEMPLATES", "template_path", "add_parsers", "cmd_new", "cmd_schema", "cmd_completion", "completion_script"]
 
 _TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
 
@@ -19,6 +19,11 @@ def _templates() -> dict[str, Path]:
 
 
 TEMPLATES = tuple(_templates())
+
+
+def template_path(name: str) -> Path:
+    """The file of template `name` (one of TEMPLATES)."""
+    return _TEMPLATE_DIR / f"{name}.toml"
 
 
 def _summary(path: Path) -> str:

@@ -199,6 +199,33 @@ def test_bench_quick(simulator):
     assert any(line.startswith("idle:") for line in lines) and any(line.startswith("loaded:") for line in lines)
 
 
+def test_the_profile_guided_builds_training_runs_every_template_and_stops_on_a_bad_spec(simulator, tmp_path: Path):
+    """The training set of `make build` (python/lasthop/bench/pgo.py): every template and the
+    files given, each run once; a file that does not load stops it with one line and exit 1,
+    before anything ran."""
+    import io
+    import subprocess
+    import sys
+
+    from lasthop.bench.pgo import train, training_specs
+    from lasthop.new_cli import TEMPLATES
+
+    given = sorted(p for p in (ROOT / "experiments").glob("*.toml") if not p.name.startswith("emu-"))
+    paths = training_specs([str(p) for p in given])
+    assert [p.stem for p in paths[:len(TEMPLATES)]] == list(TEMPLATES) and paths[len(TEMPLATES):] == given
+    out = io.StringIO()
+    assert train(paths[:2], out=out) == 0
+    assert out.getvalue().splitlines()[-1].startswith("  2 specs in ")
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[sim]\nduration = \"forever\"\n")
+    proc = subprocess.run([sys.executable, "-m", "lasthop.bench.pgo", str(bad)], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 1
+    err = proc.stderr.splitlines()
+    assert len(err) == 1 and err[0].startswith(f"lasthop.bench.pgo: {bad}: "), err
+    assert "trained on" not in proc.stdout
+
+
 def test_simulator_failure_is_exit_1_and_writes_nothing(tmp_path: Path, monkeypatch, capsys):
     """A simulator error (e.g. the stub's) is one line, exit code 1, and no file."""
     from lasthop import _native, cli

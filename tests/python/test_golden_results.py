@@ -1,8 +1,9 @@
 """Golden hashes: the simulated results of a fixed set of specs, byte for byte.
 
 A change that is meant to leave results alone (a faster medium, another serializer, code
-moved between crates) must leave these hashes alone. Every spec in experiments/, every bench
-scenario (quick) and the bench's scale points (short) are run and the SHA-256 of the canonical
+moved between crates) must leave these hashes alone. Every spec in experiments/ and in
+tests/golden/specs/ (paths those do not reach), every bench scenario (quick) and the bench's
+scale points (short) are run and the SHA-256 of the canonical
 text of each result's `data` compared with tests/golden/results.json.
 
 A change that is meant to alter results rewrites the file, and its note lists what moved:
@@ -32,6 +33,8 @@ def _cases() -> dict[str, object]:
     cases: dict[str, object] = {}
     for p in sorted((ROOT / "experiments").glob("*.toml")):
         cases[f"experiments/{p.name}"] = lambda p=p: load_spec(p)
+    for p in sorted((ROOT / "tests" / "golden" / "specs").glob("*.toml")):
+        cases[f"golden/{p.name}"] = lambda p=p: load_spec(p)
     for name in SCENARIOS:
         cases[f"bench/{name}"] = lambda name=name: load_scenario(name, quick=True)
     for kind in KINDS:

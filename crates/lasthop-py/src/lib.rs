@@ -328,6 +328,17 @@ fn version() -> String {
     format!("{}+{}", env!("CARGO_PKG_VERSION"), env!("LASTHOP_GIT"))
 }
 
+/// How this module was optimized: `"profile-guided"` when the build ran the training specs
+/// and was built again from their counts (`make build`, `LASTHOP_PGO` set by the Makefile),
+/// else `"release"`.
+#[pyfunction]
+fn build_kind() -> &'static str {
+    match option_env!("LASTHOP_PGO") {
+        Some("1") => "profile-guided",
+        _ => "release",
+    }
+}
+
 /// `lasthop emu up|run`: build the namespace topology of a normalized spec (JSON), run the cell
 /// in real time until SIGINT/SIGTERM, the end of `command`, or `duration_s`; tear it down.
 ///
@@ -447,6 +458,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(format_duration, m)?)?;
     m.add_function(wrap_pyfunction!(format_rate, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(build_kind, m)?)?;
     m.add_function(wrap_pyfunction!(canonical_json, m)?)?;
     m.add_function(wrap_pyfunction!(sha256_hex, m)?)?;
     m.add_function(wrap_pyfunction!(emu_up, m)?)?;

@@ -77,7 +77,7 @@ def run_bench(quick: bool = False, out: Any = None, scale: bool = True, compare_
             return 1
     header = (f"{'scenario':<24} {'sim s':>7} {'wall s':>8} {'MPDUs/wall s':>13} "
               f"{'events/s':>12} {'peak RSS MiB':>13}")
-    print(f"lasthop bench ({_native.version()}){' --quick' if quick else ''}", file=out)
+    print(f"lasthop bench ({_native.version()}, {_native.build_kind()} build){' --quick' if quick else ''}", file=out)
     print(header, file=out)
     failed = 0
     for name, spec in specs:

@@ -187,9 +187,18 @@ impl World {
         let mut chain = std::mem::take(&mut self.scratch.chain);
         for (p, rx_time) in released.drain(..) {
             // Each MSDU of the MPDU goes on alone (a relay may aggregate it differently).
+            if self.pkts[p.id as usize].next == NO_NEXT {
+                // One MSDU (no A-MSDU): no chain to walk.
+                self.pkts[p.id as usize].mpdu = 0;
+                match dir {
+                    Dir::Down => self.down_arrive(sta, p, rx_time),
+                    Dir::Up => self.up_arrive(sta, p, rx_time),
+                }
+                continue;
+            }
             self.msdus_into(p);
             chain.clear();
-            chain.append(&mut self.scratch.chain);
+            std::mem::swap(&mut chain, &mut self.scratch.chain);
             for &q in &chain {
                 let pk = &mut self.pkts[q.id as usize];
                 (pk.next, pk.mpdu) = (NO_NEXT, 0);
@@ -204,7 +213,7 @@ impl World {
         for p in dups.drain(..) {
             self.msdus_into(p);
             chain.clear();
-            chain.append(&mut self.scratch.chain);
+            std::mem::swap(&mut chain, &mut self.scratch.chain);
             for &q in &chain {
                 self.release(q);
             }

@@ -1,0 +1,58 @@
+"""The training run of the profile-guided build (`make build`, docs/architecture.md "Speed").
+
+The native module is built once instrumented (`-Cprofile-generate`), then this runs the specs a
+user starts from through it — every `lasthop new` template and the spec files given on the
+command line (the Makefile gives `experiments/*.toml` without the emulator's) — each once with
+its own seed, in process; the counts it leaves are merged and the module is built again with
+them (`-Cprofile-use`). The benchmark's own cells (`lasthop bench`, `tcp_cells.py`) are not in
+the training set, so what the bench measures is a workload the profile was not made on.
+
+    python -m lasthop.bench.pgo [SPEC.toml ...]
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from ..new_cli import TEMPLATES, template_path
+from ..spec import SpecError, SpecFileError, load_spec
+
+__all__ = ["training_specs", "train"]
+
+
+def training_specs(extra: list[str]) -> list[Path]:
+    """The templates, then the files given, in that order."""
+    return [template_path(name) for name in TEMPLATES] + [Path(p) for p in extra]
+
+
+def train(paths: list[Path], out=sys.stdout) -> int:
+    """Load every spec, then run each once. A spec that does not load stops it before anything
+    runs, with one line per such spec (a training set that silently shrank would leave the paths
+    it covered unoptimized)."""
+    from .. import _native
+
+    specs, failed = [], False
+    for p in paths:
+        try:
+            specs.append((p, load_spec(p)))
+        except SpecFileError as e:  # its message names the file
+            print(f"lasthop.bench.pgo: {e}", file=sys.stderr)
+            failed = True
+        except SpecError as e:
+            print(f"lasthop.bench.pgo: {p}: {e}", file=sys.stderr)
+            failed = True
+    if failed:
+        return 1
+    t_all = time.perf_counter()
+    for p, spec in specs:
+        t0 = time.perf_counter()
+        _native.run(spec.to_json(), spec.seed, None)
+        print(f"  trained on {p.name} ({time.perf_counter() - t0:.2f} s)", file=out)
+    print(f"  {len(specs)} specs in {time.perf_counter() - t_all:.1f} s", file=out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(train(training_specs(sys.argv[1:])))
