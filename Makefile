@@ -76,7 +76,13 @@ PGO_TRAIN := $(filter-out experiments/emu-%,$(wildcard experiments/*.toml))
 MATURIN_DEVELOP := VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(BIN)):$$PATH \
 	$(BIN)/maturin develop --release --quiet --extras ray
 
-$(VENV)/.native-stamp: $(VENV)/.deps-stamp $(RUST_SOURCES) pyproject.toml python/lasthop/bench/pgo.py
+# Which of the two it was last built as: another PGO value rebuilds it.
+PGO_MARK := $(VENV)/.native-pgo-$(PGO)
+$(PGO_MARK): $(VENV)/.deps-stamp
+	rm -f $(VENV)/.native-pgo-*
+	touch $@
+
+$(VENV)/.native-stamp: $(VENV)/.deps-stamp $(PGO_MARK) $(RUST_SOURCES) pyproject.toml python/lasthop/bench/pgo.py
 	@profdata=""; \
 	if [ "$(PGO)" = 1 ]; then \
 	  bin="$$(rustc --print sysroot)/lib/rustlib/$$(rustc -vV | sed -n 's/^host: //p')/bin"; \
