@@ -215,7 +215,6 @@ fn every_hello_also_records_the_initial_window_at_each_full_handshake() {
     let out = run(&s, 1);
     let tr = transfers(&out);
     let h = &quic(&out)["history"];
-    eprintln!("{tr:?}\n{h}");
     assert_eq!((h["records_full_handshake"].as_u64(), h["records_close"].as_u64()), (Some(3), Some(3)), "{h}");
     let w0 = tr[0]["end_cwnd_bytes"].as_u64().unwrap();
     // Nothing of the response is sent before the handshake completes at the server: the

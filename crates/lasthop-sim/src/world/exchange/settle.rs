@@ -169,6 +169,17 @@ impl World {
         }
     }
 
+    /// One MSDU of a received MPDU, out of its A-MSDU chain, on to the receiver's side.
+    #[inline]
+    fn msdu_up(&mut self, sta: u32, dir: Dir, q: PktRef, rx_time: Instant) {
+        let pk = &mut self.pkts[q.id as usize];
+        (pk.next, pk.mpdu) = (NO_NEXT, 0);
+        match dir {
+            Dir::Down => self.down_arrive(sta, q, rx_time),
+            Dir::Up => self.up_arrive(sta, q, rx_time),
+        }
+    }
+
     /// Block Ack accounting for the MPDUs of one PPDU (`lasthop_wifi::mac::scoreboard`):
     /// what the recipient releases in order goes up at the time its subframe was received
     /// (`ampdu::subframe_ends`); unacknowledged MPDUs are queued for retransmission or dropped
@@ -189,23 +200,14 @@ impl World {
             // Each MSDU of the MPDU goes on alone (a relay may aggregate it differently).
             if self.pkts[p.id as usize].next == NO_NEXT {
                 // One MSDU (no A-MSDU): no chain to walk.
-                self.pkts[p.id as usize].mpdu = 0;
-                match dir {
-                    Dir::Down => self.down_arrive(sta, p, rx_time),
-                    Dir::Up => self.up_arrive(sta, p, rx_time),
-                }
+                self.msdu_up(sta, dir, p, rx_time);
                 continue;
             }
             self.msdus_into(p);
             chain.clear();
             std::mem::swap(&mut chain, &mut self.scratch.chain);
             for &q in &chain {
-                let pk = &mut self.pkts[q.id as usize];
-                (pk.next, pk.mpdu) = (NO_NEXT, 0);
-                match dir {
-                    Dir::Down => self.down_arrive(sta, q, rx_time),
-                    Dir::Up => self.up_arrive(sta, q, rx_time),
-                }
+                self.msdu_up(sta, dir, q, rx_time);
             }
         }
         // The receiving station's GRO flushes at the end of the PPDU's deliveries.
