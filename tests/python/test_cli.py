@@ -201,7 +201,7 @@ def test_bench_quick(simulator):
 
 def test_the_profile_guided_builds_training_runs_every_template_and_stops_on_a_bad_spec(simulator, tmp_path: Path):
     """The training set of `make build` (python/lasthop/bench/pgo.py): every template and the
-    files given, each run once; a file that does not load stops it with one line and exit 1,
+    files given, each run once; a file that does not load stops it with one line and exit 2,
     before anything ran."""
     import io
     import subprocess
@@ -220,7 +220,7 @@ def test_the_profile_guided_builds_training_runs_every_template_and_stops_on_a_b
     bad.write_text("[sim]\nduration = \"forever\"\n")
     proc = subprocess.run([sys.executable, "-m", "lasthop.bench.pgo", str(bad)], capture_output=True, text=True,
                           timeout=120)
-    assert proc.returncode == 1
+    assert proc.returncode == 2
     err = proc.stderr.splitlines()
     assert len(err) == 1 and err[0].startswith(f"lasthop.bench.pgo: {bad}: "), err
     assert "trained on" not in proc.stdout

@@ -16,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 
+from ..errors import EXIT_OK, EXIT_USAGE
 from ..new_cli import TEMPLATES, template_path
 from ..spec import SpecError, SpecFileError, load_spec
 
@@ -29,8 +30,8 @@ def training_specs(extra: list[str]) -> list[Path]:
 
 def train(paths: list[Path], out=sys.stdout) -> int:
     """Load every spec, then run each once. A spec that does not load stops it before anything
-    runs, with one line per such spec (a training set that silently shrank would leave the paths
-    it covered unoptimized)."""
+    runs, with one line per such spec and exit code 2 (a training set that silently shrank
+    would leave the paths it covered unoptimized)."""
     from .. import _native
 
     specs, failed = [], False
@@ -44,14 +45,14 @@ def train(paths: list[Path], out=sys.stdout) -> int:
             print(f"lasthop.bench.pgo: {p}: {e}", file=sys.stderr)
             failed = True
     if failed:
-        return 1
+        return EXIT_USAGE
     t_all = time.perf_counter()
     for p, spec in specs:
         t0 = time.perf_counter()
         _native.run(spec.to_json(), spec.seed, None)
         print(f"  trained on {p.name} ({time.perf_counter() - t0:.2f} s)", file=out)
     print(f"  {len(specs)} specs in {time.perf_counter() - t_all:.1f} s", file=out)
-    return 0
+    return EXIT_OK
 
 
 if __name__ == "__main__":
