@@ -40,6 +40,7 @@ _TITLES = {
     "ap": "[ap]: queues, scheduler, qdisc, driver, AQL, buffer sizer",
     "wired": "[wired]: the server's link",
     "channel": "[channel]: path loss and link budget",
+    "channel.interference": "[channel.interference]: bursts of interference the cell does not sense",
     "stations": "[[stations]]: a group of stations",
     "flows": "[[flows]]: traffic",
     "aggctl": "[aggctl]: the aggregation-level rate controller",
@@ -72,6 +73,21 @@ think_time = "10ms"
 requests = 5
 [emu]
 ap_host = false
+"""),
+    ("interference", """
+[sim]
+duration = "1s"
+[channel.interference]
+on = "2ms"
+off = "50ms"
+inr_db = 20.0
+[[stations]]
+mcs = 7
+error_model = "snr"
+snr_db = 30.0
+[[flows]]
+pattern = "cbr"
+rate = "1Mbps"
 """),
     ("aggctl-feedback", """
 [sim]

@@ -166,8 +166,17 @@ def check_key(key: str, doc: dict[str, Any]) -> list[tuple[str, int | None]]:
     sub, sub_index = parts[1]
     if sub not in allowed:
         raise SweepError(f"{where}: {_unknown_key(sub, allowed)}")
+    head = name if index is None else f"{name}[{index}]"
+    nested = f"{name}.{sub}"
+    if nested in SECTIONS and sub_index is None and len(parts) > 2:
+        # A table within a table ([mac.ofdma], [channel.interference]): one key of it.
+        key3, index3 = parts[2]
+        if key3 not in SECTIONS[nested]:
+            raise SweepError(f"{where}: {_unknown_key(key3, SECTIONS[nested])}")
+        if index3 is not None or len(parts) > 3:
+            raise SweepError(f"{where}: {head}.{sub}.{key3} is a value; it has no index or sub-keys")
+        return parts
     if sub_index is not None or len(parts) > 2:
-        head = name if index is None else f"{name}[{index}]"
         raise SweepError(f"{where}: {head}.{sub} is a value; it has no index or sub-keys")
     return parts
 

@@ -131,6 +131,16 @@ OFDMA_KEYS: dict[str, K] = {
 OFDMA = K(st.fixed_dictionaries({}, optional={k: v.good for k, v in OFDMA_KEYS.items()}),
           st.one_of(WRONG, st.fixed_dictionaries({}, optional={k: v.bad for k, v in OFDMA_KEYS.items()})))
 
+# [channel.interference], a table inside [channel] (refused without a station whose errors follow
+# its SNR): good values only where every key is there, since all three are required.
+INTERFERENCE_KEYS: dict[str, K] = {
+    "on": K(st.sampled_from(["1us", "1ms", "10ms", "2s"]), st.sampled_from(["0s", "-1ms", "10", "x"])),
+    "off": K(st.sampled_from(["1us", "50ms", "1s"]), st.sampled_from(["0ms", "-1s", "1 h"])),
+    "inr_db": floats(-20, 60, [-20.0, 0.0, 20.0, 60.0], [60.1, -20.1]),
+}
+INTERFERENCE = K(st.fixed_dictionaries({k: v.good for k, v in INTERFERENCE_KEYS.items()}),
+                 st.one_of(WRONG, st.fixed_dictionaries({}, optional={k: v.bad for k, v in INTERFERENCE_KEYS.items()})))
+
 KEYS: dict[str, dict[str, K]] = {
     "sim": {"duration": duration("100ms", "300ms", "1s", "10s", bad=("0s",)), "warmup": duration("0s", "1ms", "10ms"),
             "seed": ints([0, 1, 7, 2**63 - 1], [-1], 0, 1000),
@@ -178,7 +188,7 @@ KEYS: dict[str, dict[str, K]] = {
     "channel": {"path_loss": choice("log_distance", "tgn_a", "tgn_b", "tgn_c", "tgn_d", "tgn_e", "tgn_f"),
                 "exponent": floats(1, 8, [1.0, 3.5, 8.0], [0.99, 8.01, 0.0]),
                 "tx_power_dbm": floats(-30, 40, [-30.0, 20.0, 40.0], [-30.1, 40.1]),
-                "noise_figure_db": floats(0, 30, [0.0, 7.0, 30.0], [-0.1, 30.1])},
+                "noise_figure_db": floats(0, 30, [0.0, 7.0, 30.0], [-0.1, 30.1]), "interference": INTERFERENCE},
     "aggctl": {"target_aggregation": ints([1, 32, 64], [0, 65, 257]), "interval": duration("500ms", "100ms"),
                "k0": floats(0.001, 1000, [1.0, 1000.0], [0.0, 1000.1, -1.0]),
                "initial_rate": rate("10Mbps"), "min_rate": rate("1Mbps"), "max_rate": rate("10Gbps"),
@@ -240,7 +250,8 @@ FLOW_KEYS: dict[str, K] = {
                  st.one_of(st.sampled_from(["step:", "log:-1", "step:2Mbps:1,1Mbps:2", "log:0", "x"]), WRONG)),
 }
 
-for _name, _keys in (*KEYS.items(), ("stations", STATION_KEYS), ("flows", FLOW_KEYS), ("mac.ofdma", OFDMA_KEYS)):
+for _name, _keys in (*KEYS.items(), ("stations", STATION_KEYS), ("flows", FLOW_KEYS), ("mac.ofdma", OFDMA_KEYS),
+                     ("channel.interference", INTERFERENCE_KEYS)):
     assert set(_keys) == set(SECTIONS[_name]), f"the generator's keys of [{_name}] differ from SECTIONS"
 
 UNKNOWN = st.from_regex(r"\A[a-z][a-z_]{0,10}\Z").filter(lambda k: not any(k in v for v in SECTIONS.values()))

@@ -131,7 +131,7 @@ def test_parse_vary_splits_outside_brackets_and_quotes():
 def test_check_key():
     doc = json.loads(json.dumps({"stations": [{"mcs": 1}, {"mcs": 2}], "flows": [{}]}))
     for good in ("mac.max_ampdu_mpdus", "sim.duration", "stations[1].mcs", "flows[0].rate",
-                 "name", "phy.channel_width", "wired.loss"):
+                 "name", "phy.channel_width", "wired.loss", "mac.ofdma.max_users", "channel.interference.off"):
         check_key(good, doc)
     for bad, msg in [("mac.bogus", "unknown key; allowed: aggregation"),
                      ("mac.max_ampdu_mpdu", 'did you mean "max_ampdu_mpdus"'),
@@ -144,7 +144,10 @@ def test_check_key():
                      ("name.x", "top-level string"),
                      ("bogus.x", "unknown key"),
                      ("flows[0].rate[1]", "is a value"),
-                     ("mac..x", "not a key path")]:
+                     ("mac..x", "not a key path"),
+                     ("channel.interference.gap", "unknown key; allowed: on, off, inr_db"),
+                     ("channel.interference.off.x", "is a value"),
+                     ("mac.ofdma[0].dl", "is a value")]:
         with pytest.raises(SweepError) as e:
             check_key(bad, doc)
         assert str(e.value).startswith(f"--vary {bad}: ") and msg in str(e.value), str(e.value)
@@ -158,9 +161,10 @@ def test_apply_override_indexes_the_toml_tables():
     apply_override(doc, "mac.aggregation", False)  # a section the file does not have
     apply_override(doc, "sim.duration", "2s")
     apply_override(doc, "name", "x")
+    apply_override(doc, "channel.interference.off", "1s")  # a table within a table
     assert doc == {"sim": {"duration": "2s"}, "stations": [{"count": 3, "mcs": 1}, {"mcs": 9}],
                    "flows": [{"rate": "5Mbps"}, {"rate": "2Mbps"}], "mac": {"aggregation": False},
-                   "name": "x"}
+                   "name": "x", "channel": {"interference": {"off": "1s"}}}
 
 
 def test_value_label_and_number():

@@ -122,6 +122,24 @@ pub struct ChannelSpec {
     pub exponent: f64,
     pub tx_power_dbm: f64,
     pub noise_figure_db: f64,
+    /// Bursts of interference from outside the cell (`[channel.interference]`); none when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interference: Option<InterferenceSpec>,
+}
+
+/// `[channel.interference]`: an interferer the cell's nodes do not sense (a hidden or
+/// non-802.11 transmitter), on for bursts and off between them, each duration exponential
+/// with its mean; during a burst every receiver of the cell sees interference `inr_db` above
+/// its noise floor, so a frame that overlaps one is received at SINR = SNR − 10·log10(1 +
+/// 10^(INR/10)) (`world/interference.rs`).
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+pub struct InterferenceSpec {
+    /// Mean burst length, ns.
+    pub on_ns: u64,
+    /// Mean gap between bursts, ns.
+    pub off_ns: u64,
+    /// Interference-to-noise ratio at a receiver during a burst, dB.
+    pub inr_db: f64,
 }
 
 impl Default for ChannelSpec {
@@ -132,6 +150,7 @@ impl Default for ChannelSpec {
             exponent: DEFAULT_EXPONENT,
             tx_power_dbm: DEFAULT_TX_POWER_DBM,
             noise_figure_db: DEFAULT_NOISE_FIGURE_DB,
+            interference: None,
         }
     }
 }
@@ -775,8 +794,11 @@ impl Spec {
         }
     }
 
-    /// `stations`: rates, placement, mobility.
+    /// `stations`: rates, placement, mobility; and the interference their SNR must carry.
     fn station_problems(&self, bad: &mut dyn FnMut(&str, String, String)) {
+        if self.channel.interference.is_some() && !self.stations.iter().any(|st| st.error_model == ErrorModel::Snr) {
+            bad("channel.interference", "{...}".into(), ranges::INTERFERENCE_NEEDS_SNR.into());
+        }
         for (i, st) in self.stations.iter().enumerate() {
             let tx = self.tx_vector(st);
             if let Err(e) = tx.validate() {

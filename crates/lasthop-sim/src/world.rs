@@ -68,6 +68,7 @@ mod ack_filter;
 mod traffic;
 mod wired_host;
 mod ofdma;
+mod interference;
 use hosts::{aggctl, ext, quic, tcp, vwire};
 pub use ext::{ExtEvent, ExtFate, ExtLeg};
 pub use ack_filter::AckView;
@@ -468,6 +469,8 @@ struct Scratch {
     rx: Vec<(PktRef, Instant)>,
     /// Subframe receive times of one PPDU (`subframe_ends`).
     times: Vec<Instant>,
+    /// Per MPDU of one PPDU: it overlaps a burst of interference (`exchange/receive.rs`).
+    hits: Vec<bool>,
     /// The nodes (medium owners) transmitting at the channel access being built: a station
     /// sending its own PPDU does not hear a trigger sent at the same instant.
     transmitting: Vec<u32>,
@@ -541,6 +544,8 @@ pub struct World {
     ext: Option<Box<ext::ExtHost>>,
     /// The AP's OFDMA (None: single-user PPDUs only).
     ofdma: Option<Box<ofdma::Ofdma>>,
+    /// Interference from outside the cell (None: `[channel.interference]` absent).
+    interference: Option<Box<interference::Interference>>,
     // metrics
     pub counters: Vec<FlowCounters>,
     /// Per flow: packets a queue discipline marked CE.

@@ -74,6 +74,12 @@ N_GREEDY = [0, 1, 2, 3]
 LOSSES = [0.0, 0.01, 0.02, 0.04]
 V3_MODES = ["e2e-cubic", "e2e-bbr", "split"]
 V3_LABEL = {"e2e-cubic": "CUBIC end to end", "e2e-bbr": "BBR end to end", "split": "BBR + CUBIC (split)"}
+# V3's interference ablation (§IV: "approximately 50 APs visible to our WiFi router, causing
+# interference"; the paper gives no level): bursts of 10 ms at 20 dB over the noise floor that
+# the cell does not sense, on average one every V3_GAPS, at 75 ft without wire loss.
+V3_BURST = {"on": "10ms", "inr_db": 20.0}
+V3_GAPS = ["1s", "300ms", "100ms"]
+V3_INTERF_MODES = ["e2e-cubic", "split"]
 WIRED_DELAY_MS = 10.0
 
 
@@ -154,6 +160,15 @@ def _v3(mode: str) -> dict:
     return s
 
 
+def _v3_interfered(mode: str) -> dict:
+    """V3's ablation: the lossless 75 ft run of `mode` with bursts of interference
+    (`[channel.interference]`, its gap swept)."""
+    s = _v3(mode)
+    s["stations"][0]["distance_m"] = FAR
+    s["channel"]["interference"] = {**V3_BURST, "off": V3_GAPS[0]}
+    s["name"] = f"vwire-v3-interference-{mode}"
+    return s
+
 
 def sweeps(quick: bool) -> list[SweepDef]:
     dist = ("stations[0].distance_m", [NEAR, FAR])
@@ -169,6 +184,9 @@ def sweeps(quick: bool) -> list[SweepDef]:
         # 80 seeds in full: with 10, 20 and 40 the 75 ft gain's interval straddled its band's lower edge.
         out.append(SweepDef(f"v3-{m}", _v3(m), [dist, ("wired.loss", LOSSES)], seeds=80, quick_seeds=3,
                             quick={"sim": {"duration": "12s"}}))
+    for m in V3_INTERF_MODES:
+        out.append(SweepDef(f"v3-interference-{m}", _v3_interfered(m), [("channel.interference.off", V3_GAPS)],
+                            seeds=20, quick_seeds=3, quick={"sim": {"duration": "12s"}}))
     # V4: the tcp-baselines sweeps behind its claim V4 (the same definitions, with the seeds a
     # per-seed check needs in quick mode too).
     out += [dataclasses.replace(sd, quick_seeds=max(sd.quick_seeds, 3))
@@ -234,6 +252,24 @@ def _v3_per_seed(run: SuiteRun) -> dict[tuple[str, float, float], dict[int, floa
 
 def _v3_goodput(run: SuiteRun) -> dict[tuple[str, float, float], float]:
     return {k: _mean(v.values()) for k, v in _v3_per_seed(run).items()}
+
+
+def _v3_interference(run: SuiteRun) -> dict[str, dict[str, float]]:
+    """The interference ablation: {gap: {"gain": mean of the split's per-seed gain over
+    end-to-end CUBIC, "cubic"/"split": mean goodput b/s, "drops": end-to-end CUBIC's MPDUs dropped
+    at the retry limit per run}}."""
+    per: dict[tuple[str, str], dict[int, dict]] = {}
+    for m in V3_INTERF_MODES:
+        for o, s, d in run.seeded(f"v3-interference-{m}"):
+            per.setdefault((m, o["channel.interference.off"]), {})[s] = d["data"]["flows"][0]
+    out = {}
+    for gap in V3_GAPS:
+        c, sp = per.get(("e2e-cubic", gap), {}), per.get(("split", gap), {})
+        gains = [sp[k]["goodput_bps"] / c[k]["goodput_bps"] - 1 for k in sorted(set(c) & set(sp)) if c[k]["goodput_bps"] > 0]
+        out[gap] = {"gain": _mean(gains), "cubic": _mean(f["goodput_bps"] for f in c.values()),
+                    "split": _mean(f["goodput_bps"] for f in sp.values()),
+                    "drops": _mean(f["dropped_retry"] for f in c.values())}
+    return out
 
 
 def _link_rates(run: SuiteRun) -> dict[float, tuple[float, float, float]]:
@@ -441,8 +477,8 @@ def _check_v3(run: SuiteRun) -> ClaimResult:
                    f"MAC's retries repair all but a few (end-to-end CUBIC at 75 ft: {mac_drop:.1f} packets dropped "
                    f"after the retry limit and {retx:.0f} TCP retransmissions per run), so end-to-end CUBIC keeps "
                    f"{gm[('e2e-cubic', FAR, 0.0)] / 1e6:.0f} of the split's {gm[('split', FAR, 0.0)] / 1e6:.0f} Mb/s. "
-                   "What it would need: the residual, bursty WiFi loss of a room with ~50 neighbouring APs "
-                   "(interference from other networks is not modelled)")
+                   "What it lacks is the paper's interference (\"approximately 50 APs visible to our WiFi router, "
+                   "causing interference\"), whose level the paper does not give. " + _v3_interference_text(run))
     if _mean(worst.values()) < 0.98:
         bad = [(d, x) for d in (NEAR, FAR) for x in LOSSES
                if gm[("split", d, x)] < 0.98 * max(gm[("e2e-cubic", d, x)], gm[("e2e-bbr", d, x)])]
@@ -452,6 +488,22 @@ def _check_v3(run: SuiteRun) -> ClaimResult:
                        checks, "; ".join(why), {"gain_far_noloss": gmean, **{f"{k[0]}/{k[1]}/{k[2]}": v
                                                                               for k, v in gm.items()}},
                        miss_class="model gap")
+
+
+def _v3_interference_text(run: SuiteRun) -> str:
+    """The interference ablation in words."""
+    a = _v3_interference(run)
+    rows = ", ".join(f"mean gap {gap}: {v['gain'] * 100:+.0f}% ({v['split'] / 1e6:.0f} vs {v['cubic'] / 1e6:.0f} "
+                     f"Mb/s; end-to-end CUBIC's MPDUs dropped at the retry limit {v['drops']:.0f} per run)"
+                     for gap, v in a.items())
+    gains = [v["gain"] for v in a.values()]
+    where = ("lies within that range" if gains and min(gains) <= 0.307 <= max(gains)
+             else "lies outside that range")
+    return (f"With bursts of {V3_BURST['on']} at {V3_BURST['inr_db']:g} dB over the noise floor that the cell does "
+            "not sense (sweeps v3-interference-*, an ablation of [channel.interference]), the far receiver loses "
+            "bursts of frames that its retries cannot repair, and the split's gain over end-to-end CUBIC grows "
+            f"with them: {rows}. The paper's +30.7% {where}; the paper does not give its room's level, so the "
+            "row stays a miss")
 
 
 def _check_v4(run: SuiteRun) -> ClaimResult:

@@ -22,6 +22,11 @@ pub const TX_POWERS_DBM: (f64, f64) = (-30.0, 40.0);
 pub const NOISE_FIGURES_DB: (f64, f64) = (0.0, 30.0);
 /// `stations[].snr_db`: a closed range.
 pub const SNRS_DB: (f64, f64) = (-20.0, 100.0);
+/// `channel.interference.inr_db`: the interference-to-noise ratio of a burst.
+pub const INRS_DB: (f64, f64) = (-20.0, 60.0);
+/// Why `[channel.interference]` needs a station whose errors follow its SNR.
+pub const INTERFERENCE_NEEDS_SNR: &str =
+    "a station whose errors follow its SNR (error_model = \"snr\": snr_db, or placed at a distance): the interference lowers that SNR";
 /// `stations[].waypoints` (and the other ways to place a station): the farthest distance, m.
 pub const MAX_DISTANCE_M: f64 = 100_000.0;
 /// `stations[].hop_channel`: the largest channel number.
@@ -180,6 +185,16 @@ impl Spec {
         }
         if !closed(c.noise_figure_db, NOISE_FIGURES_DB) {
             bad("channel.noise_figure_db", c.noise_figure_db.to_string(), "0..=30 dB".into());
+        }
+        if let Some(i) = &c.interference {
+            for (k, v) in [("on", i.on_ns), ("off", i.off_ns)] {
+                if v == 0 {
+                    bad(&format!("channel.interference.{k}"), "0ns".into(), "a duration > 0".into());
+                }
+            }
+            if !closed(i.inr_db, INRS_DB) {
+                bad("channel.interference.inr_db", i.inr_db.to_string(), "-20..=60 dB".into());
+            }
         }
     }
 

@@ -180,11 +180,12 @@ fn note(path: &str, default: Default, schema: Option<Value>, allowed: &str) {
 }
 
 /// The keys each table allows, in the order docs/spec.md lists them.
-pub const SECTIONS: [(&str, &[&str]); 13] = [
+pub const SECTIONS: [(&str, &[&str]); 14] = [
     ("", &["name", "description", "sim", "phy", "mac", "ap", "wired", "channel", "stations", "flows", "aggctl", "vwire", "emu"]),
     ("emu", &["ap_host"]),
     ("vwire", &["enabled", "period", "efficiency", "relay_buffer", "sndbuf", "tsq", "sample", "work_conserving"]),
-    ("channel", &["path_loss", "exponent", "tx_power_dbm", "noise_figure_db"]),
+    ("channel", &["path_loss", "exponent", "tx_power_dbm", "noise_figure_db", "interference"]),
+    ("channel.interference", &["on", "off", "inr_db"]),
     ("sim", &["duration", "warmup", "seed", "bin"]),
     ("phy", &["standard", "band", "channel_width", "guard_interval", "control_rate"]),
     (
@@ -408,6 +409,16 @@ impl<'a> Table<'a> {
 
     /// A number in [lo, hi) (or [lo, hi] when `closed`); TOML integers are accepted.
     pub(crate) fn float_opt(&self, name: &str, default: Option<f64>, lo: f64, hi: f64, closed: bool) -> Res<Option<f64>> {
+        self.float_read(name, Some(default), lo, hi, closed)
+    }
+
+    /// A number in [lo, hi] (or [lo, hi) when not `closed`) that must be given.
+    pub(crate) fn float_required(&self, name: &str, lo: f64, hi: f64, closed: bool) -> Res<f64> {
+        Ok(self.float_read(name, None, lo, hi, closed)?.unwrap_or_default())
+    }
+
+    /// `default` None: required; Some(None): null when absent.
+    fn float_read(&self, name: &str, default: Option<Option<f64>>, lo: f64, hi: f64, closed: bool) -> Res<Option<f64>> {
         let text = format!("a number in [{}, {}{}", fmt_g(lo), fmt_g(hi), if closed { "]" } else { ")" });
         let check = |v: &Raw| {
             let f = match v {
@@ -422,8 +433,12 @@ impl<'a> Table<'a> {
         };
         let top = if closed { "maximum" } else { "exclusiveMaximum" };
         let schema = json!({"type": "number", "minimum": lo, top: hi});
-        let dj = default.map_or(Default::Null, |d| Default::Is(json!(d)));
-        self.get(name, Some(default), dj, check, &text, Some(schema))
+        let dj = match default {
+            None => Default::Required,
+            Some(None) => Default::Null,
+            Some(Some(d)) => Default::Is(json!(d)),
+        };
+        self.get(name, default, dj, check, &text, Some(schema))
     }
 
     pub(crate) fn float(&self, name: &str, default: f64, lo: f64, hi: f64, closed: bool) -> Res<f64> {

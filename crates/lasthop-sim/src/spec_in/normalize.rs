@@ -5,7 +5,7 @@ use super::raw::{format_duration, parse_duration, parse_rate, show_value, Raw};
 use super::{pages, Res, SpecError, Table};
 use crate::spec::ranges::{self, ACK_POLICIES, ALLOCATIONS, APP_CLASSES, DEVICES, MAX_DISTANCE_M};
 use crate::spec::names::{self, App, BufferSizer, Cc, FqAqm, Direction, Driver, History, HistoryEvents, HistoryGuard, MuAck, MuScheduler, PathLoss, Pattern, Profile, Qdisc, Reconnect, RxDelivery, Scheduler, WqmVariant};
-use crate::spec::{AggctlSpec, ApSpec, ChannelSpec, EmuSpec, FlowSpec, MacSpec, OfdmaSpec, PhySpec, SimSpec, Spec, StationSpec, UtilitySpec, VwireSpec, WiredSpec};
+use crate::spec::{AggctlSpec, ApSpec, ChannelSpec, EmuSpec, FlowSpec, InterferenceSpec, MacSpec, OfdmaSpec, PhySpec, SimSpec, Spec, StationSpec, UtilitySpec, VwireSpec, WiredSpec};
 use lasthop_algo::ecn::EcnMode;
 use lasthop_wifi::mac::edca::AccessCategory;
 use lasthop_wifi::phy::{Band, Standard};
@@ -508,7 +508,18 @@ fn channel_section(top: &Table) -> Res<ChannelSpec> {
     let tx_power = ch.float("tx_power_dbm", 20.0, lo, hi, true)?;
     let (lo, hi) = ranges::NOISE_FIGURES_DB;
     let noise_figure = ch.float("noise_figure_db", 7.0, lo, hi, true)?;
-    Ok(ChannelSpec { path_loss, exponent, tx_power_dbm: tx_power, noise_figure_db: noise_figure })
+    let interference = if ch.has("interference") { Some(interference_table(&ch)?) } else { None };
+    Ok(ChannelSpec { path_loss, exponent, tx_power_dbm: tx_power, noise_figure_db: noise_figure, interference })
+}
+
+/// `[channel.interference]`: the mean burst and gap (> 0) and the interference-to-noise ratio.
+fn interference_table(ch: &Table) -> Res<InterferenceSpec> {
+    let t = Table::new(ch.raw("interference"), "channel.interference", "channel.interference", "a table [channel.interference]")?;
+    let on_ns = t.duration("on", None, true)?;
+    let off_ns = t.duration("off", None, true)?;
+    let (lo, hi) = ranges::INRS_DB;
+    let inr_db = t.float_required("inr_db", lo, hi, true)?;
+    Ok(InterferenceSpec { on_ns, off_ns, inr_db })
 }
 
 /// The tables of an array of tables `key` (None when absent), or the error naming it.

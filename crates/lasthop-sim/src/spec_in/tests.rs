@@ -158,6 +158,7 @@ const PHY: &str = "[sim]\nduration = \"1s\"\n[phy]\n@\n[[stations]]\nmcs = 3\n";
 const WIRED: &str = "[sim]\nduration = \"1s\"\n[wired]\n@\n[[stations]]\nmcs = 3\n";
 const CHANNEL: &str = "[sim]\nduration = \"1s\"\n[channel]\n@\n[[stations]]\nmcs = 3\n";
 const VWIRE: &str = "[sim]\nduration = \"1s\"\n[vwire]\n@\n[[stations]]\nmcs = 3\n";
+const INTERFERENCE: &str = "[sim]\nduration = \"1s\"\n[channel.interference]\n@\n[[stations]]\nmcs = 3\nerror_model = \"snr\"\n";
 const AGGCTL: &str = "[sim]\nduration = \"1s\"\n[aggctl]\n@\n[[stations]]\nmcs = 3\n";
 
 fn range_cases() -> Vec<RangeCase> {
@@ -184,6 +185,9 @@ fn range_cases() -> Vec<RangeCase> {
         (CHANNEL, "exponent = 9", "exponent = 3", "/channel/exponent", json!(9.0), "channel.exponent = 9: a number in [1, 8]"),
         (CHANNEL, "tx_power_dbm = 41", "tx_power_dbm = 10", "/channel/tx_power_dbm", json!(41.0), "channel.tx_power_dbm = 41: a number in [-30, 40]"),
         (CHANNEL, "noise_figure_db = 31", "noise_figure_db = 5", "/channel/noise_figure_db", json!(31.0), "channel.noise_figure_db = 31: a number in [0, 30]"),
+        (INTERFERENCE, "on = \"0s\"\noff = \"1s\"\ninr_db = 10", "on = \"1ms\"\noff = \"1s\"\ninr_db = 10", "/channel/interference/on_ns", json!(0), "channel.interference.on = \"0s\": must be > 0, e.g. \"10s\""),
+        (INTERFERENCE, "on = \"1ms\"\noff = \"0s\"\ninr_db = 10", "on = \"1ms\"\noff = \"1s\"\ninr_db = 10", "/channel/interference/off_ns", json!(0), "channel.interference.off = \"0s\": must be > 0, e.g. \"10s\""),
+        (INTERFERENCE, "on = \"1ms\"\noff = \"1s\"\ninr_db = 61", "on = \"1ms\"\noff = \"1s\"\ninr_db = 60", "/channel/interference/inr_db", json!(61.0), "channel.interference.inr_db = 61: a number in [-20, 60]"),
         ("@\n[sim]\nduration = \"1s\"\n", "stations = []", "stations = [{mcs = 3}]", "/stations", json!([]), "stations = []: at least one [[stations]] table is required"),
         (STA, "error_model = \"fixed\"\nper = 1.0", "error_model = \"fixed\"\nper = 0.5", "/stations/0/per", json!(1.0), "stations[0].per = 1.0: a number in [0, 1)"),
         (STA, "error_model = \"snr\"\nsnr_db = 101", "error_model = \"snr\"\nsnr_db = 10", "/stations/0/snr_db", json!(101.0), "stations[0].snr_db = 101: a number in [-20, 100]"),

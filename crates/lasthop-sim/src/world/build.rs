@@ -193,6 +193,7 @@ impl World {
             vwire,
             ext: None,
             ofdma: spec.mac.ofdma.as_ref().map(|o| ofdma::Ofdma::new(o, spec.phy.channel_width, spec.stations.len() as u32, n_slots)),
+            interference: spec.channel.interference.as_ref().map(|i| Box::new(interference::Interference::new(i, Rng::stream(seed, StreamKind::Channel, 1 << 32)))),
             counters: vec![FlowCounters::default(); n_flows],
             ce_marked: vec![0; n_flows],
             air_ce_threshold: (spec.ap.air_ce_threshold_ns > 0).then_some(Duration(spec.ap.air_ce_threshold_ns)),

@@ -161,7 +161,12 @@ impl World {
     /// When each of `mpdus`, sent at `txv` (in a DL MU PPDU: on `mu`'s clock), is received,
     /// into `times` (`ampdu::subframe_ends`).
     pub(in crate::world) fn subframe_times(&self, txv: &TxVector, mu: Option<ofdma::MuClock>, mpdus: &[(u32, PktRef, bool)], ppdu_end: Instant, times: &mut Vec<Instant>) {
-        let (pkts, qos, band, each) = (&self.pkts, self.air.qos, self.air.band, self.air.rx_per_subframe);
+        self.subframe_ends_of(txv, mu, mpdus, ppdu_end, self.air.rx_per_subframe, times);
+    }
+
+    /// As `subframe_times`, each subframe's own end when `each`, else all at the PPDU's end.
+    pub(in crate::world) fn subframe_ends_of(&self, txv: &TxVector, mu: Option<ofdma::MuClock>, mpdus: &[(u32, PktRef, bool)], ppdu_end: Instant, each: bool, times: &mut Vec<Instant>) {
+        let (pkts, qos, band) = (&self.pkts, self.air.qos, self.air.band);
         let lens = mpdus.iter().map(|m| mpdu_bytes(pkts, qos, m.1));
         match mu {
             None => ampdu::subframe_ends(txv, band, lens, ppdu_end, each, times),
