@@ -12,7 +12,7 @@
 //! The bursts come from their own random stream, drawn in time order as far as the latest
 //! reception asked about, so they are the same whatever else the run does.
 
-use lasthop_core::{Instant, Rng};
+use lasthop_core::{Duration, Instant, Rng};
 use std::collections::VecDeque;
 
 use crate::spec::InterferenceSpec;
@@ -46,9 +46,9 @@ impl Interference {
     pub(super) fn overlaps(&mut self, from: Instant, to: Instant) -> bool {
         while self.next_start <= to {
             let start = self.next_start;
-            let end = start + lasthop_core::Duration(draw_ns(&mut self.rng, self.on_mean_ns).max(1));
+            let end = start + Duration(draw_ns(&mut self.rng, self.on_mean_ns).max(1));
             self.bursts.push_back((start, end));
-            self.next_start = end + lasthop_core::Duration(draw_ns(&mut self.rng, self.off_mean_ns));
+            self.next_start = end + Duration(draw_ns(&mut self.rng, self.off_mean_ns));
         }
         let horizon = Instant(to.as_nanos().saturating_sub(KEEP_NS));
         while self.bursts.front().is_some_and(|&(_, e)| e < horizon) {
@@ -100,7 +100,7 @@ mod tests {
         i.overlaps(Instant(0), Instant(2_000_000_000));
         let b: Vec<_> = i.bursts.iter().copied().collect();
         let w = b.windows(2).find(|w| w[1].0.as_nanos() > w[0].1.as_nanos() + 10).expect("a gap");
-        let (gap_from, gap_to) = (w[0].1 + lasthop_core::Duration(1), w[1].0 - lasthop_core::Duration(1));
+        let (gap_from, gap_to) = (w[0].1 + Duration(1), w[1].0 - Duration(1));
         assert!(!i.overlaps(gap_from, gap_to));
         assert!(i.overlaps(gap_from, w[1].0));
         assert!(i.overlaps(w[0].0, w[0].0));
