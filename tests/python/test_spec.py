@@ -808,6 +808,24 @@ def test_send_buffer_rules(edit, why):
     assert "\n" not in str(e)
 
 
+TSO = MINIMAL + """
+[[flows]]
+pattern = "tcp"
+tso = "linux-3.17"
+"""
+
+
+def test_tso_is_written_only_when_asked_for_and_refused_where_it_cannot_apply():
+    assert norm(TSO).normalized["flows"][0]["tso"] == "linux-3.17"
+    assert "tso" not in norm(TSO.replace('"linux-3.17"', '"off"')).normalized["flows"][0]
+    for edit, path, why in [('tso = "on"', "flows[0].tso", "linux-3.17"),
+                            ('tso = "linux-3.17"\nsplit = true', "flows[0].tso", "split"),
+                            ('pattern = "saturated"', "flows[0].tso", "tcp")]:
+        text = TSO.replace('tso = "linux-3.17"', edit) if "tso" in edit else TSO.replace('pattern = "tcp"', edit)
+        e = err(text)
+        assert e.path == path and why in str(e) and "\n" not in str(e), str(e)
+
+
 def test_send_buffer_only_for_tcp():
     e = err(SEND_BUFFER.replace('pattern = "tcp"', 'pattern = "saturated"'))
     assert e.path == "flows[0].send_buffer" and "tcp" in str(e), str(e)

@@ -18,7 +18,7 @@ pub mod ranges;
 mod rules;
 pub use rules::utility_of;
 use rules::{ac_problem, vwire_flow_problems, vwire_problems};
-pub use choices::{ecn_mismatch, ecn_mismatch_in, hystart_variant, ACK_FILTERS, HYSTARTS, SEND_BUFFERS, AIFSN_MIN_AP, AIFSN_MIN_STA, QUIC_CONGESTION_CONTROLS, TXOP_MAX_NS, TXOP_UNIT_NS};
+pub use choices::{ecn_mismatch, ecn_mismatch_in, hystart_variant, ACK_FILTERS, HYSTARTS, SEND_BUFFERS, TSOS, AIFSN_MIN_AP, AIFSN_MIN_STA, QUIC_CONGESTION_CONTROLS, TXOP_MAX_NS, TXOP_UNIT_NS};
 use choices::{edca_key_problems, edca_problems};
 pub use names::{App, BufferSizer, Cc, Direction, Driver, ErrorModel, FqAqm, History, HistoryEvents, HistoryGuard, MuAck, MuScheduler, PathLoss, Pattern, Profile, Qdisc, RateControl, Reconnect, RxDelivery, Scheduler, WqmVariant};
 use lasthop_algo::ecn::EcnMode;
@@ -472,6 +472,10 @@ pub struct FlowSpec {
     /// written only when not "none".
     #[serde(default = "default_send_buffer", skip_serializing_if = "is_default_send_buffer")]
     pub send_buffer: String,
+    /// TCP: the sender's TSO/GSO sending, a name of [`TSOS`] ("off", "linux-3.17"); written
+    /// only when not "off".
+    #[serde(default = "default_tso", skip_serializing_if = "is_default_tso")]
+    pub tso: String,
     /// vwire: the flow's class, bypassing the classifier (`AppClass` names).
     #[serde(default)]
     pub app_class: Option<String>,
@@ -546,6 +550,14 @@ fn default_send_buffer() -> String {
 
 fn is_default_send_buffer(s: &String) -> bool {
     s == SEND_BUFFERS[0]
+}
+
+fn default_tso() -> String {
+    TSOS[0].into()
+}
+
+fn is_default_tso(s: &String) -> bool {
+    s == TSOS[0]
 }
 
 fn default_hystart() -> String {

@@ -137,6 +137,7 @@ use super::rtt::RttEstimator;
 use loss::sent_after;
 use recovery::{Prr, Tlp};
 use scoreboard::SackedRuns;
+use tso::TsoSend;
 use crate::cc::{AckInfo, AnyCc, CcConfig, CongestionControl, NewRenoConfig, RateSample};
 use crate::ecn::{AccEcnSender, EcnMode};
 use alloc::collections::VecDeque;
@@ -182,6 +183,9 @@ pub struct TcpSenderConfig {
     pub slow_start_after_idle: bool,
     /// The ECN the connection negotiated (off by default).
     pub ecn: EcnMode,
+    /// TSO/GSO bursts as Linux 3.12–3.18 sent them: skbs of the autosized goal, held back by
+    /// `tcp_tso_should_defer` (`sender/tso.rs`; off: one MSS-sized segment whenever cwnd allows).
+    pub tso_defer: bool,
 }
 
 impl Default for TcpSenderConfig {
@@ -203,6 +207,7 @@ impl Default for TcpSenderConfig {
             prr_conservative: false,
             slow_start_after_idle: true,
             ecn: EcnMode::Off,
+            tso_defer: false,
         }
     }
 }
@@ -417,6 +422,8 @@ pub struct TcpSender {
     pacing_wait: Option<Instant>,
     /// The last `poll_transmit` was held back by TCP small queues.
     tsq_held: bool,
+    /// TSO/GSO sending (`tso_defer`).
+    tso: TsoSend,
 
     // --- Cwnd use (Linux `tcp_cwnd_validate`, `tcp_is_cwnd_limited`).
     /// The current round (`poll_transmit` calls up to a `None`) sent a segment.
@@ -499,6 +506,7 @@ impl TcpSender {
             next_release: None,
             pacing_wait: None,
             tsq_held: false,
+            tso: TsoSend::default(),
             round_sent: false,
             is_cwnd_limited: false,
             max_flight: 0,
@@ -957,6 +965,7 @@ mod loss;
 mod recovery;
 mod scoreboard;
 mod transmit;
+mod tso;
 
 #[cfg(test)]
 mod tests;

@@ -61,6 +61,11 @@ pub const ACK_FILTERS: [&str; 3] = ["off", "conservative", "aggressive"];
 /// delay starting at its `write()`. The default first.
 pub const SEND_BUFFERS: [&str; 2] = ["none", "linux"];
 
+/// `flows[].tso` (TCP): "off" sends one MSS-sized segment whenever cwnd allows; "linux-3.17"
+/// sends as Linux 3.12–3.18 with TSO/GSO did, skbs of the autosized goal held back by
+/// `tcp_tso_should_defer` (`lasthop_algo::tcp::sender`, `tso_defer`). The default first.
+pub const TSOS: [&str; 2] = ["off", "linux-3.17"];
+
 /// `flows[].hystart` (TCP CUBIC): the slow-start exits by name, the default first; `true` and
 /// `false` stand for the default and "off".
 pub const HYSTARTS: [&str; 3] = [HyStartVariant::NAMES[1], HyStartVariant::NAMES[0], "off"];

@@ -893,3 +893,4 @@ fn cwnd_limited_is_kept_for_the_window_that_filled_cwnd() {
 
 mod ecn;
 mod recovery;
+mod tso;

@@ -239,6 +239,9 @@ impl TcpSender {
                 return None;
             }
         }
+        if self.cfg.tso_defer && probe.is_none() && matches!(next, Next::New(_)) && self.tso_hold(now) {
+            return None;
+        }
         let rate = self.pacing_rate_now();
         if queued_below >= self.tsq_limit_now(rate) {
             self.tsq_held = true;
@@ -259,6 +262,30 @@ impl TcpSender {
             self.tlp_arm(now); // RFC 8985 §7.2: after new data
         }
         Some(seg)
+    }
+
+    /// `tcp_tso_should_defer` for the new data at the head (`sender/tso.rs`), asked as Linux's
+    /// `tcp_write_xmit` asks it: after the cwnd and receive-window tests, before TCP small queues.
+    pub(super) fn tso_hold(&mut self, now: Instant) -> bool {
+        let mss = self.cfg.mss as u64;
+        let cwnd = self.cc.cwnd();
+        // Linux 3.12–3.18's sk_pacing_rate: 200 % of cwnd/SRTT in every state.
+        let pacing_rate = self.rtt.srtt().map(|s| {
+            let r = cwnd as u128 * 2_000_000_000 / s.as_nanos().max(1) as u128;
+            r.min(u64::MAX as u128) as u64
+        });
+        let open = !(self.in_recovery || self.in_loss || self.ecn_cwr) && self.sacked_bytes == 0 && self.dupacks == 0;
+        let w = tso::Window {
+            snd_nxt: self.snd_nxt,
+            app_written: self.app_written,
+            rwnd: self.rwnd,
+            send_win: self.snd_una.saturating_add(self.rwnd).saturating_sub(self.snd_nxt),
+            cong_win: cwnd.saturating_sub(self.pipe()),
+            cwnd,
+            pacing_rate,
+            open,
+        };
+        self.tso.hold(now, mss, w)
     }
 
     /// draft §3.4 CheckIfApplicationLimited.

@@ -49,9 +49,9 @@ pub(super) fn flows_section(top: &Table, cell: &Cell, stations: &Stations) -> Re
     Ok((flows, overflow))
 }
 
-const TCP_KEYS: [&str; 12] = [
+const TCP_KEYS: [&str; 13] = [
     "cc", "bytes", "pacing", "hystart", "extra_acked", "app", "request_bytes", "response_bytes", "think_time", "requests",
-    "ecn", "send_buffer",
+    "ecn", "send_buffer", "tso",
 ];
 const QUIC_KEYS: [&str; 12] = [
     "profile", "ack_policy", "zero_rtt", "initial_cwnd", "page", "connections", "idle", "idle_timeout", "reconnect",
@@ -192,6 +192,7 @@ fn blank_flow(direction: Direction, pattern: Pattern) -> FlowSpec {
         split_wired_cc: Cc::Bbr,
         app_rate_bps: 0,
         send_buffer: crate::spec::SEND_BUFFERS[0].into(),
+        tso: crate::spec::TSOS[0].into(),
         app_class: None,
         utility: None,
         ac: None,
@@ -338,6 +339,12 @@ fn split_keys(t: &Table, v: &mut FlowSpec, tcp_down: bool, app: App) -> Res<()> 
             return Err(t.fail("send_buffer", why));
         }
     }
+    let tsos = &crate::spec::TSOS;
+    let tso = if pattern_tcp { t.choice("tso", tsos[0], tsos, "")? } else { tsos[0].into() };
+    if tso != tsos[0] && split {
+        return Err(t.fail("tso", "not with split = true (the proxy's connections send as the model's TCP does)"));
+    }
+    v.tso = tso;
     v.split = split;
     v.split_wired_cc = wired_cc;
     v.app_rate_bps = app_rate;

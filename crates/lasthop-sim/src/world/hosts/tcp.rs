@@ -147,7 +147,9 @@ pub(in crate::world) fn new_conn(f: &FlowSpec, sender_at_server: bool, gro: bool
     // shift to 7 (`tx_sk_pacing_shift`); the server's keeps Linux's 10.
     let pacing_shift = if sender_at_server { 10 } else { MAC80211_PACING_SHIFT };
     let ecn = f.ecn;
-    let scfg = TcpSenderConfig { mss, cc: ccfg, pacing: f.pacing.unwrap_or(pace_default), pacing_shift, ecn, ..TcpSenderConfig::default() };
+    let tso_defer = f.tso != crate::spec::TSOS[0];
+    let scfg =
+        TcpSenderConfig { mss, cc: ccfg, pacing: f.pacing.unwrap_or(pace_default), pacing_shift, ecn, tso_defer, ..TcpSenderConfig::default() };
     let gro_bytes = if gro { GRO_MAX_BYTES } else { 0 };
     let rcfg = TcpReceiverConfig { mss, ecn, gro_bytes, ..TcpReceiverConfig::default() };
     let mut sender = TcpSender::new(scfg, now);
