@@ -820,6 +820,7 @@ def test_tso_is_written_only_when_asked_for_and_refused_where_it_cannot_apply():
     assert "tso" not in norm(TSO.replace('"linux-3.17"', '"off"')).normalized["flows"][0]
     for edit, path, why in [('tso = "on"', "flows[0].tso", "linux-3.17"),
                             ('tso = "linux-3.17"\nsplit = true', "flows[0].tso", "split"),
+                            ('tso = "linux-3.17"\ncc = "bbr"', "flows[0].tso", "Linux 3.17 had no BBR"),
                             ('pattern = "saturated"', "flows[0].tso", "tcp")]:
         text = TSO.replace('tso = "linux-3.17"', edit) if "tso" in edit else TSO.replace('pattern = "tcp"', edit)
         e = err(text)

@@ -344,6 +344,9 @@ fn split_keys(t: &Table, v: &mut FlowSpec, tcp_down: bool, app: App) -> Res<()> 
     if tso != tsos[0] && split {
         return Err(t.fail("tso", "not with split = true (the proxy's connections send as the model's TCP does)"));
     }
+    if tso != tsos[0] && matches!(v.cc, Cc::Bbr | Cc::Prague) {
+        return Err(t.fail("tso", "with cc = \"newreno\", \"cubic\" or \"dctcp\" (Linux 3.17 had no BBR or Prague)"));
+    }
     v.tso = tso;
     v.split = split;
     v.split_wired_cc = wired_cc;
