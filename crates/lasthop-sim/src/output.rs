@@ -382,6 +382,10 @@ pub struct TcpOut {
     /// Flows with a socket send buffer (`send_buffer`): sk_sndbuf at the end, bytes of memory.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sndbuf_bytes: Option<u64>,
+    /// Flows with TSO/GSO sending (`tso` other than "off"): the deferrals by
+    /// `tcp_tso_should_defer` the sender began (each until it sent again).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tso_deferrals: Option<u64>,
 }
 
 /// What ECN did on a TCP flow over the whole run (warm-up included).

@@ -382,3 +382,24 @@ fn a_finite_transfer_through_the_send_buffer_completes() {
     assert_eq!(t["app_bytes_delivered"].as_u64().unwrap(), 20_000_000, "{t}");
     assert!(t["completion_ns"].as_u64().is_some(), "{t}");
 }
+
+/// TSO/GSO sending as Linux 3.17 did it (`tso = "linux-3.17"`) reaches the sender through the
+/// spec: the download defers (its count is reported, and absent without TSO), carries about the
+/// same goodput, and the run is deterministic.
+#[test]
+fn tso_sending_defers_and_keeps_the_goodput() {
+    let secs = 6;
+    let mut plain = vht_cell(secs);
+    plain["flows"] = json!([tcp_flow(0, "down", "cubic", secs * 1_000_000_000)]);
+    let p = run(&plain, 1);
+    let mut tso = plain.clone();
+    tso["flows"][0]["tso"] = json!("linux-3.17");
+    let t = run(&tso, 1);
+    assert!(p["flows"][0]["tcp"].get("tso_deferrals").is_none(), "no TSO, no figure");
+    let deferrals = t["flows"][0]["tcp"]["tso_deferrals"].as_u64().unwrap();
+    let (gp, gt) = (goodput(&p, 0), goodput(&t, 0));
+    eprintln!("MSS-sized: {:.0} Mb/s; TSO: {:.0} Mb/s, {deferrals} deferrals", gp / 1e6, gt / 1e6);
+    assert!(deferrals > 100, "the sender deferred: {deferrals}");
+    assert!(gt > 0.9 * gp && gt < 1.1 * gp, "about the same goodput: {gt} vs {gp}");
+    assert_eq!(t, run(&tso, 1), "deterministic");
+}

@@ -917,6 +917,12 @@ impl TcpSender {
         self.latest_rtt
     }
 
+    /// Deferrals by `tcp_tso_should_defer` begun, each lasting until the sender sent
+    /// (`tso_defer`; 0 without it).
+    pub fn tso_deferrals(&self) -> u64 {
+        self.tso.deferrals
+    }
+
     pub fn stats(&self) -> SenderStats {
         SenderStats {
             cwnd: self.cwnd(),

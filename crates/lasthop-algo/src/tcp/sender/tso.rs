@@ -69,7 +69,8 @@ pub(super) struct TsoSend {
     burst_end: u64,
     /// The jiffy at which the current deferral started (`tp->tso_deferred`).
     deferred_since: Option<u64>,
-    /// Deferrals (a round ended by one).
+    /// Deferrals begun (`tp->tso_deferred` set from 0): each lasts until the sender sends, however
+    /// often it is asked meanwhile.
     pub deferrals: u64,
 }
 
@@ -101,8 +102,8 @@ impl TsoSend {
         }
         if self.deferred_since.is_none() {
             self.deferred_since = Some(jiffies(now));
+            self.deferrals += 1;
         }
-        self.deferrals += 1;
         true
     }
 }
@@ -159,8 +160,10 @@ mod tests {
         for k in 1..25 {
             assert!(!t.hold(now, MSS, window(k * MSS, (25 - k) * MSS, 1000 * MSS)));
         }
-        // The next skb, with the window used up but one segment: wait again.
+        // The next skb, with the window used up but one segment: wait again, a second deferral.
         assert!(t.hold(now, MSS, window(25 * MSS, MSS, 1000 * MSS)));
+        assert!(t.hold(now, MSS, window(25 * MSS, 2 * MSS, 1000 * MSS)));
+        assert_eq!(t.deferrals, 2, "one per deferral begun, not per question");
     }
 
     #[test]

@@ -243,6 +243,7 @@ impl World {
                 ce_bytes_acked: s.ce_bytes_acked,
             }),
             sndbuf_bytes: c.send_buffer.as_ref().map(|w| w.buffer.size()),
+            tso_deferrals: c.sender.config().tso_defer.then(|| c.sender.tso_deferrals()),
         })
     }
 
