@@ -239,6 +239,11 @@ def _per_profile(run: SuiteRun, sweep: str, fn, where=None) -> dict[str, dict[in
     return out
 
 
+def _change(v: dict[str, dict[int, float]]) -> list[float]:
+    """Per seed, BQUIC's value over QUIC's − 1 (`v` as `_per_profile` gives it)."""
+    return [x - 1 for x in ratio(v["bquic"], v["quic"])]
+
+
 def _docs(run: SuiteRun, sweep: str) -> dict[str, list[dict]]:
     out: dict[str, list[dict]] = {}
     for o, d in run.docs(sweep):
@@ -336,10 +341,10 @@ def _ap_queue_text(run: SuiteRun) -> str:
     parts, gains = [], []
     for n in LAB_AP_QUEUES:
         t = _per_profile(run, "lab-apq", _throughput, lambda o, n=n: int(o["ap.queue_limit"]) == n)
-        gains.append(_mean([x - 1 for x in ratio(t["bquic"], t["quic"])]))
+        gains.append(_mean(_change(t)))
         parts.append(f"a FIFO of {n} packets {gains[-1] * 100:+.1f}% ({_m(t['quic']):.1f} → {_m(t['bquic']):.1f} Mb/s)")
     m = _per_profile(run, "modern-ap", _throughput)
-    gains.append(_mean([x - 1 for x in ratio(m["bquic"], m["quic"])]))
+    gains.append(_mean(_change(m)))
     inside = any(B1_BAND[0] <= g <= B1_BAND[1] for g in gains)
     return (("It may be the AP's queue" if inside else "Nor is it the AP's queue") + ", which the paper does not "
             f"describe: behind {' and '.join(parts)} (sweep lab-apq, an ablation) and behind a modern AP (FQ-CoDel "
@@ -349,7 +354,7 @@ def _ap_queue_text(run: SuiteRun) -> str:
 
 def _check_b1(run: SuiteRun) -> ClaimResult:
     t = _per_profile(run, "lab", _throughput)
-    gain = [g - 1 for g in ratio(t["bquic"], t["quic"])]
+    gain = _change(t)
     head, head_txt = _headroom(run, "lab")
     ex = {p: [_exit(d) for d in ds] for p, ds in _docs(run, "lab").items()}
     d = _docs(run, "lab")
@@ -363,7 +368,7 @@ def _check_b1(run: SuiteRun) -> ClaimResult:
     one_way = parse_duration(LAB_IDLE_RTT_DELAY) / 1e6
     rtt8 = (f"Nor is it the path's delay: with §III's 6–10 ms read as the idle RTT ({one_way:g} ms one way "
             f"on the wire, min RTT {mn8:.1f} ms; sweep lab-rtt8, an ablation) QUIC gets {_m(t8['quic']):.1f} and "
-            f"BQUIC {_m(t8['bquic']):.1f} Mb/s ({_mean([g - 1 for g in ratio(t8['bquic'], t8['quic'])]) * 100:+.1f}%). ")
+            f"BQUIC {_m(t8['bquic']):.1f} Mb/s ({_mean(_change(t8)) * 100:+.1f}%). ")
     rtt8 += _ap_queue_text(run)
     why = (f"in the model QUIC fills the link: {head_txt}, {_fills(head)}; its window (≥ the "
            f"{INITIAL_CWND * 1350 / 1e3:.1f} kB initial window, above the link's {bdp / 1e3:.0f} kB bandwidth-delay "
@@ -393,7 +398,7 @@ def _check_b2(run: SuiteRun) -> ClaimResult:
         sw = f"mesh{h}"
         t = _per_profile(run, sw, _throughput)
         loss = _per_profile(run, sw, _loss)
-        gain = [g - 1 for g in ratio(t["bquic"], t["quic"])]
+        gain = _change(t)
         head, _ = _headroom(run, sw)
         udp = _m(run.per_seed(f"{sw}-udp", _udp_mbps))
         d = _docs(run, sw)
@@ -543,7 +548,7 @@ def _b6_shared(run: SuiteRun) -> tuple[str, dict]:
     t = _per_profile(run, "mesh5-shared", _throughput)
     if not s.get("quic") or not s.get("bquic"):
         return "", {}
-    change = _mean(x - 1 for x in ratio(s["bquic"], s["quic"]))
+    change = _mean(_change(s))
     detail = {"relative_std_quic": _m(s["quic"]) / _m(t["quic"]), "std_change": change, "quic_mbps": _m(t["quic"])}
     return (f"with another user on the last hop ({SHARED_RATE.removesuffix('Mbps')} Mb/s in {SHARED_ON_MS} ms bursts every "
             f"{2 * SHARED_ON_MS} ms, sweep mesh5-shared, an ablation calibrated to QUIC's variation in the paper's "
@@ -555,7 +560,7 @@ def _b6_shared(run: SuiteRun) -> tuple[str, dict]:
 
 def _check_b6(run: SuiteRun) -> ClaimResult:
     s = _per_profile(run, "mesh5", _bins_std)
-    change = [x - 1 for x in ratio(s["bquic"], s["quic"])]
+    change = _change(s)
     t = _per_profile(run, "mesh5", _throughput)
     rel = _m(s["quic"]) / _m(t["quic"])
     why = (f"in the model QUIC's 50 ms throughput varies by {rel * 100:.0f}% of its mean (std-dev "

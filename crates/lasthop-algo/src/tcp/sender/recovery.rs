@@ -155,12 +155,13 @@ impl TcpSender {
     /// RFC 8985 §7.2: a PTO may run (not in fast or RTO recovery, nothing SACKed, data
     /// outstanding).
     fn tlp_eligible(&self) -> bool {
-        self.cfg.tlp
-            && !self.in_recovery
-            && !self.ecn_cwr
-            && !self.in_loss
-            && self.sacked_bytes == 0
-            && self.snd_una < self.snd_nxt
+        self.cfg.tlp && self.no_recovery_nothing_sacked() && self.snd_una < self.snd_nxt
+    }
+
+    /// No fast, RTO or ECN recovery runs and nothing is SACKed: Linux's TCP_CA_Open but for
+    /// duplicate ACKs (TLP's condition; TSO deferral adds `dupacks == 0`).
+    pub(super) fn no_recovery_nothing_sacked(&self) -> bool {
+        !self.in_recovery && !self.ecn_cwr && !self.in_loss && self.sacked_bytes == 0
     }
 
     /// RFC 8985 §7.2 TLP_calc_PTO, as an expiry time.

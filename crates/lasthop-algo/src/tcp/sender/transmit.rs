@@ -274,7 +274,7 @@ impl TcpSender {
             let r = cwnd as u128 * 2_000_000_000 / s.as_nanos().max(1) as u128;
             r.min(u64::MAX as u128) as u64
         });
-        let open = !(self.in_recovery || self.in_loss || self.ecn_cwr) && self.sacked_bytes == 0 && self.dupacks == 0;
+        let open = self.no_recovery_nothing_sacked() && self.dupacks == 0;
         let w = tso::Window {
             snd_nxt: self.snd_nxt,
             app_written: self.app_written,
