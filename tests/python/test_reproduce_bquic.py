@@ -18,6 +18,11 @@ def test_bquic_quick_reports_every_claim(tmp_path):
     assert set(claims) == {"B1", "B2", "B3", "B4", "B5", "B6", "B+"}
     # Pacing off must show in the inter-packet times (the RP5 chain).
     assert claims["B4"]["point_verdict"] == "holds", claims["B4"]
+    # The ablation of Chromium's v39 pacer: its 1 ms lumps put most of QUIC's packets less than
+    # 100 µs apart, where the suite's per-packet schedule (Fig. 5's) puts few.
+    b4 = claims["B4"]["detail"]
+    assert b4["share_quic_chromium_v39"] > b4["share"]["quic"] + 0.3, b4
+    assert "sweep lab-v39" in claims["B1"]["explanation"]
     # The beyond-the-paper row is reported, never counted as a hold.
     assert claims["B+"]["verdict"] == "reported" and not claims["B+"]["checks"]
     assert doc["tally"]["suites"]["bquic"]["reported"] == 1

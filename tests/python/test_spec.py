@@ -815,16 +815,39 @@ tso = "linux-3.17"
 """
 
 
-def test_tso_is_written_only_when_asked_for_and_refused_where_it_cannot_apply():
-    assert norm(TSO).normalized["flows"][0]["tso"] == "linux-3.17"
-    assert "tso" not in norm(TSO.replace('"linux-3.17"', '"off"')).normalized["flows"][0]
-    for edit, path, why in [('tso = "on"', "flows[0].tso", "linux-3.17"),
-                            ('tso = "linux-3.17"\nsplit = true', "flows[0].tso", "split"),
-                            ('tso = "linux-3.17"\ncc = "bbr"', "flows[0].tso", "Linux 3.17 had no BBR"),
-                            ('pattern = "saturated"', "flows[0].tso", "tcp")]:
-        text = TSO.replace('tso = "linux-3.17"', edit) if "tso" in edit else TSO.replace('pattern = "tcp"', edit)
+def _set_only_when_asked_and_refused(base: str, key: str, value: str, default: str, refusals):
+    """`key = value` in `base`'s flow is normalized, `key = default` is left out of it, and each
+    (text, why) of `refusals` fails on flows[0].`key` with one line containing `why`."""
+    assert norm(base).normalized["flows"][0][key] == value
+    assert key not in norm(base.replace(f'"{value}"', f'"{default}"')).normalized["flows"][0]
+    for text, why in refusals:
         e = err(text)
-        assert e.path == path and why in str(e) and "\n" not in str(e), str(e)
+        assert e.path == f"flows[0].{key}" and why in str(e) and "\n" not in str(e), str(e)
+
+
+def test_tso_is_written_only_when_asked_for_and_refused_where_it_cannot_apply():
+    on = 'tso = "linux-3.17"'
+    _set_only_when_asked_and_refused(TSO, "tso", "linux-3.17", "off", [
+        (TSO.replace(on, 'tso = "on"'), "linux-3.17"),
+        (TSO.replace(on, on + "\nsplit = true"), "split"),
+        (TSO.replace(on, on + '\ncc = "bbr"'), "Linux 3.17 had no BBR"),
+        (TSO.replace('pattern = "tcp"', 'pattern = "saturated"'), "tcp")])
+
+
+PACER = MINIMAL + """
+[[flows]]
+pattern = "quic"
+pacer = "chromium-v39"
+"""
+
+
+def test_pacer_is_written_only_when_asked_for_and_refused_where_nothing_paces():
+    assert norm(PACER + 'profile = "bquic"\npacing = true\n').normalized["flows"][0]["pacer"] == "chromium-v39"
+    _set_only_when_asked_and_refused(PACER, "pacer", "chromium-v39", "per-packet", [
+        (PACER.replace('"chromium-v39"', '"lumpy"'), "chromium-v39"),
+        (PACER + 'profile = "bquic"\n', "paces"),
+        (PACER + "pacing = false\n", "paces"),
+        (PACER.replace('pattern = "quic"', 'pattern = "tcp"'), "quic")])
 
 
 def test_send_buffer_only_for_tcp():

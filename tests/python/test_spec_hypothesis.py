@@ -247,6 +247,7 @@ FLOW_KEYS: dict[str, K] = {
     "app_rate": rate("5Mbps"), "app_class": choice("video_sd", "video_hd", "video_4k", "bulk", "web", "voip"),
     "send_buffer": choice("none", "linux"),
     "tso": choice("off", "linux-3.17"),
+    "pacer": choice("per-packet", "chromium-v39"),
     "utility": K(st.sampled_from(["step:32Mbps:10", "log:0.1", "step:1Mbps:1,2Mbps:2", "log:1"]),
                  st.one_of(st.sampled_from(["step:", "log:-1", "step:2Mbps:1,1Mbps:2", "log:0", "x"]), WRONG)),
 }

@@ -18,7 +18,7 @@ pub mod ranges;
 mod rules;
 pub use rules::utility_of;
 use rules::{ac_problem, vwire_flow_problems, vwire_problems};
-pub use choices::{ecn_mismatch, ecn_mismatch_in, hystart_variant, ACK_FILTERS, HYSTARTS, SEND_BUFFERS, TSOS, AIFSN_MIN_AP, AIFSN_MIN_STA, QUIC_CONGESTION_CONTROLS, TXOP_MAX_NS, TXOP_UNIT_NS};
+pub use choices::{ecn_mismatch, ecn_mismatch_in, hystart_variant, ACK_FILTERS, HYSTARTS, PACERS, SEND_BUFFERS, TSOS, AIFSN_MIN_AP, AIFSN_MIN_STA, QUIC_CONGESTION_CONTROLS, TXOP_MAX_NS, TXOP_UNIT_NS};
 use choices::{edca_key_problems, edca_problems};
 pub use names::{App, BufferSizer, Cc, Direction, Driver, ErrorModel, FqAqm, History, HistoryEvents, HistoryGuard, MuAck, MuScheduler, PathLoss, Pattern, Profile, Qdisc, RateControl, Reconnect, RxDelivery, Scheduler, WqmVariant};
 use lasthop_algo::ecn::EcnMode;
@@ -476,6 +476,10 @@ pub struct FlowSpec {
     /// only when not "off".
     #[serde(default = "default_tso", skip_serializing_if = "is_default_tso")]
     pub tso: String,
+    /// QUIC that paces: the pacer's schedule, a name of [`PACERS`] ("per-packet",
+    /// "chromium-v39"); written only when not "per-packet".
+    #[serde(default = "default_pacer", skip_serializing_if = "is_default_pacer")]
+    pub pacer: String,
     /// vwire: the flow's class, bypassing the classifier (`AppClass` names).
     #[serde(default)]
     pub app_class: Option<String>,
@@ -558,6 +562,14 @@ fn default_tso() -> String {
 
 fn is_default_tso(s: &String) -> bool {
     s == TSOS[0]
+}
+
+fn default_pacer() -> String {
+    PACERS[0].into()
+}
+
+fn is_default_pacer(s: &String) -> bool {
+    s == PACERS[0]
 }
 
 fn default_hystart() -> String {

@@ -240,7 +240,8 @@ impl QuicConnection {
             recovery_start: None,
             in_recovery: false,
             hss: Hss::default(),
-            pacer: super::pacer::PacingSender::new(cfg.initial_burst_packets, cfg.max_udp_payload as u64, now),
+            pacer: super::pacer::PacingSender::new(cfg.initial_burst_packets, cfg.max_udp_payload as u64, now)
+                .with_mode(cfg.pacer),
             pacing_wait: None,
             delivered: 0,
             delivered_time: now,
@@ -367,17 +368,18 @@ impl QuicConnection {
     }
 
     /// Pacing rate in bytes/s (0: unpaced). The controller's own rate (BBR) if it has one;
-    /// else, with pacing on and an RTT sample, Chromium's cwnd/srtt × 2 in slow start,
-    /// × 1 in recovery, × 1.25 otherwise.
+    /// else, with pacing on, Chromium's cwnd/srtt × 2 in slow start, × 1.25 otherwise (× 1 in
+    /// recovery, and unpaced before an RTT sample, as the pacer's mode says:
+    /// [`PacerMode::rate`](super::pacer::PacerMode::rate)).
     pub fn pacing_rate(&self) -> u64 {
         if let Some(r) = self.cc.pacing_rate() {
             return r;
         }
-        if !self.cfg.pacing || !self.rtt.has_sample() {
+        if !self.cfg.pacing {
             return 0;
         }
-        let srtt = Duration::from_nanos(self.rtt.smoothed().as_nanos().max(1));
-        super::pacer::chromium_rate(self.cc.cwnd(), srtt, self.cc.in_slow_start(), self.in_recovery)
+        let srtt = self.rtt.has_sample().then(|| Duration::from_nanos(self.rtt.smoothed().as_nanos().max(1)));
+        self.cfg.pacer.rate(self.cc.cwnd(), srtt, self.cc.in_slow_start(), self.in_recovery)
     }
 
     pub fn poll_event(&mut self) -> Option<Event> {

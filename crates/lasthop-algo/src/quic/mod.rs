@@ -31,8 +31,9 @@
 //!   Chromium configures it (two emulated connections, no HyStart++) with Chromium's delay-
 //!   based slow-start exit ([`HybridSlowStartConfig`], see there). Pacing as Chromium's
 //!   pacing sender: rate = cwnd/srtt × 2 in slow start, × 1.25 otherwise (× 1 in recovery),
-//!   an unpaced burst of `initial_burst_packets` at start and after quiescence; off means
-//!   sending as fast as cwnd allows (the paper's Bursty QUIC).
+//!   an unpaced burst of `initial_burst_packets` at start and after quiescence, one packet per
+//!   gap or, in [`pacer::PacerMode::ChromiumV39`], the code's 1 ms lumps; off means sending as
+//!   fast as cwnd allows (the paper's Bursty QUIC).
 //! * Which Chromium behaviour each sender part follows: `RttStats::UpdateRtt` for the RTT
 //!   state (min_rtt from raw samples; the latest sample less the peer's ACK delay when that
 //!   stays at or above min_rtt, which is also the sample `HybridSlowStart::ShouldExitSlowStart`
@@ -166,6 +167,9 @@ pub struct QuicConfig {
     pub pacing: bool,
     /// Packets sent unpaced at start and after quiescence (10, Chromium's initial burst).
     pub initial_burst_packets: u32,
+    /// The pacer's schedule: one packet per gap (default) or Chromium's code of the QUIC v39
+    /// era, with its 1 ms alarm granularity ([`pacer::PacerMode`]).
+    pub pacer: pacer::PacerMode,
     /// Receiver ACK policy for 0-RTT/1-RTT packets; its `max_ack_delay` (25 ms) is also the
     /// transport parameter this endpoint advertises.
     pub ack_policy: AckPolicyConfig,
@@ -217,6 +221,7 @@ impl QuicConfig {
             hybrid_slow_start: Some(HybridSlowStartConfig::default()),
             pacing: true,
             initial_burst_packets: 10,
+            pacer: pacer::PacerMode::PerPacket,
             ack_policy: AckPolicyConfig::default(),
             ack_frequency_request: None,
             idle_timeout: Duration::from_secs(30),

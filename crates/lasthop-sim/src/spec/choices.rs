@@ -66,6 +66,12 @@ pub const SEND_BUFFERS: [&str; 2] = ["none", "linux"];
 /// `tcp_tso_should_defer` (`lasthop_algo::tcp::sender`, `tso_defer`). The default first.
 pub const TSOS: [&str; 2] = ["off", "linux-3.17"];
 
+/// `flows[].pacer` (QUIC, when it paces): "per-packet" sends each packet at its own time, the
+/// schedule the bquic paper measured at its server; "chromium-v39" keeps the schedule of
+/// Chromium's `PacingSender` of the QUIC v39 era, lumps of up to 1 ms (`kAlarmGranularity`) with
+/// lost time made up (`lasthop_algo::quic::pacer::PacerMode`). The default first.
+pub const PACERS: [&str; 2] = ["per-packet", "chromium-v39"];
+
 /// `flows[].hystart` (TCP CUBIC): the slow-start exits by name, the default first; `true` and
 /// `false` stand for the default and "off".
 pub const HYSTARTS: [&str; 3] = [HyStartVariant::NAMES[1], HyStartVariant::NAMES[0], "off"];

@@ -222,7 +222,7 @@ pub const SECTIONS: [(&str, &[&str]); 14] = [
             "hystart", "extra_acked", "app", "request_bytes", "response_bytes", "think_time", "requests", "interval",
             "profile", "ack_policy", "zero_rtt", "initial_cwnd", "page", "connections", "idle", "idle_timeout",
             "reconnect", "history", "history_guard", "history_events", "split", "split_wired_cc", "app_rate", "app_class", "utility",
-            "ac", "ecn", "send_buffer", "tso",
+            "ac", "ecn", "send_buffer", "tso", "pacer",
         ],
     ),
     (

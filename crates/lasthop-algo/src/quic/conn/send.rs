@@ -98,8 +98,9 @@ impl QuicConnection {
         Datagram { packets, len, ecn: self.ecn_codepoint() }
     }
 
-    fn pacer_ready(&self, now: Instant) -> bool {
-        !self.cfg.pacing || self.pacer.ready(now, self.bytes_in_flight, self.pacing_rate())
+    fn pacer_ready(&mut self, now: Instant) -> bool {
+        let rate = self.pacing_rate();
+        !self.cfg.pacing || self.pacer.ready(now, self.bytes_in_flight, rate)
     }
 
     /// The space has ack-eliciting content to send (ignoring cwnd and pacing).
@@ -134,7 +135,9 @@ impl QuicConnection {
         let probe = self.probes > 0 && self.probe_space == sp;
         let has_data = self.has_eliciting(sp);
         let cc_ok = self.bytes_in_flight < self.cc.cwnd();
-        let pace_ok = sp != Space::AppData || self.pacer_ready(now);
+        // The pacer is asked only when the window lets the packet go (Chromium's
+        // `TimeUntilSend` asks the controller first).
+        let pace_ok = sp != Space::AppData || !(has_data && cc_ok) || self.pacer_ready(now);
         if has_data && cc_ok && !pace_ok {
             self.pacing_wait = Some(self.pacer.next_send_time());
         }
@@ -433,7 +436,7 @@ impl QuicConnection {
     }
 
     /// Chromium's pacing sender: an unpaced burst after quiescence, then one packet per
-    /// len/rate (no credit for late sends).
+    /// len/rate on the schedule of the pacer's mode (`quic::pacer`).
     fn on_paced_send(&mut self, now: Instant, len: u32) {
         let (bif, rec, cwnd) = (self.bytes_in_flight, self.in_recovery, self.cc.cwnd());
         let rate = self.pacing_rate();

@@ -53,9 +53,9 @@ const TCP_KEYS: [&str; 13] = [
     "cc", "bytes", "pacing", "hystart", "extra_acked", "app", "request_bytes", "response_bytes", "think_time", "requests",
     "ecn", "send_buffer", "tso",
 ];
-const QUIC_KEYS: [&str; 12] = [
+const QUIC_KEYS: [&str; 13] = [
     "profile", "ack_policy", "zero_rtt", "initial_cwnd", "page", "connections", "idle", "idle_timeout", "reconnect",
-    "history", "history_guard", "history_events",
+    "history", "history_guard", "history_events", "pacer",
 ];
 
 /// One `[[flows]]` table: the stations it goes to, the normalized flow (without its station)
@@ -193,6 +193,7 @@ fn blank_flow(direction: Direction, pattern: Pattern) -> FlowSpec {
         app_rate_bps: 0,
         send_buffer: crate::spec::SEND_BUFFERS[0].into(),
         tso: crate::spec::TSOS[0].into(),
+        pacer: crate::spec::PACERS[0].into(),
         app_class: None,
         utility: None,
         ac: None,
@@ -254,6 +255,11 @@ fn transport_keys(t: &Table, p: Pattern, v: &mut FlowSpec) -> Res<(App, Option<(
     }
     let events = if quic { t.pick("history_events", HistoryEvents::Close0Rtt, "")? } else { HistoryEvents::Close0Rtt };
     v.pacing = if tcp || quic { t.bool_opt("pacing", None)? } else { None };
+    let pacers = &crate::spec::PACERS;
+    v.pacer = if quic { t.choice("pacer", pacers[0], pacers, "")? } else { pacers[0].into() };
+    if v.pacer != pacers[0] && !v.pacing.unwrap_or(v.profile == Profile::Quic) {
+        return Err(t.fail("pacer", "only for a flow that paces (profile = \"quic\", or pacing = true)"));
+    }
     let hystarts = &crate::spec::HYSTARTS;
     v.hystart = if tcp { t.choice_or_bool("hystart", hystarts, hystarts[0], "off")? } else { hystarts[0].into() };
     v.extra_acked = !tcp || t.bool("extra_acked", true)?;
