@@ -47,6 +47,7 @@ class Server:
         self.p = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
         line = self.p.stderr.readline()
         assert "quic serve:" in line, line + self.p.stderr.read()
+        self.startup = line
 
     def stop(self) -> str:
         self.p.send_signal(signal.SIGTERM)
@@ -125,6 +126,8 @@ def test_bad_input_is_one_line_exit_2_and_nothing_overwritten(tmp_path, site):
         (["serve", str(tmp_path / "nope")], "not a readable directory"),
         (["serve", str(site), "--profile", "fast"], "--profile = \"fast\": one of quic, bquic"),
         (["serve", str(site), "--history-key", "/16"], "--history-key"),
+        (["serve", str(site), "--pacer", "lumpy"], "--pacer = \"lumpy\": one of per-packet, chromium-v39"),
+        (["serve", str(site), "--profile", "bquic", "--pacer", "chromium-v39"], "bquic does not pace"),
         (["get", "http://127.0.0.1:4433/x"], "not an https:// URL"),
         (["get"], "at least one URL"),
         (["get", "https://127.0.0.1:4433/", "--ca", str(tmp_path / "nope.pem")], "--ca = "),
@@ -174,6 +177,16 @@ def test_loopback_downloads_both_profiles(tmp_path, site):
         assert rc == 0 and [o["bytes"] for o in res["objects"]] == [21, 1_000_000], res
     finally:
         srv.stop()
+    # The same pacer code paced as Chromium's v39 PacingSender: the download completes intact.
+    v39 = Server(site, "--pacer", "chromium-v39")
+    try:
+        (out / "big.bin").unlink()
+        rc, res = _get(f"https://127.0.0.1:{v39.port}/big.bin", "-o", str(out))
+        assert rc == 0 and res["ok"], res
+        assert (out / "big.bin").read_bytes() == (site / "big.bin").read_bytes()
+    finally:
+        assert "chromium-v39 pacing" in v39.startup
+        v39.stop()
 
 
 @needs

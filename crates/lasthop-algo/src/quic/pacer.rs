@@ -54,6 +54,24 @@ pub fn chromium_rate(cwnd: u64, srtt: Duration, slow_start: bool, recovery: bool
 }
 
 impl PacerMode {
+    /// The modes by name (`flows[].pacer`, `lasthop quic serve --pacer`), the default first.
+    pub const NAMES: [&'static str; 2] = ["per-packet", "chromium-v39"];
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "per-packet" => Some(PacerMode::PerPacket),
+            "chromium-v39" => Some(PacerMode::ChromiumV39),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PacerMode::PerPacket => Self::NAMES[0],
+            PacerMode::ChromiumV39 => Self::NAMES[1],
+        }
+    }
+
     /// The pacing rate (bytes/s, 0: unpaced) this mode's Chromium gives a window-based
     /// controller: `srtt` None before the first RTT sample.
     pub fn rate(self, cwnd: u64, srtt: Option<Duration>, slow_start: bool, recovery: bool) -> u64 {
@@ -265,6 +283,15 @@ mod tests {
         // PRR in recovery: 1.25 × cwnd/srtt, where the per-packet model paces at 1 ×.
         assert_eq!(PacerMode::ChromiumV39.rate(100_000, srtt, false, true), 12_500_000);
         assert_eq!(PacerMode::PerPacket.rate(100_000, srtt, false, true), 10_000_000);
+    }
+
+    #[test]
+    fn modes_by_name() {
+        for n in PacerMode::NAMES {
+            assert_eq!(PacerMode::from_name(n).map(PacerMode::as_str), Some(n));
+        }
+        assert_eq!(PacerMode::from_name(PacerMode::NAMES[0]), Some(PacerMode::default()));
+        assert_eq!(PacerMode::from_name("lumpy"), None);
     }
 
     #[test]

@@ -70,7 +70,7 @@ pub const TSOS: [&str; 2] = ["off", "linux-3.17"];
 /// schedule the bquic paper measured at its server; "chromium-v39" keeps the schedule of
 /// Chromium's `PacingSender` of the QUIC v39 era, lumps of up to 1 ms (`kAlarmGranularity`) with
 /// lost time made up (`lasthop_algo::quic::pacer::PacerMode`). The default first.
-pub const PACERS: [&str; 2] = ["per-packet", "chromium-v39"];
+pub const PACERS: [&str; 2] = lasthop_algo::quic::pacer::PacerMode::NAMES;
 
 /// `flows[].hystart` (TCP CUBIC): the slow-start exits by name, the default first; `true` and
 /// `false` stand for the default and "off".

@@ -25,6 +25,7 @@ pub mod pages;
 pub mod serve;
 
 use super::args::{Args, UsageError};
+use lasthop_algo::quic::pacer::PacerMode;
 use super::daemon;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -39,6 +40,10 @@ serve:
   --listen ADDR:PORT     UDP address (default 0.0.0.0:4433)
   --profile quic|bquic   quic: paced; bquic: no pacing, each window sent as it opens
                          (default quic)
+  --pacer per-packet|chromium-v39
+                         quic's schedule: each packet at its own time, or as Chromium's
+                         PacingSender of the QUIC v39 era (packets due within 1 ms leave
+                         together, lost time made up) (default per-packet)
   --history FILE         history-based initial windows, kept in FILE across restarts
   --history-key /32|/24  whose history a client gets: its address or its /24 (default /32)
   --history-mode mean|ewma   the average used (default mean)
@@ -143,7 +148,7 @@ fn run(sub: &str, argv: &[String]) -> Result<i32, UsageError> {
 
 /// `quic serve`'s options (None: `--help` was printed).
 fn serve_opts(tool: &str, argv: &[String]) -> Result<Option<serve::ServeOpts>, UsageError> {
-    let mut a = Args::parse(tool, argv, &["quiet", "pages", "follow-symlinks"], &["listen", "profile", "history", "history-key", "history-mode", "history-size", "history-lifetime", "history-events", "guard", "initial-window", "cert", "key", "record", "metrics", "stats", "duration"])?;
+    let mut a = Args::parse(tool, argv, &["quiet", "pages", "follow-symlinks"], &["listen", "profile", "pacer", "history", "history-key", "history-mode", "history-size", "history-lifetime", "history-events", "guard", "initial-window", "cert", "key", "record", "metrics", "stats", "duration"])?;
     if a.help() {
         print!("{HELP}");
         return Ok(None);
@@ -156,6 +161,11 @@ fn serve_opts(tool: &str, argv: &[String]) -> Result<Option<serve::ServeOpts>, U
         None => SocketAddr::from(([0, 0, 0, 0], 4433)),
     };
     let profile = profile(&mut a)?;
+    let pacer = a.choice("pacer", PacerMode::NAMES[0], &PacerMode::NAMES)?;
+    if pacer != PacerMode::NAMES[0] && profile == Profile::Bquic {
+        return Err(a.err("pacer", &pacer, "only with --profile quic (bquic does not pace)"));
+    }
+    let pacer = PacerMode::from_name(&pacer).expect("a listed pacer");
     let history = a.value("history").map(std::path::PathBuf::from);
     let prefix = match a.choice("history-key", "/32", &["/32", "/24"])?.as_str() {
         "/24" => 24,
@@ -190,7 +200,7 @@ fn serve_opts(tool: &str, argv: &[String]) -> Result<Option<serve::ServeOpts>, U
         return Err(usage("serve: --cert and --key go together"));
     }
     let o = serve::ServeOpts {
-        dir, follow_symlinks, listen, profile, history, prefix, ewma: mode == "ewma", size, lifetime, every_hello, guard, iw,
+        dir, follow_symlinks, listen, profile, pacer, history, prefix, ewma: mode == "ewma", size, lifetime, every_hello, guard, iw,
         cert: cert.zip(key), record, metrics, stats_every, duration, quiet,
     };
     Ok(Some(o))

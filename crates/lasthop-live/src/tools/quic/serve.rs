@@ -7,7 +7,7 @@ use crate::tools::daemon::{self, Daemon, Parts, Service};
 use crate::tools::metrics::{render, Family};
 use hmac::{Hmac, Mac};
 use lasthop_algo::control::cwnd_history::{rtt_guard, GuardVerdict, HistoryEvent};
-use lasthop_algo::quic::pacer::{chromium_rate, PacingSender};
+use lasthop_algo::quic::pacer::{PacerMode, PacingSender};
 use lasthop_core::{Duration as SimDuration, Instant as SimInstant};
 use quiche::h3::NameValue;
 use sha2::Sha256;
@@ -23,6 +23,8 @@ pub struct ServeOpts {
     pub follow_symlinks: bool,
     pub listen: SocketAddr,
     pub profile: Profile,
+    /// The paced profile's schedule (`--pacer`): one packet per gap, or Chromium's v39 lumps.
+    pub pacer: PacerMode,
     pub history: Option<PathBuf>,
     pub prefix: u8,
     pub ewma: bool,
@@ -274,7 +276,8 @@ pub fn run(o: &ServeOpts) -> Result<i32, String> {
         next_stats: o.stats_every.map(|d| t0 + d), next_save: t0 + Duration::from_secs(1), next_metrics: t0,
     };
     if !o.quiet {
-        eprintln!("quic serve: {} on {local} ({}, initial window {} packets{}{})", o.dir.display(), o.profile.name(), o.iw,
+        let pacer = if o.pacer == PacerMode::default() { String::new() } else { format!(", {} pacing", o.pacer.as_str()) };
+        eprintln!("quic serve: {} on {local} ({}{pacer}, initial window {} packets{}{})", o.dir.display(), o.profile.name(), o.iw,
                   o.history.as_ref().map_or(String::new(), |p| format!(", history {} ({loaded} entries, /{} keys)", p.display(), o.prefix)),
                   if o.guard { ", RTT guard" } else { "" });
     }
@@ -365,7 +368,7 @@ impl Server<'_> {
         self.conns.insert(scid_bytes.clone(), Conn {
             conn, h3: None, peer: from, key, iw_packets: packets, verdict, handshake_rtt_us: rtt.map(|r| r / 1000),
             started: now, resps: BTreeMap::new(), requests: 0, body_bytes: 0,
-            pacer: PacingSender::new(INITIAL_BURST, MAX_DATAGRAM as u64, sim(t0, now)), pace_until: None, last_sent: now,
+            pacer: PacingSender::new(INITIAL_BURST, MAX_DATAGRAM as u64, sim(t0, now)).with_mode(o.pacer), pace_until: None, last_sent: now,
             last_loss: now.checked_sub(Duration::from_secs(1)).unwrap_or(now), lost_bytes: 0,
             series: Vec::new(), next_sample: now, hello_recorded: false,
         });
@@ -564,7 +567,7 @@ fn send(c: &mut Conn, profile: Profile, t0: Instant, now: Instant, sock: &UdpSoc
                 }
                 let recovery = now.duration_since(c.last_loss) < p.rtt;
                 let quiescent = now.duration_since(c.last_sent) >= p.rtt;
-                let rate = chromium_rate(p.cwnd as u64, srtt, p.startup_exit.is_none(), recovery);
+                let rate = c.pacer.mode().rate(p.cwnd as u64, Some(srtt), p.startup_exit.is_none(), recovery);
                 let bif = if quiescent { 0 } else { 1 };
                 (c.pacer.ready(sim(t0, now), bif, rate), rate, recovery, p.cwnd as u64, quiescent)
             }

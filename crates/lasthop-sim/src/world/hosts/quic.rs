@@ -148,9 +148,7 @@ fn config(f: &FlowSpec, role: Role) -> QuicConfig {
     if let Some(p) = f.pacing {
         cfg.pacing = p;
     }
-    if f.pacer != crate::spec::PACERS[0] {
-        cfg.pacer = lasthop_algo::quic::pacer::PacerMode::ChromiumV39;
-    }
+    cfg.pacer = lasthop_algo::quic::pacer::PacerMode::from_name(&f.pacer).expect("a pacer of PACERS");
     // "cubic" keeps the model's Chromium CUBIC; another controller replaces it with its
     // defaults (Prague: L4S over QUIC).
     if f.cc != crate::spec::QUIC_CONGESTION_CONTROLS[0] {
