@@ -31,12 +31,11 @@ def test_vwire_quick_reports_every_claim(tmp_path):
     assert claims["VX1"]["point_verdict"] == "holds", claims["VX1"]
     v3 = {c["label"]: c for c in claims["V3"]["checks"]}
     assert all(v["point_in_band"] for k, v in v3.items() if "CUBIC at" in k or "BBR at" in k), v3
-    # V4 is tcp-baselines' check: BBR exceeds B·r/R (its cwnd gain of 2).
-    assert claims["V4"]["point_verdict"] == "misses" and claims["V4"]["checks"][0]["mean"] > 1.0, claims["V4"]
-    # Its sweeps keep their run files in the output's shared cache, where tcp-baselines' own
-    # run of them finds them done (and the reverse).
-    manifest = json.loads((out / "vwire" / "bbr" / "sweep.json").read_text())
-    assert manifest["runs"] and all(r["file"].startswith("../../shared-runs/") for r in manifest["runs"]), manifest["runs"][:2]
-    assert not (out / "vwire" / "bbr" / "runs").exists()
-    assert len(list((out / "shared-runs").glob("*.json"))) == len(manifest["runs"]) + 1  # and bbr-udp's one
+    # V4 on the paper's own BBR runs (V3's setup, no wire loss, estimator off): at both distances
+    # BBR exceeds B·r/R (its cwnd gain of 2) while staying below the link's B.
+    v4 = claims["V4"]
+    assert v4["point_verdict"] == "misses" and "cwnd_gain" in v4["explanation"], v4
+    assert [c["label"] for c in v4["checks"]] == ["3 ft: goodput / (B·r/R)", "75 ft: goodput / (B·r/R)"], v4
+    assert all(c["mean"] > 1.25 for c in v4["checks"]), v4
+    assert all(x["goodput_bps"] < x["B_bps"] for x in v4["detail"].values()), v4["detail"]
     assert len(re.findall(r"<img ", (out / "report.html").read_text())) == 3

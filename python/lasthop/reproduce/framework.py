@@ -30,10 +30,7 @@ from typing import Any, Callable, Iterable, Iterator
 @dataclass(frozen=True)
 class SweepDef:
     """One sweep of a suite. `base` has the TOML structure of a spec; `quick` is a partial spec
-    deep-merged into `base` under `--quick`, and `quick_vary` replaces `vary` there. `shared`:
-    the run files go to one cache of the whole output (`SHARED_RUNS`) instead of the sweep's
-    own, so that another suite rerunning the same sweep (vwire's V4 on tcp-baselines' BBR
-    sweeps) finds them done."""
+    deep-merged into `base` under `--quick`, and `quick_vary` replaces `vary` there."""
 
     name: str
     base: dict
@@ -42,7 +39,6 @@ class SweepDef:
     quick_seeds: int
     quick: dict | None = None
     quick_vary: list[tuple[str, list]] | None = None
-    shared: bool = False
 
     def resolve(self, quick: bool, seeds: int | None = None) -> tuple[dict, list[tuple[str, list]], int]:
         """(base, vary, seeds) of this sweep; `seeds`, if given, replaces the declared count."""
@@ -61,8 +57,6 @@ def _merge(dst: dict, src: dict) -> None:
             dst[k] = copy.deepcopy(v)
 
 
-SHARED_RUNS = "shared-runs"
-"""The directory, under a reproduce output, of the run files of the sweeps marked `shared`."""
 
 VERDICTS = ("holds", "misses", "inconclusive", "reported")
 """A claim's verdict: *holds* (the 95 % CI over seeds lies inside the band), *misses* (it lies
@@ -437,7 +431,7 @@ def run_suite(module: Any, out_dir: Path, quick: bool, jobs: int | None = None, 
             import sys
             print(f"[{module.NAME}] sweep {sd.name}", file=sys.stderr, flush=True)
         results[sd.name] = run_sweep(Sweep(base=base, vary=vary, seeds=n_seeds), d, jobs=jobs, ray=ray,
-                                     progress=progress, cache=Path(out_dir) / SHARED_RUNS if sd.shared else None)
+                                     progress=progress)
         dirs[sd.name] = str(d)
     run = SuiteRun(results, quick)
     evaluated = [(c, evaluate(c, run)) for c in module.claims()]
