@@ -316,6 +316,20 @@ def test_history_and_rtt_guard_across_the_emulator(tmp_path):
     assert r["runs"][1]["download_ms"] < r["runs"][0]["download_ms"], r["runs"]
 
 
+def test_chromium_v39_pacing_across_the_emulator(tmp_path):
+    """10 MB downloads across the emulator from `quic serve` with each pacer and without pacing:
+    every download completes; paced as Chromium's v39 PacingSender, most packets leave less than
+    100 µs after the one before (lumps of up to 1 ms), where the per-packet schedule spaces them."""
+    reason = _emu_reason()
+    if reason:
+        pytest.skip(reason)
+    from lasthop.live import bench_quic as Q
+    r = Q.emulate("bursty", 1, tmp_path / "b")
+    by = {x["profile"]: x for x in r["runs"]}
+    assert set(by) == set(Q.VARIANTS) and all(x["get"]["ok"] for x in r["runs"]), r["runs"]
+    assert by["quic-v39"]["share_below_100us"] > by["quic"]["share_below_100us"] + 0.3, by
+
+
 def test_bench_simulates_the_pages_on_the_cell_the_emulator_loads_them_on():
     """`bench --live quic` compares page-load times live and simulated: the simulator's spec is
     the emulated cell with the page's QUIC flow, not the reproduce suite's RP5 chain."""

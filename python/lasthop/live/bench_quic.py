@@ -2,9 +2,11 @@
 simulator on the same cell (`lasthop reproduce bquic`'s lab: 802.11n 20 MHz SGI, one stream,
 Minstrel-HT, station 5 m from the AP, server behind it with 2 ms one way).
 
-* Bursty QUIC (TARGETS B1, B4): 10 MB downloads, quic vs bquic; the download throughput, and
-  the share of the server's packets sent < 100 µs after the previous one (kernel timestamps of
-  the datagrams leaving the server's namespace, AF_PACKET), live and simulated.
+* Bursty QUIC (TARGETS B1, B4): 10 MB downloads, quic vs bquic, and quic paced as Chromium's
+  PacingSender of the QUIC v39 era (`quic serve --pacer chromium-v39`, the simulator's
+  `flows[].pacer`); the download throughput, and the share of the server's packets sent
+  < 100 µs after the previous one (kernel timestamps of the datagrams leaving the server's
+  namespace, AF_PACKET), live and simulated.
 * History (H-claims' mechanism): 1 MB downloads, the first connection against later ones;
   then the RTT guard while a competing TCP bulk flow (iperf3) fills the AP's queue.
 
@@ -29,6 +31,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[3]
 SERVER = "10.77.0.1"
 PORT = 4433
+# The bursty downloads' variants: name -> (the profile of server and client, the server's other
+# arguments, the simulated flow's other keys).
+VARIANTS: dict[str, tuple[str, list[str], dict[str, str]]] = {
+    "quic": ("quic", [], {}),
+    "quic-v39": ("quic", ["--pacer", "chromium-v39"], {"pacer": "chromium-v39"}),
+    "bquic": ("bquic", [], {}),
+}
 
 
 def binary() -> str:
@@ -111,10 +120,10 @@ def scenario(path: str) -> int:
         return json.loads(f.read_text()) if f.exists() else {"ok": False}
 
     if sc["kind"] == "bursty":
-        for prof in ("quic", "bquic"):
-            srv = serve("--profile", prof)
+        for var, (prof, args, _) in VARIANTS.items():
+            srv = serve("--profile", prof, *args)
             for i in range(sc["runs"]):
-                ts_file = out / f"ts-{prof}-{i}.json"
+                ts_file = out / f"ts-{var}-{i}.json"
                 sn = subprocess.Popen(ex("server", py, "-m", "lasthop.live.bench_quic", "sniff", str(ts_file), "6"),
                                       stdout=subprocess.PIPE, text=True)
                 assert sn.stdout.readline().strip() == "ready"
@@ -122,7 +131,7 @@ def scenario(path: str) -> int:
                 sn.wait(timeout=30)
                 ts = json.loads(ts_file.read_text())
                 gaps = [b2 - a for a, b2 in zip(ts, ts[1:])]
-                res["runs"].append({"profile": prof, "get": {k: g.get(k) for k in ("ok", "download_ms", "throughput_bps", "acks")},
+                res["runs"].append({"profile": var, "get": {k: g.get(k) for k in ("ok", "download_ms", "throughput_bps", "acks")},
                                     "packets": len(ts), "share_below_100us": sum(1 for x in gaps if x < 100_000) / max(1, len(gaps))})
             srv.send_signal(signal.SIGTERM)
             srv.wait(timeout=20)
@@ -193,16 +202,16 @@ def simulate(runs: int) -> dict:
     from ..reproduce.bquic import _share_below, _throughput
     from ..spec import normalize
     out: dict[str, Any] = {}
-    for prof in ("quic", "bquic"):
+    for var, (prof, _, keys) in VARIANTS.items():
         tp, share = [], []
         for seed in range(1, runs + 1):
             s = lab()
-            s["flows"][0]["profile"] = prof
+            s["flows"][0].update(profile=prof, **keys)
             n = normalize(s)
             d = {"data": json.loads(_native().run(n.to_json(), seed, None))}
             tp.append(_throughput(d))
             share.append(_share_below(d["data"]["flows"][0]["quic"]["inter_packet_ns"]["cdf_ns"], 100_000))
-        out[prof] = {"throughput_mbps": statistics.fmean(tp), "share_below_100us": statistics.fmean(share)}
+        out[var] = {"throughput_mbps": statistics.fmean(tp), "share_below_100us": statistics.fmean(share)}
     return out
 
 
@@ -288,9 +297,9 @@ def run_live_quic(out_dir: str, runs: int = 10) -> int:
         print(f"lasthop bench --live quic: {runs} x 10 MB per profile across the emulator ...", file=sys.stderr, flush=True)
         b = emulate("bursty", runs, Path(t) / "bursty")
         live = {}
-        for prof in ("quic", "bquic"):
-            rs = [r for r in b["runs"] if r["profile"] == prof and r["get"]["ok"]]
-            live[prof] = {"completed": len(rs), "throughput_mbps": statistics.fmean(r["get"]["throughput_bps"] for r in rs) / 1e6 if rs else None,
+        for var in VARIANTS:
+            rs = [r for r in b["runs"] if r["profile"] == var and r["get"]["ok"]]
+            live[var] = {"completed": len(rs), "throughput_mbps": statistics.fmean(r["get"]["throughput_bps"] for r in rs) / 1e6 if rs else None,
                           "throughput_sd": statistics.stdev(r["get"]["throughput_bps"] / 1e6 for r in rs) if len(rs) > 1 else None,
                           "share_below_100us": statistics.fmean(r["share_below_100us"] for r in rs) if rs else None,
                           "ack_ratio": statistics.fmean(r["get"]["acks"]["acks_sent"] / r["get"]["acks"]["packets"] for r in rs) if rs else None}
@@ -313,9 +322,11 @@ def run_live_quic(out_dir: str, runs: int = 10) -> int:
 def table(r: dict) -> str:
     f = lambda x, p=1: "-" if x is None else f"{x:.{p}f}"  # noqa: E731
     lines = [f"Bursty QUIC, 10 MB downloads, {r['runs']} runs per profile (802.11n 20 MHz SGI 1 stream, server 2 ms behind the AP)"]
-    for prof in ("quic", "bquic"):
-        lv, sm = r["bursty"]["live"][prof], r["bursty"]["sim"][prof]
-        lines.append(f"  {prof:<6} live {f(lv['throughput_mbps'])} ± {f(lv['throughput_sd'])} Mb/s, < 100 µs apart "
+    for var in VARIANTS:
+        if var not in r["bursty"]["live"]:
+            continue
+        lv, sm = r["bursty"]["live"][var], r["bursty"]["sim"][var]
+        lines.append(f"  {var:<8} live {f(lv['throughput_mbps'])} ± {f(lv['throughput_sd'])} Mb/s, < 100 µs apart "
                      f"{f(lv['share_below_100us'] and lv['share_below_100us'] * 100, 0)}%, ACKs/packet {f(lv['ack_ratio'], 2)}, "
                      f"{lv['completed']} completed | sim {sm['throughput_mbps']:.1f} Mb/s, < 100 µs apart {sm['share_below_100us'] * 100:.0f}%")
     if r.get("pages"):
