@@ -340,19 +340,24 @@ fn gro_at_the_station_thins_the_acks() {
     assert!((goodput(&gro, 0) / goodput(&plain, 0) - 1.0).abs() < 0.1);
 }
 
+/// A 1-station VHT cell with one CUBIC download for `secs`, run as it is and with `key = value`
+/// on the download: (its result, the changed spec, the changed spec's result).
+fn download_and_with(secs: u64, key: &str, value: Value) -> (Value, Value, Value) {
+    let mut plain = vht_cell(secs);
+    plain["flows"] = json!([tcp_flow(0, "down", "cubic", secs * 1_000_000_000)]);
+    let mut changed = plain.clone();
+    changed["flows"][0][key] = value;
+    let (p, c) = (run(&plain, 1), run(&changed, 1));
+    (p, changed, c)
+}
+
 /// A bulk writer behind Linux's socket send buffer (`send_buffer = "linux"`): the buffer grows
 /// to tcp_wmem's 4 MiB ceiling, the writer keeps it between two thirds and all of it full, so
 /// a byte's delay from its write is about that content over the rate — far above the delay of
 /// the same download counted from each segment's departure, at the same goodput.
 #[test]
 fn a_socket_send_buffer_holds_bytes_for_its_content_over_the_rate() {
-    let secs = 10;
-    let mut plain = vht_cell(secs);
-    plain["flows"] = json!([tcp_flow(0, "down", "cubic", secs * 1_000_000_000)]);
-    let p = run(&plain, 1);
-    let mut buffered = plain.clone();
-    buffered["flows"][0]["send_buffer"] = json!("linux");
-    let b = run(&buffered, 1);
+    let (p, _, b) = download_and_with(10, "send_buffer", json!("linux"));
     let (gp, gb) = (goodput(&p, 0), goodput(&b, 0));
     let delay_ms = |d: &Value| d["flows"][0]["delay_ns"]["mean"].as_f64().unwrap() / 1e6;
     let (dp, db) = (delay_ms(&p), delay_ms(&b));
@@ -388,13 +393,7 @@ fn a_finite_transfer_through_the_send_buffer_completes() {
 /// same goodput, and the run is deterministic.
 #[test]
 fn tso_sending_defers_and_keeps_the_goodput() {
-    let secs = 6;
-    let mut plain = vht_cell(secs);
-    plain["flows"] = json!([tcp_flow(0, "down", "cubic", secs * 1_000_000_000)]);
-    let p = run(&plain, 1);
-    let mut tso = plain.clone();
-    tso["flows"][0]["tso"] = json!("linux-3.17");
-    let t = run(&tso, 1);
+    let (p, tso, t) = download_and_with(6, "tso", json!("linux-3.17"));
     assert!(p["flows"][0]["tcp"].get("tso_deferrals").is_none(), "no TSO, no figure");
     let deferrals = t["flows"][0]["tcp"]["tso_deferrals"].as_u64().unwrap();
     let (gp, gt) = (goodput(&p, 0), goodput(&t, 0));
