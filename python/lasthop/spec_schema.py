@@ -41,6 +41,7 @@ _TITLES = {
     "wired": "[wired]: the server's link",
     "channel": "[channel]: path loss and link budget",
     "channel.interference": "[channel.interference]: bursts of interference the cell does not sense",
+    "channel.fading": "[channel.fading]: small-scale fading on every link whose errors follow its SNR",
     "stations": "[[stations]]: a group of stations",
     "flows": "[[flows]]: traffic",
     "aggctl": "[aggctl]: the aggregation-level rate controller",
@@ -81,6 +82,21 @@ duration = "1s"
 on = "2ms"
 off = "50ms"
 inr_db = 20.0
+[[stations]]
+mcs = 7
+error_model = "snr"
+snr_db = 30.0
+[[flows]]
+pattern = "cbr"
+rate = "1Mbps"
+"""),
+    ("fading", """
+[sim]
+duration = "1s"
+[channel.fading]
+model = "rician"
+doppler_hz = 5.76
+k_db = 10.0
 [[stations]]
 mcs = 7
 error_model = "snr"

@@ -36,9 +36,13 @@ def test_bquic_quick_reports_every_claim(tmp_path):
     # The link is the bottleneck in the model: saturated UDP leaves QUIC little headroom, and
     # the measured download follows a warm-up transfer with Chromium's 32-packet window.
     assert 0 < claims["B1"]["detail"]["headroom"] < 0.5
-    # B6's ablation: another user on the chain's last hop makes QUIC's throughput vary more, and
-    # BQUIC's bursts then change the variation less than on the quiet chain.
+    # B6 on links that fade (Minstrel-HT, Rician fading, ath9k's software retries): QUIC's
+    # throughput varies far more than over the chain of fixed rates, and BQUIC's bursts then
+    # change the variation less; another user on the last hop (the ablation) does the same.
     b6 = claims["B6"]["detail"]
-    assert b6["shared"]["relative_std_quic"] > b6["relative_std_quic"], b6
-    assert b6["shared"]["std_change"] < b6["std_change"], b6
+    fixed = b6["fixed_rates"]
+    assert b6["relative_std_quic"] > fixed["relative_std_quic"] + 0.1, b6
+    assert b6["std_change"] < fixed["std_change"], b6
+    assert b6["shared"]["relative_std_quic"] > fixed["relative_std_quic"], b6
+    assert b6["shared"]["std_change"] < fixed["std_change"], b6
     assert len(re.findall(r"<img ", (out / "report.html").read_text())) == 4

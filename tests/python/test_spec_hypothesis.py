@@ -141,6 +141,17 @@ INTERFERENCE_KEYS: dict[str, K] = {
 INTERFERENCE = K(st.fixed_dictionaries({k: v.good for k, v in INTERFERENCE_KEYS.items()}),
                  st.one_of(WRONG, st.fixed_dictionaries({}, optional={k: v.bad for k, v in INTERFERENCE_KEYS.items()})))
 
+# [channel.fading], likewise (its K-factor only with the Rician model, which needs it).
+FADING_KEYS: dict[str, K] = {
+    "model": choice("rayleigh", "rician"),
+    "doppler_hz": floats(0, 2000, [0.0, 5.76, 2000.0], [2000.1, -0.1]),
+    "k_db": floats(-20, 40, [-20.0, 10.0, 40.0], [40.1, -20.1]),
+}
+FADING = K(st.one_of(st.fixed_dictionaries({"model": st.just("rayleigh"), "doppler_hz": FADING_KEYS["doppler_hz"].good}),
+                     st.fixed_dictionaries({"model": st.just("rician"), "doppler_hz": FADING_KEYS["doppler_hz"].good,
+                                            "k_db": FADING_KEYS["k_db"].good})),
+           st.one_of(WRONG, st.fixed_dictionaries({}, optional={k: v.bad for k, v in FADING_KEYS.items()})))
+
 KEYS: dict[str, dict[str, K]] = {
     "sim": {"duration": duration("100ms", "300ms", "1s", "10s", bad=("0s",)), "warmup": duration("0s", "1ms", "10ms"),
             "seed": ints([0, 1, 7, 2**63 - 1], [-1], 0, 1000),
@@ -188,7 +199,8 @@ KEYS: dict[str, dict[str, K]] = {
     "channel": {"path_loss": choice("log_distance", "tgn_a", "tgn_b", "tgn_c", "tgn_d", "tgn_e", "tgn_f"),
                 "exponent": floats(1, 8, [1.0, 3.5, 8.0], [0.99, 8.01, 0.0]),
                 "tx_power_dbm": floats(-30, 40, [-30.0, 20.0, 40.0], [-30.1, 40.1]),
-                "noise_figure_db": floats(0, 30, [0.0, 7.0, 30.0], [-0.1, 30.1]), "interference": INTERFERENCE},
+                "noise_figure_db": floats(0, 30, [0.0, 7.0, 30.0], [-0.1, 30.1]), "interference": INTERFERENCE,
+                "fading": FADING},
     "aggctl": {"target_aggregation": ints([1, 32, 64], [0, 65, 257]), "interval": duration("500ms", "100ms"),
                "k0": floats(0.001, 1000, [1.0, 1000.0], [0.0, 1000.1, -1.0]),
                "initial_rate": rate("10Mbps"), "min_rate": rate("1Mbps"), "max_rate": rate("10Gbps"),
@@ -253,7 +265,7 @@ FLOW_KEYS: dict[str, K] = {
 }
 
 for _name, _keys in (*KEYS.items(), ("stations", STATION_KEYS), ("flows", FLOW_KEYS), ("mac.ofdma", OFDMA_KEYS),
-                     ("channel.interference", INTERFERENCE_KEYS)):
+                     ("channel.interference", INTERFERENCE_KEYS), ("channel.fading", FADING_KEYS)):
     assert set(_keys) == set(SECTIONS[_name]), f"the generator's keys of [{_name}] differ from SECTIONS"
 
 UNKNOWN = st.from_regex(r"\A[a-z][a-z_]{0,10}\Z").filter(lambda k: not any(k in v for v in SECTIONS.values()))

@@ -20,7 +20,7 @@ pub use rules::utility_of;
 use rules::{ac_problem, vwire_flow_problems, vwire_problems};
 pub use choices::{ecn_mismatch, ecn_mismatch_in, hystart_variant, ACK_FILTERS, HYSTARTS, PACERS, SEND_BUFFERS, TSOS, AIFSN_MIN_AP, AIFSN_MIN_STA, QUIC_CONGESTION_CONTROLS, TXOP_MAX_NS, TXOP_UNIT_NS};
 use choices::{edca_key_problems, edca_problems};
-pub use names::{App, BufferSizer, Cc, Direction, Driver, ErrorModel, FqAqm, History, HistoryEvents, HistoryGuard, MuAck, MuScheduler, PathLoss, Pattern, Profile, Qdisc, RateControl, Reconnect, RxDelivery, Scheduler, WqmVariant};
+pub use names::{App, BufferSizer, Cc, Direction, Driver, ErrorModel, FadingModel, FqAqm, History, HistoryEvents, HistoryGuard, MuAck, MuScheduler, PathLoss, Pattern, Profile, Qdisc, RateControl, Reconnect, RxDelivery, Scheduler, WqmVariant};
 use lasthop_algo::ecn::EcnMode;
 pub use aggctl::AggctlSpec;
 pub use ap::{drivers_text, pull_drivers_text, ApSpec, ATH9K_QDEPTH, MAX_DEQUEUE_COST_NS, PIE_ESTIMATORS};
@@ -125,6 +125,23 @@ pub struct ChannelSpec {
     /// Bursts of interference from outside the cell (`[channel.interference]`); none when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interference: Option<InterferenceSpec>,
+    /// Small-scale fading on every link whose errors follow its SNR (`[channel.fading]`); none
+    /// when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fading: Option<FadingSpec>,
+}
+
+/// `[channel.fading]`: each link whose errors follow its SNR fades around that SNR, Rayleigh
+/// (Clarke's model) or Rician, at Doppler spread `doppler_hz` (`lasthop_wifi::phy::fading`).
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FadingSpec {
+    pub model: names::FadingModel,
+    /// Maximum Doppler shift, Hz (the coherence time is about 0.423 / f_d).
+    pub doppler_hz: f64,
+    /// Rician K-factor, dB (line-of-sight power over scattered power); Rician only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub k_db: Option<f64>,
 }
 
 /// `[channel.interference]`: an interferer the cell's nodes do not sense (a hidden or
@@ -151,6 +168,7 @@ impl Default for ChannelSpec {
             tx_power_dbm: DEFAULT_TX_POWER_DBM,
             noise_figure_db: DEFAULT_NOISE_FIGURE_DB,
             interference: None,
+            fading: None,
         }
     }
 }
@@ -822,6 +840,9 @@ impl Spec {
     fn station_problems(&self, bad: &mut dyn FnMut(&str, String, String)) {
         if self.channel.interference.is_some() && !self.stations.iter().any(|st| st.error_model == ErrorModel::Snr) {
             bad("channel.interference", "{...}".into(), ranges::INTERFERENCE_NEEDS_SNR.into());
+        }
+        if self.channel.fading.is_some() && !self.stations.iter().any(|st| st.error_model == ErrorModel::Snr) {
+            bad("channel.fading", "{...}".into(), ranges::FADING_NEEDS_SNR.into());
         }
         for (i, st) in self.stations.iter().enumerate() {
             let tx = self.tx_vector(st);

@@ -48,6 +48,7 @@ use lasthop_wifi::mac::rate::{rate_table, IdealRate, MinstrelHt, MinstrelParams,
 use lasthop_wifi::mac::scoreboard;
 use lasthop_wifi::mac::txq::{TxqSchedule, TxqSet};
 use lasthop_wifi::phy::channel::{LinkBudget, Mobility};
+use lasthop_wifi::phy::fading::{Fading, FadingModel};
 use lasthop_wifi::phy::{self, Band, Standard, TxVector};
 use crate::wired::{WiredLink, WiredOutcome};
 use lasthop_algo::tcp::{AckSegment, DataSegment};
@@ -258,6 +259,9 @@ enum SnrSource {
     Fixed(f64),
     /// Distance schedule through the channel's link budget (`phy/channel.rs`).
     Distance(Mobility, LinkBudget),
+    /// Either of the above, faded (`[channel.fading]`, `phy/fading.rs`): the link's gain in dB
+    /// added, the same in both directions.
+    Faded(Box<(SnrSource, Fading)>),
 }
 
 impl SnrSource {
@@ -265,6 +269,7 @@ impl SnrSource {
         match self {
             SnrSource::Fixed(s) => *s,
             SnrSource::Distance(m, b) => b.snr_db(m.distance_at(now)),
+            SnrSource::Faded(f) => f.0.at(now) + f.1.gain_db(now.as_nanos() as f64 * 1e-9),
         }
     }
 }

@@ -146,6 +146,36 @@ def _mesh_shared() -> dict:
     return s
 
 
+# B6's setup: the RP5 chain's links vary as the production mesh's do. QMPSU's nodes are
+# Ubiquiti NanoStation M5s under OpenWrt (§III-C): ath9k with mac80211's Minstrel-HT, whose
+# software retry of an aggregate's subframes stops at 30 tries (ath9k.h, ATH_MAX_SW_RETRIES).
+# Each hop fades (Rician, `[channel.fading]`) at the TGn channel models' environment Doppler,
+# 1.2 km/h (Erceg et al., IEEE 802.11-03/940r4): f_d = v·f/c at channel 36's 5180 MHz. The paper
+# gives neither the links' SNRs nor their fading, but its RP5 run gives the baseline's own
+# figures: QUIC's 20.1 Mb/s and its 50 ms throughput's std-dev, 8.5 Mb/s (42 % of its mean,
+# Fig. 6). The K-factor and the hops' SNR margin over the SNR at which each hop's MCS above
+# (7, 5, 3, 4, 3) is the best rate of the error model are calibrated to those two figures of
+# QUIC's, never to BQUIC's: over K 8, 9, 10 dB and margins 7-10 dB (10 seeds, QUIC only), K
+# 10 dB with an 8 dB margin gave QUIC 19.8 Mb/s varying by 41 %.
+ATH9K_SW_RETRIES = 30
+TGN_DOPPLER_HZ = round(1.2 / 3.6 * 5.18e9 / 299_792_458.0, 2)
+MESH_FADING = {"model": "rician", "doppler_hz": TGN_DOPPLER_HZ, "k_db": 10.0}
+HOP_MCS_SNR_DB = [23.5, 20.5, 13.0, 15.5, 13.0]  # where the ideal rate first picks HOP_MCS (1378-byte MPDUs)
+MESH_SNR_MARGIN_DB = 8.0
+
+
+def _mesh_fading() -> dict:
+    """The RP5 chain with Minstrel-HT on fading links (B6's setup)."""
+    s = _mesh(5)
+    s["name"] = "bquic-mesh5-fading"
+    s["mac"] = dict(s["mac"], retry_limit=ATH9K_SW_RETRIES)
+    s["channel"] = {"fading": dict(MESH_FADING)}
+    for h, st in enumerate(s["stations"]):
+        del st["mcs"]
+        st.update(rate_control="minstrel", error_model="snr", snr_db=HOP_MCS_SNR_DB[h] + MESH_SNR_MARGIN_DB)
+    return s
+
+
 PAGES = sorted(TABLE_II, key=lambda n: TABLE_II[n][-1])
 SMALL_PAGES = ["google", "live"]
 LARGE_PAGES = ["facebook", "amazon"]
@@ -178,6 +208,8 @@ def sweeps(quick: bool) -> list[SweepDef]:
         u["sim"] = dict(u["sim"], duration="4s", bin="50ms")
         out.append(SweepDef(f"mesh{h}-udp", u, [("flows[0].pattern", ["saturated"])], seeds=3, quick_seeds=1))
     out.append(SweepDef("mesh5-shared", _mesh_shared(), [("flows[0].profile", PROFILES)], seeds=SEEDS,
+                        quick_seeds=QUICK_SEEDS))
+    out.append(SweepDef("mesh5-fading", _mesh_fading(), [("flows[0].profile", PROFILES)], seeds=SEEDS,
                         quick_seeds=QUICK_SEEDS))
     # B1's ablation: §III's "average RTT in the range of 6 ms to 10 ms" read as the idle path's
     # (the lab's 2 ms one way is that RTT under load): 3.5 ms one way, an idle RTT of about 8 ms.
@@ -593,25 +625,36 @@ def _b6_shared(run: SuiteRun) -> tuple[str, dict]:
 
 
 def _check_b6(run: SuiteRun) -> ClaimResult:
-    s = _per_profile(run, "mesh5", _bins_std)
+    """B6 on the chain whose links vary (sweep mesh5-fading, calibrated to QUIC's figures of the
+    paper's run); the chain of fixed rates and the other user's traffic beside it."""
+    s = _per_profile(run, "mesh5-fading", _bins_std)
     change = _change(s)
-    t = _per_profile(run, "mesh5", _throughput)
+    t = _per_profile(run, "mesh5-fading", _throughput)
     rel = _m(s["quic"]) / _m(t["quic"])
-    why = (f"in the model QUIC's 50 ms throughput varies by {rel * 100:.0f}% of its mean (std-dev "
-           f"{_m(s['quic']):.1f} of {_m(t['quic']):.1f} Mb/s), in the paper's RP5 run by "
-           f"{PAPER_STD[0] / PAPER_STD[2] * 100:.0f}% ({PAPER_STD[0]} of {PAPER_STD[2]} Mb/s): the production mesh's "
-           f"own variation (interference, other users' traffic, rate changes) is not in the modelled chain of fixed "
-           f"rates, so BQUIC's bursts, which the paper's variation hides, dominate the relative change here")
+    f = _per_profile(run, "mesh5", _bins_std)
+    ft = _per_profile(run, "mesh5", _throughput)
+    frel = _m(f["quic"]) / _m(ft["quic"])
+    why = (f"on Minstrel-HT links that fade (Rician K {MESH_FADING['k_db']:g} dB at the TGn environment's "
+           f"{TGN_DOPPLER_HZ:g} Hz, each hop {MESH_SNR_MARGIN_DB:g} dB above the SNR of its MCS, ath9k's "
+           f"{ATH9K_SW_RETRIES} software retries; sweep mesh5-fading), calibrated to QUIC's own figures of the paper's "
+           f"run ({PAPER_STD[2]} Mb/s varying by {PAPER_STD[0] / PAPER_STD[2] * 100:.0f}%; here {_m(t['quic']):.1f} Mb/s "
+           f"by {rel * 100:.0f}%), never to BQUIC's; the paper gives neither the links' SNRs nor their fading, so the "
+           f"K-factor and the margin are that calibration's. On the chain of fixed rates QUIC varies by "
+           f"{frel * 100:.0f}% of its mean (std-dev {_m(f['quic']):.1f} of {_m(ft['quic']):.1f} Mb/s) and BQUIC's "
+           f"std-dev changes by {_mean(_change(f)) * 100:+.0f}%: BQUIC's bursts, which the links' variation hides, "
+           f"dominate the relative change there")
     ablation, shared = _b6_shared(run)
     if ablation:
         why += "; " + ablation
-    return ClaimResult(f"std-dev of 50 ms throughput bins over the RP5 chain: QUIC {_m(s['quic']):.1f} → BQUIC "
-                       f"{_m(s['bquic']):.1f} Mb/s ({_mean(change) * 100:+.0f}%) at {_m(t['quic']):.1f} / "
-                       f"{_m(t['bquic']):.1f} Mb/s",
+    return ClaimResult(f"std-dev of 50 ms throughput bins over the RP5 chain with fading links: QUIC "
+                       f"{_m(s['quic']):.1f} → BQUIC {_m(s['bquic']):.1f} Mb/s ({_mean(change) * 100:+.0f}%) at "
+                       f"{_m(t['quic']):.1f} / {_m(t['bquic']):.1f} Mb/s",
                        [Check("std-dev change BQUIC / QUIC − 1 (per seed)", change, lo=-0.11, hi=0.25, unit="%",
                               scale=100)],
                        why, {"std_mbps": {p: _m(s[p]) for p in PROFILES}, "relative_std_quic": rel,
-                             "std_change": _mean(change), "shared": shared},
+                             "std_change": _mean(change), "fixed_rates": {"relative_std_quic": frel,
+                                                                          "std_change": _mean(_change(f))},
+                             "shared": shared},
                        miss_class="setup differs")
 
 

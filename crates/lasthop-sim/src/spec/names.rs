@@ -151,6 +151,12 @@ named! {
 }
 
 named! {
+    /// `channel.fading.model`: Clarke's Rayleigh fading, or Rician with a line of sight
+    /// (`lasthop_wifi::phy::fading`).
+    pub enum FadingModel { Rayleigh = "rayleigh", Rician = "rician" }
+}
+
+named! {
     /// `flows[].direction`: "cross" is traffic on the wired path only, consumed at the AP.
     pub enum Direction { Down = "down", Up = "up", Cross = "cross" }
 }

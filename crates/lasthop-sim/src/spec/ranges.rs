@@ -24,6 +24,13 @@ pub const NOISE_FIGURES_DB: (f64, f64) = (0.0, 30.0);
 pub const SNRS_DB: (f64, f64) = (-20.0, 100.0);
 /// `channel.interference.inr_db`: the interference-to-noise ratio of a burst.
 pub const INRS_DB: (f64, f64) = (-20.0, 60.0);
+/// `channel.fading.doppler_hz`: 0 (a fixed draw per link) to a vehicle's 2 kHz.
+pub const DOPPLERS_HZ: (f64, f64) = (0.0, 2000.0);
+/// `channel.fading.k_db`: the Rician K-factor.
+pub const K_FACTORS_DB: (f64, f64) = (-20.0, 40.0);
+/// Why `[channel.fading]` needs a station whose errors follow its SNR.
+pub const FADING_NEEDS_SNR: &str =
+    "a station whose errors follow its SNR (error_model = \"snr\": snr_db, or placed at a distance): the fading varies that SNR";
 /// Why `[channel.interference]` needs a station whose errors follow its SNR.
 pub const INTERFERENCE_NEEDS_SNR: &str =
     "a station whose errors follow its SNR (error_model = \"snr\": snr_db, or placed at a distance): the interference lowers that SNR";
@@ -194,6 +201,19 @@ impl Spec {
             }
             if !closed(i.inr_db, INRS_DB) {
                 bad("channel.interference.inr_db", i.inr_db.to_string(), "-20..=60 dB".into());
+            }
+        }
+        if let Some(f) = &c.fading {
+            if !closed(f.doppler_hz, DOPPLERS_HZ) {
+                bad("channel.fading.doppler_hz", f.doppler_hz.to_string(), "0..=2000 Hz".into());
+            }
+            match (f.model, f.k_db) {
+                (super::names::FadingModel::Rician, Some(k)) if !closed(k, K_FACTORS_DB) => {
+                    bad("channel.fading.k_db", k.to_string(), "-20..=40 dB".into())
+                }
+                (super::names::FadingModel::Rician, None) => bad("channel.fading.k_db", "null".into(), "a K-factor in dB for model = \"rician\"".into()),
+                (super::names::FadingModel::Rayleigh, Some(k)) => bad("channel.fading.k_db", k.to_string(), "only with model = \"rician\"".into()),
+                _ => {}
             }
         }
     }

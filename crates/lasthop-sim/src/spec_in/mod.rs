@@ -180,12 +180,13 @@ fn note(path: &str, default: Default, schema: Option<Value>, allowed: &str) {
 }
 
 /// The keys each table allows, in the order docs/spec.md lists them.
-pub const SECTIONS: [(&str, &[&str]); 14] = [
+pub const SECTIONS: [(&str, &[&str]); 15] = [
     ("", &["name", "description", "sim", "phy", "mac", "ap", "wired", "channel", "stations", "flows", "aggctl", "vwire", "emu"]),
     ("emu", &["ap_host"]),
     ("vwire", &["enabled", "period", "efficiency", "relay_buffer", "sndbuf", "tsq", "sample", "work_conserving"]),
-    ("channel", &["path_loss", "exponent", "tx_power_dbm", "noise_figure_db", "interference"]),
+    ("channel", &["path_loss", "exponent", "tx_power_dbm", "noise_figure_db", "interference", "fading"]),
     ("channel.interference", &["on", "off", "inr_db"]),
+    ("channel.fading", &["model", "doppler_hz", "k_db"]),
     ("sim", &["duration", "warmup", "seed", "bin"]),
     ("phy", &["standard", "band", "channel_width", "guard_interval", "control_rate"]),
     (

@@ -5,7 +5,7 @@ use super::raw::{format_duration, parse_duration, parse_rate, show_value, Raw};
 use super::{pages, Res, SpecError, Table};
 use crate::spec::ranges::{self, ACK_POLICIES, ALLOCATIONS, APP_CLASSES, DEVICES, MAX_DISTANCE_M};
 use crate::spec::names::{self, App, BufferSizer, Cc, FqAqm, Direction, Driver, History, HistoryEvents, HistoryGuard, MuAck, MuScheduler, PathLoss, Pattern, Profile, Qdisc, Reconnect, RxDelivery, Scheduler, WqmVariant};
-use crate::spec::{AggctlSpec, ApSpec, ChannelSpec, EmuSpec, FlowSpec, InterferenceSpec, MacSpec, OfdmaSpec, PhySpec, SimSpec, Spec, StationSpec, UtilitySpec, VwireSpec, WiredSpec};
+use crate::spec::{AggctlSpec, ApSpec, ChannelSpec, EmuSpec, FadingModel, FadingSpec, FlowSpec, InterferenceSpec, MacSpec, OfdmaSpec, PhySpec, SimSpec, Spec, StationSpec, UtilitySpec, VwireSpec, WiredSpec};
 use lasthop_algo::ecn::EcnMode;
 use lasthop_wifi::mac::edca::AccessCategory;
 use lasthop_wifi::phy::{Band, Standard};
@@ -509,7 +509,23 @@ fn channel_section(top: &Table) -> Res<ChannelSpec> {
     let (lo, hi) = ranges::NOISE_FIGURES_DB;
     let noise_figure = ch.float("noise_figure_db", 7.0, lo, hi, true)?;
     let interference = if ch.has("interference") { Some(interference_table(&ch)?) } else { None };
-    Ok(ChannelSpec { path_loss, exponent, tx_power_dbm: tx_power, noise_figure_db: noise_figure, interference })
+    let fading = if ch.has("fading") { Some(fading_table(&ch)?) } else { None };
+    Ok(ChannelSpec { path_loss, exponent, tx_power_dbm: tx_power, noise_figure_db: noise_figure, interference, fading })
+}
+
+/// `[channel.fading]`: the model, the Doppler spread and, for Rician fading only, its K-factor.
+fn fading_table(ch: &Table) -> Res<FadingSpec> {
+    let t = Table::new(ch.raw("fading"), "channel.fading", "channel.fading", "a table [channel.fading]")?;
+    let model = t.pick("model", FadingModel::Rayleigh, "")?;
+    let (lo, hi) = ranges::DOPPLERS_HZ;
+    let doppler_hz = t.float_required("doppler_hz", lo, hi, true)?;
+    let (lo, hi) = ranges::K_FACTORS_DB;
+    let k_db = t.float_opt("k_db", None, lo, hi, true)?;
+    match (model, k_db) {
+        (FadingModel::Rician, None) => Err(t.fail("k_db", "a number in [-20, 40] (dB): Rician fading needs its K-factor")),
+        (FadingModel::Rayleigh, Some(_)) => Err(t.fail("k_db", "only with model = \"rician\"")),
+        _ => Ok(FadingSpec { model, doppler_hz, k_db }),
+    }
 }
 
 /// `[channel.interference]`: the mean burst and gap (> 0) and the interference-to-noise ratio.

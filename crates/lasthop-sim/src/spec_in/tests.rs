@@ -160,6 +160,7 @@ const CHANNEL: &str = "[sim]\nduration = \"1s\"\n[channel]\n@\n[[stations]]\nmcs
 const VWIRE: &str = "[sim]\nduration = \"1s\"\n[vwire]\n@\n[[stations]]\nmcs = 3\n";
 const INTERFERENCE: &str = "[sim]\nduration = \"1s\"\n[channel.interference]\n@\n[[stations]]\nmcs = 3\nerror_model = \"snr\"\n";
 const AGGCTL: &str = "[sim]\nduration = \"1s\"\n[aggctl]\n@\n[[stations]]\nmcs = 3\n";
+const FADING: &str = "[sim]\nduration = \"1s\"\n[channel.fading]\n@\n[[stations]]\nmcs = 3\nerror_model = \"snr\"\n";
 
 fn range_cases() -> Vec<RangeCase> {
     vec![
@@ -188,6 +189,8 @@ fn range_cases() -> Vec<RangeCase> {
         (INTERFERENCE, "on = \"0s\"\noff = \"1s\"\ninr_db = 10", "on = \"1ms\"\noff = \"1s\"\ninr_db = 10", "/channel/interference/on_ns", json!(0), "channel.interference.on = \"0s\": must be > 0, e.g. \"10s\""),
         (INTERFERENCE, "on = \"1ms\"\noff = \"0s\"\ninr_db = 10", "on = \"1ms\"\noff = \"1s\"\ninr_db = 10", "/channel/interference/off_ns", json!(0), "channel.interference.off = \"0s\": must be > 0, e.g. \"10s\""),
         (INTERFERENCE, "on = \"1ms\"\noff = \"1s\"\ninr_db = 61", "on = \"1ms\"\noff = \"1s\"\ninr_db = 60", "/channel/interference/inr_db", json!(61.0), "channel.interference.inr_db = 61: a number in [-20, 60]"),
+        (FADING, "doppler_hz = 2001", "doppler_hz = 5", "/channel/fading/doppler_hz", json!(2001.0), "channel.fading.doppler_hz = 2001: a number in [0, 2000]"),
+        (FADING, "model = \"rician\"\ndoppler_hz = 5\nk_db = 41", "model = \"rician\"\ndoppler_hz = 5\nk_db = 10", "/channel/fading/k_db", json!(41.0), "channel.fading.k_db = 41: a number in [-20, 40]"),
         ("@\n[sim]\nduration = \"1s\"\n", "stations = []", "stations = [{mcs = 3}]", "/stations", json!([]), "stations = []: at least one [[stations]] table is required"),
         (STA, "error_model = \"fixed\"\nper = 1.0", "error_model = \"fixed\"\nper = 0.5", "/stations/0/per", json!(1.0), "stations[0].per = 1.0: a number in [0, 1)"),
         (STA, "error_model = \"snr\"\nsnr_db = 101", "error_model = \"snr\"\nsnr_db = 10", "/stations/0/snr_db", json!(101.0), "stations[0].snr_db = 101: a number in [-20, 100]"),

@@ -311,6 +311,18 @@ fn new_station(spec: &Spec, seed: u64, i: usize, ed: &Edcafs<'_>, media: &mut [M
         let w: Vec<(Instant, f64)> = st.waypoints.iter().map(|&(t, d)| (Instant(t), d)).collect();
         SnrSource::Distance(if st.repeat { Mobility::repeating(w) } else { Mobility::new(w) }, spec.link_budget())
     };
+    // Small-scale fading on a link whose errors follow its SNR, from its own stream.
+    let snr = match &spec.channel.fading {
+        Some(f) if st.error_model == crate::spec::ErrorModel::Snr => {
+            let model = match (f.model, f.k_db) {
+                (crate::spec::FadingModel::Rician, Some(k)) => FadingModel::Rician { k: 10f64.powf(k / 10.0) },
+                _ => FadingModel::Rayleigh,
+            };
+            let mut rng = Rng::stream(seed, StreamKind::Channel, (2 << 32) + i as u64);
+            SnrSource::Faded(Box::new((snr, Fading::new(model, f.doppler_hz, || rng.next_f64()))))
+        }
+        _ => snr,
+    };
     let snr0 = snr.at(Instant::ZERO);
     let rc = |dir: u64| {
         let table = || rate_table(standard, spec.phy.channel_width, spec.phy.guard_interval, st.nss);

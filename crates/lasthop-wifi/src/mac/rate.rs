@@ -29,11 +29,22 @@
 //!   interval with < 25 % delivered, statistics are updated at once instead of waiting for the
 //!   timer (mac80211 performs a similar check to drop a failing multi-stream rate quickly).
 //!
+//! * the multi-rate retry chain (`minstrel_ht_update_rates`): a frame goes at max_tp, and if
+//!   none of it is acknowledged (no Block Ack: the whole PPDU lost), its retries go at max_tp,
+//!   then max_tp2, then max_prob, each stage a number of tries set as `minstrel_calc_retransmit`
+//!   sets it — 2, and more while the tries of an average A-MPDU (the EWMA of MPDUs per PPDU,
+//!   1200-byte MPDUs) with their contention (CWmin 15 doubling, 9 µs slots) and overhead (a
+//!   6 Mb/s preamble and ACK, 108 µs) fit a 6 ms segment, at most 7 (mac80211's default
+//!   `max_retry`); a stage whose success probability is below 20 % gets 2 (`minstrel_ht_set_rate`).
+//!   Past the last stage the retries start over at max_tp, as a driver's software retry of an
+//!   aggregate (ath9k's) looks the rates up again. A partly acknowledged A-MPDU ends the chain:
+//!   its lost MPDUs go in the next one at max_tp. A failed probe is not retried at its rate;
+//!   probes wait while a chain is running.
+//!
 //! Simplifications (documented choices):
 //!
-//! * one rate per A-MPDU: no multi-rate retry chain (mac80211 uses max_tp, max_tp2, max_prob
-//!   as retry stages); `max_tp2` and `max_prob` are computed and exposed but `select` only ever
-//!   returns max_tp or a sample rate;
+//! * the retry stages after the first are sent without the RTS/CTS protection mac80211 asks for
+//!   there;
 //! * throughput uses the PHY data rate, not airtime including preamble, inter-frame spaces and
 //!   Block Ack overhead (mac80211 weighs the per-MPDU duration by the average A-MPDU length);
 //! * a probe is one selection: hosts learn of it from [`MinstrelHt::last_was_sample`] (the
@@ -217,7 +228,26 @@ pub struct MinstrelVars {
     /// Group the INC/JUMP pools start from (rotates every window).
     first_group: usize,
     rng: Rng,
+    /// PPDUs in a row, since the last with an acknowledged MPDU, of which none was (the
+    /// multi-rate retry chain's position); probes are not counted.
+    pub failed_in_row: u32,
+    /// MPDUs and PPDUs reported since the last statistics update, and the EWMA of MPDUs per
+    /// PPDU (mac80211's `avg_ampdu_len`, 1 at the start).
+    ampdu_len: u64,
+    ampdu_packets: u64,
+    pub avg_ampdu_len: f64,
 }
+
+/// `minstrel_calc_retransmit`'s constants: the segment a stage's tries should fit, the
+/// contention window it assumes (CWmin, CWmax) and slot, the overhead per try (a 6 Mb/s
+/// preamble and signal with SIFS, 48 µs, and an ACK, 60 µs: `mi->overhead`), the MPDU size of its
+/// duration tables and the most tries per stage (mac80211's default `max_retry`).
+const MRR_SEGMENT_US: f64 = 6000.0;
+const MRR_CW: (u32, u32) = (15, 1023);
+const MRR_SLOT_US: f64 = 9.0;
+const MRR_OVERHEAD_US: f64 = 108.0;
+const MRR_MPDU_BITS: f64 = 1200.0 * 8.0;
+const MRR_MAX_TRIES: u32 = 7;
 
 /// Minstrel-HT state for one station.
 #[derive(Clone, Debug)]
@@ -265,6 +295,10 @@ impl MinstrelHt {
                 cycle_pos: 0,
                 first_group: 0,
                 rng,
+                failed_in_row: 0,
+                ampdu_len: 0,
+                ampdu_packets: 0,
+                avg_ampdu_len: 1.0,
             },
             rates,
         };
@@ -322,6 +356,9 @@ impl MinstrelHt {
     pub fn select(&mut self, now: Instant) -> TxVector {
         self.handle_timeout(now);
         self.vars.last_was_sample = false;
+        if self.vars.failed_in_row > 0 {
+            return self.rates[self.retry_stage(self.vars.failed_in_row)];
+        }
         if now >= self.vars.next_sample {
             if let Some(i) = self.sample_candidate() {
                 self.vars.next_sample = now + self.params.sample_interval;
@@ -339,6 +376,11 @@ impl MinstrelHt {
             return;
         };
         let acked = acked_mpdus.min(attempted_mpdus);
+        if !self.vars.last_was_sample {
+            self.vars.failed_in_row = if acked == 0 && attempted_mpdus > 0 { self.vars.failed_in_row + 1 } else { 0 };
+        }
+        self.vars.ampdu_len += attempted_mpdus as u64;
+        self.vars.ampdu_packets += 1;
         let s = &mut self.stats[i];
         s.attempts = s.attempts.saturating_add(attempted_mpdus);
         s.successes = s.successes.saturating_add(acked);
@@ -352,6 +394,51 @@ impl MinstrelHt {
         } else {
             self.handle_timeout(now);
         }
+    }
+
+    /// The rate of the try after `failed` tries in a row that were lost whole: the stages
+    /// max_tp, max_tp2, max_prob, each its number of tries, then from the start again.
+    fn retry_stage(&self, failed: u32) -> usize {
+        let v = &self.vars;
+        let stages = [v.max_tp, v.max_tp2, v.max_prob];
+        let tries = stages.map(|i| self.stage_tries(i));
+        let mut k = failed % tries.iter().sum::<u32>();
+        for (i, &n) in stages.iter().zip(&tries) {
+            if k < n {
+                return *i;
+            }
+            k -= n;
+        }
+        v.max_tp
+    }
+
+    /// Tries of a retry stage at rate `i`, as `minstrel_calc_retransmit` and
+    /// `minstrel_ht_set_rate` count them (see the module's notes).
+    fn stage_tries(&self, i: usize) -> u32 {
+        let s = &self.stats[i];
+        if !s.has_history || s.prob < 0.2 {
+            return 2;
+        }
+        let data = self.vars.avg_ampdu_len.floor().max(1.0) * MRR_MPDU_BITS / self.rates[i].data_rate_f64() * 1e6;
+        let (mut cw, cw_max) = MRR_CW;
+        let mut ctime = MRR_SLOT_US * (cw as f64) / 2.0;
+        cw = ((cw << 1) | 1).min(cw_max);
+        ctime += MRR_SLOT_US * (cw as f64) / 2.0;
+        cw = ((cw << 1) | 1).min(cw_max);
+        let mut tx = ctime + 2.0 * (MRR_OVERHEAD_US + data);
+        let mut n = 2;
+        loop {
+            tx += MRR_SLOT_US * (cw as f64) / 2.0 + MRR_OVERHEAD_US + data;
+            cw = ((cw << 1) | 1).min(cw_max);
+            if tx >= MRR_SEGMENT_US {
+                break;
+            }
+            n += 1;
+            if n >= MRR_MAX_TRIES {
+                break;
+            }
+        }
+        n
     }
 
     /// When the statistics are next due for an update.
@@ -434,6 +521,12 @@ impl MinstrelHt {
 
     fn update_stats(&mut self, now: Instant) {
         let p = self.params;
+        if self.vars.ampdu_packets > 0 {
+            let cur = self.vars.ampdu_len as f64 / self.vars.ampdu_packets as f64;
+            self.vars.avg_ampdu_len = p.ewma_old_weight * self.vars.avg_ampdu_len + (1.0 - p.ewma_old_weight) * cur;
+            self.vars.ampdu_len = 0;
+            self.vars.ampdu_packets = 0;
+        }
         for (s, tx) in self.stats.iter_mut().zip(&self.rates) {
             if s.attempts > 0 {
                 let cur = s.successes as f64 / s.attempts as f64;
@@ -836,5 +929,59 @@ mod tests {
         rc.report(Instant::ZERO, tx, 32, 32);
         rc.handle_timeout(Instant(100_000_000));
         assert_eq!(rc.poll_timeout(), Some(Instant(200_000_000)));
+    }
+
+    #[test]
+    fn a_ppdu_lost_whole_is_retried_down_the_rate_table_then_from_its_top() {
+        // Learn a link whose best rate is not its most reliable, then lose every PPDU: the
+        // retries go max_tp, max_tp2, max_prob (each its tries), then max_tp again; one
+        // acknowledged MPDU ends the chain.
+        let mut m = run(3, vht80(), 300, |_| 40.0, |_, _| {});
+        let now = Instant(300_000_000);
+        m.vars.next_update = now + Duration::from_millis(100);
+        m.vars.next_sample = now + Duration::from_millis(20);
+        (m.vars.max_tp, m.vars.max_tp2, m.vars.max_prob) = (9, 8, 6);
+        let first = m.select(now);
+        // A probe is due from here on: the chain holds it back.
+        m.vars.next_sample = now;
+        let v = m.vars.clone();
+        assert_eq!(first, m.rates[v.max_tp]);
+        assert!(v.max_tp != v.max_prob, "a table of distinct stages: {:?}", (v.max_tp, v.max_tp2, v.max_prob));
+        let tries = [v.max_tp, v.max_tp2, v.max_prob].map(|i| m.stage_tries(i));
+        // mac80211: at least two tries a stage, at most max_retry; 32-MPDU A-MPDUs fill the
+        // 6 ms segment with two.
+        assert!(tries.iter().all(|&n| (2..=MRR_MAX_TRIES).contains(&n)), "{tries:?}");
+        let mut seq = vec![first];
+        for _ in 0..(tries.iter().sum::<u32>() + 2) {
+            let tx = *seq.last().unwrap();
+            m.report(now, tx, 32, 0);
+            seq.push(m.select(now));
+            assert!(!m.last_was_sample(), "no probe while a chain runs");
+        }
+        let mut want = Vec::new();
+        for (i, n) in [v.max_tp, v.max_tp2, v.max_prob].iter().zip(tries) {
+            want.extend(std::iter::repeat_n(m.rates[*i], n as usize));
+        }
+        want.extend([m.rates[v.max_tp], m.rates[v.max_tp]]);
+        assert_eq!(&seq[..want.len()], &want[..]);
+        // A partly acknowledged A-MPDU ends the chain.
+        let tx = *seq.last().unwrap();
+        m.report(now, tx, 32, 1);
+        assert_eq!(m.vars.failed_in_row, 0);
+    }
+
+    #[test]
+    fn short_ppdus_get_more_tries_a_stage() {
+        // minstrel_calc_retransmit: tries fit a 6 ms segment. A one-MPDU PPDU at VHT80 MCS 9
+        // takes about 25 µs + 108 µs of overhead, and the doubling contention windows' halves
+        // (67, 139, 283, 571, 1147, 2299 µs) make six tries 5.3 ms and a seventh over 6 ms; a
+        // 64-MPDU A-MPDU (1.58 ms of data) gets three (5.5 ms; a fourth would end at 7.8).
+        let mut m = run(5, vht80(), 300, |_| 40.0, |_, _| {});
+        let i = m.vars.max_tp;
+        assert_eq!(m.rates[i].mcs, 9);
+        m.vars.avg_ampdu_len = 1.0;
+        assert_eq!(m.stage_tries(i), 6);
+        m.vars.avg_ampdu_len = 64.0;
+        assert_eq!(m.stage_tries(i), 3);
     }
 }

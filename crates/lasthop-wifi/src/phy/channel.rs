@@ -14,7 +14,8 @@
 //! * **Dual-slope (breakpoint) model** of the IEEE 802.11 TGn channel models (V. Erceg et
 //!   al., "TGn Channel Models", IEEE 802.11-03/940r4, 2004, §3.2): free-space slope 2 up to
 //!   the breakpoint distance `d_BP`, slope 3.5 beyond; `d_BP` = 5 m (models A, B, C), 10 m (D),
-//!   20 m (E), 30 m (F). Shadowing and small-scale fading are not modelled.
+//!   20 m (E), 30 m (F). Small-scale fading is `fading.rs` (`[channel.fading]`); shadowing is
+//!   not modelled.
 //! * **Noise**: thermal noise density −174 dBm/Hz (kT at 290 K) integrated over the channel
 //!   width, plus the receiver noise figure: `N = −174 + 10·log10(BW_Hz) + NF`. Defaults: transmit
 //!   power 20 dBm (the usual 100 mW consumer-AP level), NF 7 dB (ns-3's documented default

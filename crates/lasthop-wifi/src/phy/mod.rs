@@ -29,6 +29,7 @@ use lasthop_core::Duration;
 
 pub mod channel;
 pub mod error;
+pub mod fading;
 pub mod mu;
 pub mod preamble;
 pub mod rates;
