@@ -9,7 +9,7 @@ from helpers import run_cli
 
 def test_vwire_quick_reports_every_claim(tmp_path):
     out = tmp_path / "v"
-    r = run_cli("reproduce", "vwire", "--quick", "--seeds", "1", "-o", str(out), "-q", "-j", "2", timeout=600)
+    r = run_cli("reproduce", "vwire", "--quick", "--seeds", "2", "-o", str(out), "-q", "-j", "2", timeout=600)
     assert r.returncode == 0, r.stderr
     doc = json.loads((out / "claims.json").read_text())
     claims = {c["claim"]: c for c in doc["claims"]}
@@ -24,7 +24,9 @@ def test_vwire_quick_reports_every_claim(tmp_path):
     # vwire beats the FIFO AP on V1; the split holds its rate under wire loss where CUBIC falls.
     assert claims["V1"]["detail"]["vwire"] > claims["V1"]["detail"]["e2e"], claims["V1"]
     # Where the video misses a bin, the scheduler mostly served the greedy flow no more than its
-    # allocation in force (no excess); a faster feedback period (the lag ablation) misses fewer.
+    # allocation in force (no excess); a faster feedback period (the lag ablation) misses fewer,
+    # on the mean of the two seeds (one seed alone can go either way by a bin: full mode, seeds
+    # 1-5, 88/90/95/93/93 % against 90/83/88/87/88 %).
     m = claims["V1"]["detail"]["missed_bins"]
     assert m["missed"] > 0 and m["greedy_within"] >= m["missed"] / 2, m
     assert claims["V1"]["detail"]["fast_ablation"] >= claims["V1"]["detail"]["vwire"], claims["V1"]["detail"]
