@@ -75,24 +75,13 @@ requests = 5
 [emu]
 ap_host = false
 """),
-    ("interference", """
+    ("interference-and-fading", """
 [sim]
 duration = "1s"
 [channel.interference]
 on = "2ms"
 off = "50ms"
 inr_db = 20.0
-[[stations]]
-mcs = 7
-error_model = "snr"
-snr_db = 30.0
-[[flows]]
-pattern = "cbr"
-rate = "1Mbps"
-"""),
-    ("fading", """
-[sim]
-duration = "1s"
 [channel.fading]
 model = "rician"
 doppler_hz = 5.76

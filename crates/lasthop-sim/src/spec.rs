@@ -144,6 +144,17 @@ pub struct FadingSpec {
     pub k_db: Option<f64>,
 }
 
+impl FadingSpec {
+    /// The PHY's fading model (a Rician spec without its K-factor is refused before a run).
+    pub fn phy_model(&self) -> lasthop_wifi::phy::fading::FadingModel {
+        use lasthop_wifi::phy::fading::FadingModel as M;
+        match (self.model, self.k_db) {
+            (names::FadingModel::Rician, Some(k)) => M::Rician { k: 10f64.powf(k / 10.0) },
+            _ => M::Rayleigh,
+        }
+    }
+}
+
 /// `[channel.interference]`: an interferer the cell's nodes do not sense (a hidden or
 /// non-802.11 transmitter), on for bursts and off between them, each duration exponential
 /// with its mean; during a burst every receiver of the cell sees interference `inr_db` above
@@ -838,11 +849,14 @@ impl Spec {
 
     /// `stations`: rates, placement, mobility; and the interference their SNR must carry.
     fn station_problems(&self, bad: &mut dyn FnMut(&str, String, String)) {
-        if self.channel.interference.is_some() && !self.stations.iter().any(|st| st.error_model == ErrorModel::Snr) {
-            bad("channel.interference", "{...}".into(), ranges::INTERFERENCE_NEEDS_SNR.into());
-        }
-        if self.channel.fading.is_some() && !self.stations.iter().any(|st| st.error_model == ErrorModel::Snr) {
-            bad("channel.fading", "{...}".into(), ranges::FADING_NEEDS_SNR.into());
+        if !self.stations.iter().any(|st| st.error_model == ErrorModel::Snr) {
+            let c = &self.channel;
+            for (given, key, why) in [(c.interference.is_some(), "channel.interference", ranges::INTERFERENCE_NEEDS_SNR),
+                                      (c.fading.is_some(), "channel.fading", ranges::FADING_NEEDS_SNR)] {
+                if given {
+                    bad(key, "{...}".into(), why.into());
+                }
+            }
         }
         for (i, st) in self.stations.iter().enumerate() {
             let tx = self.tx_vector(st);

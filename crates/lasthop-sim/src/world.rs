@@ -48,7 +48,7 @@ use lasthop_wifi::mac::rate::{rate_table, IdealRate, MinstrelHt, MinstrelParams,
 use lasthop_wifi::mac::scoreboard;
 use lasthop_wifi::mac::txq::{TxqSchedule, TxqSet};
 use lasthop_wifi::phy::channel::{LinkBudget, Mobility};
-use lasthop_wifi::phy::fading::{Fading, FadingModel};
+use lasthop_wifi::phy::fading::Fading;
 use lasthop_wifi::phy::{self, Band, Standard, TxVector};
 use crate::wired::{WiredLink, WiredOutcome};
 use lasthop_algo::tcp::{AckSegment, DataSegment};

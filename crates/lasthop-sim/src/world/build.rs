@@ -314,12 +314,8 @@ fn new_station(spec: &Spec, seed: u64, i: usize, ed: &Edcafs<'_>, media: &mut [M
     // Small-scale fading on a link whose errors follow its SNR, from its own stream.
     let snr = match &spec.channel.fading {
         Some(f) if st.error_model == crate::spec::ErrorModel::Snr => {
-            let model = match (f.model, f.k_db) {
-                (crate::spec::FadingModel::Rician, Some(k)) => FadingModel::Rician { k: 10f64.powf(k / 10.0) },
-                _ => FadingModel::Rayleigh,
-            };
             let mut rng = Rng::stream(seed, StreamKind::Channel, (2 << 32) + i as u64);
-            SnrSource::Faded(Box::new((snr, Fading::new(model, f.doppler_hz, || rng.next_f64()))))
+            SnrSource::Faded(Box::new((snr, Fading::new(f.phy_model(), f.doppler_hz, || rng.next_f64()))))
         }
         _ => snr,
     };
