@@ -366,6 +366,17 @@ pub struct StationSpec {
     /// in proportion to their weights. Written only when not the default.
     #[serde(default = "default_airtime_weight", skip_serializing_if = "is_default_airtime_weight")]
     pub airtime_weight: u32,
+    /// The most MPDUs the station's own radio puts in an A-MPDU (its chip's aggregation
+    /// limit, e.g. Broadcom's `AMPDU_NUM_MPDU`); 0: the cell's `mac.max_ampdu_mpdus`.
+    /// Written only when set.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub ampdu_mpdus_tx: u32,
+    /// The Block Ack buffer size the station grants in its ADDBA Response (IEEE 802.11
+    /// ADDBA Response's Buffer Size field; Broadcom's `AMPDU_RX_BA_DEF_WSIZE`): the A-MPDUs
+    /// sent to it carry at most this many MPDUs; 0: the cell's `mac.max_ampdu_mpdus`.
+    /// Written only when set.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub ba_window_rx: u32,
 }
 
 /// mac80211's default station airtime weight (`IEEE80211_DEFAULT_AIRTIME_WEIGHT`), µs.
@@ -385,6 +396,10 @@ fn default_device() -> String {
 
 fn is_default_device(d: &str) -> bool {
     d == "unknown"
+}
+
+fn is_zero_u32(v: &u32) -> bool {
+    *v == 0
 }
 
 fn is_false(b: &bool) -> bool {
@@ -909,6 +924,16 @@ impl Spec {
             }
             if st.repeat && st.waypoints.first().map(|w| w.0) == st.waypoints.last().map(|w| w.0) {
                 bad(&format!("stations[{i}].repeat"), "true".into(), "a schedule whose last waypoint is later than its first".into());
+            }
+            // A station's A-MPDU limits lie within the cell's (their own range is the keys').
+            for (key, v) in [("ampdu_mpdus_tx", st.ampdu_mpdus_tx), ("ba_window_rx", st.ba_window_rx)] {
+                if v != 0 && v <= ranges::largest_ba_window() {
+                    if !self.mac.aggregation {
+                        bad(&format!("stations[{i}].{key}"), v.to_string(), "0 unless mac.aggregation = true".into());
+                    } else if v > self.mac.max_ampdu_mpdus {
+                        bad(&format!("stations[{i}].{key}"), v.to_string(), format!("at most mac.max_ampdu_mpdus ({}), or 0", self.mac.max_ampdu_mpdus));
+                    }
+                }
             }
             // (A weight out of its range is the key's own problem.)
             if st.airtime_weight != DEFAULT_AIRTIME_WEIGHT && ranges::AIRTIME_WEIGHTS.contains(&st.airtime_weight) {

@@ -59,6 +59,18 @@ def cell() -> dict:
     return {k: v for k, v in lab().items() if k != "flows"}
 
 
+def cell_text() -> str:
+    """The emulated cell in a few words, from its spec."""
+    c = cell()
+    ph, st, w = c["phy"], c["stations"][0], c["wired"]
+    limits = ""
+    if st.get("ampdu_mpdus_tx") or st.get("ba_window_rx"):
+        limits = f", client A-MPDUs of ≤ {st.get('ampdu_mpdus_tx') or '-'} MPDUs, window {st.get('ba_window_rx') or '-'}"
+    gi = "SGI" if ph["guard_interval"] == 400 else f"{ph['guard_interval']} ns GI"
+    return (f"802.11n {ph['band'].removesuffix('GHz')} GHz {ph['channel_width']} MHz {gi} {st['nss']} stream{limits}, "
+            f"server {w['delay']} behind the AP")
+
+
 # ---------------------------------------------------------------------- inside `emu run`
 
 def _sniff(out: str, secs: float) -> int:
@@ -321,7 +333,7 @@ def run_live_quic(out_dir: str, runs: int = 10) -> int:
 
 def table(r: dict) -> str:
     f = lambda x, p=1: "-" if x is None else f"{x:.{p}f}"  # noqa: E731
-    lines = [f"Bursty QUIC, 10 MB downloads, {r['runs']} runs per profile (802.11n 20 MHz SGI 1 stream, server 2 ms behind the AP)"]
+    lines = [f"Bursty QUIC, 10 MB downloads, {r['runs']} runs per profile ({cell_text()})"]
     for var in VARIANTS:
         if var not in r["bursty"]["live"]:
             continue

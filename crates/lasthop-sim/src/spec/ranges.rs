@@ -38,6 +38,12 @@ pub const INTERFERENCE_NEEDS_SNR: &str =
 pub const MAX_DISTANCE_M: f64 = 100_000.0;
 /// `stations[].hop_channel`: the largest channel number.
 pub const MAX_HOP_CHANNEL: u32 = 63;
+/// The largest Block Ack window of any standard (HE's 256 MPDUs): the bound of a station's
+/// `ampdu_mpdus_tx` and `ba_window_rx`.
+pub fn largest_ba_window() -> u32 {
+    lasthop_wifi::phy::ba_window(lasthop_wifi::phy::Standard::He) as u32
+}
+
 /// `stations[].airtime_weight` (µs): nl80211's `NL80211_ATTR_AIRTIME_WEIGHT`, a u16 of at least 1.
 pub const AIRTIME_WEIGHTS: std::ops::RangeInclusive<u32> = 1..=65535;
 /// `flows[].packet_size`: the largest frame body (MSDU) 802.11 carries.
@@ -246,6 +252,11 @@ impl Spec {
             }
             if !AIRTIME_WEIGHTS.contains(&st.airtime_weight) {
                 bad(&format!("stations[{i}].airtime_weight"), st.airtime_weight.to_string(), "1..=65535 µs (nl80211's airtime weight)".into());
+            }
+            for (key, v) in [("ampdu_mpdus_tx", st.ampdu_mpdus_tx), ("ba_window_rx", st.ba_window_rx)] {
+                if v > largest_ba_window() {
+                    bad(&format!("stations[{i}].{key}"), v.to_string(), format!("0 (the cell's) or 1..={}", largest_ba_window()));
+                }
             }
             if !DEVICES.contains(&st.device.as_str()) {
                 bad(&format!("stations[{i}].device"), format!("{:?}", st.device), "one of \"unknown\", \"phone\", \"laptop\", \"tv\"".into());

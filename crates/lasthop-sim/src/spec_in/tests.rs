@@ -198,6 +198,8 @@ fn range_cases() -> Vec<RangeCase> {
         (STA, "hop_channel = 64", "hop_channel = 0", "/stations/0/hop_channel", json!(64), "stations[0].hop_channel = 64: an integer in 0..=63"),
         (STA, "distance_m = 200000", "distance_m = 20", "/stations/0/waypoints/0/1", json!(200_000.0), "stations[0].distance_m = 200000: a distance in metres, 0 < d <= 100000"),
         (STA, "device = \"toaster\"", "device = \"tv\"", "/stations/0/device", json!("toaster"), "stations[0].device = \"toaster\": one of \"unknown\"|\"phone\"|\"laptop\"|\"tv\""),
+        (STA, "ampdu_mpdus_tx = 257", "ampdu_mpdus_tx = 8", "/stations/0/ampdu_mpdus_tx", json!(257), "stations[0].ampdu_mpdus_tx = 257: 0 (the cell's mac.max_ampdu_mpdus) or an integer in 1..=256"),
+        (STA, "ba_window_rx = 257", "ba_window_rx = 32", "/stations/0/ba_window_rx", json!(257), "stations[0].ba_window_rx = 257: 0 (the cell's mac.max_ampdu_mpdus) or an integer in 1..=256"),
         (STA, "airtime_weight = 0", "airtime_weight = 1024", "/stations/0/airtime_weight", json!(0), "stations[0].airtime_weight = 0: an integer in 1..=65535"),
         (FLOW, "rate = \"0bps\"", "rate = \"1Mbps\"", "/flows/0/rate_bps", json!(0), "flows[0].rate = \"0bps\": must be > 0, e.g. \"100Mbps\""),
         (FLOW, "pattern = \"ping\"\ninterval = \"0s\"", "pattern = \"ping\"\ninterval = \"1s\"", "/flows/0/rate_bps", json!(0), "flows[0].interval = \"0s\": must be > 0, e.g. \"10s\""),

@@ -290,15 +290,24 @@ fn ap_driver(spec: &Spec, n_sta: usize) -> AnyDriver<PktRef> {
 
 /// Station `i` of the spec: its rate control, error model, per-AC queues and Block Ack
 /// agreements, and its first data EDCAF on its hop's medium.
+/// A station's A-MPDU limit as the world keeps it: 0 in the spec (the cell's) is no limit of
+/// its own.
+fn station_limit(v: u32) -> u32 {
+    if v == 0 { u32::MAX } else { v }
+}
+
 fn new_station(spec: &Spec, seed: u64, i: usize, ed: &Edcafs<'_>, media: &mut [Medium], mac: &MacParams) -> Station {
     let st = &spec.stations[i];
+    // The downlink agreement's window: the originator's, within the buffer the station grants
+    // in its ADDBA Response (IEEE 802.11-2020 §10.25.2).
+    let down_win = mac.win.min(station_limit(st.ba_window_rx));
     let standard = spec.standard();
     let tx = spec.tx_vector(st);
     let ch = st.hop_channel as u16;
     let mut ac: Vec<LinkAc> = (0..ed.plan.len())
         .map(|k| {
             let id = if k == 0 { (2 << 32) + i as u64 } else { (5 << 32) + ((i as u64) << 2) + k as u64 };
-            LinkAc::new(Spec::station_aqm_config(st).build(Rng::stream(seed, StreamKind::Other, id).next_u64()), mac.win)
+            LinkAc::new(Spec::station_aqm_config(st).build(Rng::stream(seed, StreamKind::Other, id).next_u64()), down_win, mac.win)
         })
         .collect();
     let k0 = ed.plan.node_slots[1 + i][0] as usize;
@@ -334,6 +343,8 @@ fn new_station(spec: &Spec, seed: u64, i: usize, ed: &Edcafs<'_>, media: &mut [M
     Station {
         tx,
         psdu_cap,
+        ampdu_tx: station_limit(st.ampdu_mpdus_tx),
+        ba_rx: station_limit(st.ba_window_rx),
         err: station_err(st),
         snr,
         succ_cache: (0, 0, 0, 1.0),

@@ -195,15 +195,16 @@ pub(super) struct LinkAc {
 }
 
 impl LinkAc {
-    pub fn new(queue: AnyQdisc<PktRef>, win: u32) -> LinkAc {
+    /// `down_win`, `up_win`: the windows of the link's two Block Ack agreements.
+    pub fn new(queue: AnyQdisc<PktRef>, down_win: u32, up_win: u32) -> LinkAc {
         LinkAc {
             ctd: None,
             queue,
             stash: None,
-            down_orig: Originator::new(win),
-            down_rcpt: Recipient::new(win),
-            up_orig: Originator::new(win),
-            up_rcpt: Recipient::new(win),
+            down_orig: Originator::new(down_win),
+            down_rcpt: Recipient::new(down_win),
+            up_orig: Originator::new(up_win),
+            up_rcpt: Recipient::new(up_win),
             psdu_by_rate: Vec::new(),
         }
     }

@@ -127,6 +127,8 @@ fn station(t: &Table, cell: &Cell, earlier: &Stations) -> Res<(i128, StationSpec
         }
     }
     let nss_change = nss_change(t, nss, fixed, mcs, width, standard, cell.duration)?;
+    let ampdu_mpdus_tx = ampdu_limit(t, "ampdu_mpdus_tx", cell)?;
+    let ba_window_rx = ampdu_limit(t, "ba_window_rx", cell)?;
     // `device` is written only when given (default "unknown"), `gro` only when set,
     // `tcp_small_queues` only when off, `airtime_weight` only when not 256 (`StationSpec`'s
     // serialization).
@@ -148,8 +150,25 @@ fn station(t: &Table, cell: &Cell, earlier: &Stations) -> Res<(i128, StationSpec
         gro,
         tcp_small_queues,
         airtime_weight: airtime_weight as u32,
+        ampdu_mpdus_tx,
+        ba_window_rx,
     };
     Ok((count, v))
+}
+
+/// A station's A-MPDU limit (`ampdu_mpdus_tx`, `ba_window_rx`): 0 (the cell's) or a count of
+/// MPDUs up to the largest Block Ack window (HE's 256), at most the cell's
+/// `mac.max_ampdu_mpdus`, and only where the cell aggregates.
+fn ampdu_limit(t: &Table, key: &str, cell: &Cell) -> Res<u32> {
+    let most = crate::spec::ranges::largest_ba_window() as i128;
+    let v = t.int_text(key, Some(0), 0, most, &format!("0 (the cell's mac.max_ampdu_mpdus) or an integer in 1..={most}"))?;
+    if v != 0 && !cell.aggregation {
+        return Err(t.fail(key, "only with mac.aggregation = true"));
+    }
+    if v > cell.max_mpdus {
+        return Err(t.fail(key, format!("at most mac.max_ampdu_mpdus ({}), or 0", cell.max_mpdus)));
+    }
+    Ok(v as u32)
 }
 
 /// `nss_change = [time, n]`: from `time` on the station uses at most `n` streams.

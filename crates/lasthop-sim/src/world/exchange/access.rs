@@ -125,6 +125,7 @@ impl World {
         // Rate control picks the rate of this PPDU from the SNR it would see (ideal) or from its
         // own statistics (Minstrel-HT; one rate per A-MPDU, samples included — see
         // `wifi/mac/rate.rs` for what that simplifies).
+        let cap = self.sender_ampdu_limit(sta, dir);
         let (txv, snr, max_n) = {
             let s = &mut self.stations[sta as usize];
             let snr = s.snr.at(now);
@@ -133,7 +134,7 @@ impl World {
             let txv = rc.select(now);
             // A probe goes as one MPDU, outside any aggregate (as drivers send rate-control
             // probe frames), so a failed probe costs one frame, not an A-MPDU.
-            let n = if rc.last_was_sample() { 1 } else { self.air.max_mpdus as usize };
+            let n = if rc.last_was_sample() { 1 } else { self.air.max_mpdus.min(cap) as usize };
             (txv, snr, n)
         };
         // ath9k-like: no aggregation at or below the configured rate (6.5 Mb/s).
@@ -161,6 +162,18 @@ impl World {
         self.totals.mpdu_attempts += mpdus.len() as u64;
         users.push(PpduUser { sta, dir, ac: k as u8, txv, rate: txv, mu: None, snr, mpdus, acked: false });
         Some(Tx { contender: ctd.id, kind: TxKind::Data, users, ppdu_end: now + d })
+    }
+
+    /// The most MPDUs the sender of `sta`'s link in `dir` puts in an A-MPDU: the station's own
+    /// radio's limit on the uplink; on the downlink its parent's, when a relay sends (the AP's
+    /// is the cell's alone).
+    #[inline]
+    pub(in crate::world) fn sender_ampdu_limit(&self, sta: u32, dir: Dir) -> u32 {
+        let s = &self.stations[sta as usize];
+        match dir {
+            Dir::Up => s.ampdu_tx,
+            Dir::Down => s.parent.map_or(u32::MAX, |p| self.stations[p as usize].ampdu_tx),
+        }
     }
 
     /// An A-MPDU of `n` MPDUs at `txv` for `sta` in `dir`, in the run's statistics.

@@ -224,6 +224,7 @@ impl World {
     /// link's plus its RU's power gain ([`ul_ru_gain_db`]).
     fn user_on_ru(&mut self, sta: u32, dir: Dir, k: usize, ru: RuSize, now: Instant, mpdus: Vec<(u32, PktRef, bool)>) -> (PpduUser, usize) {
         let gain = ul_ru_gain_db(dir, Some(ru), self.spec.phy.channel_width);
+        let cap = self.sender_ampdu_limit(sta, dir);
         let s = &mut self.stations[sta as usize];
         let snr = s.snr.at(now) + gain;
         let rc = &mut s.rc[dir as usize];
@@ -234,7 +235,7 @@ impl World {
             txv.mcs = txv.mcs.min(9);
         }
         let txv = txv.with_ru(ru);
-        let max_n = if rc.last_was_sample() { 1 } else { self.air.max_mpdus as usize };
+        let max_n = if rc.last_was_sample() { 1 } else { self.air.max_mpdus.min(cap) as usize };
         (PpduUser { sta, dir, ac: k as u8, txv, rate, snr, mpdus, acked: false, mu: None }, max_n)
     }
 

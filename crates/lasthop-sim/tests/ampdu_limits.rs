@@ -1,0 +1,75 @@
+//! A station's own A-MPDU limits (`stations[].ampdu_mpdus_tx`: the most MPDUs its radio puts in
+//! an A-MPDU; `stations[].ba_window_rx`: the Block Ack buffer size it grants in its ADDBA
+//! Response, IEEE 802.11-2020 §10.25.2), beside the cell's `mac.max_ampdu_mpdus`.
+
+mod common;
+use common::*;
+use serde_json::{json, Value};
+
+/// One station at VHT80 MCS 9 with saturated UDP both ways: the largest A-MPDU it sent and the
+/// largest it received, and the goodput each way (Mb/s).
+fn both_ways(limits: &[(&str, u32)]) -> (usize, usize, f64, f64) {
+    let mut s = base("vht", 80, 800);
+    let mut st = station(9, 2);
+    for &(k, v) in limits {
+        st[k] = json!(v);
+    }
+    s["stations"] = json!([st]);
+    s["flows"] = json!([flow(0, "down", "saturated", 0, 1500, 2_000_000_000), flow(0, "up", "saturated", 0, 1500, 2_000_000_000)]);
+    let d = run(&s, 1);
+    let largest = |h: &Value| h.as_array().unwrap().iter().rposition(|c| c.as_u64().unwrap() > 0).unwrap();
+    let g = |f: usize| d["flows"][f]["goodput_bps"].as_f64().unwrap() / 1e6;
+    (largest(&d["stations"][0]["ampdu_hist_up"]), largest(&d["stations"][0]["ampdu_hist_down"]), g(0), g(1))
+}
+
+#[test]
+fn a_station_sends_and_receives_within_its_own_limits() {
+    let (up, down, g_down, g_up) = both_ways(&[]);
+    assert!(up > 32 && down > 32, "the cell's 64 alone: up {up}, down {down}");
+    let (up8, down8, g_down8, g_up8) = both_ways(&[("ampdu_mpdus_tx", 8)]);
+    assert_eq!(up8, 8, "its radio's limit binds its uplink");
+    assert!(down8 > 32, "and not its downlink: {down8}");
+    assert!(g_up8 < 0.8 * g_up, "eight MPDUs a channel access carry less: {g_up8} vs {g_up} Mb/s");
+    assert!(g_down8 > g_down, "the AP wins the air the station's short uplink leaves: {g_down8} vs {g_down} Mb/s");
+    let (up32, down16, ..) = both_ways(&[("ba_window_rx", 16)]);
+    assert_eq!(down16, 16, "the window it grants bounds the A-MPDUs sent to it");
+    assert!(up32 > 32, "and not its own: {up32}");
+}
+
+#[test]
+fn a_relay_sends_its_children_within_its_radios_limit() {
+    // AP -> relay (station 0) -> station 1: the relay's limit binds the hop it sends on.
+    let mut s = base("ht", 20, 400);
+    let mut relay = station(7, 1);
+    relay["ampdu_mpdus_tx"] = json!(10);
+    let mut leaf = station(7, 1);
+    leaf["parent"] = json!(0);
+    leaf["hop_channel"] = json!(1);
+    s["stations"] = json!([relay, leaf]);
+    s["ap"]["driver"] = json!("pull");
+    s["flows"] = json!([flow(1, "down", "saturated", 0, 1500, 2_000_000_000)]);
+    let d = run(&s, 1);
+    let largest = |st: usize| {
+        let h = d["stations"][st]["ampdu_hist_down"].as_array().unwrap();
+        h.iter().rposition(|c| c.as_u64().unwrap() > 0).unwrap()
+    };
+    assert!(largest(0) > 10, "the AP's hop: the cell's limit ({})", largest(0));
+    assert_eq!(largest(1), 10, "the relay's hop: its radio's");
+}
+
+#[test]
+fn limits_outside_the_cells_are_refused() {
+    let mut s = base("vht", 80, 800);
+    let mut st = station(9, 2);
+    st["ba_window_rx"] = json!(65);
+    st["ampdu_mpdus_tx"] = json!(300);
+    s["stations"] = json!([st]);
+    let p = lasthop_sim::validate_json(&s.to_string());
+    let paths: Vec<&str> = p.iter().map(|x| x.0.as_str()).collect();
+    assert!(paths.contains(&"stations[0].ba_window_rx") && paths.contains(&"stations[0].ampdu_mpdus_tx"), "{p:?}");
+    s["mac"]["aggregation"] = json!(false);
+    s["stations"][0]["ampdu_mpdus_tx"] = json!(8);
+    s["stations"][0]["ba_window_rx"] = json!(0);
+    let p = lasthop_sim::validate_json(&s.to_string());
+    assert!(p.iter().any(|x| x.0 == "stations[0].ampdu_mpdus_tx" && x.2.contains("mac.aggregation")), "{p:?}");
+}
