@@ -73,3 +73,36 @@ fn limits_outside_the_cells_are_refused() {
     let p = lasthop_sim::validate_json(&s.to_string());
     assert!(p.iter().any(|x| x.0 == "stations[0].ampdu_mpdus_tx" && x.2.contains("mac.aggregation")), "{p:?}");
 }
+
+#[test]
+fn a_relay_grants_its_children_its_own_window() {
+    // AP -> relay (station 0, granting 12) -> station 1: the child's uplink A-MPDUs to the relay
+    // stay within the relay's window; the relay's own downlink from the AP within its grant too.
+    let mut s = base("ht", 20, 400);
+    let mut relay = station(7, 1);
+    relay["ba_window_rx"] = json!(12);
+    let mut leaf = station(7, 1);
+    leaf["parent"] = json!(0);
+    leaf["hop_channel"] = json!(1);
+    s["stations"] = json!([relay, leaf]);
+    s["flows"] = json!([flow(1, "up", "saturated", 0, 1500, 2_000_000_000), flow(1, "down", "saturated", 0, 1500, 2_000_000_000)]);
+    let d = run(&s, 1);
+    let largest = |st: usize, dir: &str| {
+        let h = d["stations"][st][format!("ampdu_hist_{dir}")].as_array().unwrap();
+        h.iter().rposition(|c| c.as_u64().unwrap() > 0).unwrap()
+    };
+    assert_eq!(largest(1, "up"), 12, "the child's uplink: the relay's grant");
+    assert_eq!(largest(0, "down"), 12, "the relay's downlink from the AP: its grant");
+    assert!(largest(1, "down") > 12, "the relay's hop to the child: the child's (the cell's) window ({})", largest(1, "down"));
+}
+
+#[test]
+fn an_aggctl_receiver_must_grant_room_for_the_target() {
+    let mut s = base("vht", 80, 800);
+    let mut st = station(9, 2);
+    st["ba_window_rx"] = json!(16);
+    s["stations"] = json!([st]);
+    s["flows"] = json!([{"station": 0, "direction": "down", "pattern": "aggctl", "rate_bps": 0, "packet_size": 1500, "start_ns": 0, "stop_ns": 1_000_000_000u64}]);
+    let p = lasthop_sim::validate_json(&s.to_string());
+    assert!(p.iter().any(|x| x.0 == "stations[0].ba_window_rx" && x.2.contains("target_aggregation")), "{p:?}");
+}

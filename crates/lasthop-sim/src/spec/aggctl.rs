@@ -158,6 +158,17 @@ impl Spec {
         if let Err(e) = a.estimator_config().validate() {
             p.push(problem(e));
         }
+        // N_ε must fit in the A-MPDUs an aggctl receiver's Block Ack window lets it be sent.
+        for &(_, f) in &flows {
+            let Some(st) = self.stations.get(f.station as usize) else { continue };
+            if st.ba_window_rx != 0 && st.ba_window_rx < a.target_aggregation && a.target_aggregation <= n_max {
+                p.push((
+                    format!("stations[{}].ba_window_rx", f.station),
+                    st.ba_window_rx.to_string(),
+                    format!("0, or at least aggctl.target_aggregation ({}) for a station an aggctl flow goes to", a.target_aggregation),
+                ));
+            }
+        }
         for (i, st) in self.stations.iter().enumerate() {
             let Some((t, n)) = st.nss_change else { continue };
             let path = format!("stations[{i}].nss_change");

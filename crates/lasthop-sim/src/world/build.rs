@@ -298,16 +298,18 @@ fn station_limit(v: u32) -> u32 {
 
 fn new_station(spec: &Spec, seed: u64, i: usize, ed: &Edcafs<'_>, media: &mut [Medium], mac: &MacParams) -> Station {
     let st = &spec.stations[i];
-    // The downlink agreement's window: the originator's, within the buffer the station grants
-    // in its ADDBA Response (IEEE 802.11-2020 §10.25.2).
+    // Each agreement's window: the originator's, within the buffer its recipient grants in its
+    // ADDBA Response (IEEE 802.11-2020 §10.25.2): the station on its downlink, its parent on
+    // its uplink (a relay's own grant; the AP's is the cell's).
     let down_win = mac.win.min(station_limit(st.ba_window_rx));
+    let up_win = mac.win.min(st.parent.map_or(u32::MAX, |p| station_limit(spec.stations[p as usize].ba_window_rx)));
     let standard = spec.standard();
     let tx = spec.tx_vector(st);
     let ch = st.hop_channel as u16;
     let mut ac: Vec<LinkAc> = (0..ed.plan.len())
         .map(|k| {
             let id = if k == 0 { (2 << 32) + i as u64 } else { (5 << 32) + ((i as u64) << 2) + k as u64 };
-            LinkAc::new(Spec::station_aqm_config(st).build(Rng::stream(seed, StreamKind::Other, id).next_u64()), down_win, mac.win)
+            LinkAc::new(Spec::station_aqm_config(st).build(Rng::stream(seed, StreamKind::Other, id).next_u64()), down_win, up_win)
         })
         .collect();
     let k0 = ed.plan.node_slots[1 + i][0] as usize;
