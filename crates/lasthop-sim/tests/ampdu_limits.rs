@@ -6,6 +6,26 @@ mod common;
 use common::*;
 use serde_json::{json, Value};
 
+/// The largest A-MPDU (MPDUs) station `st` sent (`"up"`) or was sent (`"down"`) in a result.
+fn largest(d: &Value, st: usize, dir: &str) -> usize {
+    let h = d["stations"][st][format!("ampdu_hist_{dir}")].as_array().unwrap();
+    h.iter().rposition(|c| c.as_u64().unwrap() > 0).unwrap()
+}
+
+/// AP -> relay (station 0, with `key` = `value`) -> station 1 on a second channel, HT20 MCS 7,
+/// saturated UDP to station 1 in `dirs`: the run's result.
+fn relay_cell(key: &str, value: u32, dirs: &[&str]) -> Value {
+    let mut s = base("ht", 20, 400);
+    let mut relay = station(7, 1);
+    relay[key] = json!(value);
+    let mut leaf = station(7, 1);
+    leaf["parent"] = json!(0);
+    leaf["hop_channel"] = json!(1);
+    s["stations"] = json!([relay, leaf]);
+    s["flows"] = json!(dirs.iter().map(|d| flow(1, d, "saturated", 0, 1500, 2_000_000_000)).collect::<Vec<_>>());
+    run(&s, 1)
+}
+
 /// One station at VHT80 MCS 9 with saturated UDP both ways: the largest A-MPDU it sent and the
 /// largest it received, and the goodput each way (Mb/s).
 fn both_ways(limits: &[(&str, u32)]) -> (usize, usize, f64, f64) {
@@ -17,9 +37,8 @@ fn both_ways(limits: &[(&str, u32)]) -> (usize, usize, f64, f64) {
     s["stations"] = json!([st]);
     s["flows"] = json!([flow(0, "down", "saturated", 0, 1500, 2_000_000_000), flow(0, "up", "saturated", 0, 1500, 2_000_000_000)]);
     let d = run(&s, 1);
-    let largest = |h: &Value| h.as_array().unwrap().iter().rposition(|c| c.as_u64().unwrap() > 0).unwrap();
     let g = |f: usize| d["flows"][f]["goodput_bps"].as_f64().unwrap() / 1e6;
-    (largest(&d["stations"][0]["ampdu_hist_up"]), largest(&d["stations"][0]["ampdu_hist_down"]), g(0), g(1))
+    (largest(&d, 0, "up"), largest(&d, 0, "down"), g(0), g(1))
 }
 
 #[test]
@@ -39,22 +58,9 @@ fn a_station_sends_and_receives_within_its_own_limits() {
 #[test]
 fn a_relay_sends_its_children_within_its_radios_limit() {
     // AP -> relay (station 0) -> station 1: the relay's limit binds the hop it sends on.
-    let mut s = base("ht", 20, 400);
-    let mut relay = station(7, 1);
-    relay["ampdu_mpdus_tx"] = json!(10);
-    let mut leaf = station(7, 1);
-    leaf["parent"] = json!(0);
-    leaf["hop_channel"] = json!(1);
-    s["stations"] = json!([relay, leaf]);
-    s["ap"]["driver"] = json!("pull");
-    s["flows"] = json!([flow(1, "down", "saturated", 0, 1500, 2_000_000_000)]);
-    let d = run(&s, 1);
-    let largest = |st: usize| {
-        let h = d["stations"][st]["ampdu_hist_down"].as_array().unwrap();
-        h.iter().rposition(|c| c.as_u64().unwrap() > 0).unwrap()
-    };
-    assert!(largest(0) > 10, "the AP's hop: the cell's limit ({})", largest(0));
-    assert_eq!(largest(1), 10, "the relay's hop: its radio's");
+    let d = relay_cell("ampdu_mpdus_tx", 10, &["down"]);
+    assert!(largest(&d, 0, "down") > 10, "the AP's hop: the cell's limit ({})", largest(&d, 0, "down"));
+    assert_eq!(largest(&d, 1, "down"), 10, "the relay's hop: its radio's");
 }
 
 #[test]
@@ -78,22 +84,10 @@ fn limits_outside_the_cells_are_refused() {
 fn a_relay_grants_its_children_its_own_window() {
     // AP -> relay (station 0, granting 12) -> station 1: the child's uplink A-MPDUs to the relay
     // stay within the relay's window; the relay's own downlink from the AP within its grant too.
-    let mut s = base("ht", 20, 400);
-    let mut relay = station(7, 1);
-    relay["ba_window_rx"] = json!(12);
-    let mut leaf = station(7, 1);
-    leaf["parent"] = json!(0);
-    leaf["hop_channel"] = json!(1);
-    s["stations"] = json!([relay, leaf]);
-    s["flows"] = json!([flow(1, "up", "saturated", 0, 1500, 2_000_000_000), flow(1, "down", "saturated", 0, 1500, 2_000_000_000)]);
-    let d = run(&s, 1);
-    let largest = |st: usize, dir: &str| {
-        let h = d["stations"][st][format!("ampdu_hist_{dir}")].as_array().unwrap();
-        h.iter().rposition(|c| c.as_u64().unwrap() > 0).unwrap()
-    };
-    assert_eq!(largest(1, "up"), 12, "the child's uplink: the relay's grant");
-    assert_eq!(largest(0, "down"), 12, "the relay's downlink from the AP: its grant");
-    assert!(largest(1, "down") > 12, "the relay's hop to the child: the child's (the cell's) window ({})", largest(1, "down"));
+    let d = relay_cell("ba_window_rx", 12, &["up", "down"]);
+    assert_eq!(largest(&d, 1, "up"), 12, "the child's uplink: the relay's grant");
+    assert_eq!(largest(&d, 0, "down"), 12, "the relay's downlink from the AP: its grant");
+    assert!(largest(&d, 1, "down") > 12, "the relay's hop to the child: the child's (the cell's) window ({})", largest(&d, 1, "down"));
 }
 
 #[test]
