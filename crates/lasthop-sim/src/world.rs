@@ -284,9 +284,6 @@ struct Station {
     /// the cell's `mac.max_ampdu_mpdus` alone): its uplink, and its downlink to the stations
     /// behind it when it relays.
     ampdu_tx: u32,
-    /// The Block Ack buffer size it grants its parent (`stations[].ba_window_rx`; `u32::MAX`:
-    /// the cell's window alone): the downlink agreement's window is the smaller of the two.
-    ba_rx: u32,
     err: ErrModel,
     snr: SnrSource,
     /// Cached (MPDU length, rate key, SNR bits) → success probability for the SNR model.

@@ -36,3 +36,13 @@ pub fn run(spec: &Value, seed: u64) -> Value {
     let out = lasthop_sim::run_json(&s, seed, &mut |_| {}).expect("run");
     serde_json::from_str(&out).unwrap()
 }
+
+/// `spec` reads, and `Spec::problems` finds exactly one problem in it: at `path`, its "allowed"
+/// text containing `needle`.
+pub fn assert_one_problem(spec: &Value, path: &str, needle: &str) {
+    let spec = lasthop_sim::Spec::from_json(&spec.to_string()).expect("reads");
+    let p = spec.problems();
+    assert_eq!(p.len(), 1, "{p:?}");
+    assert_eq!(p[0].0, path);
+    assert!(p[0].2.contains(needle), "{p:?}");
+}

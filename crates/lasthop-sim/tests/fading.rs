@@ -58,9 +58,5 @@ fn fading_varies_the_snr_and_the_goodput_around_the_links_own() {
 fn fading_without_a_station_on_the_snr_model_is_refused_in_one_line() {
     let mut s = cell(25.0, "fixed", Some(json!({"model": "rayleigh", "doppler_hz": 5.0})));
     s["stations"][0]["error_model"] = json!("none");
-    let spec = lasthop_sim::Spec::from_json(&s.to_string()).expect("reads");
-    let p = spec.problems();
-    assert_eq!(p.len(), 1, "{p:?}");
-    assert_eq!(p[0].0, "channel.fading");
-    assert!(p[0].2.contains("error_model = \"snr\""), "{p:?}");
+    assert_one_problem(&s, "channel.fading", "error_model = \"snr\"");
 }

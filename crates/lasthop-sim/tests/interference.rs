@@ -47,9 +47,5 @@ fn bursts_take_a_weak_links_frames_for_the_time_they_are_on_and_spare_a_strong_o
 fn interference_without_a_station_on_the_snr_model_is_refused_in_one_line() {
     let mut s = cell(25.0, Some(json!({"on_ns": 1_000_000u64, "off_ns": 1_000_000u64, "inr_db": 10.0})));
     s["stations"][0]["error_model"] = json!("none");
-    let spec = lasthop_sim::Spec::from_json(&s.to_string()).expect("reads");
-    let p = spec.problems();
-    assert_eq!(p.len(), 1, "{p:?}");
-    assert_eq!(p[0].0, "channel.interference");
-    assert!(p[0].2.contains("error_model = \"snr\""), "{p:?}");
+    assert_one_problem(&s, "channel.interference", "error_model = \"snr\"");
 }

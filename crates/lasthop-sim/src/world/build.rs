@@ -288,14 +288,14 @@ fn ap_driver(spec: &Spec, n_sta: usize) -> AnyDriver<PktRef> {
     }
 }
 
-/// Station `i` of the spec: its rate control, error model, per-AC queues and Block Ack
-/// agreements, and its first data EDCAF on its hop's medium.
 /// A station's A-MPDU limit as the world keeps it: 0 in the spec (the cell's) is no limit of
 /// its own.
 fn station_limit(v: u32) -> u32 {
     if v == 0 { u32::MAX } else { v }
 }
 
+/// Station `i` of the spec: its rate control, error model, per-AC queues and Block Ack
+/// agreements, and its first data EDCAF on its hop's medium.
 fn new_station(spec: &Spec, seed: u64, i: usize, ed: &Edcafs<'_>, media: &mut [Medium], mac: &MacParams) -> Station {
     let st = &spec.stations[i];
     // Each agreement's window: the originator's, within the buffer its recipient grants in its
@@ -346,7 +346,6 @@ fn new_station(spec: &Spec, seed: u64, i: usize, ed: &Edcafs<'_>, media: &mut [M
         tx,
         psdu_cap,
         ampdu_tx: station_limit(st.ampdu_mpdus_tx),
-        ba_rx: station_limit(st.ba_window_rx),
         err: station_err(st),
         snr,
         succ_cache: (0, 0, 0, 1.0),

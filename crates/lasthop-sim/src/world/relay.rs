@@ -187,8 +187,11 @@ impl World {
         if !self.air.aggregation || txv.data_rate_bps() <= self.air.aggregation_min_rate {
             return 1;
         }
-        let n = self.air.max_mpdus.min(self.stations[link as usize].ba_rx).min(self.sender_ampdu_limit(link, Dir::Down));
-        frame::full_size_mpdus(self.max_psdu(link, Dir::Down, self.ac_plan.main as usize, txv), self.air.qos, n)
+        let k = self.ac_plan.main as usize;
+        // Within the downlink agreement's window and the sender's own limit.
+        let win = self.stations[link as usize].ac[k].down_orig.win_size();
+        let n = self.air.max_mpdus.min(win).min(self.sender_ampdu_limit(link, Dir::Down));
+        frame::full_size_mpdus(self.max_psdu(link, Dir::Down, k, txv), self.air.qos, n)
     }
 
     /// A forwarding node's measurement instant: sample its interface queue and, with WQM, hand

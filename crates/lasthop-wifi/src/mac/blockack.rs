@@ -27,6 +27,12 @@ impl<P: Copy> Originator<P> {
         Originator { win_size, next_seq: 0, retx: VecDeque::new() }
     }
 
+    /// The agreement's window (WinSizeO), MPDUs.
+    #[inline]
+    pub fn win_size(&self) -> u32 {
+        self.win_size
+    }
+
     /// WinStart while nothing is in flight: the oldest MPDU awaiting retransmission, else the
     /// next new sequence number.
     #[inline]
