@@ -237,6 +237,7 @@ STATION_KEYS: dict[str, K] = {
     "device": choice("unknown", "phone", "laptop", "tv"), "gro": BOOL, "tcp_small_queues": BOOL,
     "airtime_weight": ints([1, 256, 4096, 65535], [0, -1, 65536]),
     "ampdu_mpdus_tx": ints([0, 1, 8, 64, 256], [-1, 257]), "ba_window_rx": ints([0, 1, 32, 64, 256], [-1, 257]),
+    "rts": choice("off", "ampdu", "always"),
 }
 
 FLOW_KEYS: dict[str, K] = {

@@ -73,6 +73,10 @@ pub enum PpduKind {
     Ack { data: u32 },
     /// Beacon number `seq` (counted from 1 over the whole run).
     Beacon { seq: u64 },
+    /// RTS opening the exchange of a protected data PPDU (`stations[].rts`).
+    Rts,
+    /// CTS answering the RTS at index `rts`.
+    Cts { rts: u32 },
 }
 
 /// One recorded PPDU.
@@ -269,9 +273,10 @@ impl Capture {
 
     /// Record a control frame or beacon (one record).
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn single(&mut self, start_ns: u64, kind: PpduKind, tx: Node, rx: Node, phy: PhyRec, collision: bool, received: bool) {
+    /// Record a control frame or beacon; returns its index, or None once the limit is reached.
+    pub(crate) fn single(&mut self, start_ns: u64, kind: PpduKind, tx: Node, rx: Node, phy: PhyRec, collision: bool, received: bool) -> Option<u32> {
         if !self.reserve(1) {
-            return;
+            return None;
         }
         self.ppdus.push(PpduRec {
             start_ns,
@@ -285,6 +290,7 @@ impl Capture {
             first_mpdu: self.mpdus.len() as u32,
             n_mpdus: 0,
         });
+        Some(self.ppdus.len() as u32 - 1)
     }
 
     /// The MPDUs of a recorded PPDU.
@@ -309,6 +315,8 @@ impl Capture {
                     PpduKind::BlockAck { data } => ("block_ack", Some(data)),
                     PpduKind::Ack { data } => ("ack", Some(data)),
                     PpduKind::Beacon { .. } => ("beacon", None),
+                    PpduKind::Rts => ("rts", None),
+                    PpduKind::Cts { rts } => ("cts", Some(rts)),
                 };
                 let phy = match p.phy {
                     PhyRec::Legacy { rate_bps } => {

@@ -572,8 +572,27 @@ pub fn block_ack_frame(cap: &Capture, tx: Node, rx: Node, data: &[MpduRec]) -> V
 
 /// Ack to `rx`.
 pub fn ack_frame(rx: Node) -> Vec<u8> {
-    let mut f = vec![0xd4, 0x00, 0, 0];
+    control_frame(0xd4, rx)
+}
+
+/// A CTS frame to `rx` (§9.3.1.3): the Ack's layout with its own subtype.
+pub fn cts_frame(rx: Node) -> Vec<u8> {
+    control_frame(0xc4, rx)
+}
+
+/// A control frame of Frame Control `fc`, Duration 0 and one address, `rx` (Ack, CTS).
+fn control_frame(fc: u8, rx: Node) -> Vec<u8> {
+    let mut f = vec![fc, 0x00, 0, 0];
     f.extend_from_slice(&node_mac(rx));
+    push_fcs(&mut f);
+    f
+}
+
+/// An RTS frame from `tx` to `rx` (§9.3.1.2), Duration 0.
+pub fn rts_frame(tx: Node, rx: Node) -> Vec<u8> {
+    let mut f = vec![0xb4, 0x00, 0, 0];
+    f.extend_from_slice(&node_mac(rx));
+    f.extend_from_slice(&node_mac(tx));
     push_fcs(&mut f);
     f
 }
@@ -703,6 +722,14 @@ fn write_ppdu(out: &mut Vec<u8>, cap: &Capture, p: &PpduRec) {
         PpduKind::Beacon { seq } => {
             let rt = radiotap(t, cap.band, p.phy, !p.received, None);
             push_record(out, t, &rt, &beacon_frame(cap, t, seq));
+        }
+        PpduKind::Rts => {
+            let rt = radiotap(t, cap.band, p.phy, !p.received, None);
+            push_record(out, t, &rt, &rts_frame(p.tx, p.rx));
+        }
+        PpduKind::Cts { .. } => {
+            let rt = radiotap(t, cap.band, p.phy, !p.received, None);
+            push_record(out, t, &rt, &cts_frame(p.rx));
         }
     }
 }

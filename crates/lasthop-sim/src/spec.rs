@@ -7,6 +7,7 @@
 //! the reader is checked key by key first (`spec/ranges.rs`, [`Spec::json_problems`]).
 
 use lasthop_wifi::mac::edca::AccessCategory;
+use lasthop_wifi::mac::exchange::RtsPolicy;
 use lasthop_wifi::phy::{self, Band, Standard, TxVector};
 use serde::{Deserialize, Serialize};
 
@@ -380,6 +381,20 @@ pub struct StationSpec {
     /// Written only when set.
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub ba_window_rx: u32,
+    /// Whether the station's radio precedes its data PPDUs with an RTS/CTS exchange
+    /// (`RtsPolicy::NAMES`): "off" (Linux's default), "ampdu" (before every A-MPDU, as
+    /// Broadcom's firmware does by default) or "always". It applies to what the station sends:
+    /// its uplink, and its hops to its children when it relays. Written only when not "off".
+    #[serde(default = "default_rts", skip_serializing_if = "is_default_rts")]
+    pub rts: String,
+}
+
+fn default_rts() -> String {
+    RtsPolicy::NAMES[0].into()
+}
+
+fn is_default_rts(r: &str) -> bool {
+    r == RtsPolicy::NAMES[0]
 }
 
 /// mac80211's default station airtime weight (`IEEE80211_DEFAULT_AIRTIME_WEIGHT`), µs.

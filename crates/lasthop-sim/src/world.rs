@@ -40,6 +40,7 @@ use lasthop_core::{Duration, Instant, Rng};
 use lasthop_wifi::mac::ampdu::{self, AmpduLimits, Take};
 use lasthop_wifi::mac::blockack::{Originator, Recipient};
 use lasthop_wifi::mac::edca::{AccessCategory, EdcaParams, Edcaf, SlotTiming};
+use lasthop_wifi::mac::exchange::RtsPolicy;
 use lasthop_wifi::mac::any_driver::AnyDriver;
 use lasthop_wifi::mac::driver::{ApDriver, Mac80211};
 use lasthop_wifi::mac::frame;
@@ -284,6 +285,9 @@ struct Station {
     /// the cell's `mac.max_ampdu_mpdus` alone): its uplink, and its downlink to the stations
     /// behind it when it relays.
     ampdu_tx: u32,
+    /// Whether its radio sends an RTS before its data PPDUs (`stations[].rts`): its uplink,
+    /// and its downlink to the stations behind it when it relays.
+    rts: RtsPolicy,
     err: ErrModel,
     snr: SnrSource,
     /// Cached (MPDU length, rate key, SNR bits) → success probability for the SNR model.
@@ -383,6 +387,36 @@ struct Tx {
     /// The users of a data PPDU, each with its own MPDUs; reused through `Scratch::tx_pool`.
     users: Vec<PpduUser>,
     ppdu_end: Instant,
+    /// A data PPDU its sender protects (`world/exchange/protect.rs`): the RTS's end, and
+    /// whether the CTS came back. Without one (a collision, a lost RTS or CTS), the data PPDU
+    /// is not sent and its MPDUs stay queued.
+    rts: Option<Rts>,
+}
+
+/// The RTS/CTS exchange before a protected data PPDU: the RTS's end, the data PPDU's start
+/// (after SIFS, the CTS and SIFS), and whether the CTS came back.
+#[derive(Clone, Copy, Debug)]
+struct Rts {
+    end: Instant,
+    data: Instant,
+    cts: bool,
+}
+
+impl Tx {
+    /// Whether the data PPDU went on the air: not when its RTS drew no CTS.
+    #[inline]
+    fn data_sent(&self) -> bool {
+        self.rts.is_none_or(|r| r.cts)
+    }
+
+    /// When what it put on the air ends: its PPDU, or its RTS alone.
+    #[inline]
+    fn air_end(&self) -> Instant {
+        match self.rts {
+            Some(r) if !r.cts => r.end,
+            _ => self.ppdu_end,
+        }
+    }
 }
 
 /// A contender (EDCA function) on one channel's medium.

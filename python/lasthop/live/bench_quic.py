@@ -66,6 +66,8 @@ def cell_text() -> str:
     limits = ""
     if st.get("ampdu_mpdus_tx") or st.get("ba_window_rx"):
         limits = f", client A-MPDUs of ≤ {st.get('ampdu_mpdus_tx') or '-'} MPDUs, window {st.get('ba_window_rx') or '-'}"
+    if st.get("rts", "off") != "off":
+        limits += f", client RTS/CTS ({st['rts']})"
     gi = "SGI" if ph["guard_interval"] == 400 else f"{ph['guard_interval']} ns GI"
     return (f"802.11n {ph['band'].removesuffix('GHz')} GHz {ph['channel_width']} MHz {gi} {st['nss']} stream{limits}, "
             f"server {w['delay']} behind the AP")

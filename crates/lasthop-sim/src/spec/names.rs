@@ -309,6 +309,7 @@ pub fn tables() -> Vec<(&'static str, Vec<String>)> {
         ("channel.path_loss", PathLoss::NAMES.to_vec()),
         ("stations.error_model", ErrorModel::NAMES.to_vec()),
         ("stations.rate_control", RateControl::NAMES.to_vec()),
+        ("stations.rts", lasthop_wifi::mac::exchange::RtsPolicy::NAMES.to_vec()),
         ("flows.direction", Direction::NAMES.to_vec()),
         ("flows.pattern", Pattern::spec_names().to_vec()),
         ("flows.cc", Cc::NAMES.to_vec()),

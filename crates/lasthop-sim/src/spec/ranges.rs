@@ -258,6 +258,9 @@ impl Spec {
                     bad(&format!("stations[{i}].{key}"), v.to_string(), format!("0 (the cell's) or 1..={}", largest_ba_window()));
                 }
             }
+            if RtsPolicy::from_name(&st.rts).is_none() {
+                bad(&format!("stations[{i}].rts"), format!("{:?}", st.rts), format!("one of {}", RtsPolicy::NAMES.map(|n| format!("{n:?}")).join(", ")));
+            }
             if !DEVICES.contains(&st.device.as_str()) {
                 bad(&format!("stations[{i}].device"), format!("{:?}", st.device), "one of \"unknown\", \"phone\", \"laptop\", \"tv\"".into());
             }

@@ -212,7 +212,7 @@ pub const SECTIONS: [(&str, &[&str]); 15] = [
         "stations",
         &[
             "count", "mcs", "nss", "error_model", "per", "snr_db", "queue_limit", "qdisc", "rate_control", "distance_m",
-            "walk_m", "speed_mps", "waypoints", "repeat", "parent", "hop_channel", "nss_change", "device", "gro", "airtime_weight", "ampdu_mpdus_tx", "ba_window_rx",
+            "walk_m", "speed_mps", "waypoints", "repeat", "parent", "hop_channel", "nss_change", "device", "gro", "airtime_weight", "ampdu_mpdus_tx", "ba_window_rx", "rts",
             "tcp_small_queues",
         ],
     ),

@@ -346,6 +346,7 @@ fn new_station(spec: &Spec, seed: u64, i: usize, ed: &Edcafs<'_>, media: &mut [M
         tx,
         psdu_cap,
         ampdu_tx: station_limit(st.ampdu_mpdus_tx),
+        rts: RtsPolicy::from_name(&st.rts).unwrap_or_default(),
         err: station_err(st),
         snr,
         succ_cache: (0, 0, 0, 1.0),

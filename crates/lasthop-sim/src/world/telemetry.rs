@@ -305,7 +305,17 @@ impl World {
                     let sent_ms = (pk.created.as_nanos() / 1_000_000) as u32;
                     MpduRec { seq, flow: pk.flow, ip_len: p.len, retry: pk.retries > 0 || pk.ghost, ok, sent_ms, tcp, ecn: pk.ecn.bits() }
                 });
-                let Some(idx) = cap.data(now.as_nanos(), t, r, phy, ampdu, collision, mpdus) else { return };
+                // A protected PPDU: its RTS, then the CTS and the data if the CTS came back.
+                let mut start = now;
+                if let Some(rts) = tx.rts {
+                    let Some(i) = cap.single(now.as_nanos(), PpduKind::Rts, t, r, control, collision, rts.cts) else { return };
+                    if !rts.cts {
+                        continue;
+                    }
+                    cap.single((rts.end + self.air.timing.sifs).as_nanos(), PpduKind::Cts { rts: i }, r, t, control, false, true);
+                    start = rts.data;
+                }
+                let Some(idx) = cap.data(start.as_nanos(), t, r, phy, ampdu, collision, mpdus) else { return };
                 if response_sent && u.mpdus.iter().any(|m| m.2) {
                     let at = (tx.ppdu_end + self.air.timing.sifs).as_nanos();
                     let kind = if self.air.aggregation { PpduKind::BlockAck { data: idx } } else { PpduKind::Ack { data: idx } };

@@ -1,6 +1,7 @@
 //! Frame sizes on the air.
 //!
-//! IEEE 802.11-2020 §9.2.3 (MAC header), §9.3.1.8 (compressed Block Ack), §9.3.1.3 (Ack),
+//! IEEE 802.11-2020 §9.2.3 (MAC header), §9.3.1.8 (compressed Block Ack), §9.3.1.2–§9.3.1.4
+//! (RTS, CTS, Ack),
 //! §9.7 (A-MPDU format: each subframe is a 4-octet MPDU delimiter, the MPDU, and padding to a
 //! multiple of 4 octets except after the last subframe). An IP packet is carried in an MSDU
 //! behind an 8-octet LLC/SNAP header.
@@ -14,6 +15,10 @@ pub const FCS: u32 = 4;
 pub const MPDU_DELIMITER: u32 = 4;
 /// Ack frame: FC, Duration, RA, FCS.
 pub const ACK: u32 = 14;
+/// RTS frame: FC, Duration, RA, TA, FCS (§9.3.1.2).
+pub const RTS: u32 = 20;
+/// CTS frame: FC, Duration, RA, FCS (§9.3.1.3).
+pub const CTS: u32 = 14;
 /// Compressed Block Ack with a 64-bit bitmap: FC, Duration, RA, TA, BA Control, SSC, bitmap, FCS.
 pub const BLOCK_ACK_64: u32 = 32;
 /// Compressed Block Ack with a 256-bit bitmap (HE).

@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::spec::names::{ErrorModel, RateControl};
+use lasthop_wifi::mac::exchange::RtsPolicy;
 
 pub(super) fn stations_section(top: &Table, cell: &Cell) -> Res<Stations> {
     let required = "at least one [[stations]] table is required";
@@ -129,6 +130,7 @@ fn station(t: &Table, cell: &Cell, earlier: &Stations) -> Res<(i128, StationSpec
     let nss_change = nss_change(t, nss, fixed, mcs, width, standard, cell.duration)?;
     let ampdu_mpdus_tx = ampdu_limit(t, "ampdu_mpdus_tx", cell)?;
     let ba_window_rx = ampdu_limit(t, "ba_window_rx", cell)?;
+    let rts = t.choice("rts", RtsPolicy::NAMES[0], &RtsPolicy::NAMES, "")?;
     // `device` is written only when given (default "unknown"), `gro` only when set,
     // `tcp_small_queues` only when off, `airtime_weight` only when not 256 (`StationSpec`'s
     // serialization).
@@ -152,6 +154,7 @@ fn station(t: &Table, cell: &Cell, earlier: &Stations) -> Res<(i128, StationSpec
         airtime_weight: airtime_weight as u32,
         ampdu_mpdus_tx,
         ba_window_rx,
+        rts,
     };
     Ok((count, v))
 }

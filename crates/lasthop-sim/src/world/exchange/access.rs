@@ -41,8 +41,16 @@ impl World {
     /// The PPDUs `txs` start at `now` on channel `ch`: more than one is a collision; the
     /// recipients of a lone one receive it; the exchange's end is scheduled.
     pub(in crate::world) fn run_exchange(&mut self, ch: u16, now: Instant, mut txs: Vec<Tx>) {
-        let busy_end = txs.iter().map(|t| t.ppdu_end).fold(now, Instant::max);
         let collision = txs.len() > 1;
+        // A protected PPDU goes only after its CTS (`protect.rs`): in a collision only the RTSs
+        // collide.
+        if collision {
+            txs.iter_mut().filter_map(|t| t.rts.as_mut()).for_each(|r| r.cts = false);
+        } else if txs[0].rts.is_some() {
+            let cts = self.cts_back(&txs[0]);
+            txs[0].rts.as_mut().expect("checked above").cts = cts;
+        }
+        let busy_end = txs.iter().map(Tx::air_end).fold(now, Instant::max);
         self.totals.ppdus += txs.len() as u64;
         if collision {
             self.totals.collisions += 1;
@@ -54,7 +62,7 @@ impl World {
                 response_sent = true;
                 end = end.max(e);
             }
-        } else if !collision {
+        } else if !collision && txs[0].data_sent() {
             let tx = &mut txs[0];
             for u in tx.users.iter_mut() {
                 if let Some(e) = self.receive_user(u, tx.ppdu_end) {
@@ -81,7 +89,7 @@ impl World {
             self.beacon_pending = false;
             self.totals.beacons += 1;
             let d = phy::legacy_duration(BEACON_RATE, frame::BEACON, self.air.band);
-            return Tx { contender: c, kind: TxKind::Beacon, users: Vec::new(), ppdu_end: now + d };
+            return Tx { contender: c, kind: TxKind::Beacon, users: Vec::new(), ppdu_end: now + d, rts: None };
         }
         if self.ofdma.is_some() && ctd == self.ap_data[self.ctd_slot(ctd)] {
             if let Some(tx) = self.build_mu(ctd, now) {
@@ -161,7 +169,12 @@ impl World {
         self.note_ampdu(sta, dir, mpdus.len(), &txv, now);
         self.totals.mpdu_attempts += mpdus.len() as u64;
         users.push(PpduUser { sta, dir, ac: k as u8, txv, rate: txv, mu: None, snr, mpdus, acked: false });
-        Some(Tx { contender: ctd.id, kind: TxKind::Data, users, ppdu_end: now + d })
+        let mut tx = Tx { contender: ctd.id, kind: TxKind::Data, users, ppdu_end: now + d, rts: None };
+        if budget.is_none() {
+            // A channel access opens the exchange: its sender may protect it.
+            self.protect(&mut tx, max_n > 1, now);
+        }
+        Some(tx)
     }
 
     /// The most MPDUs the sender of `sta`'s link in `dir` puts in an A-MPDU: the station's own
@@ -169,10 +182,17 @@ impl World {
     /// is the cell's alone).
     #[inline]
     pub(in crate::world) fn sender_ampdu_limit(&self, sta: u32, dir: Dir) -> u32 {
+        self.sender_radio(sta, dir, u32::MAX, |s| s.ampdu_tx)
+    }
+
+    /// `radio` of the station whose radio sends `sta`'s link in `dir`: `sta` itself on the
+    /// uplink, its parent on the downlink when a relay sends; `ap` when the AP sends.
+    #[inline]
+    pub(in crate::world) fn sender_radio<T>(&self, sta: u32, dir: Dir, ap: T, radio: impl Fn(&Station) -> T) -> T {
         let s = &self.stations[sta as usize];
         match dir {
-            Dir::Up => s.ampdu_tx,
-            Dir::Down => s.parent.map_or(u32::MAX, |p| self.stations[p as usize].ampdu_tx),
+            Dir::Up => radio(s),
+            Dir::Down => s.parent.map_or(ap, |p| radio(&self.stations[p as usize])),
         }
     }
 

@@ -4,12 +4,14 @@
 //! arrive and whether the response gets back (`receive.rs`); at the exchange's end each
 //! transmitter's outcome goes to rate control, its EDCA function, the Block Ack scoreboard
 //! (`lasthop_wifi::mac::scoreboard`) and its queue scheduler (`settle.rs`); a holder whose
-//! TXOP limit allows it sends further exchanges in the same TXOP (`txop.rs`). The timing rules of
-//! the exchange are `lasthop_wifi::mac::exchange`'s.
+//! TXOP limit allows it sends further exchanges in the same TXOP (`txop.rs`); a sender that
+//! protects its PPDU opens the exchange with an RTS/CTS (`protect.rs`). The timing rules of the
+//! exchange are `lasthop_wifi::mac::exchange`'s.
 
 use super::*;
 
 mod access;
+mod protect;
 mod receive;
 mod settle;
 mod txop;

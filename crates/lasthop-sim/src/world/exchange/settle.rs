@@ -15,7 +15,8 @@ impl World {
         // Bystanders defer EIFS after a frame they received in error (§10.3.2.3.7): a data PPDU
         // whose payload failed (no response followed), and — only if configured — a collision
         // (see `MacSpec::eifs_after_collision`).
-        let data = ex.txs[0].kind == TxKind::Data;
+        // (An RTS that drew no CTS was decodable.)
+        let data = ex.txs[0].kind == TxKind::Data && ex.txs[0].data_sent();
         let undecodable = exchange::bystanders_defer_eifs(ex.txs.len(), data, ex.response_sent, self.air.eifs_after_collision);
         // A holder whose TXOP goes on keeps the medium (`txop.rs`).
         let txop_goes_on = self.txop_goes_on(ch, &ex);
@@ -43,7 +44,7 @@ impl World {
                 continue;
             }
             // Each user is charged the PPDU's time on the medium.
-            let airtime = if single { ex.end - ex.start } else { tx.ppdu_end - ex.start };
+            let airtime = if single { ex.end - ex.start } else { tx.air_end() - ex.start };
             // In a DL MU PPDU, each its RU's share.
             let tones = ofdma::users_tones(&tx.users);
             let mut success = false;
@@ -63,9 +64,11 @@ impl World {
                     e.on_failure(self.air.retry_limit);
                 }
             }
+            // (A PPDU whose RTS drew no CTS ends with its RTS: none of its MPDUs arrived.)
+            let air_end = tx.air_end();
             for u in tx.users.iter_mut() {
                 let a = ofdma::user_airtime(airtime, u, tones);
-                self.complete_user(u, single && u.acked, a, tx.ppdu_end);
+                self.complete_user(u, single && u.acked, a, air_end);
             }
             self.scratch.tx_pool.push(std::mem::take(&mut tx.users));
             // A failed transmitter invokes backoff when its Ack timeout expires and counts
@@ -73,7 +76,7 @@ impl World {
             // then (a longer colliding PPDU), it counts from the end of that busy period,
             // and if a response came that it could not decode, it defers EIFS.
             if !success {
-                let r = exchange::failure_reference(tx.ppdu_end, self.air.ack_timeout, busy_end, ex.response_sent, self.air.eifs_extra);
+                let r = exchange::failure_reference(air_end, self.air.ack_timeout, busy_end, ex.response_sent, self.air.eifs_extra);
                 self.chans[ch as usize].medium.set_ref(tx.contender, r);
             }
         }

@@ -112,7 +112,7 @@ impl World {
         mu.stats.mu_ppdus += 1;
         mu.stats.users += users.len() as u64;
         charge_credits(mu.credits.as_mut(), d, &users);
-        Some(Tx { contender: ctd.id, kind: TxKind::Data, users, ppdu_end: now + d })
+        Some(Tx { contender: ctd.id, kind: TxKind::Data, users, ppdu_end: now + d, rts: None })
     }
 
     /// The acknowledgment of DL MU PPDU `tx`, `responders` of whose users answer.

@@ -117,7 +117,7 @@ impl World {
         mu.stats.ul_users += users.len() as u64;
         charge_credits(mu.ul_credits.as_mut(), tb, &users);
         self.mu_edca_start(mu, &users, k, ppdu_end);
-        Some(Tx { contender: ctd.id, kind: TxKind::Data, users, ppdu_end })
+        Some(Tx { contender: ctd.id, kind: TxKind::Data, users, ppdu_end, rts: None })
     }
 
     /// The Multi-STA BlockAck after HE TB PPDUs `tx`, `responders` of whose users' frames
@@ -179,7 +179,7 @@ impl World {
         mu.cand = polled;
         mu.stats.bsrps += 1;
         let end = if lens.is_empty() { now + trigger } else { now + trigger + self.air.timing.sifs + tb };
-        Tx { contender: ctd.id, kind: TxKind::Bsrp, users: Vec::new(), ppdu_end: end }
+        Tx { contender: ctd.id, kind: TxKind::Bsrp, users: Vec::new(), ppdu_end: end, rts: None }
     }
 
     /// `ofdma_report` with the OFDMA state taken out.

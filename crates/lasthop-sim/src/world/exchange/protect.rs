@@ -1,0 +1,55 @@
+//! RTS/CTS protection of a data PPDU (IEEE 802.11-2020 §10.3.2.9): a station whose radio
+//! protects what it sends (`stations[].rts`) opens the exchange that a channel access starts
+//! with an RTS at the control rate; its recipient answers with a CTS after SIFS, and the data
+//! PPDU follows SIFS after that. In a collision only the RTSs collide; without a CTS (a
+//! collision, or the RTS or the CTS lost to the link's errors) no data is sent, and the sender
+//! invokes backoff when its CTSTimeout (aSIFSTime + aSlotTime + aRxPHYStartDelay, the Ack
+//! timeout's value) expires after the RTS.
+//!
+//! What an RTS failure costs the MPDUs follows Broadcom's driver, whose firmware protects every
+//! A-MPDU (`ampdu_rts`, set TRUE by `wlc_ampdu_attach`; `wlc_d11n_hdrs` sets `use_rts` for
+//! each A-MPDU, whatever its length): its transmit status cannot tell a missing CTS from a
+//! missing Block Ack, so `wlc_ampdu_dotxstatus_complete` counts one more attempt for each MPDU
+//! and requeues it. Rate control hears the failed attempt as well, as Minstrel-HT hears an
+//! ath9k rate series' RTS failures. Not modelled: a TXOP's later exchanges (`txop.rs`) go
+//! unprotected, the TXOP's first PPDU is not shortened by the RTS/CTS's time, and nodes that
+//! hear the CTS but not the RTS (every node of a channel here hears every other).
+
+use super::*;
+use lasthop_wifi::mac::exchange::rts_cts;
+
+impl World {
+    /// What station `sta`'s link in `dir` is sent with: its own radio's RTS policy on the
+    /// uplink; on the downlink its parent's, when a relay sends (the AP's is off).
+    #[inline]
+    pub(in crate::world) fn sender_rts(&self, sta: u32, dir: Dir) -> RtsPolicy {
+        self.sender_radio(sta, dir, RtsPolicy::Off, |s| s.rts)
+    }
+
+    /// Protect `tx`, a single-user data PPDU built at `now` by a channel access, if its
+    /// sender's policy covers it (`aggregate`: it was built as an A-MPDU): the data PPDU then
+    /// starts after the RTS, SIFS, the CTS and SIFS.
+    pub(in crate::world) fn protect(&self, tx: &mut Tx, aggregate: bool, now: Instant) {
+        let [u] = tx.users.as_slice() else { return };
+        if !self.sender_rts(u.sta, u.dir).protects(aggregate) {
+            return;
+        }
+        let (rts, lead) = rts_cts(self.air.timing.sifs, self.air.control_rate, self.air.band);
+        tx.ppdu_end += lead;
+        tx.rts = Some(Rts { end: now + rts, data: now + lead, cts: true });
+    }
+
+    /// Whether a lone protected PPDU's CTS comes back: the RTS and then the CTS, each at the
+    /// control rate, survive the link's errors (its SNR model; no errors otherwise, as for the
+    /// Block Ack).
+    pub(in crate::world) fn cts_back(&mut self, tx: &Tx) -> bool {
+        let u = &tx.users[0];
+        let (rate, snr) = (self.air.control_rate, u.snr);
+        let s = &mut self.stations[u.sta as usize];
+        if !matches!(s.err, ErrModel::Snr) {
+            return true;
+        }
+        let p = phy::legacy_success_prob(rate, snr, frame::RTS) * phy::legacy_success_prob(rate, snr, frame::CTS);
+        p >= 1.0 || s.err_rng.bernoulli(p)
+    }
+}
