@@ -11,9 +11,11 @@
 //! each A-MPDU, whatever its length): its transmit status cannot tell a missing CTS from a
 //! missing Block Ack, so `wlc_ampdu_dotxstatus_complete` counts one more attempt for each MPDU
 //! and requeues it. Rate control hears the failed attempt as well, as Minstrel-HT hears an
-//! ath9k rate series' RTS failures. Not modelled: a TXOP's later exchanges (`txop.rs`) go
-//! unprotected, the TXOP's first PPDU is not shortened by the RTS/CTS's time, and nodes that
-//! hear the CTS but not the RTS (every node of a channel here hears every other).
+//! ath9k rate series' RTS failures, and the A-MPDU stays in the sender's A-MPDU statistics (as
+//! in Broadcom's `txampdu` counter). Not modelled: a TXOP's later exchanges (`txop.rs`) go
+//! unprotected, the TXOP's first PPDU is not shortened by the RTS/CTS's time, bursts of
+//! `[channel.interference]` do not reach the RTS and CTS, and no node hears the CTS without the
+//! RTS (every node of a channel here hears every other).
 
 use super::*;
 use lasthop_wifi::mac::exchange::rts_cts;
