@@ -61,6 +61,7 @@ mod wmm;
 mod link;
 mod build;
 mod exchange;
+use exchange::Rts;
 mod ap_host;
 mod ap_driver;
 mod arena;
@@ -387,36 +388,9 @@ struct Tx {
     /// The users of a data PPDU, each with its own MPDUs; reused through `Scratch::tx_pool`.
     users: Vec<PpduUser>,
     ppdu_end: Instant,
-    /// A data PPDU its sender protects (`world/exchange/protect.rs`): the RTS's end, and
-    /// whether the CTS came back. Without one (a collision, a lost RTS or CTS), the data PPDU
-    /// is not sent and its MPDUs stay queued.
+    /// A data PPDU its sender protects (`world/exchange/protect.rs`, with `Tx::data_sent` and
+    /// `Tx::air_end`): without a CTS (a collision, a lost RTS or CTS) the data PPDU is not sent.
     rts: Option<Rts>,
-}
-
-/// The RTS/CTS exchange before a protected data PPDU: the RTS's end, the data PPDU's start
-/// (after SIFS, the CTS and SIFS), and whether the CTS came back.
-#[derive(Clone, Copy, Debug)]
-struct Rts {
-    end: Instant,
-    data: Instant,
-    cts: bool,
-}
-
-impl Tx {
-    /// Whether the data PPDU went on the air: not when its RTS drew no CTS.
-    #[inline]
-    fn data_sent(&self) -> bool {
-        self.rts.is_none_or(|r| r.cts)
-    }
-
-    /// When what it put on the air ends: its PPDU, or its RTS alone.
-    #[inline]
-    fn air_end(&self) -> Instant {
-        match self.rts {
-            Some(r) if !r.cts => r.end,
-            _ => self.ppdu_end,
-        }
-    }
 }
 
 /// A contender (EDCA function) on one channel's medium.

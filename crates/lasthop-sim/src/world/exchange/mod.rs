@@ -12,6 +12,7 @@ use super::*;
 
 mod access;
 mod protect;
+pub(super) use protect::Rts;
 mod receive;
 mod settle;
 mod txop;

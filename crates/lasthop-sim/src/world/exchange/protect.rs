@@ -20,6 +20,32 @@
 use super::*;
 use lasthop_wifi::mac::exchange::rts_cts;
 
+/// The RTS/CTS exchange before a protected data PPDU: the RTS's end, the data PPDU's start
+/// (after SIFS, the CTS and SIFS), and whether the CTS came back.
+#[derive(Clone, Copy, Debug)]
+pub(in crate::world) struct Rts {
+    pub(in crate::world) end: Instant,
+    pub(in crate::world) data: Instant,
+    pub(in crate::world) cts: bool,
+}
+
+impl Tx {
+    /// Whether the data PPDU went on the air: not when its RTS drew no CTS.
+    #[inline]
+    pub(in crate::world) fn data_sent(&self) -> bool {
+        self.rts.is_none_or(|r| r.cts)
+    }
+
+    /// When what it put on the air ends: its PPDU, or its RTS alone.
+    #[inline]
+    pub(in crate::world) fn air_end(&self) -> Instant {
+        match self.rts {
+            Some(r) if !r.cts => r.end,
+            _ => self.ppdu_end,
+        }
+    }
+}
+
 impl World {
     /// What station `sta`'s link in `dir` is sent with: its own radio's RTS policy on the
     /// uplink; on the downlink its parent's, when a relay sends (the AP's is off).
