@@ -145,11 +145,10 @@ clippy:
 #
 # The tests run on the native module as it was last built, profile-guided or plain (the same
 # results byte for byte); a checkout with neither builds the plain one, which takes less than half
-# the time (PGO=1 on the command line: the profile-guided one). It and the live tools' binary
-# build side by side: each ends in a single-threaded link.
+# the time (PGO=1 on the command line: the profile-guided one).
 TEST_PGO := $(if $(filter command line environment,$(origin PGO)),$(PGO),$(if $(wildcard $(VENV)/.native-pgo-1),1,0))
 test-python: $(VENV)/.quic-deps-stamp
-	@$(MAKE) --no-print-directory -j2 PGO=$(TEST_PGO) $(VENV)/.native-stamp $(BIN)/lasthop-live
+	@$(MAKE) --no-print-directory PGO=$(TEST_PGO) $(VENV)/.native-stamp $(BIN)/lasthop-live
 	@rc=0; \
 	$(BIN)/python -m pytest -q -n auto -m "not serial" --durations=10 tests/python || rc=$$?; \
 	$(BIN)/python -m pytest -q -m serial --durations=10 tests/python || rc=$$?; \
