@@ -4,6 +4,7 @@
         [--pcap NODE [--pcap-limit N]]               ... and DIR/<name>-s<seed>-<NODE>.pcap
     lasthop validate SPEC                            check a spec without simulating
     lasthop bench [--quick] [--compare-ns3]          time the fixed scenarios and the TCP cells
+        [--instructions]                             ... and count the TCP cells' instructions
     lasthop sweep SPEC --vary KEY=V1,V2 [--seeds K]   run a grid of specs x seeds (sweep_cli.py)
     lasthop tune SPEC [--budget N] [--seeds K]       search the AP's levers (tune.py, tune_cli.py)
     lasthop version                                  print the code version
@@ -101,6 +102,9 @@ def _parser(core_only: bool = False) -> argparse.ArgumentParser:
     b.add_argument("--compare-ns3", action="store_true",
                    help="also run ns-3 (reference/ns3/tcp.cc; needs libns3-dev) on the TCP cells "
                         "and print its wall time over lasthop's")
+    b.add_argument("--instructions", action="store_true",
+                   help="also count each TCP cell's instructions per event under valgrind's "
+                        "cachegrind: a figure the machine's load does not move (needs valgrind)")
     b.add_argument("--sweep", action="store_true",
                    help="time a 24-run sweep at -j 1 and -j 2 and print the speedup")
     b.add_argument("--emu", action="store_true",

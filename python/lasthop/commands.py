@@ -221,7 +221,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if getattr(args, "ofdma_cells", False):
             from .bench.ofdma_cells import run_ofdma_cells
             return run_ofdma_cells(args.out, quick=args.quick)
-        return run_bench(quick=args.quick, compare_ns3=args.compare_ns3)
+        return run_bench(quick=args.quick, compare_ns3=args.compare_ns3, instructions=getattr(args, "instructions", False))
 
 
 def _live_bench(args: argparse.Namespace) -> int | None:

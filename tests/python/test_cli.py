@@ -261,6 +261,40 @@ def test_bench_tcp_cells_without_ns3_say_why_and_run_lasthop(simulator, monkeypa
     assert len(spec.normalized["stations"]) == 20 and spec.normalized["flows"][0]["cc"] == "bbr"
 
 
+def test_bench_without_valgrind_says_why_and_still_times_the_cells(simulator, monkeypatch):
+    """`--instructions` where valgrind is missing: one line saying why, then the timings alone."""
+    import io
+    import shutil
+
+    from lasthop.bench import tcp_cells
+
+    which = shutil.which
+    monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None if name == "valgrind" else which(name, *a, **k))
+    out = io.StringIO()
+    rows = tcp_cells.run_tcp_cells(quick=True, out=out, cells=((1, "cubic"),), instructions=True)
+    text = out.getvalue()
+    assert "--instructions: no valgrind (apt-get install valgrind); timings only" in text
+    assert rows[0]["instructions_per_event"] is None and rows[0]["events"] > 0 and "instr/event" not in text
+
+
+def test_bench_counts_the_native_runs_instructions_per_event(simulator, tmp_path: Path):
+    """`--instructions`: the counted child runs the same simulation as the timed one (the same
+    events), and what is left after the child's start is what a TCP cell's event costs (about
+    2,600 instructions on this cell), not the interpreter's hundred million."""
+    from lasthop import _native
+    from lasthop.bench import tcp_cells
+    from lasthop.bench.scale import child_env
+
+    if tcp_cells.valgrind_missing():
+        pytest.skip(tcp_cells.valgrind_missing())
+    spec = tmp_path / "cell.toml"
+    spec.write_text(tcp_cells.cell_toml(1, "cubic", 0.5), encoding="utf-8")
+    instructions, events = tcp_cells.count_instructions(spec, child_env())
+    loaded = load_spec(spec)
+    assert events == json.loads(_native.run(loaded.to_json(), loaded.seed, None))["stats"]["events"]
+    assert 500 < instructions / events < 20_000, instructions / events
+
+
 def test_a_stop_signal_ends_the_bench_children(tmp_path: Path):
     """The bench's timed children (`scale._run_wait4`, ns-3 via `preexec_fn`) die with the
     process that started them: SIGTERM to it leaves no child running."""

@@ -6,7 +6,8 @@ here), and we print simulated seconds, wall seconds, delivered MPDUs per wall se
 wall second and the peak RSS of the process so far. Timings are reported, never asserted.
 `--quick` shortens every scenario's simulated duration to QUICK_DURATION. Then the TCP cells
 (`tcp_cells.py`: 1, 10 and 20 stations of CUBIC and BBR downloads, with `--compare-ns3` beside
-ns-3's `reference/ns3/tcp.cc`), then the scale series
+ns-3's `reference/ns3/tcp.cc` and with `--instructions` their instructions per event under
+cachegrind), then the scale series
 (`scale.py`): one cell at 10 … 2,007 stations, idle and loaded, with ns per event and bytes per
 station, so that growth with the station count shows in every run.
 """
@@ -63,7 +64,8 @@ def _default_sigint() -> Iterator[None]:
             signal.signal(signal.SIGINT, old)
 
 
-def run_bench(quick: bool = False, out: Any = None, scale: bool = True, compare_ns3: bool = False) -> int:
+def run_bench(quick: bool = False, out: Any = None, scale: bool = True, compare_ns3: bool = False,
+              instructions: bool = False) -> int:
     from .. import _native
 
     out = out or sys.stdout
@@ -103,7 +105,7 @@ def run_bench(quick: bool = False, out: Any = None, scale: bool = True, compare_
 
     print(file=out)
     try:
-        run_tcp_cells(quick=quick, compare_ns3=compare_ns3, out=out)
+        run_tcp_cells(quick=quick, compare_ns3=compare_ns3, out=out, instructions=instructions)
     except (RuntimeError, OSError, subprocess.CalledProcessError) as e:
         print(f"TCP cells failed: {e}", file=out)
         failed += 1

@@ -16,6 +16,13 @@ first, downloads from 6 s), the best of `REPEATS` runs as on lasthop's side (one
 and the ratios of its wall time to lasthop's native and process times are printed. Both sides simulate the same 5 s of downloads: lasthop's stations
 are associated from the start and idle until 6 s as ns-3's are while they associate (ns-3's
 first 6 s alone take 0.03 s of its wall time at 1 station, 0.11 s at 20). `tcp.cc` has no BBR: those cells run on lasthop's side only.
+With `--instructions` (valgrind installed), each cell's native run is also counted in
+instructions under cachegrind (`--cache-sim=no`): the child that loads the spec and runs it,
+less the same child stopped before the run, over the run's events. The count does not depend on
+what else the machine does (the 1-station CUBIC cell of 2 s, counted twice: 464,214,805 and
+464,232,255 instructions, 0.004 % apart, 2,562 per event), so it decides an A/B of two builds where the wall clock on a
+shared two-core machine does not (the same build there reads 220 to 417 ns per event); it counts
+work, not time (cache misses and branch mispredictions are not in it).
 Nothing is asserted; the figures are printed.
 """
 
@@ -33,7 +40,7 @@ from typing import Any
 from ..children import die_with_parent, run_group
 from .scale import _NATIVE, _run_wait4, child_env
 
-__all__ = ["AP_FIRMWARE", "CELLS", "cell_toml", "run_tcp_cells"]
+__all__ = ["AP_FIRMWARE", "CELLS", "cell_toml", "count_instructions", "run_tcp_cells", "valgrind_missing"]
 
 CELLS = ((1, "cubic"), (10, "cubic"), (20, "cubic"), (1, "bbr"), (10, "bbr"), (20, "bbr"))
 DURATION_S = 11.0
@@ -91,6 +98,48 @@ start = "{round(start_s * 1000)}ms"
 """
 
 
+# The counted child: load the spec, then (with "run") run it and print its events.
+_COUNTED = """
+import json, sys
+from lasthop.spec import load_spec
+from lasthop import _native
+spec = load_spec(sys.argv[1])
+text = spec.to_json()
+if sys.argv[2] == "run":
+    print(json.loads(_native.run(text, spec.seed, None))["stats"]["events"])
+"""
+
+
+def valgrind_missing() -> str | None:
+    """Why instructions cannot be counted here (one line), or None."""
+    if shutil.which("valgrind") is None:
+        return "no valgrind (apt-get install valgrind)"
+    return None
+
+
+def _cachegrind(spec: Path, mode: str, env: dict[str, str], tmp: Path) -> tuple[int, str]:
+    """(instructions, stdout) of the counted child in `mode` ("load" or "run") under cachegrind."""
+    out = tmp / f"cachegrind-{mode}.out"
+    proc = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", f"--cachegrind-out-file={out}",
+                           sys.executable, "-c", _COUNTED, str(spec), mode],
+                          env=env, check=True, capture_output=True, text=True, preexec_fn=die_with_parent)
+    for line in out.read_text(encoding="utf-8").splitlines():
+        if line.startswith("summary:"):
+            return int(line.split()[1]), proc.stdout
+    raise RuntimeError(f"cachegrind wrote no summary for {spec.name}")
+
+
+def count_instructions(spec: Path, env: dict[str, str]) -> tuple[int, int]:
+    """(instructions, events) of the native run of `spec`: the counted child that runs it, less
+    the one that stops before the run (the interpreter, the imports and the spec's loading).
+    Python's hash seed is fixed so that both children do the same work up to the run."""
+    env = {**env, "PYTHONHASHSEED": "0"}
+    with tempfile.TemporaryDirectory(prefix="lasthop-count-") as tmp:
+        before, _ = _cachegrind(spec, "load", env, Path(tmp))
+        total, text = _cachegrind(spec, "run", env, Path(tmp))
+    return total - before, int(text.split()[-1])
+
+
 def ns3_missing() -> str | None:
     """Why ns-3 cannot run here (one line), or None."""
     if not (NS3_DIR / "tcp.cc").is_file():
@@ -125,14 +174,19 @@ def _run_ns3(binary: Path, n: int, end_s: float, repeats: int) -> float:
 
 
 def run_tcp_cells(quick: bool = False, compare_ns3: bool = False, out: Any = None,
-                  cells: tuple[tuple[int, str], ...] = CELLS) -> list[dict[str, Any]]:
-    """Time every cell; print one line per cell; return the figures."""
+                  cells: tuple[tuple[int, str], ...] = CELLS, instructions: bool = False) -> list[dict[str, Any]]:
+    """Time every cell (and count its instructions with `instructions`); print one line per
+    cell; return the figures."""
     out = out or sys.stdout
     env = child_env()
     why_not = ns3_missing() if compare_ns3 else None
     if compare_ns3 and why_not:
         print(f"--compare-ns3: {why_not}; lasthop's side only", file=out)
     ns3 = compare_ns3 and why_not is None
+    no_count = valgrind_missing() if instructions else None
+    if instructions and no_count:
+        print(f"--instructions: {no_count}; timings only", file=out)
+    count = instructions and no_count is None
     # Against ns-3 both sides simulate the same 11 s, also with --quick.
     end_s = QUICK_DURATION_S if quick and not ns3 else DURATION_S
     start_s = NS3_APP_START_S if end_s == DURATION_S else 0.0
@@ -140,6 +194,7 @@ def run_tcp_cells(quick: bool = False, compare_ns3: bool = False, out: Any = Non
     print(f"TCP cells ({end_s:g} s simulated, bulk downloads from {start_s:g} s; VHT80 MCS9 NSS2, "
           f"FQ-CoDel over a 500-frame firmware queue)", file=out)
     print(f"{'cell':<16} {'events':>10} {'native s':>9} {'ns/event':>9} {'MPDUs/s':>12} {'process s':>10}"
+          + (f" {'instr/event':>11}" if count else "")
           + (f" {'ns-3 s':>8} {'x native':>9} {'x process':>10}" if ns3 else ""), file=out)
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="lasthop-tcp-cells-") as tmp:
@@ -155,9 +210,13 @@ def run_tcp_cells(quick: bool = False, compare_ns3: bool = False, out: Any = Non
             row = {"cell": name, "events": native["events"], "native_s": native["native_s"],
                    "ns_per_event": native["native_s"] * 1e9 / max(native["events"], 1),
                    "mpdus_per_s": native["mpdus"] / native["native_s"] if native["native_s"] > 0 else 0.0,
-                   "process_s": wall, "ns3_s": None}
+                   "process_s": wall, "ns3_s": None, "instructions_per_event": None}
             line = (f"{name:<16} {row['events']:>10,} {row['native_s']:>9.3f} {row['ns_per_event']:>9.0f} "
                     f"{row['mpdus_per_s']:>12,.0f} {wall:>10.3f}")
+            if count:
+                instr, events = count_instructions(spec, env)
+                row["instructions_per_event"] = instr / max(events, 1)
+                line += f" {row['instructions_per_event']:>11,.0f}"
             if binary is not None and cc == "cubic":
                 row["ns3_s"] = _run_ns3(binary, n, end_s, repeats)
                 line += (f" {row['ns3_s']:>8.1f} {row['ns3_s'] / row['native_s']:>8.0f}x"
