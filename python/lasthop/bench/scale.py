@@ -79,14 +79,15 @@ from lasthop.spec import load_spec
 from lasthop import _native
 spec = load_spec(sys.argv[1])
 text = spec.to_json()
-best = None
+best = data = None
 for _ in range(int(sys.argv[2])):
     t = time.perf_counter()
     data = _native.run(text, spec.seed, None)
     wall = time.perf_counter() - t
     best = wall if best is None else min(best, wall)
-stats = json.loads(data)["stats"]
-print(json.dumps({"native_s": best, "events": stats["events"], "mpdus": stats["mpdus_delivered"]}))
+if data is not None:
+    stats = json.loads(data)["stats"]
+    print(json.dumps({"native_s": best, "events": stats["events"], "mpdus": stats["mpdus_delivered"]}))
 """
 
 

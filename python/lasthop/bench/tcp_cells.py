@@ -98,18 +98,6 @@ start = "{round(start_s * 1000)}ms"
 """
 
 
-# The counted child: load the spec, then (with "run") run it and print its events.
-_COUNTED = """
-import json, sys
-from lasthop.spec import load_spec
-from lasthop import _native
-spec = load_spec(sys.argv[1])
-text = spec.to_json()
-if sys.argv[2] == "run":
-    print(json.loads(_native.run(text, spec.seed, None))["stats"]["events"])
-"""
-
-
 def valgrind_missing() -> str | None:
     """Why instructions cannot be counted here (one line), or None."""
     if shutil.which("valgrind") is None:
@@ -117,11 +105,12 @@ def valgrind_missing() -> str | None:
     return None
 
 
-def _cachegrind(spec: Path, mode: str, env: dict[str, str], tmp: Path) -> tuple[int, str]:
-    """(instructions, stdout) of the counted child in `mode` ("load" or "run") under cachegrind."""
-    out = tmp / f"cachegrind-{mode}.out"
+def _cachegrind(spec: Path, runs: int, env: dict[str, str], tmp: Path) -> tuple[int, str]:
+    """(instructions, stdout) of the timed child (`scale._NATIVE`) with `runs` runs (0: it loads
+    the spec and stops) under cachegrind."""
+    out = tmp / f"cachegrind-{runs}.out"
     proc = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", f"--cachegrind-out-file={out}",
-                           sys.executable, "-c", _COUNTED, str(spec), mode],
+                           sys.executable, "-c", _NATIVE, str(spec), str(runs)],
                           env=env, check=True, capture_output=True, text=True, preexec_fn=die_with_parent)
     for line in out.read_text(encoding="utf-8").splitlines():
         if line.startswith("summary:"):
@@ -130,14 +119,14 @@ def _cachegrind(spec: Path, mode: str, env: dict[str, str], tmp: Path) -> tuple[
 
 
 def count_instructions(spec: Path, env: dict[str, str]) -> tuple[int, int]:
-    """(instructions, events) of the native run of `spec`: the counted child that runs it, less
-    the one that stops before the run (the interpreter, the imports and the spec's loading).
-    Python's hash seed is fixed so that both children do the same work up to the run."""
+    """(instructions, events) of the native run of `spec`: the timed child running it once, less
+    the same child with no run (the interpreter, the imports and the spec's loading). Python's
+    hash seed is fixed so that both children do the same work up to the run."""
     env = {**env, "PYTHONHASHSEED": "0"}
     with tempfile.TemporaryDirectory(prefix="lasthop-count-") as tmp:
-        before, _ = _cachegrind(spec, "load", env, Path(tmp))
-        total, text = _cachegrind(spec, "run", env, Path(tmp))
-    return total - before, int(text.split()[-1])
+        before, _ = _cachegrind(spec, 0, env, Path(tmp))
+        total, text = _cachegrind(spec, 1, env, Path(tmp))
+    return total - before, json.loads(text)["events"]
 
 
 def ns3_missing() -> str | None:
