@@ -80,6 +80,11 @@ impl World {
         chan.busy_ns += (end - now).as_nanos();
         chan.exchange = Some(Exchange { txs, start: now, end, response_sent });
         self.q.schedule(end, Ev::ExchangeEnd(ch));
+        // A queue that dropped a sender's packet while the PPDUs were built (a CoDel drop on
+        // dequeue) freed its bytes below the socket: Linux frees the skb at once, and its
+        // destructor (`tcp_wfree`) runs the TCP-small-queues handler, so the sender sends again
+        // now, not when the exchange ends.
+        self.tcp_pump_dirty(now);
     }
 
     /// What contender `c` sends now.

@@ -180,16 +180,16 @@ pub(in crate::world) fn new_conn(f: &FlowSpec, sender_at_server: bool, gro: bool
 
 impl TcpConn {
     /// Whether the sender is asked what it may send when a data segment reaches the receiver
-    /// (`tcp_pump_since`'s `sender`). A server-side sender is woken by what it depends on: ACKs
-    /// (they reach it), its pacing and the server NIC's departures (its timer, `tcp_arm`), the
-    /// application (`app_fill`); a data segment at the station changed none of them, so the
+    /// (`tcp_pump_since`'s `sender`). A sender is woken by what it depends on: ACKs (they reach
+    /// it), its pacing and a server's NIC departures (its timer, `tcp_arm`), a station's MAC or
+    /// queue done with its packets (`tcp_station_sent`, then `tcp_pump_dirty` at the end of the
+    /// exchange, or at its start for a queue's drops while the PPDUs were built), the
+    /// application (`app_fill`); a data segment at the receiver changed none of them, so the
     /// call is skipped, with the same segments at the same instants. Still asked: a sender that
     /// defers TSO bursts (`tcp_tso_should_defer`), which decides again whenever it is asked and
-    /// has no timer of its own, and a station-side sender: skipping it changed the golden
-    /// `rrul-2sta` case (one 100 ms bin of one upload's mean RTT, by 3 µs), for a reason not
-    /// traced.
+    /// has no timer of its own.
     fn polled_on_data(&self) -> bool {
-        !self.sender_at_server || self.sender.config().tso_defer
+        self.sender.config().tso_defer
     }
 
     /// The bulk application's turn at its socket (`send_buffer`): after an ACK that freed
