@@ -20,8 +20,11 @@ baseline (mac80211's defaults when left out). The levers, each as 802.11 and Lin
   `ack-filter`, RFC 3449 §5.2.1), with mac80211's FQ-CoDel;
 - WQM sizing the AP's FIFO (`ap.buffer_sizer`, Showail & Shihada 2018; a FIFO over a driver
   without a hardware queue, as the spec rules require);
-- the split proxy on the AP (`vwire`: every TCP download split at the AP, with Virtual Wires'
-  allocator or splitting only; `lasthop-live vwire`);
+- the split proxy on the AP (`vwire`: every TCP connection of the stations split at the AP, as
+  the live proxy's transparent listener takes them, with Virtual Wires' allocator on the downloads
+  or splitting only; `lasthop-live vwire`) and its `TCP_WINDOW_CLAMP` (`vwire.window_clamp`: the
+  most a split upload's station may have in flight, so the most its upload holds in the station's
+  own queue; Linux `tcp_set_window_clamp`; it runs the proxy);
 - 802.11ax OFDMA at the AP (`mac.ofdma`: single-user PPDUs, DL OFDMA, or DL and UL OFDMA with
   Basic Trigger frames and the MU EDCA Parameter Set, IEEE 802.11ax-2021 §26.5.1, §26.5.2,
   §26.2.7; the AP firmware's MU scheduler, MediaTek's mt76 `MU_CTRL` vendor command), on 802.11ax
@@ -107,6 +110,8 @@ LEVERS: tuple[Lever, ...] = (
     Lever("ap.ack_filter", NAMES["ap.ack_filter"], "tc: sch_cake's ack-filter / ack-filter-aggressive"),
     Lever("ap.buffer_sizer", NAMES["ap.buffer_sizer"], "lasthop-live wqm (WQM sizes the AP's FIFO; ath9k-style drivers)"),
     Lever("vwire", ("off", "split", "vwire"), "lasthop-live vwire (the split proxy; --no-vwire: split only)"),
+    Lever("vwire.window_clamp", ("off", 65536, 131072, 262144),
+          "lasthop-live vwire --window-clamp BYTES (TCP_WINDOW_CLAMP on the proxy's sockets)"),
     Lever("mac.ofdma", ("off", "dl", "dl+ul", "dl+ul (8 users)"),
           "mt76-vendor wlan0 set mu onoff=<DL OFDMA bit 0, UL OFDMA bit 1>, set ap_wireless nusers_ofdma=<users>; "
           "hostapd.conf he_mu_edca_ac_be_*"),
@@ -192,7 +197,7 @@ def refusal(doc: dict[str, Any]) -> str | None:
 def applicable(doc: dict[str, Any]) -> list[Lever]:
     """The levers this cell has: those whose every value changes its spec and is accepted by
     the spec rules (e.g. AQL only with a driver that queues below mac80211, WQM only over a
-    FIFO, the split proxy only with TCP downloads)."""
+    FIFO, the split proxy only with TCP flows, its window clamp only with TCP uploads)."""
     def accepted(changed: dict[str, Any]) -> bool:
         return changed != doc and refusal(changed) is None
 
@@ -216,13 +221,19 @@ def apply(doc: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
     out = copy.deepcopy(doc)
     for key, v in values.items():
         if key == "vwire":
-            # The split proxy on the AP: every TCP download split there; Virtual Wires' allocator
-            # on the split flows, or splitting only.
-            for f in out.get("flows") or []:
-                if f.get("direction", "down") == "down" and f.get("pattern") == "tcp":
-                    f["split"] = v != "off"
+            # The split proxy on the AP: every TCP connection split there; Virtual Wires'
+            # allocator on the split downloads, or splitting only.
+            if v != "off":
+                _split_all(out)
             if v == "vwire":
                 out["vwire"] = {**out.get("vwire", {}), "enabled": True}
+            continue
+        if key == "vwire.window_clamp":
+            # The proxy's window clamp: it takes effect on split uploads, and running the proxy
+            # splits every TCP connection; a [vwire] table written here leaves the allocator as
+            # the `vwire` lever sets it (off when that lever is "off" or "split").
+            if v != "off" and _split_all(out, uploads_only=True):
+                out["vwire"] = {"enabled": False, **out.get("vwire", {}), "window_clamp": v}
             continue
         if key == "ap.airtime_weights":
             _weigh(out, v)
@@ -240,6 +251,19 @@ def apply(doc: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
         sec, k = key.split(".")
         out.setdefault(sec, {})[k] = v
     return out
+
+
+def _split_all(doc: dict[str, Any], uploads_only: bool = False) -> bool:
+    """Split every TCP bulk flow of `doc` at the AP's proxy (downloads and uploads: the proxy's
+    listener takes every connection); with `uploads_only`, only when there is an upload to split
+    (a window clamp changes nothing else). Whether any was split."""
+    tcp = [f for f in doc.get("flows") or [] if f.get("pattern") == "tcp" and f.get("app", "bulk") == "bulk"
+           and f.get("direction", "down") in ("down", "up")]
+    if uploads_only and not any(f.get("direction") == "up" for f in tcp):
+        return False
+    for f in tcp:
+        f["split"] = True
+    return bool(tcp)
 
 
 def airtime_weights(doc: dict[str, Any], how: str) -> list[int]:
@@ -494,8 +518,10 @@ def host_commands(values: dict[str, Any]) -> list[str]:
         out.append("echo 0 > /sys/kernel/debug/ieee80211/phy0/airtime_flags")
     if values.get("ap.buffer_sizer") == "wqm":
         out.append("lasthop-live wqm --phy phy0            # docs/live.md (systemd unit there)")
-    if values.get("vwire", "off") != "off":
-        flag = "" if values["vwire"] == "vwire" else " --no-vwire"
+    clamp = values.get("vwire.window_clamp", "off")
+    if values.get("vwire", "off") != "off" or clamp != "off":
+        flag = "" if values.get("vwire") == "vwire" else " --no-vwire"
+        flag += "" if clamp == "off" else f" --window-clamp {clamp}"
         out.append(f"lasthop-live vwire --wifi-iface wlan0{flag}   # docs/live.md (systemd unit there)")
     if values.get("mac.ofdma", "off") != "off":
         # MediaTek's mt76 vendor command MU_CTRL: a bitmap, DL OFDMA bit 0, UL OFDMA bit 1 (the

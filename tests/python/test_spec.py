@@ -678,10 +678,18 @@ def test_vwire_keys_normalize():
     # No [vwire] table: none in the normalized spec; non-split TCP flows carry the defaults.
     n = norm(MINIMAL).normalized
     assert "vwire" not in n
+    # A split upload, and the proxy's window clamp (written only when set).
+    up = VWIRE.replace('period = "1s"', 'period = "1s"\nwindow_clamp = 65536').replace(
+        'split = true\nutility = "log:0.1"', 'split = true\ndirection = "up"')
+    n = norm(up).normalized
+    assert n["vwire"]["window_clamp_bytes"] == 65536 and n["flows"][1]["split"] and n["flows"][1]["direction"] == "up"
 
 
 @pytest.mark.parametrize("edit, path", [
-    (('split = true\napp_rate', 'split = true\ndirection = "up"\napp_rate'), "flows[0].split"),
+    # An upload may be split, but Virtual Wires allocates only the downloads.
+    (('split = true\napp_rate', 'split = true\ndirection = "up"\napp_rate'), "flows[0].app_class"),
+    (('period = "1s"', 'period = "1s"\nwindow_clamp = 100'), "vwire.window_clamp"),
+    (('period = "1s"', 'period = "1s"\nwindow_clamp = 8388608'), "vwire.window_clamp"),
     (('utility = "log:0.1"', 'utility = "log:-1"'), "flows[1].utility"),
     (('utility = "step:2.5Mbps:4,32Mbps:10"', 'utility = "step:32Mbps:10,2.5Mbps:4"'), "flows[0].utility"),
     (('app_class = "video_4k"', 'app_class = "movie"'), "flows[0].app_class"),

@@ -213,7 +213,8 @@ KEYS: dict[str, dict[str, K]] = {
     "vwire": {"enabled": BOOL, "period": duration("2s", "10ms"),
               "efficiency": floats(0.001, 1, [0.75, 1.0], [0.0, 1.1]),
               "relay_buffer": ints([65536, 4194304], [65535, 0]), "sndbuf": ints([4096, 262144], [4095, 2**40]),
-              "tsq": ints([3000, 1048576], [2999, 0]), "sample": duration("10ms", "1ms"), "work_conserving": BOOL},
+              "tsq": ints([3000, 1048576], [2999, 0]), "sample": duration("10ms", "1ms"), "work_conserving": BOOL,
+              "window_clamp": ints([0, 4096, 65536], [100, 4095, 2**40])},
     "emu": {"ap_host": BOOL},
 }
 

@@ -154,6 +154,45 @@ def test_a_killed_proxy_is_cleaned_up_at_its_next_start(topo):
     assert topo.installed() == {"table": False, "rule": False, "route": False}
 
 
+_UPLOAD = """
+import re, socket, subprocess, time
+s = socket.create_connection(("10.9.2.2", 7403))
+s.sendall(b"x" * (8 << 20))
+time.sleep(0.3)
+out = subprocess.run(["ss", "-tin", "dst", "10.9.2.2:7403"], capture_output=True, text=True).stdout
+print(re.search(r"snd_wnd:(\\d+)", out).group(1), flush=True)
+s.close()
+"""
+
+
+@needs
+def test_the_window_clamp_bounds_what_a_stations_upload_may_send(topo):
+    """`--window-clamp`: the window a station's upload sees through the proxy (its `snd_wnd`,
+    as `ss` reads it from the station's socket) never exceeds TCP_WINDOW_CLAMP; without it the
+    proxy's window grows past it. The upload arrives whole either way."""
+    def upload(*args: str) -> tuple[int, int]:
+        p = topo.proxy("--no-vwire", "--stats", "0", "-q", *args)
+        try:
+            assert _wait(lambda: all(topo.installed().values())), topo.installed()
+            srv = subprocess.Popen(["ip", "netns", "exec", topo.s, PY, "-c",
+                                    "import socket; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); "
+                                    "s.bind(('10.9.2.2', 7403)); s.listen(1); print('ready', flush=True); c, a = s.accept(); n = 0\n"
+                                    "while (b := c.recv(1 << 16)): n += len(b)\nprint(n)"],
+                                   stdout=subprocess.PIPE, text=True)
+            assert srv.stdout.readline().strip() == "ready"
+            cl = topo.in_ns(topo.c, PY, "-c", _UPLOAD)
+            assert cl.returncode == 0, cl.stderr
+            return int(cl.stdout.strip()), int(srv.communicate(timeout=20)[0].strip())
+        finally:
+            p.send_signal(signal.SIGTERM)
+            p.communicate(timeout=20)
+
+    wnd, got = upload("--window-clamp", "16384")
+    assert got == 8 << 20 and 0 < wnd <= 16384, (wnd, got)
+    wnd, got = upload()
+    assert got == 8 << 20 and wnd > 16384, (wnd, got)
+
+
 @needs
 def test_bad_input_is_one_line_exit_2_and_installs_nothing(topo, tmp_path):
     bad = tmp_path / "u.toml"
@@ -166,6 +205,7 @@ def test_bad_input_is_one_line_exit_2_and_installs_nothing(topo, tmp_path):
         (["--efficiency", "2"], "--efficiency"),
         ([], "no station rates for wlan0"),
         (["--frobnicate"], "unknown option --frobnicate"),
+        (["--window-clamp", "100"], "--window-clamp"),
     ]
     for args, want in cases:
         r = topo.run_proxy(*args)

@@ -91,6 +91,14 @@ pub struct VwireSpec {
     pub sample_ns: u64,
     /// Serve flows beyond their allocation when no flow holding tokens waits.
     pub work_conserving: bool,
+    /// The proxy's `TCP_WINDOW_CLAMP` (bytes; 0 = none): the most the WiFi-side socket of a split
+    /// upload advertises to the station, whatever room its buffer has. Written only when set.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub window_clamp_bytes: u64,
+}
+
+fn is_zero_u64(v: &u64) -> bool {
+    *v == 0
 }
 
 impl Default for VwireSpec {
@@ -104,6 +112,7 @@ impl Default for VwireSpec {
             tsq_bytes: 1 << 20,
             sample_ns: 10_000_000,
             work_conserving: true,
+            window_clamp_bytes: 0,
         }
     }
 }

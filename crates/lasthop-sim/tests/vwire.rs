@@ -1,7 +1,8 @@
 //! The split proxy at the AP and the Virtual Wires loop (`world/hosts/vwire.rs`): a split connection
 //! delivers every byte once and in order with its wired side on the wired RTT; the relay buffer
 //! is bounded (backpressure reaches the server); with vwire a step-utility flow gets its rate
-//! while a greedy flow takes the rest; determinism.
+//! while a greedy flow takes the rest; determinism; a split upload delivers every byte and its
+//! window clamp bounds what waits in the station's own queue.
 
 mod common;
 use common::*;
@@ -179,4 +180,44 @@ fn an_ap_without_tcp_small_queues_lets_the_proxy_fill_its_queue() {
     assert!(rtt(&held) < 30.0 && drops(&held) == 0, "{} ms, {} drops", rtt(&held), drops(&held));
     assert!(rtt(&free) > 3.0 * rtt(&held) && drops(&free) > 0, "{} ms, {} drops", rtt(&free), drops(&free));
     assert!((goodput(&free, 0) / goodput(&held, 0) - 1.0).abs() < 0.1);
+}
+
+/// A split upload (`world/hosts/vwire/upload.rs`): every byte reaches the server once and in
+/// order, through the AP's two connections. Its station holds its packets in a FIFO of 1000
+/// (the station's own queue, which TCP small queues under mac80211 keep to about 4 ms of the
+/// pacing rate): with the proxy's window clamp of 32 KiB at most that is in flight, so the
+/// WiFi leg's one-way delay (the flow's, for a split upload) stays near 32 KiB's airtime, and a
+/// ping from the station waits behind no more; with the relay buffer's 4 MiB as its window the
+/// upload's backlog waits in the station instead. Same spec and seed, same bytes.
+#[test]
+fn a_split_upload_delivers_every_byte_and_its_window_clamp_bounds_the_stations_queue() {
+    let secs = 6;
+    let mut s = cell(secs, &[(7, 2)]);
+    s["stations"][0]["qdisc"] = json!("fifo");
+    let mut up = flow(0, "up", "tcp", 0, 1500, secs * 1_000_000_000);
+    up["cc"] = json!("cubic");
+    up["split"] = json!(true);
+    up["bytes"] = json!(20_000_000u64);
+    let ping = flow(0, "up", "ping", 84 * 8 * 50, 84, secs * 1_000_000_000);
+    s["flows"] = json!([up, ping]);
+    let vw = |clamp: u64| json!({"enabled": false, "period_ns": 2_000_000_000u64, "efficiency": 0.75,
+                                  "relay_buffer_bytes": 4_194_304u64, "sndbuf_bytes": 262_144u64, "tsq_bytes": 1_048_576u64,
+                                  "sample_ns": 10_000_000u64, "work_conserving": true, "window_clamp_bytes": clamp});
+    s["vwire"] = vw(0);
+    let open = run(&s, 1);
+    s["vwire"] = vw(32_768);
+    let a = lasthop_sim::run_json(&s.to_string(), 1, &mut |_| {}).unwrap();
+    assert_eq!(a, lasthop_sim::run_json(&s.to_string(), 1, &mut |_| {}).unwrap());
+    let clamped: Value = serde_json::from_str(&a).unwrap();
+    for d in [&open, &clamped] {
+        let t = &d["flows"][0]["tcp"];
+        assert_eq!(t["app_bytes_delivered"], json!(20_000_000u64), "{t}");
+    }
+    let p99 = |d: &Value, f: usize| d["flows"][f]["delay_ns"]["p99"].as_f64().unwrap() / 1e6;
+    println!("split upload: WiFi leg p99 {:.1} ms, ping RTT p99 {:.1} ms with the relay buffer's window; {:.1} / {:.1} ms with a 32 KiB clamp",
+             p99(&open, 0), p99(&open, 1), p99(&clamped, 0), p99(&clamped, 1));
+    // 32 KiB at MCS 7 x2, 20 MHz, short GI (144.4 Mb/s) is 1.8 ms of airtime.
+    assert!(p99(&clamped, 0) < 10.0, "{} ms", p99(&clamped, 0));
+    assert!(p99(&open, 0) > 3.0 * p99(&clamped, 0), "{} vs {} ms", p99(&open, 0), p99(&clamped, 0));
+    assert!(p99(&open, 1) > 2.0 * p99(&clamped, 1), "{} vs {} ms", p99(&open, 1), p99(&clamped, 1));
 }

@@ -146,8 +146,12 @@ def _why(r: dict[str, Any]) -> str:
         up = "it has no upload"
     else:
         up = f"its own upload's packets take {b['upload_p99_ms']:.0f} ms (p99, one way, at {b['upload_bps'] / 1e6:.1f} Mb/s)"
+        # Behind its own upload only where that upload's wait is a good part of the ping's (a split
+        # upload's delay is its WiFi leg's, the station's queue included).
+        behind = b["station_qdisc"] == "fifo" and b["upload_p99_ms"] >= 0.5 * b["ping_p99_ms"]
         up += (": the reply waits behind them in the station's FIFO, which the AP reaches only through the airtime "
-               "it leaves that station" if b["station_qdisc"] == "fifo" else ": the rest is on the way down")
+               "it leaves that station" if behind else ": the rest is elsewhere, in the AP's queues or waiting for "
+               "the medium")
     a = r["airtime"]
     air = (f"\n    airtime: the floors ({a['floor_bps'] / 1e6:.1f} Mb/s per flow) need {a['floors_air']:.2f} of the air at "
            f"the best efficiency each flow has under the default or the choice (seed 1; {a['slowest_bps_per_air_s'] / 1e6:.0f}"

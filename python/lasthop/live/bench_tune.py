@@ -136,15 +136,21 @@ def _emulate(doc: dict[str, Any], out: Path, script: Path, n: int, secs: int) ->
     """The cell in the emulator with the RRUL script; its figures. Its [[flows]] are left out
     (the traffic is real) and with them the split keys; the AP host is always there, so that
     runs with and without the split proxy cross the same path; when the spec splits its
-    downloads, `lasthop vwire` runs in it (`--no-vwire` for splitting only)."""
-    split = any(f.get("split") for f in doc.get("flows") or [])
+    downloads or uploads, `lasthop vwire` runs in it (`--no-vwire` for splitting only), taking
+    the connections to those servers' ports, with the spec's window clamp."""
+    flows = doc.get("flows") or []
+    split = {d: any(f.get("split") and f.get("direction", "down") == d for f in flows) for d in ("down", "up")}
     vwire = bool((doc.get("vwire") or {}).get("enabled"))
+    clamp = (doc.get("vwire") or {}).get("window_clamp")
     cell = {k: v for k, v in doc.items() if k not in ("flows", "vwire")}
     cell["emu"] = {**cell.get("emu", {}), "ap_host": True}
     spec = out / "emu.toml"
     spec.write_text(write_toml(cell))
-    # Downloads only (the server's ports 5201..); uploads pass unsplit, as the model has them.
-    proxy = ["--server-ports", f"5201-{5200 + n}"] + ([] if vwire else ["--no-vwire"]) if split else []
+    # The downloads' server ports are 5201.., the uploads' 6201..: the proxy takes what the
+    # model splits.
+    ports = ([f"5201-{5200 + n}"] if split["down"] else []) + ([f"6201-{6200 + n}"] if split["up"] else [])
+    proxy = (["--server-ports", ",".join(ports)] + ([] if vwire else ["--no-vwire"])
+             + ([f"--window-clamp={clamp}"] if clamp else [])) if ports else []
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}")
     # The emulator ends with this process (its reaper removes the namespaces after a SIGKILL).
     r = subprocess.run([sys.executable, "-m", "lasthop", "emu", "run", str(spec), "--name", "lht",

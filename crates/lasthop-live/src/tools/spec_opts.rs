@@ -117,6 +117,7 @@ pub fn vwire(a: &mut Args, path: &str) -> Result<(), UsageError> {
                 ("efficiency", "vwire.efficiency", plain),
                 ("relay-buffer", "vwire.relay_buffer_bytes", plain),
                 ("sndbuf", "vwire.sndbuf_bytes", plain),
+                ("window-clamp", "vwire.window_clamp_bytes", plain),
             ],
         );
         if n["vwire"]["enabled"] == false {

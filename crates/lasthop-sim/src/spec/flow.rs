@@ -92,8 +92,9 @@ pub struct FlowSpec {
     /// "close_every_hello" (`cwnd_history::HistoryEvent::FullHandshake` as well).
     #[serde(default = "default_history_events", skip_serializing_if = "is_default_history_events")]
     pub history_events: HistoryEvents,
-    /// TCP download: split at the AP's proxy (`world/hosts/vwire.rs`); the server's connection runs
-    /// `split_wired_cc`, the AP → station one `cc`.
+    /// TCP download or upload: split at the AP's proxy (`world/hosts/vwire.rs`, `vwire/upload.rs`);
+    /// the wired-side connection runs `split_wired_cc`, the WiFi-side one `cc` (the AP's sender
+    /// for a download, the station's for an upload).
     #[serde(default)]
     pub split: bool,
     #[serde(default = "default_wired_cc")]

@@ -44,8 +44,8 @@ pub(super) fn vwire_flow_problems(s: &Spec, f: &FlowSpec) -> Vec<Problem> {
     let tcp = f.pattern == Pattern::Tcp;
     let bulk = f.app == App::Bulk;
     if f.split {
-        if !tcp || f.direction != Direction::Down {
-            p.push(("split".into(), "true".into(), "only for pattern = \"tcp\" downloads".into()));
+        if !tcp || f.direction == Direction::Cross {
+            p.push(("split".into(), "true".into(), "only for pattern = \"tcp\" downloads and uploads".into()));
         }
         if !bulk {
             p.push(("split".into(), "true".into(), "only with app = \"bulk\"".into()));

@@ -183,7 +183,7 @@ fn note(path: &str, default: Default, schema: Option<Value>, allowed: &str) {
 pub const SECTIONS: [(&str, &[&str]); 15] = [
     ("", &["name", "description", "sim", "phy", "mac", "ap", "wired", "channel", "stations", "flows", "aggctl", "vwire", "emu"]),
     ("emu", &["ap_host"]),
-    ("vwire", &["enabled", "period", "efficiency", "relay_buffer", "sndbuf", "tsq", "sample", "work_conserving"]),
+    ("vwire", &["enabled", "period", "efficiency", "relay_buffer", "sndbuf", "tsq", "sample", "work_conserving", "window_clamp"]),
     ("channel", &["path_loss", "exponent", "tx_power_dbm", "noise_figure_db", "interference", "fading"]),
     ("channel.interference", &["on", "off", "inr_db"]),
     ("channel.fading", &["model", "doppler_hz", "k_db"]),

@@ -571,6 +571,10 @@ fn vwire_section(top: &Table) -> Res<Option<VwireSpec>> {
     let tsq = vw.int("tsq", 1 << 20, Some(ranges::MIN_TSQ_BYTES as i128), Some(1 << 30))?;
     let sample = vw.duration("sample", Some(10_000_000), true)?;
     let work_conserving = vw.bool("work_conserving", true)?;
+    let clamp = vw.int_text("window_clamp", Some(0), 0, relay, &format!("0 (none) or bytes in 4096..={relay} (relay_buffer)"))?;
+    if clamp != 0 && clamp < 4096 {
+        return Err(vw.fail("window_clamp", format!("0 (none) or bytes in 4096..={relay} (relay_buffer)")));
+    }
     if efficiency <= 0.0 {
         return Err(vw.fail("efficiency", "0 < efficiency <= 1"));
     }
@@ -583,6 +587,7 @@ fn vwire_section(top: &Table) -> Res<Option<VwireSpec>> {
         tsq_bytes: tsq as u64,
         sample_ns: sample,
         work_conserving,
+        window_clamp_bytes: clamp as u64,
     }))
 }
 

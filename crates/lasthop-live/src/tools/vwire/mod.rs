@@ -34,8 +34,9 @@ usage: lasthop vwire [options]
 
   --wifi-iface IF       the AP's WiFi interface: connections stations open through it are
                         split (default wlan0)
-  --spec FILE           take --period, --efficiency, --relay-buffer, --sndbuf, --no-vwire
-                        from a scenario spec's [vwire] and --wired-cc from its split flows
+  --spec FILE           take --period, --efficiency, --relay-buffer, --sndbuf,
+                        --window-clamp, --no-vwire from a scenario spec's [vwire] and
+                        --wired-cc from its split flows
                         (options given here win)
   --wired-cc CC         congestion control towards the servers (default bbr)
   --wifi-cc CC          congestion control towards the stations (default cubic)
@@ -47,6 +48,10 @@ usage: lasthop vwire [options]
   --port N              the transparent listener's port (default 19528)
   --relay-buffer BYTES  relay buffer per flow (default 4194304)
   --sndbuf BYTES        what a WiFi-side socket may hold unacknowledged (default 262144)
+  --window-clamp BYTES  the most a station's upload may have in flight, so the most it
+                        holds in the station's own queue (4096..=relay buffer; default
+                        none): TCP_WINDOW_CLAMP and SO_RCVBUF of that size on the
+                        WiFi-side sockets
   --max-flows N         flows the allocator manages at once (default 256; later ones are
                         relayed unmanaged)
   --max-conns N         connections at once (default 10000)
@@ -125,6 +130,7 @@ struct Opts {
     port: u16,
     relay_buffer: usize,
     sndbuf: u64,
+    window_clamp: Option<u32>,
     max_flows: usize,
     max_conns: usize,
     nl_path: Option<String>,
@@ -141,7 +147,7 @@ fn parse(argv: &[String]) -> Result<Option<Opts>, UsageError> {
         "vwire",
         argv,
         &["no-vwire", "quiet"],
-        &["spec", "wifi-iface", "wired-cc", "wifi-cc", "utilities", "period", "efficiency", "server-ports", "port", "relay-buffer", "sndbuf", "max-flows", "max-conns", "nl80211", "stats", "metrics", "record", "duration", "drain"],
+        &["spec", "wifi-iface", "wired-cc", "wifi-cc", "utilities", "period", "efficiency", "server-ports", "port", "relay-buffer", "sndbuf", "window-clamp", "max-flows", "max-conns", "nl80211", "stats", "metrics", "record", "duration", "drain"],
     )?;
     if a.help() {
         print!("{HELP}");
@@ -174,6 +180,7 @@ fn parse(argv: &[String]) -> Result<Option<Opts>, UsageError> {
     let port = a.uint("port", 1, 65535)?.unwrap_or(19528) as u16;
     let relay_buffer = a.uint("relay-buffer", 65536, 1 << 30)?.unwrap_or(4 << 20) as usize;
     let sndbuf = a.uint("sndbuf", 4096, 1 << 28)?.unwrap_or(256 << 10);
+    let window_clamp = a.uint("window-clamp", 4096, relay_buffer as u64)?.map(|c| c as u32);
     let max_flows = a.uint("max-flows", 1, 1024)?.unwrap_or(256) as usize;
     let max_conns = a.uint("max-conns", 1, 1_000_000)?.unwrap_or(10_000) as usize;
     let nl_path = a.value("nl80211");
@@ -188,7 +195,7 @@ fn parse(argv: &[String]) -> Result<Option<Opts>, UsageError> {
             return Err(UsageError(format!("vwire: --{k} = {}: a congestion control name like cubic or bbr", super::args::show(cc))));
         }
     }
-    Ok(Some(Opts { wifi_iface, wired_cc, wifi_cc, policy, period, efficiency, enabled, server_ports, port, relay_buffer, sndbuf, max_flows, max_conns, nl_path, stats_every, metrics, record, duration, drain, quiet }))
+    Ok(Some(Opts { wifi_iface, wired_cc, wifi_cc, policy, period, efficiency, enabled, server_ports, port, relay_buffer, sndbuf, window_clamp, max_flows, max_conns, nl_path, stats_every, metrics, record, duration, drain, quiet }))
 }
 
 fn parse_ports(s: &str) -> Option<Vec<(u16, u16)>> {
@@ -235,7 +242,7 @@ fn run(argv: &[String]) -> Result<i32, UsageError> {
     let (ifindex, nl) = check(&o)?;
     let exporter = daemon::start_metrics(o.metrics.as_deref()).map_err(usage)?;
     let record = o.record.as_deref().map(daemon::open_record).transpose().map_err(usage)?;
-    let listener = relay::listener(o.port).map_err(|e| usage(format!("--port = {}: {e}", o.port)))?;
+    let listener = relay::listener(o.port, o.window_clamp).map_err(|e| usage(format!("--port = {}: {e}", o.port)))?;
     let spec = rules::Spec { wifi_iface: o.wifi_iface.clone(), port: o.port, server_ports: o.server_ports.clone() };
     let state = install(&o, &spec)?;
     let mut d = Daemon::start("vwire", o.quiet, Parts { run_for: o.duration, exporter, record, state: Some(state) }).map_err(usage)?;

@@ -12,7 +12,19 @@
 //!   MSS at a time in token order when managed). A WiFi socket's "room" is `sndbuf` minus what
 //!   it holds unacknowledged (`written − tcpi_bytes_acked`); its kernel buffer is set larger,
 //!   so planned writes are accepted whole.
-//! * **uplink** (station → server, never shaped): `splice(2)` through a pipe, no copy.
+//! * **uplink** (station → server, never shaped): `splice(2)` through a pipe, no copy. With
+//!   `window_clamp`, the WiFi-side sockets carry `TCP_WINDOW_CLAMP` (set on the listener, which
+//!   its connections inherit, so the SYN-ACK's window obeys it too): the window a station's
+//!   upload sees never exceeds it, so neither does what it has in flight, nor what waits in its
+//!   own queue. The kernel does not keep a user's clamp: receive-buffer autotuning raises it
+//!   with the buffer (`tcp_rcvbuf_grow`, "make the window clamp follow along"), and since Linux
+//!   6.6 `tcp_measure_rcv_mss` resets it to `tcp_win_from_space(sk_rcvbuf)` whenever the
+//!   receiver's scaling ratio (payload over memory per skb) changes. So the listener also fixes
+//!   `SO_RCVBUF` at half the clamp (the kernel doubles it: a buffer of the clamp's size), which
+//!   turns autotuning off for its connections; the window then stays at the clamp before the
+//!   first data and at the buffer's payload share after (the scaling ratio times the clamp),
+//!   never above. The uplink's bytes leave the socket at once through the pipe; a download's
+//!   WiFi side receives only ACKs.
 //!
 //! Half-closes travel (an EOF on one side becomes `shutdown(SHUT_WR)` on the other once its
 //! bytes are written), and so do resets (an error on one side closes the other with
@@ -69,12 +81,16 @@ fn tcp_socket() -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(cvt(libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, 0))?) })
 }
 
-/// The transparent listener on `port` (all addresses).
-pub fn listener(port: u16) -> io::Result<OwnedFd> {
+/// The transparent listener on `port` (all addresses), with the window clamp if given.
+pub fn listener(port: u16, window_clamp: Option<u32>) -> io::Result<OwnedFd> {
     let fd = tcp_socket()?;
     let one: libc::c_int = 1;
     setsockopt(fd.as_raw_fd(), libc::SOL_SOCKET, libc::SO_REUSEADDR, &one)?;
     setsockopt(fd.as_raw_fd(), libc::SOL_IP, IP_TRANSPARENT, &one)?;
+    if let Some(c) = window_clamp {
+        setsockopt(fd.as_raw_fd(), libc::SOL_SOCKET, libc::SO_RCVBUF, &((c / 2) as libc::c_int))?;
+        setsockopt(fd.as_raw_fd(), libc::IPPROTO_TCP, libc::TCP_WINDOW_CLAMP, &(c as libc::c_int))?;
+    }
     let sa = sockaddr(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, port));
     // SAFETY: a valid sockaddr_in.
     cvt(unsafe { libc::bind(fd.as_raw_fd(), &sa as *const _ as *const libc::sockaddr, std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t) })?;

@@ -129,7 +129,7 @@ fn flow(t: &Table, cell: &Cell, n_sta: usize) -> Res<(Vec<usize>, FlowSpec, Opti
         let interval = t.duration("interval", Some(100_000_000), true)?;
         rate = (py_round_u128(size as u128 * 8 * 1_000_000_000, interval as u128)).max(1);
     }
-    split_keys(t, &mut v, tcp && direction == Direction::Down, app)?;
+    split_keys(t, &mut v, tcp.then_some(direction), app)?;
     // WMM access category of the flow's packets (both directions); default
     // mac.access_category. Only in the normalized spec when given.
     if cross && t.has("ac") {
@@ -303,20 +303,24 @@ fn py_round_u128(a: u128, b: u128) -> u64 {
     py_round(a as f64 / b as f64)
 }
 
-/// The split proxy and Virtual Wires keys of a flow (world/hosts/vwire.rs).
-fn split_keys(t: &Table, v: &mut FlowSpec, tcp_down: bool, app: App) -> Res<()> {
+/// The split proxy and Virtual Wires keys of a flow (world/hosts/vwire.rs); `tcp`: a TCP flow's
+/// direction.
+fn split_keys(t: &Table, v: &mut FlowSpec, tcp: Option<Direction>, app: App) -> Res<()> {
     let split = t.bool("split", false)?;
     if split && t.has("ecn") {
         return Err(t.fail("ecn", "not with split = true (the split proxy's connections carry no ECN)"));
     }
-    if split && !tcp_down {
-        return Err(t.fail("split", "only for pattern = \"tcp\" with direction = \"down\""));
+    if split && !matches!(tcp, Some(Direction::Down | Direction::Up)) {
+        return Err(t.fail("split", "only for pattern = \"tcp\" with direction = \"down\" or \"up\""));
     }
     if split && app != App::Bulk {
         return Err(t.fail("split", "only with app = \"bulk\""));
     }
     if let Some(k) = ["split_wired_cc", "app_class", "utility"].iter().find(|k| t.has(k) && !split) {
         return Err(t.fail(k, "only with split = true"));
+    }
+    if let Some(k) = ["app_class", "utility"].iter().find(|k| t.has(k) && tcp == Some(Direction::Up)) {
+        return Err(t.fail(k, "only for downloads (Virtual Wires allocates the downlink's airtime)"));
     }
     let wired_cc = if split { t.pick("split_wired_cc", Cc::Bbr, "")? } else { Cc::Bbr };
     let app_class = if split { t.choice_opt("app_class", Some(None), &APP_CLASSES, "")? } else { None };

@@ -438,6 +438,13 @@ impl World {
     }
 
     /// A TCP packet of flow `f` arrived at its endpoint (the server, or the flow's station).
+    /// One delivered packet's one-way delay `d` (ns) in flow `fi`'s figures.
+    pub(in crate::world) fn record_delay(&mut self, fi: usize, t: Instant, d: u64) {
+        self.counters[fi].delay.record(d);
+        self.ts.delay_sum.add(fi, t.as_nanos(), d as f64);
+        self.ts.delay_n.add(fi, t.as_nanos(), 1.0);
+    }
+
     pub(in crate::world) fn tcp_arrive(&mut self, p: PktRef, t: Instant) {
         let pk = self.pkts[p.id as usize];
         let f = pk.flow;
@@ -457,14 +464,14 @@ impl World {
                     }
                 }
                 if t >= self.warmup {
-                    let d = (t - pk.created).as_nanos();
                     let c = &mut self.counters[fi];
                     c.delivered_packets += 1;
                     c.delivered_bytes += newly;
-                    c.delay.record(d);
                     self.ts.goodput.add(fi, t.as_nanos(), newly as f64 * 8.0);
-                    self.ts.delay_sum.add(fi, t.as_nanos(), d as f64);
-                    self.ts.delay_n.add(fi, t.as_nanos(), 1.0);
+                    // A split upload's delay is its WiFi leg's, taken at the proxy.
+                    if !self.is_split_upload(f) {
+                        self.record_delay(fi, t, (t - pk.created).as_nanos());
+                    }
                 }
                 let counted = t >= self.warmup;
                 let conn = self.tcp[fi].as_mut().unwrap();

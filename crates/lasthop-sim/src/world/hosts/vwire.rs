@@ -48,6 +48,9 @@
 //! application writes `app_rate × 10 ms` every 10 ms (a video at a constant bit rate, no
 //! player buffer); TCP sends as fast as it may, so a backlog built during a dip is caught up.
 //!
+//! **Split uploads** (`upload.rs`): a TCP upload with `split = true` ends at the proxy too, its
+//! window bounded by `vwire.window_clamp` (the proxy's `TCP_WINDOW_CLAMP`).
+//!
 //! The Virtual Wires method is covered by Columbia University patents (US 10,687,341 B2 and
 //! US 11,297,634).
 
@@ -60,10 +63,12 @@ use lasthop_algo::control::vwire::{
     AppClass, ControllerConfig, DeviceType, FlowIo, Forest, ProxyConfig, SplitProxy,
 };
 use lasthop_algo::tcp::{
-    ack_ip_len, data_ip_len, TcpReceiver, TcpReceiverConfig, TcpSender, TcpSenderConfig,
+    ack_ip_len, data_ip_len, AckSegment, TcpReceiver, TcpReceiverConfig, TcpSender, TcpSenderConfig,
 };
 use lasthop_core::{Duration, Instant, Rng};
 use std::borrow::Cow;
+
+mod upload;
 
 /// `Ev::Vwire` targets: the detector's sampling tick, the feedback period, an application's
 /// write tick (flow | `APP`), else a split flow's endpoint timer.
@@ -78,6 +83,9 @@ pub(in crate::world) struct Host {
     /// Flow → index in `conns`.
     pub(in crate::world) by_flow: Vec<Option<u32>>,
     conns: Vec<SplitConn>,
+    /// Flow → index in `ups` (split uploads).
+    up_by_flow: Vec<Option<u32>>,
+    ups: Vec<upload::UpConn>,
     apps: Vec<AppSource>,
     /// The deciders (`lasthop_algo::control::vwire::proxy`): slot c is split flow c.
     proxy: Option<Box<SplitProxy>>,
@@ -119,9 +127,8 @@ struct SplitConn {
     written: u64,
     /// `tx`'s bytes in the AP's queues and MAC (TCP small queues).
     queued_below: u64,
-    /// Right edge and window of the last ACK the AP's receiver sent.
-    adv_right: u64,
-    adv_wnd: u64,
+    /// What the AP's receiver last advertised to the server.
+    adv: Advert,
     timer: TimerId,
     /// Its class was given (`app_class`), not predicted.
     class_fixed: bool,
@@ -130,8 +137,41 @@ struct SplitConn {
     backlog_sum: f64,
     backlog_n: u64,
     rtt: LogHistogram,
-    window_updates: u64,
     per: SplitPeriods,
+}
+
+/// What a split connection's receiver in the AP last advertised (the right edge and the window
+/// of its last ACK) and the window updates it sent.
+struct Advert {
+    right: u64,
+    wnd: u64,
+    mss: u64,
+    updates: u64,
+}
+
+impl Advert {
+    fn new(wnd: u64, mss: u64) -> Self {
+        Advert { right: wnd, wnd, mss, updates: 0 }
+    }
+
+    /// `rx`'s next ACK, carrying `window` (the proxy's, which `poll_ack` does not change); when
+    /// none is due, a window update if the window has at least doubled (and its right edge grown
+    /// by two segments) since it was last advertised, as Linux sends one after the application
+    /// reads.
+    fn next_ack(&mut self, rx: &mut TcpReceiver, now: Instant, window: u64) -> Option<AckSegment> {
+        let mut ack = match rx.poll_ack(now) {
+            Some(a) => a,
+            None if window >= 2 * self.wnd && rx.delivered() + window >= self.right + 2 * self.mss => {
+                self.updates += 1;
+                rx.build_ack()
+            }
+            None => return None,
+        };
+        ack.rwnd = window;
+        self.wnd = window;
+        self.right = ack.cum_ack + window;
+        Some(ack)
+    }
 }
 
 impl SplitConn {
@@ -176,14 +216,21 @@ fn device_of(name: &str) -> DeviceType {
 
 /// The spec of the server's end of flow `f`: a split flow's server runs `split_wired_cc` with
 /// that controller's pacing default.
+/// A split upload's station keeps its own `cc` (the AP's wired side runs `split_wired_cc`).
 pub(in crate::world) fn server_side(f: &FlowSpec) -> Cow<'_, FlowSpec> {
-    if !f.split {
+    if !f.split || f.direction != crate::spec::Direction::Down {
         return Cow::Borrowed(f);
     }
+    Cow::Owned(server_side_of(f))
+}
+
+/// Flow `f` as its wired-side sender runs it: `split_wired_cc` with that controller's pacing
+/// default.
+fn server_side_of(f: &FlowSpec) -> FlowSpec {
     let mut s = f.clone();
     s.cc = f.split_wired_cc;
     s.pacing = None;
-    Cow::Owned(s)
+    s
 }
 
 /// A sender for the AP → station side of a split flow (the flow's `cc`, `pacing`, `hystart`,
@@ -200,12 +247,20 @@ pub(in crate::world) fn new_host(spec: &Spec, seed: u64, q: &mut EventQueue<Ev>)
     let v = &spec.vwire_or_default();
     let mut by_flow = vec![None; spec.flows.len()];
     let mut conns = Vec::new();
+    let mut up_by_flow = vec![None; spec.flows.len()];
+    let mut ups = Vec::new();
     let mut apps = Vec::new();
     for (i, f) in spec.flows.iter().enumerate() {
         if f.app_rate_bps > 0 {
             apps.push(AppSource { flow: i as u32, rate_bps: f.app_rate_bps as f64, carry: 0.0, stop: Instant(f.stop_ns) });
         }
         if !f.split {
+            continue;
+        }
+        if f.direction == crate::spec::Direction::Up {
+            let seed = Rng::stream(seed, lasthop_core::rng::StreamKind::Other, (5 << 32) + i as u64).next_u64();
+            up_by_flow[i] = Some(ups.len() as u32);
+            ups.push(upload::new_conn(f, i as u32, v, seed, q));
             continue;
         }
         let mss = f.packet_size.saturating_sub(lasthop_algo::tcp::IP_TCP_HEADERS).max(64);
@@ -222,19 +277,17 @@ pub(in crate::world) fn new_host(spec: &Spec, seed: u64, q: &mut EventQueue<Ev>)
             tx_cc,
             written: 0,
             queued_below: 0,
-            adv_right: v.relay_buffer_bytes,
-            adv_wnd: v.relay_buffer_bytes,
+            adv: Advert::new(v.relay_buffer_bytes, mss as u64),
             timer: q.add_timer(Ev::Vwire(i as u32)),
             class_fixed: fixed_class.is_some(),
             backlog_max: 0,
             backlog_sum: 0.0,
             backlog_n: 0,
             rtt: LogHistogram::new(),
-            window_updates: 0,
             per: SplitPeriods::default(),
         });
     }
-    if conns.is_empty() && apps.is_empty() {
+    if conns.is_empty() && ups.is_empty() && apps.is_empty() {
         return None;
     }
     let proxy = (!conns.is_empty()).then(|| {
@@ -256,6 +309,8 @@ pub(in crate::world) fn new_host(spec: &Spec, seed: u64, q: &mut EventQueue<Ev>)
     Some(Box::new(Host {
         by_flow,
         conns,
+        up_by_flow,
+        ups,
         apps,
         proxy,
         relay_buffer: v.relay_buffer_bytes,
@@ -273,10 +328,21 @@ pub(in crate::world) fn new_host(spec: &Spec, seed: u64, q: &mut EventQueue<Ev>)
 }
 
 impl World {
-    /// Flow `f` is split at the AP.
+    /// Flow `f` is split at the AP (a download or an upload).
     #[inline]
     pub(in crate::world) fn is_split(&self, f: u32) -> bool {
-        self.vwire.as_deref().is_some_and(|h| h.by_flow[f as usize].is_some())
+        self.vwire.as_deref().is_some_and(|h| h.by_flow[f as usize].is_some() || h.up_by_flow[f as usize].is_some())
+    }
+
+    /// Flow `f` is a split upload.
+    #[inline]
+    pub(in crate::world) fn is_split_upload(&self, f: u32) -> bool {
+        self.vwire.as_deref().is_some_and(|h| h.up_by_flow[f as usize].is_some())
+    }
+
+    /// Flow `f`'s index among the split uploads, if it is one.
+    fn up_of(&self, f: u32) -> Option<usize> {
+        self.vwire.as_deref().and_then(|h| h.up_by_flow[f as usize]).map(|c| c as usize)
     }
 
     fn conn_of(&self, f: u32) -> usize {
@@ -308,6 +374,7 @@ impl World {
             TICK_SAMPLE => self.vwire_sample(now),
             TICK_PERIOD => self.vwire_period(now),
             t if t & APP != 0 => self.vwire_app(t & !APP, now),
+            f if self.up_of(f).is_some() => self.vwire_up_timer(self.up_of(f).expect("a split upload"), now),
             f => {
                 let c = self.conn_of(f);
                 let sc = &mut self.host().conns[c];
@@ -333,8 +400,12 @@ impl World {
         self.tcp_pump(f, now);
     }
 
-    /// A server segment of split flow `f` reached the AP: it ends at the proxy.
+    /// A server segment of split flow `f` reached the AP (an ACK, for a split upload): it ends
+    /// at the proxy.
     pub(in crate::world) fn vwire_wired_data(&mut self, p: PktRef, now: Instant) {
+        if let Some(c) = self.up_of(p.flow) {
+            return self.vwire_up_ack(c, p, now);
+        }
         let pk = self.pkts[p.id as usize];
         let TcpMeta::Data { seg, .. } = pk.tcp else { unreachable!("data on the wired downlink of a split flow") };
         let c = self.conn_of(p.flow);
@@ -343,8 +414,12 @@ impl World {
         self.vwire_pump(now);
     }
 
-    /// A station's ACK of split flow `f` reached the AP: it ends at the proxy.
+    /// A station's ACK of split flow `f` reached the AP (its data, for a split upload): it ends
+    /// at the proxy.
     pub(in crate::world) fn vwire_wifi_ack(&mut self, p: PktRef, t: Instant) {
+        if let Some(c) = self.up_of(p.flow) {
+            return self.vwire_up_data(c, p, t);
+        }
         let pk = self.pkts[p.id as usize];
         let TcpMeta::Ack { ack, .. } = pk.tcp else { unreachable!("ACK on the uplink of a split flow") };
         let counted = t >= self.warmup;
@@ -364,7 +439,8 @@ impl World {
     /// The AP is done with packet `p` (its MAC acknowledged or dropped it, or its queue dropped
     /// it): a WiFi-side segment's bytes leave TCP small queues.
     pub(in crate::world) fn vwire_tx_done(&mut self, p: PktRef) {
-        if !self.is_split(p.flow) || !matches!(self.pkts[p.id as usize].tcp, TcpMeta::Data { .. }) {
+        let down = self.vwire.as_deref().is_some_and(|h| h.by_flow[p.flow as usize].is_some());
+        if !down || !matches!(self.pkts[p.id as usize].tcp, TcpMeta::Data { .. }) {
             return;
         }
         let c = self.conn_of(p.flow);
@@ -417,23 +493,8 @@ impl World {
             // when the window has opened.
             loop {
                 let sc = &mut self.host().conns[c];
-                let ack = match sc.rx.poll_ack(now) {
-                    Some(a) => a,
-                    None => {
-                        let w = sc.window();
-                        let right = sc.rx.delivered() + w;
-                        if w >= 2 * sc.adv_wnd && right >= sc.adv_right + 2 * sc.mss {
-                            sc.window_updates += 1;
-                            sc.rx.build_ack()
-                        } else {
-                            break;
-                        }
-                    }
-                };
-                let mut ack = ack;
-                ack.rwnd = sc.window();
-                sc.adv_wnd = ack.rwnd;
-                sc.adv_right = ack.cum_ack + ack.rwnd;
+                let w = sc.window();
+                let Some(ack) = sc.adv.next_ack(&mut sc.rx, now, w) else { break };
                 let f = sc.flow;
                 let p = self.alloc_control(f, ack_ip_len(ack.n_sack), now);
                 self.pkts[p.id as usize].tcp = TcpMeta::Ack { ack, rev: false };
@@ -546,7 +607,7 @@ impl World {
             relay_backlog_max_bytes: sc.backlog_max,
             relay_backlog_mean_bytes: if sc.backlog_n == 0 { 0.0 } else { sc.backlog_sum / sc.backlog_n as f64 },
             relay_backlog_end_bytes: sc.backlog(),
-            window_updates: sc.window_updates,
+            window_updates: sc.adv.updates,
             wifi_rtt_ns: sc.rtt.summary(),
             periods: sc.per.clone(),
         })
