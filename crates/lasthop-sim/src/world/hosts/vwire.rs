@@ -257,14 +257,15 @@ pub(in crate::world) fn new_host(spec: &Spec, seed: u64, q: &mut EventQueue<Ev>)
         if !f.split {
             continue;
         }
+        // The AP's sender of the flow (towards the station, or the server for an upload).
+        let tx_seed = Rng::stream(seed, lasthop_core::rng::StreamKind::Other, (5 << 32) + i as u64).next_u64();
         if f.direction == crate::spec::Direction::Up {
-            let seed = Rng::stream(seed, lasthop_core::rng::StreamKind::Other, (5 << 32) + i as u64).next_u64();
             up_by_flow[i] = Some(ups.len() as u32);
-            ups.push(upload::new_conn(f, i as u32, v, seed, q));
+            ups.push(upload::new_conn(f, i as u32, v, tx_seed, q));
             continue;
         }
         let mss = f.packet_size.saturating_sub(lasthop_algo::tcp::IP_TCP_HEADERS).max(64);
-        let (tx, tx_cc) = wifi_sender(f, v.tsq_bytes, Rng::stream(seed, lasthop_core::rng::StreamKind::Other, (5 << 32) + i as u64).next_u64());
+        let (tx, tx_cc) = wifi_sender(f, v.tsq_bytes, tx_seed);
         let rx = TcpReceiver::new(TcpReceiverConfig { mss, rwnd: v.relay_buffer_bytes, ..TcpReceiverConfig::default() });
         let fixed_class = f.app_class.as_deref().and_then(class_of);
         by_flow[i] = Some(conns.len() as u32);
@@ -374,8 +375,10 @@ impl World {
             TICK_SAMPLE => self.vwire_sample(now),
             TICK_PERIOD => self.vwire_period(now),
             t if t & APP != 0 => self.vwire_app(t & !APP, now),
-            f if self.up_of(f).is_some() => self.vwire_up_timer(self.up_of(f).expect("a split upload"), now),
             f => {
+                if let Some(c) = self.up_of(f) {
+                    return self.vwire_up_timer(c, now);
+                }
                 let c = self.conn_of(f);
                 let sc = &mut self.host().conns[c];
                 sc.rx.handle_timeout(now);
