@@ -42,8 +42,12 @@ where it stopped. Each candidate is scored by three figures, means over its seed
   direction together) over an equal share of the cell's bulk goodput among every station's
   download and upload (`shares`). The equal share is the cell's, not the direction's: measured
   against the uploads' own total, uploads that collapse together would keep their floor while
-  the downloads take the air (and the reverse). `uploads=False` leaves the uploads out of the
-  share and of the floor: the downloads alone, over an equal share of theirs.
+  the downloads take the air (and the reverse). A download is also held to an equal share of
+  the downloads' own goodput (`worst_down_own_share`), the floor as "no station's download below
+  25 % of an equal share" reads when the uploads are left out: where the downloads carry more
+  than half of the cell's goodput that share is the larger, and a choice keeps both. `uploads=False`
+  leaves the uploads out of the share and of the floor: the downloads alone, over an equal share
+  of theirs.
 
 The Pareto set over (lower latency, higher goodput, higher worst share) is reported. The choice
 is the candidate with the lowest latency among those keeping ≥ 95 % of the baseline's goodput
@@ -326,7 +330,7 @@ def shares(down: list[float], up: list[float], uploads: bool = True) -> dict[str
     share of the cell's bulk goodput among the station-directions counted (the downloads alone
     when `uploads` is False); and the worst download over an equal share of the downloads'
     goodput whatever `uploads` says (`worst_down_own_share`: the floor as the downloads alone
-    set it, which a report can show beside the cell's)."""
+    set it). The worst share is the least of them: a choice keeps the floor on both readings."""
     counted = down + up if uploads else down
     total = sum(counted)
     own = min(down) / (sum(down) / len(down)) if down and sum(down) > 0 else math.nan
@@ -335,8 +339,9 @@ def shares(down: list[float], up: list[float], uploads: bool = True) -> dict[str
                 "worst_down_own_share": own}
     equal = total / len(counted)
     part = lambda xs: min(xs) / equal if xs else math.nan  # noqa: E731
-    return {"worst_share": min(counted) / equal, "worst_down_share": part(down), "worst_up_share": part(up),
-            "worst_down_own_share": own}
+    worst = min(counted) / equal
+    return {"worst_share": min(worst, own) if math.isfinite(own) else worst, "worst_down_share": part(down),
+            "worst_up_share": part(up), "worst_down_own_share": own}
 
 
 def score(doc: dict[str, Any], uploads: bool = True) -> dict[str, float]:

@@ -50,7 +50,8 @@ def _fmt(c: dict[str, Any]) -> str:
     pct = lambda x: f"{x * 100:5.1f} %" if math.isfinite(x) else "    -  "  # noqa: E731
     return (f"ping p99 {c['latency_ms']:7.1f} ms, goodput {c['goodput_bps'] / 1e6:7.1f} Mb/s "
             f"(down {c['down_bps'] / 1e6:6.1f}, up {c['up_bps'] / 1e6:6.1f}), worst download {pct(c['worst_down_share'])}, "
-            f"upload {pct(c['worst_up_share'])} of an equal share")
+            f"upload {pct(c['worst_up_share'])} of an equal share (download {pct(c['worst_down_own_share'])} of the "
+            "downloads')")
 
 
 def cmd_tune(args: Any) -> int:

@@ -75,9 +75,10 @@ def test_tune_writes_the_choice_and_resumes(tmp_path):
     # A combination the spec rules refuse (airtime weights with round robin) is recorded, not run.
     assert all(math.isfinite(c["latency_ms"]) and c["goodput_bps"] > 0 for c in cands if not c.get("refused"))
     assert all(math.isnan(c["latency_ms"]) for c in cands if c.get("refused"))
-    # The shares count every station's download and upload against one equal share of the cell.
+    # The shares count every station's download and upload against one equal share of the cell,
+    # and each download against an equal share of the downloads too.
     assert rep["uploads_in_share"] and all(
-        c["worst_share"] == pytest.approx(min(c["worst_down_share"], c["worst_up_share"]))
+        c["worst_share"] == pytest.approx(min(c["worst_down_share"], c["worst_up_share"], c["worst_down_own_share"]))
         and c["goodput_bps"] == pytest.approx(c["down_bps"] + c["up_bps"]) for c in cands if not c.get("refused"))
     chosen = rep["chosen"]
     base = rep["baseline"]
@@ -142,6 +143,12 @@ def test_shares_are_against_the_cells_equal_share():
     # Uploads that collapse together fail the floor, though even among themselves.
     s = tune.shares([90e6, 90e6], [1e6, 1e6])
     assert s["worst_up_share"] == pytest.approx(1e6 / 45.5e6) and s["worst_share"] < tune.SHARE_FLOOR
+    # Downloads that carry most of the cell: the slow one keeps 25 % of the cell's equal share
+    # (100 / 4 = 25; 9 Mb/s is 36 %) but not of the downloads' (85 / 2 = 42.5; 21 %): it misses.
+    s = tune.shares([76e6, 9e6], [7.5e6, 7.5e6])
+    assert s["worst_down_share"] == pytest.approx(0.36) and s["worst_down_own_share"] == pytest.approx(9 / 42.5)
+    assert s["worst_up_share"] == pytest.approx(0.3) and s["worst_share"] == pytest.approx(9 / 42.5)
+    assert s["worst_share"] < tune.SHARE_FLOOR
     # Without the uploads: the downloads over an equal share of theirs.
     assert tune.shares([30e6, 10e6], [50e6, 10e6], uploads=False)["worst_share"] == pytest.approx(0.5)
     assert tune.shares([90e6, 90e6], [1e6, 1e6])["worst_down_own_share"] == pytest.approx(1.0)
