@@ -204,6 +204,7 @@ def test_live_tune_table_shows_both_directions():
                               "emulator": {"default": emu, "chosen": emu}})
     assert "mac.cw_min=31" in text and "worst up" in text and "sim (TUN)" in text
     assert text.count(" 50.0 %") == 6  # the worst upload: 20 of an equal share of 40 Mb/s
+    assert text.count(" 100.0 %") == 6 and "of downs" in text  # the downloads over their own share
     # Repeated emulator runs: the median run of each configuration stands for it, and every
     # pair is listed with how often the choice was the lower.
     runs = [({**emu, "latency_ms": d}, {**emu, "latency_ms": c}) for d, c in ((700, 300), (300, 400), (500, 250))]

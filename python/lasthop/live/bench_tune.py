@@ -13,7 +13,8 @@ kernel TCP, next to the simulator's figures and to the default's (docs/tune.md).
    limits act in the model): per station an iperf3 CUBIC download and upload and a ping every
    50 ms from the server.
 3. The worst ping p99, the total goodput (downloads and uploads) and the worst station's
-   download and upload over an equal share of the cell's (`tune.shares`), beside the
+   download and upload over an equal share of the cell's, and its download over an equal share
+   of the downloads' ("of downs"; `tune.shares`, tune's floors), beside the
    simulator's for the same specs as the emulator runs them ("sim (TUN)", the search's own
    figures) and as written (TCP small queues held, as on hardware: what the same choice does
    on a real AP).
@@ -274,7 +275,7 @@ def _as_tun(doc: dict[str, Any]) -> dict[str, Any]:
 def _table(r: dict[str, Any]) -> str:
     lines = [f"cell: {r.get('cell', HOUSE_CELL)}; chosen: {', '.join(f'{k}={v}' for k, v in r['chosen'].items()) or '(the default)'}",
              f"{'':10s} {'':9s} {'ping p99':>10s} {'goodput':>10s} {'down':>8s} {'up':>8s} "
-             f"{'worst down':>11s} {'worst up':>9s}"]
+             f"{'worst down':>11s} {'worst up':>9s} {'of downs':>9s}"]
     for host in ("simulator", "simulator_tun", "emulator"):
         if host not in r:
             continue
@@ -283,7 +284,8 @@ def _table(r: dict[str, Any]) -> str:
             name = {"simulator_tun": "sim (TUN)"}.get(host, host)
             lines.append(f"{name:10s} {label:9s} {x['latency_ms']:8.1f}ms {x['goodput_bps'] / 1e6:7.1f}Mb/s "
                          f"{x['down_bps'] / 1e6:8.1f} {x['up_bps'] / 1e6:8.1f} "
-                         f"{x['worst_down_share'] * 100:9.1f} % {x['worst_up_share'] * 100:7.1f} %")
+                         f"{x['worst_down_share'] * 100:9.1f} % {x['worst_up_share'] * 100:7.1f} % "
+                         f"{x['worst_down_own_share'] * 100:7.1f} %")
     pairs = r.get("emulator_runs") or []
     if len(pairs) > 1:
         lines[-2] += "   (the median run)"
