@@ -142,6 +142,10 @@ def _parser(core_only: bool = False) -> argparse.ArgumentParser:
     b.add_argument("--tune-cell", default="house", metavar="NAME",
                    help="--live tune: the cell (default house, the household cell; or one of "
                         "--tune-cells' cells, bench/tune_cells.py CELLS, e.g. he-2sta-fq)")
+    from .tune_cli import share_fraction
+    b.add_argument("--upload-floor", type=share_fraction, default=None, metavar="F",
+                   help="--live tune: the search holds every upload to F of an equal share "
+                        "(default: the downloads' floor; lasthop tune --upload-floor)")
     b.add_argument("-o", "--out", default="results/bench", metavar="DIR",
                    help="--emu/--live/--tune-cells/--ofdma-cells: where emu-bench.json / "
                         "live-bench.json / tune-cells.json / ofdma-cells.json go (default results/bench)")

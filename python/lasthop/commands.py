@@ -231,7 +231,8 @@ def _live_bench(args: argparse.Namespace) -> int | None:
         if not 1 <= args.runs <= 100:
             raise UserError(f"--runs = {args.runs}: 1..100")
         return run_live_tune(args.out, seconds=12 if args.quick else 20, budget=16 if args.quick else BUDGET,
-                             cell_name=args.tune_cell, runs=1 if args.quick else args.runs)
+                             cell_name=args.tune_cell, runs=1 if args.quick else args.runs,
+                             up_floor=args.upload_floor)
     if getattr(args, "live", None) == "l4s":
         from .live.bench_l4s import run_live_l4s
         return run_live_l4s(args.out, seconds=10 if args.quick else 15, seeds=2 if args.quick else 3,

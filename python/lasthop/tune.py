@@ -47,7 +47,11 @@ where it stopped. Each candidate is scored by three figures, means over its seed
   25 % of an equal share" reads when the uploads are left out: where the downloads carry more
   than half of the cell's goodput that share is the larger, and a choice keeps both. `uploads=False`
   leaves the uploads out of the share and of the floor: the downloads alone, over an equal share
-  of theirs.
+  of theirs. `up_floor` holds the uploads to a floor of their own (by default the downloads'):
+  the floor share is the least of each reading over its floor, in units of `SHARE_FLOOR`
+  (`floor_share`; the worst share itself when the floors are equal), and the floors are kept
+  when it reaches `SHARE_FLOOR`. Where no choice keeps every upload at the downloads' floor, a
+  lower one says what the uploads give up for every download to keep the issue's floor.
 
 The Pareto set over (lower latency, higher goodput, higher worst share) is reported. The choice
 is the candidate with the lowest latency among those keeping ≥ 95 % of the baseline's goodput
@@ -84,7 +88,7 @@ GOODPUT_KEEP = 0.95
 SHARE_FLOOR = 0.25
 # A candidate's figures (means over its seeds): the three it is judged by, then what they are made of.
 FIGURES = ("latency_ms", "goodput_bps", "worst_share", "worst_down_share", "worst_up_share", "down_bps", "up_bps",
-           "worst_down_own_share")
+           "worst_down_own_share", "floor_share")
 
 
 @dataclass(frozen=True)
@@ -163,6 +167,7 @@ class Candidate:
     down_bps: float = math.nan
     up_bps: float = math.nan
     worst_down_own_share: float = math.nan
+    floor_share: float = math.nan
     seeds: list[dict[str, float]] = field(default_factory=list)
     # Why the spec rules refuse this combination of levers (None: a valid spec).
     refused: str | None = None
@@ -324,27 +329,38 @@ def candidates(levers: list[Lever], budget: int, seed: int) -> list[dict[str, An
     return out
 
 
-def shares(down: list[float], up: list[float], uploads: bool = True) -> dict[str, float]:
+def shares(down: list[float], up: list[float], uploads: bool = True,
+           up_floor: float = SHARE_FLOOR) -> dict[str, float]:
     """The worst share and its parts, from each station's download and upload goodput (b/s; a
     station without bulk traffic in a direction is left out of that list): each over an equal
     share of the cell's bulk goodput among the station-directions counted (the downloads alone
     when `uploads` is False); and the worst download over an equal share of the downloads'
     goodput whatever `uploads` says (`worst_down_own_share`: the floor as the downloads alone
-    set it). The worst share is the least of them: a choice keeps the floor on both readings."""
+    set it). The worst share is the least of them: a choice keeps the floor on both readings.
+    The floor share is the least of the readings each over its floor (`up_floor` for the
+    uploads, `SHARE_FLOOR` for the downloads), times `SHARE_FLOOR`: the floors hold when it
+    reaches `SHARE_FLOOR`; with equal floors it is the worst share."""
     counted = down + up if uploads else down
     total = sum(counted)
     own = min(down) / (sum(down) / len(down)) if down and sum(down) > 0 else math.nan
     if not counted or total <= 0:
         return {"worst_share": math.nan, "worst_down_share": math.nan, "worst_up_share": math.nan,
-                "worst_down_own_share": own}
+                "worst_down_own_share": own, "floor_share": math.nan}
     equal = total / len(counted)
     part = lambda xs: min(xs) / equal if xs else math.nan  # noqa: E731
     worst = min(counted) / equal
-    return {"worst_share": min(worst, own) if math.isfinite(own) else worst, "worst_down_share": part(down),
-            "worst_up_share": part(up), "worst_down_own_share": own}
+    worst = min(worst, own) if math.isfinite(own) else worst
+    floor = worst
+    if uploads and up and up_floor != SHARE_FLOOR:
+        # Each reading against its own floor; an upload floor of 0 holds the uploads to none.
+        downs = [x for x in (part(down), own) if math.isfinite(x)]
+        up_part = part(up) * SHARE_FLOOR / up_floor if up_floor > 0 else math.inf
+        floor = min(downs + [up_part])
+    return {"worst_share": worst, "worst_down_share": part(down), "worst_up_share": part(up),
+            "worst_down_own_share": own, "floor_share": floor}
 
 
-def score(doc: dict[str, Any], uploads: bool = True) -> dict[str, float]:
+def score(doc: dict[str, Any], uploads: bool = True, up_floor: float = SHARE_FLOOR) -> dict[str, float]:
     """The figures of one run's result document."""
     flows = doc["data"]["flows"]
     pings = [f for f in flows if f.get("pattern") == "ping"]
@@ -357,13 +373,13 @@ def score(doc: dict[str, Any], uploads: bool = True) -> dict[str, float]:
             d[f["station"]] = d.get(f["station"], 0.0) + f["goodput_bps"]
     down, up = list(by["down"].values()), list(by["up"].values())
     return {"latency_ms": lat / 1e6, "goodput_bps": sum(f["goodput_bps"] for f in bulk),
-            "down_bps": sum(down), "up_bps": sum(up), **shares(down, up, uploads)}
+            "down_bps": sum(down), "up_bps": sum(up), **shares(down, up, uploads, up_floor)}
 
 
 @dataclass
 class Search:
     """What every evaluation of one search shares: the cell, the seeds per candidate, where the
-    runs go and how they run, and whether the uploads count in the shares."""
+    runs go and how they run, whether the uploads count in the shares, and their floor."""
 
     cell: dict[str, Any]
     seeds: int
@@ -371,6 +387,7 @@ class Search:
     jobs: int | None = None
     ray: str | None = None
     uploads: bool = True
+    up_floor: float = SHARE_FLOOR
     # Every setting run in this search, by its canonical text, in the order first tried.
     tried: dict[str, Candidate] = field(default_factory=dict)
 
@@ -397,7 +414,7 @@ class Search:
         tag += f"-{first_seed(spec)}x{self.seeds}"
         res = run_sweep(Sweep(base=spec, seeds=self.seeds), self.out / "candidates" / tag, jobs=self.jobs,
                         ray=self.ray, progress=False, cache=self.out / "runs")
-        cand.seeds = [score(res.load(r["point"], r["seed"]), self.uploads) for r in res.runs]
+        cand.seeds = [score(res.load(r["point"], r["seed"]), self.uploads, self.up_floor) for r in res.runs]
         for k in FIGURES:
             vals = [s[k] for s in cand.seeds if math.isfinite(s[k])]
             setattr(cand, k, sum(vals) / len(vals) if vals else math.nan)
@@ -422,12 +439,12 @@ def pareto(cands: list[Candidate]) -> list[Candidate]:
 
 def shortfall(c: Candidate, base: Candidate) -> float:
     """How far `c` is from tune's floors (0: it keeps them): the goodput's shortfall below
-    `GOODPUT_KEEP` of the baseline's, plus the worst share's below `SHARE_FLOOR`, as fractions."""
+    `GOODPUT_KEEP` of the baseline's, plus the floor share's below `SHARE_FLOOR`, as fractions."""
     if not math.isfinite(c.goodput_bps):
         return math.inf
     gap = max(0.0, GOODPUT_KEEP - c.goodput_bps / base.goodput_bps) if base.goodput_bps > 0 else 0.0
-    if math.isfinite(c.worst_share):
-        gap += max(0.0, SHARE_FLOOR - c.worst_share)
+    if math.isfinite(c.floor_share):
+        gap += max(0.0, SHARE_FLOOR - c.floor_share)
     return gap
 
 
@@ -581,10 +598,11 @@ def write_toml(doc: dict[str, Any]) -> str:
 def tune(path: str | Path, out: Path, budget: int, seeds: int, jobs: int | None = None,
          ray: str | None = None, progress: Callable[..., None] | None = None,
          exclude: tuple[str, ...] = (), uploads: bool = True, confirm: int = 0,
-         finalists: int = 1) -> dict[str, Any]:
+         finalists: int = 1, up_floor: float = SHARE_FLOOR) -> dict[str, Any]:
     """Run the search; write `out`/tune.json, chosen.toml, chosen.txt; return the report.
     `exclude`: lever keys left out of the search; `uploads=False`: the uploads left out of the
-    shares and of the floor; `confirm` > `seeds`: the `finalists` best candidates (1: the
+    shares and of the floor; `up_floor`: the uploads' floor (a fraction of an equal share, by
+    default the downloads'); `confirm` > `seeds`: the `finalists` best candidates (1: the
     search's own choice alone) run again over that many seeds (the search's own runs reused)
     and the choice is the best of them there; the baseline and the choice then run over
     `confirm` held-out seeds, reported as `confirmed` (the module's docstring says why)."""
@@ -594,8 +612,12 @@ def tune(path: str | Path, out: Path, budget: int, seeds: int, jobs: int | None 
         raise TuneError(f"--confirm {confirm}: more seeds than --seeds ({seeds}), or 0 for none")
     if finalists < 1:
         raise TuneError(f"--finalists {finalists}: at least 1 (1: the search's own choice)")
+    if not 0.0 <= up_floor <= 1.0:
+        raise TuneError(f"--upload-floor {up_floor:g}: a fraction of an equal share in 0..1")
+    if up_floor != SHARE_FLOOR and not uploads:
+        raise TuneError("--upload-floor with --ignore-uploads: the uploads have no floor to set")
     cell = load_cell(path)
-    search = Search(cell, seeds, out, jobs, ray, uploads)
+    search = Search(cell, seeds, out, jobs, ray, uploads, up_floor)
     levers = [lv for lv in applicable(cell) if lv.key not in exclude]
     draw = [{}] + candidates(levers, budget, seed=first_seed(cell))
     out.mkdir(parents=True, exist_ok=True)
@@ -608,13 +630,14 @@ def tune(path: str | Path, out: Path, budget: int, seeds: int, jobs: int | None 
     chosen = improve(search, chosen, base, levers, progress)
     finals: list[dict[str, Any]] = []
     if confirm:
-        chosen, finals = final(Search(cell, confirm, out, jobs, ray, uploads), search, chosen, finalists, progress)
+        chosen, finals = final(Search(cell, confirm, out, jobs, ray, uploads, up_floor), search, chosen, finalists, progress)
     met = shortfall(chosen, base) == 0.0
     cands = list(search.tried.values())
     front = pareto(cands)
     report = {
         "spec": str(path), "seeds": seeds, "budget": budget, "levers": [lv.key for lv in levers],
-        "goodput_keep": GOODPUT_KEEP, "share_floor": SHARE_FLOOR, "uploads_in_share": uploads,
+        "goodput_keep": GOODPUT_KEEP, "share_floor": SHARE_FLOOR, "upload_floor": up_floor if uploads else None,
+        "uploads_in_share": uploads,
         "candidates": [{"values": c.values, **c.figures(), "pareto": c in front,
                         **({"refused": c.refused} if c.refused else {})} for c in cands],
         "baseline": base.figures(),
@@ -624,7 +647,7 @@ def tune(path: str | Path, out: Path, budget: int, seeds: int, jobs: int | None 
     }
     if confirm:
         report["finalists"] = finals
-        report["confirmed"] = confirmed(Search(held_out(cell, confirm), confirm, out, jobs, ray, uploads),
+        report["confirmed"] = confirmed(Search(held_out(cell, confirm), confirm, out, jobs, ray, uploads, up_floor),
                                         chosen, progress)
     spec = apply(cell, chosen.values)
     spec["name"] = f"{cell.get('name', 'cell')}-tuned"

@@ -8,7 +8,7 @@ from typing import Any
 
 from .sweep_cli import _positive
 
-__all__ = ["add_parser", "cmd_tune"]
+__all__ = ["add_parser", "cmd_tune", "share_fraction"]
 
 # Seeds of the confirmation run by default.
 CONFIRM_SEEDS = 10
@@ -43,7 +43,33 @@ def add_parser(sub: Any) -> None:
     t.add_argument("--ignore-uploads", action="store_true",
                    help="leave the uploads out of the stations' shares and their floor (the "
                         "downloads alone, over an equal share of theirs)")
+    t.add_argument("--upload-floor", type=share_fraction, default=None, metavar="F",
+                   help="hold every upload to F of an equal share (default: the downloads' floor; "
+                        "0: none, the uploads still counted in the equal share): what the uploads "
+                        "give up for every download to keep its floor")
     t.add_argument("-q", "--quiet", action="store_true", help="no progress; print only DIR")
+
+
+def share_fraction(text: str) -> float:
+    """A fraction in 0..1 (`--upload-floor`), as a number or a percentage."""
+    import argparse
+    try:
+        x = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        x = math.nan
+    if not 0.0 <= x <= 1.0:
+        raise argparse.ArgumentTypeError(f"{text!r}: a fraction of an equal share in 0..1 (e.g. 0.2 or 20%)")
+    return x
+
+
+def _floors(rep: dict[str, Any]) -> str:
+    """The share floors a report's choice is held to, in words."""
+    down, up = rep["share_floor"], rep.get("upload_floor")
+    if not rep["uploads_in_share"]:
+        return f"every download >= {down:.0%} of an equal share"
+    if up is None or up == down:
+        return f"every download and upload >= {down:.0%} of an equal share"
+    return f"every download >= {down:.0%} and every upload >= {up:.0%} of an equal share"
 
 
 def _fmt(c: dict[str, Any]) -> str:
@@ -80,7 +106,8 @@ def cmd_tune(args: Any) -> int:
     try:
         rep = tune(args.spec, out, args.budget, args.seeds, jobs=args.jobs, ray=args.ray, progress=progress,
                    uploads=not args.ignore_uploads, confirm=confirm,
-                   finalists=args.finalists or FINALISTS)
+                   finalists=args.finalists or FINALISTS,
+                   **({} if args.upload_floor is None else {"up_floor": args.upload_floor}))
     except (TuneError, SweepError) as e:
         raise UserError(str(e)) from None
     except SweepInterrupted:
@@ -98,9 +125,8 @@ def cmd_tune(args: Any) -> int:
     print(f"chosen:   {_fmt(c)}  ({c['latency_gain']:.2f}x lower p99)")
     print(f"          {', '.join(f'{k}={v}' for k, v in c['values'].items()) or '(the baseline itself)'}")
     if not c["meets_constraints"]:
-        what = "download" if args.ignore_uploads else "download and upload"
-        print(f"          no candidate kept >= 95 % of the baseline's goodput and every {what} >= 25 % of "
-              "an equal share: this is the one nearest those floors")
+        print(f"          no candidate kept >= {rep['goodput_keep']:.0%} of the baseline's goodput and "
+              f"{_floors(rep)}: this is the one nearest those floors")
     if rep.get("finalists"):
         fs = rep["finalists"]
         keep = sum(f["meets_constraints"] for f in fs)
@@ -132,8 +158,9 @@ def _plot(rep: dict[str, Any], path: Path) -> None:
     b, ch = rep["baseline"], rep["chosen"]
     floor_bps = rep["goodput_keep"] * b["goodput_bps"]
     share = lambda c: c["worst_share"] if math.isfinite(c["worst_share"]) else 0.0  # noqa: E731
+    held = lambda c: c["floor_share"] if math.isfinite(c["floor_share"]) else 0.0  # noqa: E731
     cs = [c for c in rep["candidates"] if math.isfinite(c["latency_ms"])]
-    keeps = [c for c in cs if c["goodput_bps"] >= floor_bps and share(c) >= rep["share_floor"]]
+    keeps = [c for c in cs if c["goodput_bps"] >= floor_bps and held(c) >= rep["share_floor"]]
     misses = [c for c in cs if c not in keeps]
     fig, ax = plt.subplots(figsize=(7.5, 4.8))
     xy = lambda xs: ([c["latency_ms"] for c in xs], [c["goodput_bps"] / 1e6 for c in xs])  # noqa: E731
@@ -142,7 +169,9 @@ def _plot(rep: dict[str, Any], path: Path) -> None:
     ax.scatter(*xy(misses), color="#BBBBBB", s=size(misses), edgecolors=edge(misses),
                label=f"misses a floor ({len(misses)})")
     vmax = max([0.5] + [share(c) for c in keeps])
-    sc = ax.scatter(*xy(keeps), c=[share(c) for c in keeps], cmap="viridis", vmin=rep["share_floor"], vmax=vmax,
+    up = rep.get("upload_floor")
+    vmin = min(rep["share_floor"], rep["share_floor"] if up is None else up)
+    sc = ax.scatter(*xy(keeps), c=[share(c) for c in keeps], cmap="viridis", vmin=vmin, vmax=vmax,
                     s=size(keeps), edgecolors=edge(keeps), label=f"keeps the floors ({len(keeps)})")
     ax.axhline(floor_bps / 1e6, color="#555555", ls="--", lw=0.8)
     ax.annotate(f"goodput floor ({rep['goodput_keep']:.0%} of the baseline's)", (0.01, floor_bps / 1e6),

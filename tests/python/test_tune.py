@@ -116,6 +116,20 @@ def test_tune_writes_the_choice_and_resumes(tmp_path):
     assert r2.returncode == 0, r2.stderr
     assert sorted(p.name for p in (out / "runs").iterdir()) == runs
     assert json.loads((out / "tune.json").read_text())["chosen"] == chosen
+    # The uploads held to no floor of their own (still counted in the cell's equal share): the
+    # floors are judged on the downloads' readings alone, on the same runs.
+    r3 = run_cli("tune", str(spec), "--budget", "3", "--seeds", "1", "--confirm", "0", "--upload-floor", "0",
+                 "-o", str(out), timeout=300)
+    assert r3.returncode == 0, r3.stderr
+    rep = json.loads((out / "tune.json").read_text())
+    assert rep["upload_floor"] == 0 and rep["uploads_in_share"]
+    ran = [c for c in rep["candidates"] if not c.get("refused")]
+    assert all(c["floor_share"] == pytest.approx(min(c["worst_down_share"], c["worst_down_own_share"])) for c in ran)
+    base = rep["baseline"]
+    held = lambda c: c["goodput_bps"] >= 0.95 * base["goodput_bps"] and c["floor_share"] >= 0.25  # noqa: E731
+    assert rep["chosen"]["meets_constraints"] == held(rep["chosen"])
+    if any(held(c) for c in ran):
+        assert held(rep["chosen"])
 
 
 def test_tune_bad_input_is_one_line(tmp_path):
@@ -127,6 +141,8 @@ def test_tune_bad_input_is_one_line(tmp_path):
                        (["tune", str(empty), "--confirm", "-1"], "--confirm"),
                        (["tune", str(empty), "--finalists", "0"], "--finalists"),
                        (["tune", str(empty), "--confirm", "0", "--finalists", "3"], "--finalists"),
+                       (["tune", str(empty), "--upload-floor", "1.5"], "--upload-floor"),
+                       (["tune", str(empty), "--upload-floor", "0.2", "--ignore-uploads"], "--upload-floor"),
                        (["tune", str(tmp_path / "missing.toml")], "no such file")):
         r = run_cli(*args, "-o", str(tmp_path / "o"))
         assert r.returncode == 2, (args, r.stderr)
@@ -139,7 +155,7 @@ def test_shares_are_against_the_cells_equal_share():
     s = tune.shares([30e6, 10e6], [50e6, 10e6])
     # The worst download over the downloads' own equal share (20): 0.5, whatever the uploads do.
     assert s == pytest.approx({"worst_share": 0.4, "worst_down_share": 0.4, "worst_up_share": 0.4,
-                               "worst_down_own_share": 0.5})
+                               "worst_down_own_share": 0.5, "floor_share": 0.4})
     # Uploads that collapse together fail the floor, though even among themselves.
     s = tune.shares([90e6, 90e6], [1e6, 1e6])
     assert s["worst_up_share"] == pytest.approx(1e6 / 45.5e6) and s["worst_share"] < tune.SHARE_FLOOR
@@ -153,6 +169,23 @@ def test_shares_are_against_the_cells_equal_share():
     assert tune.shares([30e6, 10e6], [50e6, 10e6], uploads=False)["worst_share"] == pytest.approx(0.5)
     assert tune.shares([90e6, 90e6], [1e6, 1e6])["worst_down_own_share"] == pytest.approx(1.0)
     assert math.isnan(tune.shares([], [])["worst_share"])
+
+
+def test_an_upload_floor_of_its_own():
+    # Every download at 30 % or more of either equal share, the slow upload at 16 %: it misses
+    # the downloads' floor of 25 % but keeps one of 15 %, and the floor share says so.
+    down, up = [120e6, 30e6], [90e6, 16e6]  # equal share 256 / 4 = 64; the downloads' 75
+    s = tune.shares(down, up)
+    assert s["worst_up_share"] == pytest.approx(0.25) and s["floor_share"] == s["worst_share"]
+    down, up = [120e6, 36e6], [90e6, 10e6]  # equal share 64; the slow upload at 15.6 %
+    assert tune.shares(down, up)["floor_share"] < tune.SHARE_FLOOR
+    held = tune.shares(down, up, up_floor=0.15)
+    assert held["worst_share"] == pytest.approx(10 / 64)  # the worst share itself is unchanged
+    assert held["floor_share"] == pytest.approx(min(36 / 64, 36 / 78, 10 / 64 * tune.SHARE_FLOOR / 0.15))
+    assert held["floor_share"] >= tune.SHARE_FLOOR
+    # A download below the floor is not rescued by a lower upload floor; 0: the uploads hold none.
+    assert tune.shares([120e6, 10e6], up, up_floor=0.15)["floor_share"] == pytest.approx(10 / 65)
+    assert tune.shares(down, [90e6, 0.0], up_floor=0.0)["floor_share"] == pytest.approx(min(36 / 61.5, 36 / 78))
 
 
 def test_neighbours_are_one_lever_away():

@@ -196,10 +196,11 @@ BUDGET = 96
 
 
 def run_live_tune(out_dir: str, seconds: int = 20, budget: int = BUDGET, cell_name: str = HOUSE_CELL,
-                  runs: int = 1) -> int:
+                  runs: int = 1, up_floor: float | None = None) -> int:
     """tune on the cell in the simulator, then the default and the choice across the emulator,
     `runs` times each, in pairs whose order alternates (default first in the odd pairs), so that
-    a drift of the machine over the bench falls on both alike."""
+    a drift of the machine over the bench falls on both alike. `up_floor`: the search's floor
+    for the uploads (`lasthop tune --upload-floor`; None: the downloads')."""
     if cell_name not in cell_names():
         print(f"lasthop bench --live tune: --tune-cell = {cell_name!r}: one of {', '.join(cell_names())}", file=sys.stderr)
         return 2
@@ -223,10 +224,12 @@ def run_live_tune(out_dir: str, seconds: int = 20, budget: int = BUDGET, cell_na
     print(f"lasthop bench --live tune: lasthop tune (budget {budget}, 3 seeds) ...", file=sys.stderr, flush=True)
     # The levers the emulator applies: in its model (EDCA, TXOP limits, AQL, the scheduler and its
     # airtime weights, the ACK filter) and, for the split proxy, `lasthop vwire` in its AP host.
-    rep = tune(as_tun, out / "tune", budget, 3, progress=None, exclude=NOT_IN_EMULATOR)
+    rep = tune(as_tun, out / "tune", budget, 3, progress=None, exclude=NOT_IN_EMULATOR,
+               **({} if up_floor is None else {"up_floor": up_floor}))
     n = sum(st.get("count", 1) for st in base_doc["stations"])
     chosen_doc = apply(base_doc, rep["chosen"]["values"])
     report: dict[str, Any] = {"cell": cell_name, "seconds": seconds, "chosen": rep["chosen"]["values"],
+                              "upload_floor": rep["upload_floor"],
                               "simulator_tun": {"default": rep["baseline"], "chosen": {k: rep["chosen"][k] for k in FIGURES}}}
     # The simulator again with the cell as written, as hardware sends (mac80211 keeps each skb
     # until its transmit status, so TCP small queues hold the senders): what the same choice
@@ -273,7 +276,11 @@ def _as_tun(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def _table(r: dict[str, Any]) -> str:
-    lines = [f"cell: {r.get('cell', HOUSE_CELL)}; chosen: {', '.join(f'{k}={v}' for k, v in r['chosen'].items()) or '(the default)'}",
+    from ..tune import SHARE_FLOOR
+
+    up = r.get("upload_floor")
+    held = "" if up is None or up == SHARE_FLOOR else f" (the search's uploads' floor {up:.0%})"
+    lines = [f"cell: {r.get('cell', HOUSE_CELL)}; chosen{held}: {', '.join(f'{k}={v}' for k, v in r['chosen'].items()) or '(the default)'}",
              f"{'':10s} {'':9s} {'ping p99':>10s} {'goodput':>10s} {'down':>8s} {'up':>8s} "
              f"{'worst down':>11s} {'worst up':>9s} {'of downs':>9s}"]
     for host in ("simulator", "simulator_tun", "emulator"):
