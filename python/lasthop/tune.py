@@ -388,12 +388,15 @@ class Search:
     ray: str | None = None
     uploads: bool = True
     up_floor: float = SHARE_FLOOR
-    # Every setting run in this search, by its canonical text, in the order first tried.
+    # Every spec run in this search (the cell with a setting's values), by its canonical text,
+    # in the order first tried.
     tried: dict[str, Candidate] = field(default_factory=dict)
 
     def candidate(self, values: dict[str, Any]) -> Candidate:
-        """The candidate with these lever values, run the first time it is asked for."""
-        key = json.dumps(values, sort_keys=True)
+        """The candidate with these lever values, run the first time its spec is asked for:
+        settings that make the same spec (the split proxy named beside its window clamp, which
+        runs it anyway) are one candidate, under the values it was first asked for."""
+        key = json.dumps(apply(self.cell, values), sort_keys=True)
         c = self.tried.get(key)
         if c is None:
             c = self.tried[key] = Candidate(dict(values))

@@ -88,8 +88,12 @@ def test_tune_writes_the_choice_and_resumes(tmp_path):
     # The local search's choice is a local optimum: no setting one lever away ranks better
     # (keeps the floors with a lower latency, or comes nearer them).
     levers = {lv.key: lv.values for lv in tune.LEVERS if lv.key in rep["levers"]}
+    # Settings that make one spec are one candidate (under the values first asked for).
+    cell = tune.load_cell(spec)
+    by_spec = {json.dumps(tune.apply(cell, c["values"]), sort_keys=True): c for c in cands}
+    assert len(by_spec) == len(cands)
     for vals in tune.neighbours(local["values"], [lv for lv in tune.LEVERS if lv.key in levers]):
-        (nb,) = [c for c in cands if c["values"] == vals]
+        nb = by_spec[json.dumps(tune.apply(cell, vals), sort_keys=True)]
         if keeps(local):
             assert not keeps(nb) or nb["latency_ms"] >= local["latency_ms"], vals
         else:
