@@ -350,12 +350,12 @@ def shares(down: list[float], up: list[float], uploads: bool = True,
     part = lambda xs: min(xs) / equal if xs else math.nan  # noqa: E731
     worst = min(counted) / equal
     worst = min(worst, own) if math.isfinite(own) else worst
-    floor = worst
-    if uploads and up and up_floor != SHARE_FLOOR:
-        # Each reading against its own floor; an upload floor of 0 holds the uploads to none.
-        downs = [x for x in (part(down), own) if math.isfinite(x)]
-        up_part = part(up) * SHARE_FLOOR / up_floor if up_floor > 0 else math.inf
-        floor = min(downs + [up_part])
+    # Each reading against its own floor (an upload floor of 0 holds the uploads to none); with
+    # equal floors the scale is exactly 1 and this is the worst share.
+    readings = [x for x in (part(down), own) if math.isfinite(x)]
+    if uploads and up:
+        readings.append(part(up) * SHARE_FLOOR / up_floor if up_floor > 0 else math.inf)
+    floor = min(readings)
     return {"worst_share": worst, "worst_down_share": part(down), "worst_up_share": part(up),
             "worst_down_own_share": own, "floor_share": floor}
 
@@ -396,18 +396,20 @@ class Search:
         """The candidate with these lever values, run the first time its spec is asked for:
         settings that make the same spec (the split proxy named beside its window clamp, which
         runs it anyway) are one candidate, under the values it was first asked for."""
-        key = json.dumps(apply(self.cell, values), sort_keys=True)
+        spec = apply(self.cell, values)
+        key = json.dumps(spec, sort_keys=True)
         c = self.tried.get(key)
         if c is None:
             c = self.tried[key] = Candidate(dict(values))
-            self.evaluate(c)
+            self.evaluate(c, spec)
         return c
 
-    def evaluate(self, cand: Candidate) -> None:
-        """Run `cand` over the seeds (cached runs are reused) and set its figures."""
+    def evaluate(self, cand: Candidate, spec: dict[str, Any] | None = None) -> None:
+        """Run `cand` (its spec, when the caller has made it already) over the seeds (cached runs
+        are reused) and set its figures."""
         from .sweeps import Sweep, run_sweep
 
-        spec = apply(self.cell, cand.values)
+        spec = apply(self.cell, cand.values) if spec is None else spec
         # Levers each valid alone may not combine (the spec rules say why): not a candidate.
         cand.refused = refusal(spec)
         if cand.refused:
@@ -601,11 +603,11 @@ def write_toml(doc: dict[str, Any]) -> str:
 def tune(path: str | Path, out: Path, budget: int, seeds: int, jobs: int | None = None,
          ray: str | None = None, progress: Callable[..., None] | None = None,
          exclude: tuple[str, ...] = (), uploads: bool = True, confirm: int = 0,
-         finalists: int = 1, up_floor: float = SHARE_FLOOR) -> dict[str, Any]:
+         finalists: int = 1, up_floor: float | None = None) -> dict[str, Any]:
     """Run the search; write `out`/tune.json, chosen.toml, chosen.txt; return the report.
     `exclude`: lever keys left out of the search; `uploads=False`: the uploads left out of the
-    shares and of the floor; `up_floor`: the uploads' floor (a fraction of an equal share, by
-    default the downloads'); `confirm` > `seeds`: the `finalists` best candidates (1: the
+    shares and of the floor; `up_floor`: the uploads' floor (a fraction of an equal share; None:
+    the downloads'); `confirm` > `seeds`: the `finalists` best candidates (1: the
     search's own choice alone) run again over that many seeds (the search's own runs reused)
     and the choice is the best of them there; the baseline and the choice then run over
     `confirm` held-out seeds, reported as `confirmed` (the module's docstring says why)."""
@@ -615,6 +617,7 @@ def tune(path: str | Path, out: Path, budget: int, seeds: int, jobs: int | None 
         raise TuneError(f"--confirm {confirm}: more seeds than --seeds ({seeds}), or 0 for none")
     if finalists < 1:
         raise TuneError(f"--finalists {finalists}: at least 1 (1: the search's own choice)")
+    up_floor = SHARE_FLOOR if up_floor is None else up_floor
     if not 0.0 <= up_floor <= 1.0:
         raise TuneError(f"--upload-floor {up_floor:g}: a fraction of an equal share in 0..1")
     if up_floor != SHARE_FLOOR and not uploads:

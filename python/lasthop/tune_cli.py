@@ -106,8 +106,7 @@ def cmd_tune(args: Any) -> int:
     try:
         rep = tune(args.spec, out, args.budget, args.seeds, jobs=args.jobs, ray=args.ray, progress=progress,
                    uploads=not args.ignore_uploads, confirm=confirm,
-                   finalists=args.finalists or FINALISTS,
-                   **({} if args.upload_floor is None else {"up_floor": args.upload_floor}))
+                   finalists=args.finalists or FINALISTS, up_floor=args.upload_floor)
     except (TuneError, SweepError) as e:
         raise UserError(str(e)) from None
     except SweepInterrupted:

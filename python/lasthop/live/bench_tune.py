@@ -224,8 +224,7 @@ def run_live_tune(out_dir: str, seconds: int = 20, budget: int = BUDGET, cell_na
     print(f"lasthop bench --live tune: lasthop tune (budget {budget}, 3 seeds) ...", file=sys.stderr, flush=True)
     # The levers the emulator applies: in its model (EDCA, TXOP limits, AQL, the scheduler and its
     # airtime weights, the ACK filter) and, for the split proxy, `lasthop vwire` in its AP host.
-    rep = tune(as_tun, out / "tune", budget, 3, progress=None, exclude=NOT_IN_EMULATOR,
-               **({} if up_floor is None else {"up_floor": up_floor}))
+    rep = tune(as_tun, out / "tune", budget, 3, progress=None, exclude=NOT_IN_EMULATOR, up_floor=up_floor)
     n = sum(st.get("count", 1) for st in base_doc["stations"])
     chosen_doc = apply(base_doc, rep["chosen"]["values"])
     report: dict[str, Any] = {"cell": cell_name, "seconds": seconds, "chosen": rep["chosen"]["values"],
