@@ -16,11 +16,14 @@ it without atheris in `make test`.
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import sys
 import tempfile
 
 _DIR = tempfile.mkdtemp(prefix="lasthop-fuzz-results-")
+atexit.register(shutil.rmtree, _DIR, ignore_errors=True)
 _PATH = os.path.join(_DIR, "r.json")
 
 

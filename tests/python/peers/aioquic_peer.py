@@ -63,13 +63,15 @@ class _Server(QuicConnectionProtocol):
 
 
 async def _serve(root: str, port: int) -> None:
+    cfg = QuicConfiguration(is_client=False, alpn_protocols=H3_ALPN, max_datagram_frame_size=None)
+    # The certificate is read into memory and its files removed at once: the server is stopped
+    # by a signal, which would leave them behind.
     with tempfile.TemporaryDirectory() as t:
-        cfg = QuicConfiguration(is_client=False, alpn_protocols=H3_ALPN, max_datagram_frame_size=None)
         cfg.load_cert_chain(*_cert(t))
-        _Server.root = root
-        await serve("127.0.0.1", port, configuration=cfg, create_protocol=_Server)
-        print("ready", flush=True)
-        await asyncio.Future()
+    _Server.root = root
+    await serve("127.0.0.1", port, configuration=cfg, create_protocol=_Server)
+    print("ready", flush=True)
+    await asyncio.Future()
 
 
 class _Client(QuicConnectionProtocol):

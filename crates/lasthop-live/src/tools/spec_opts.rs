@@ -134,12 +134,30 @@ pub fn vwire(a: &mut Args, path: &str) -> Result<(), UsageError> {
 mod tests {
     use super::*;
 
-    fn spec_file(name: &str, text: &str) -> String {
-        let dir = std::env::temp_dir().join(format!("lasthop-spec-opts-{}", std::process::id()));
+    /// A spec file in a directory of its own (the tests run in parallel), removed with the
+    /// directory when dropped, also when an assertion fails.
+    struct SpecFile(std::path::PathBuf);
+
+    impl SpecFile {
+        fn path(&self) -> String {
+            self.0.to_string_lossy().into_owned()
+        }
+    }
+
+    impl Drop for SpecFile {
+        fn drop(&mut self) {
+            if let Some(dir) = self.0.parent() {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+        }
+    }
+
+    fn spec_file(name: &str, text: &str) -> SpecFile {
+        let dir = std::env::temp_dir().join(format!("lasthop-spec-opts-{}-{name}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("temp dir");
         let p = dir.join(name);
         std::fs::write(&p, text).expect("write");
-        p.to_string_lossy().into_owned()
+        SpecFile(p)
     }
 
     fn args(tool: &str, argv: &[&str], valued: &[&str]) -> Args {
@@ -151,22 +169,23 @@ mod tests {
 
     #[test]
     fn wqm_takes_the_spec_and_the_command_line_wins() {
-        let p = spec_file("wqm.toml", &format!("{CELL}[ap]\nbuffer_sizer = \"wqm\"\nwqm_limit = \"4ms\"\nwqm_variant = \"mimd\"\n"));
+        let f = spec_file("wqm.toml", &format!("{CELL}[ap]\nbuffer_sizer = \"wqm\"\nwqm_limit = \"4ms\"\nwqm_variant = \"mimd\"\n"));
+        let p = f.path();
         let mut a = args("wqm", &["--spec", &p, "--variant", "aiad"], &["spec", "limit", "interval", "variant", "max-ampdu-time"]);
         wqm(&mut a, &p).expect("valid spec");
         assert_eq!(a.value("limit").as_deref(), Some("4000000ns"));
         assert_eq!(a.value("interval").as_deref(), Some("100000000ns"), "the spec's default");
         assert_eq!(a.value("variant").as_deref(), Some("aiad"), "the command line wins");
         assert_eq!(a.value("max-ampdu-time").as_deref(), Some("5484000ns"));
-        let _ = std::fs::remove_file(&p);
     }
 
     #[test]
     fn aggctl_send_reads_aggctl_mac_and_the_flow_size() {
-        let p = spec_file(
+        let f = spec_file(
             "aggctl.toml",
             &format!("{CELL}[aggctl]\ntarget_aggregation = 24\nk0 = 2.5\n[[flows]]\npattern = \"aggctl\"\npacket_size = 1200\n"),
         );
+        let p = f.path();
         let mut a = args("aggctl send", &[], &["target", "k0", "ba-window", "size", "interval", "gap"]);
         aggctl(&mut a, "send", &p).expect("valid spec");
         assert_eq!(a.value("target").as_deref(), Some("24"));
@@ -178,37 +197,36 @@ mod tests {
         // A spec value the tool cannot take is named by its spec key.
         let e = a.uint("size", 100, 1000).expect_err("out of range");
         assert!(e.0.contains("flows[0].packet_size = \"1200\" (for --size)"), "{}", e.0);
-        let _ = std::fs::remove_file(&p);
     }
 
     #[test]
     fn vwire_reads_vwire_and_split_flows() {
-        let p = spec_file(
+        let f = spec_file(
             "vwire.toml",
             &format!("{CELL}[vwire]\nenabled = false\nperiod = \"1s\"\n[[flows]]\npattern = \"tcp\"\nsplit = true\nsplit_wired_cc = \"cubic\"\n"),
         );
+        let p = f.path();
         let mut a = args("vwire", &[], &["period", "efficiency", "relay-buffer", "sndbuf", "wired-cc"]);
         vwire(&mut a, &p).expect("valid spec");
         assert_eq!(a.value("period").as_deref(), Some("1000000000ns"));
         assert_eq!(a.value("efficiency").as_deref(), Some("0.75"));
         assert_eq!(a.value("wired-cc").as_deref(), Some("cubic"));
         assert!(a.flag("no-vwire"));
-        let _ = std::fs::remove_file(&p);
     }
 
     #[test]
     fn a_bad_spec_is_one_line_per_problem() {
-        let p = spec_file("bad.toml", "[sim]\nduration = \"1s\"\nwarmup = \"5s\"\n[mac]\nretry_limt = 1\n[[stations]]\nmcs = 7\n");
+        let f = spec_file("bad.toml", "[sim]\nduration = \"1s\"\nwarmup = \"5s\"\n[mac]\nretry_limt = 1\n[[stations]]\nmcs = 7\n");
+        let p = f.path();
         let e = load("wqm", &p).expect_err("two problems");
         let lines: Vec<&str> = e.0.lines().collect();
         assert_eq!(lines.len(), 2, "{}", e.0);
         assert!(lines[0].ends_with("spec error: sim.warmup = \"5s\": must be < sim.duration"), "{}", lines[0]);
         assert!(lines[1].contains("mac.retry_limt = 1: unknown key; did you mean \"retry_limit\"?"), "{}", lines[1]);
-        let _ = std::fs::remove_file(&p);
-        let p = spec_file("syntax.toml", "[sim\n");
+        let f = spec_file("syntax.toml", "[sim\n");
+        let p = f.path();
         let e = load("wqm", &p).expect_err("TOML");
         assert!(e.0.contains("invalid TOML") && !e.0.contains('\n'), "{}", e.0);
-        let _ = std::fs::remove_file(&p);
         let e = load("wqm", "/nonexistent/spec.toml").expect_err("no file");
         assert!(e.0.starts_with("wqm: --spec /nonexistent/spec.toml: cannot read"), "{}", e.0);
     }
