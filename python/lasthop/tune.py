@@ -388,6 +388,8 @@ class Search:
     ray: str | None = None
     uploads: bool = True
     up_floor: float = SHARE_FLOOR
+    # The run cache (None: `out`/runs); searches of one cell may share one.
+    cache: Path | None = None
     # Every spec run in this search (the cell with a setting's values), by its canonical text,
     # in the order first tried.
     tried: dict[str, Candidate] = field(default_factory=dict)
@@ -418,7 +420,7 @@ class Search:
         # One sweep directory per seed range (the search's, the finalists', the held-out ones).
         tag += f"-{first_seed(spec)}x{self.seeds}"
         res = run_sweep(Sweep(base=spec, seeds=self.seeds), self.out / "candidates" / tag, jobs=self.jobs,
-                        ray=self.ray, progress=False, cache=self.out / "runs")
+                        ray=self.ray, progress=False, cache=self.cache or self.out / "runs")
         cand.seeds = [score(res.load(r["point"], r["seed"]), self.uploads, self.up_floor) for r in res.runs]
         for k in FIGURES:
             vals = [s[k] for s in cand.seeds if math.isfinite(s[k])]
@@ -603,11 +605,11 @@ def write_toml(doc: dict[str, Any]) -> str:
 def tune(path: str | Path, out: Path, budget: int, seeds: int, jobs: int | None = None,
          ray: str | None = None, progress: Callable[..., None] | None = None,
          exclude: tuple[str, ...] = (), uploads: bool = True, confirm: int = 0,
-         finalists: int = 1, up_floor: float | None = None) -> dict[str, Any]:
+         finalists: int = 1, up_floor: float | None = None, cache: Path | None = None) -> dict[str, Any]:
     """Run the search; write `out`/tune.json, chosen.toml, chosen.txt; return the report.
     `exclude`: lever keys left out of the search; `uploads=False`: the uploads left out of the
     shares and of the floor; `up_floor`: the uploads' floor (a fraction of an equal share; None:
-    the downloads'); `confirm` > `seeds`: the `finalists` best candidates (1: the
+    the downloads'); `cache`: the run cache (None: `out`/runs); `confirm` > `seeds`: the `finalists` best candidates (1: the
     search's own choice alone) run again over that many seeds (the search's own runs reused)
     and the choice is the best of them there; the baseline and the choice then run over
     `confirm` held-out seeds, reported as `confirmed` (the module's docstring says why)."""
@@ -623,7 +625,7 @@ def tune(path: str | Path, out: Path, budget: int, seeds: int, jobs: int | None 
     if up_floor != SHARE_FLOOR and not uploads:
         raise TuneError("--upload-floor with --ignore-uploads: the uploads have no floor to set")
     cell = load_cell(path)
-    search = Search(cell, seeds, out, jobs, ray, uploads, up_floor)
+    search = Search(cell, seeds, out, jobs, ray, uploads, up_floor, cache)
     levers = [lv for lv in applicable(cell) if lv.key not in exclude]
     draw = [{}] + candidates(levers, budget, seed=first_seed(cell))
     out.mkdir(parents=True, exist_ok=True)
@@ -636,7 +638,7 @@ def tune(path: str | Path, out: Path, budget: int, seeds: int, jobs: int | None 
     chosen = improve(search, chosen, base, levers, progress)
     finals: list[dict[str, Any]] = []
     if confirm:
-        chosen, finals = final(Search(cell, confirm, out, jobs, ray, uploads, up_floor), search, chosen, finalists, progress)
+        chosen, finals = final(Search(cell, confirm, out, jobs, ray, uploads, up_floor, cache), search, chosen, finalists, progress)
     met = shortfall(chosen, base) == 0.0
     cands = list(search.tried.values())
     front = pareto(cands)
@@ -653,7 +655,7 @@ def tune(path: str | Path, out: Path, budget: int, seeds: int, jobs: int | None 
     }
     if confirm:
         report["finalists"] = finals
-        report["confirmed"] = confirmed(Search(held_out(cell, confirm), confirm, out, jobs, ray, uploads, up_floor),
+        report["confirmed"] = confirmed(Search(held_out(cell, confirm), confirm, out, jobs, ray, uploads, up_floor, cache),
                                         chosen, progress)
     spec = apply(cell, chosen.values)
     spec["name"] = f"{cell.get('name', 'cell')}-tuned"

@@ -202,6 +202,8 @@ def test_bench_tune_cells_reports_gain_floors_and_the_key_lever(tmp_path, monkey
     from lasthop.bench import tune_cells
 
     monkeypatch.setattr(tune_cells, "CELLS", tune_cells.CELLS[:1])
+    # A target no choice reaches, so that the cell is also searched with the issue's floor alone.
+    monkeypatch.setattr(tune_cells, "TARGET_GAIN", 1e9)
     assert tune_cells.run_tune_cells(str(tmp_path), quick=True) == 0
     rep = json.loads((tmp_path / "tune-cells.json").read_text())
     (row,) = rep["cells"]
@@ -226,6 +228,17 @@ def test_bench_tune_cells_reports_gain_floors_and_the_key_lever(tmp_path, monkey
     line = next(x for x in out.splitlines() if x.startswith("  vht-2sta-fq: chosen "))
     assert all(f"without {a['without']} {a['latency_ms']:.0f} ms" in line for a in tuned["ablation"])
     assert (tmp_path / "tune-cells" / "vht-2sta-fq" / "chosen.toml").exists()
+    # Missed with tune's floors: searched again with the uploads' floor left out, over the same
+    # run cache, and reported on its own line and in the tally.
+    assert not row["target_met"] and "breakdown" in row
+    again = tmp_path / "tune-cells" / "vht-2sta-fq" / "issue-floor"
+    issue = json.loads((again / "tune.json").read_text())
+    assert issue["upload_floor"] == 0.0 and not (again / "runs").exists()
+    assert row["issue_floor"]["chosen"]["values"] == issue["chosen"]["values"]
+    assert row["issue_floor"]["confirmed"] == issue["confirmed"] and not row["issue_floor"]["target_met"]
+    assert "searched again with the issue's floor alone" in out and "0 of 1 with the issue's floor" in out
+    line = next(x for x in out.splitlines() if x.startswith("  vht-2sta-fq: ") and "held-out seeds" in x)
+    assert f"({issue['confirmed']['latency_gain']:.1f}x)" in line and line.split(": ")[2].startswith("missed")
 
 
 def test_live_tune_table_shows_both_directions():
