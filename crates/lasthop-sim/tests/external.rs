@@ -238,3 +238,23 @@ fn telemetry_reports_the_ap_and_the_txq_limit_is_a_knob() {
     let t3 = w.ap_telemetry(&mut cur);
     assert_eq!(t3.stations[0].ampdu_mean, s.ampdu_mean);
 }
+
+/// A flow added at run time beside a split one: the split proxy's host knows it as a flow it
+/// does not split (its packets cross the cell as any external flow's).
+#[test]
+fn an_external_flow_beside_a_split_one_crosses_the_cell() {
+    let stop = 1_000_000_000u64;
+    let mut spec = base("vht", 80, 800);
+    spec["sim"]["duration_ns"] = json!(stop);
+    spec["stations"] = json!([station(7, 2), station(7, 2)]);
+    let mut split = flow(1, "up", "tcp", 0, 1500, stop);
+    split["split"] = json!(true);
+    spec["flows"] = json!([split]);
+    let mut w = world(&spec);
+    let down = w.add_external_flow(0, Dir::Down, "down".into());
+    let up = w.add_external_flow(0, Dir::Up, "up".into());
+    let mut fates = drive(&mut w, down, 100, 1500, Duration::from_micros(500), Instant(stop / 2));
+    fates.extend(drive(&mut w, up, 100, 1500, Duration::from_micros(500), Instant(stop)));
+    let delivered = |f: u32| fates.iter().filter(|x| x.flow == f && matches!(x.fate, ExtFate::Delivered | ExtFate::Released)).count();
+    assert_eq!((delivered(down), delivered(up)), (100, 100));
+}

@@ -205,7 +205,7 @@ impl World {
         self.counters.push(FlowCounters::default());
         self.ce_marked.push(0);
         if let Some(v) = self.vwire.as_deref_mut() {
-            v.by_flow.push(None);
+            v.split.push(crate::world::hosts::vwire::Split::No);
         }
         if let Some(a) = self.aggctl.as_deref_mut() {
             a.push_other_flow();

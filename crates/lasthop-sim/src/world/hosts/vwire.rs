@@ -78,13 +78,22 @@ const APP: u32 = 1 << 31;
 /// Write interval of a paced application.
 const APP_TICK: Duration = Duration::from_millis(10);
 
+/// What the proxy does with a flow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(in crate::world) enum Split {
+    /// Not split (also every flow added at run time, `World::add_external_flow`).
+    No,
+    /// A split download: its index in `Host::conns`.
+    Down(u32),
+    /// A split upload: its index in `Host::ups`.
+    Up(u32),
+}
+
 /// The proxy and the paced applications.
 pub(in crate::world) struct Host {
-    /// Flow → index in `conns`.
-    pub(in crate::world) by_flow: Vec<Option<u32>>,
+    /// Per flow, split or not; a flow added at run time is pushed as `Split::No`.
+    pub(in crate::world) split: Vec<Split>,
     conns: Vec<SplitConn>,
-    /// Flow → index in `ups` (split uploads).
-    up_by_flow: Vec<Option<u32>>,
     ups: Vec<upload::UpConn>,
     apps: Vec<AppSource>,
     /// The deciders (`lasthop_algo::control::vwire::proxy`): slot c is split flow c.
@@ -245,9 +254,8 @@ fn wifi_sender(f: &FlowSpec, tsq: u64, seed: u64) -> (TcpSender, &'static str) {
 /// The host for a spec, if any flow is split or paced.
 pub(in crate::world) fn new_host(spec: &Spec, seed: u64, q: &mut EventQueue<Ev>) -> Option<Box<Host>> {
     let v = &spec.vwire_or_default();
-    let mut by_flow = vec![None; spec.flows.len()];
+    let mut split = vec![Split::No; spec.flows.len()];
     let mut conns = Vec::new();
-    let mut up_by_flow = vec![None; spec.flows.len()];
     let mut ups = Vec::new();
     let mut apps = Vec::new();
     for (i, f) in spec.flows.iter().enumerate() {
@@ -260,7 +268,7 @@ pub(in crate::world) fn new_host(spec: &Spec, seed: u64, q: &mut EventQueue<Ev>)
         // The AP's sender of the flow (towards the station, or the server for an upload).
         let tx_seed = Rng::stream(seed, lasthop_core::rng::StreamKind::Other, (5 << 32) + i as u64).next_u64();
         if f.direction == crate::spec::Direction::Up {
-            up_by_flow[i] = Some(ups.len() as u32);
+            split[i] = Split::Up(ups.len() as u32);
             ups.push(upload::new_conn(f, i as u32, v, tx_seed, q));
             continue;
         }
@@ -268,7 +276,7 @@ pub(in crate::world) fn new_host(spec: &Spec, seed: u64, q: &mut EventQueue<Ev>)
         let (tx, tx_cc) = wifi_sender(f, v.tsq_bytes, tx_seed);
         let rx = TcpReceiver::new(TcpReceiverConfig { mss, rwnd: v.relay_buffer_bytes, ..TcpReceiverConfig::default() });
         let fixed_class = f.app_class.as_deref().and_then(class_of);
-        by_flow[i] = Some(conns.len() as u32);
+        split[i] = Split::Down(conns.len() as u32);
         conns.push(SplitConn {
             flow: i as u32,
             sta: f.station,
@@ -303,14 +311,13 @@ pub(in crate::world) fn new_host(spec: &Spec, seed: u64, q: &mut EventQueue<Ev>)
         for sc in &conns {
             let f = &spec.flows[sc.flow as usize];
             let slot = p.open(device_of(&spec.stations[f.station as usize].device), f.app_class.as_deref().and_then(class_of), f.utility.as_ref().map(utility_of));
-            debug_assert_eq!(slot, by_flow[sc.flow as usize].map(|c| c as usize));
+            debug_assert_eq!(slot.map(|c| Split::Down(c as u32)), Some(split[sc.flow as usize]));
         }
         Box::new(p)
     });
     Some(Box::new(Host {
-        by_flow,
+        split,
         conns,
-        up_by_flow,
         ups,
         apps,
         proxy,
@@ -332,22 +339,33 @@ impl World {
     /// Flow `f` is split at the AP (a download or an upload).
     #[inline]
     pub(in crate::world) fn is_split(&self, f: u32) -> bool {
-        self.vwire.as_deref().is_some_and(|h| h.by_flow[f as usize].is_some() || h.up_by_flow[f as usize].is_some())
+        self.vwire.as_deref().is_some_and(|h| h.split[f as usize] != Split::No)
     }
 
     /// Flow `f` is a split upload.
     #[inline]
     pub(in crate::world) fn is_split_upload(&self, f: u32) -> bool {
-        self.vwire.as_deref().is_some_and(|h| h.up_by_flow[f as usize].is_some())
+        self.up_of(f).is_some()
     }
 
     /// Flow `f`'s index among the split uploads, if it is one.
     fn up_of(&self, f: u32) -> Option<usize> {
-        self.vwire.as_deref().and_then(|h| h.up_by_flow[f as usize]).map(|c| c as usize)
+        match self.vwire.as_deref()?.split[f as usize] {
+            Split::Up(c) => Some(c as usize),
+            _ => None,
+        }
+    }
+
+    /// Flow `f`'s index among the split downloads, if it is one.
+    fn down_of(&self, f: u32) -> Option<usize> {
+        match self.vwire.as_deref()?.split[f as usize] {
+            Split::Down(c) => Some(c as usize),
+            _ => None,
+        }
     }
 
     fn conn_of(&self, f: u32) -> usize {
-        self.vwire.as_deref().and_then(|h| h.by_flow[f as usize]).expect("a split flow") as usize
+        self.down_of(f).expect("a split download")
     }
 
     fn host(&mut self) -> &mut Host {
@@ -442,7 +460,7 @@ impl World {
     /// The AP is done with packet `p` (its MAC acknowledged or dropped it, or its queue dropped
     /// it): a WiFi-side segment's bytes leave TCP small queues.
     pub(in crate::world) fn vwire_tx_done(&mut self, p: PktRef) {
-        let down = self.vwire.as_deref().is_some_and(|h| h.by_flow[p.flow as usize].is_some());
+        let down = self.down_of(p.flow).is_some();
         if !down || !matches!(self.pkts[p.id as usize].tcp, TcpMeta::Data { .. }) {
             return;
         }
@@ -589,7 +607,8 @@ impl World {
     /// End-of-run record of split flow `f`.
     pub fn split_out(&self, f: usize) -> Option<SplitOut> {
         let h = self.vwire.as_deref()?;
-        let sc = &h.conns[h.by_flow[f]? as usize];
+        let Split::Down(c) = h.split[f] else { return None };
+        let sc = &h.conns[c as usize];
         let wired = self.tcp[f].as_ref()?;
         let side = |s: lasthop_algo::tcp::SenderStats, cc: &str| SplitSide {
             cc: cc.to_string(),
@@ -604,7 +623,7 @@ impl World {
         Some(SplitOut {
             wired: side(wired.sender.stats(), wired.cc_name),
             wifi: side(sc.tx.stats(), sc.tx_cc),
-            class: h.proxy.as_deref().and_then(|p| p.class_of(h.by_flow[f]? as usize)).map_or(AppClass::Bulk, |c| c.0).name().to_string(),
+            class: h.proxy.as_deref().and_then(|p| p.class_of(c as usize)).map_or(AppClass::Bulk, |c| c.0).name().to_string(),
             class_fixed: sc.class_fixed,
             relay_buffer_bytes: h.relay_buffer,
             relay_backlog_max_bytes: sc.backlog_max,
