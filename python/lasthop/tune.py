@@ -51,7 +51,7 @@ where it stopped. Each candidate is scored by three figures, means over its seed
   the floor share is the least of each reading over its floor, in units of `SHARE_FLOOR`
   (`floor_share`; the worst share itself when the floors are equal), and the floors are kept
   when it reaches `SHARE_FLOOR`. Where no choice keeps every upload at the downloads' floor, a
-  lower one says what the uploads give up for every download to keep the issue's floor.
+  lower one says what the uploads give up for every download to keep theirs.
 
 The Pareto set over (lower latency, higher goodput, higher worst share) is reported. The choice
 is the candidate with the lowest latency among those keeping ≥ 95 % of the baseline's goodput

@@ -1,4 +1,4 @@
-"""Hostile and careless input that used to get through (issue: spec limits and the store):
+"""Hostile and careless input that used to get through (spec limits and the store):
 each case is one line naming the key, exit 2, nothing written."""
 
 from __future__ import annotations

@@ -202,7 +202,7 @@ def test_bench_tune_cells_reports_gain_floors_and_the_key_lever(tmp_path, monkey
     from lasthop.bench import tune_cells
 
     monkeypatch.setattr(tune_cells, "CELLS", tune_cells.CELLS[:1])
-    # A target no choice reaches, so that the cell is also searched with the issue's floor alone.
+    # A target no choice reaches, so that the cell is also searched with the target's floor alone.
     monkeypatch.setattr(tune_cells, "TARGET_GAIN", 1e9)
     assert tune_cells.run_tune_cells(str(tmp_path), quick=True) == 0
     rep = json.loads((tmp_path / "tune-cells.json").read_text())
@@ -214,7 +214,7 @@ def test_bench_tune_cells_reports_gain_floors_and_the_key_lever(tmp_path, monkey
     k = row["confirmed"]
     assert k["seeds"] == 3 == rep["confirm"] and k["first_seed"] == 4
     assert row["target_met"] == (k["meets_constraints"] and k["latency_gain"] >= tune_cells.TARGET_GAIN)
-    # Beside it, the issue's floor as stated: the downloads alone (the uploads' floor left out).
+    # Beside it, the target's floor as stated: the downloads alone (the uploads' floor left out).
     own = (k["latency_gain"] >= tune_cells.TARGET_GAIN and k["chosen"]["worst_down_own_share"] >= tune.SHARE_FLOOR
            and k["chosen"]["goodput_bps"] >= tune.GOODPUT_KEEP * k["baseline"]["goodput_bps"])
     assert row["target_met_downloads_only"] == own
@@ -231,14 +231,14 @@ def test_bench_tune_cells_reports_gain_floors_and_the_key_lever(tmp_path, monkey
     # Missed with tune's floors: searched again with the uploads' floor left out, over the same
     # run cache, and reported on its own line and in the tally.
     assert not row["target_met"] and "breakdown" in row
-    again = tmp_path / "tune-cells" / "vht-2sta-fq" / "issue-floor"
-    issue = json.loads((again / "tune.json").read_text())
-    assert issue["upload_floor"] == 0.0 and not (again / "runs").exists()
-    assert row["issue_floor"]["chosen"]["values"] == issue["chosen"]["values"]
-    assert row["issue_floor"]["confirmed"] == issue["confirmed"] and not row["issue_floor"]["target_met"]
-    assert "searched again with the issue's floor alone" in out and "0 of 1 with the issue's floor" in out
+    again = tmp_path / "tune-cells" / "vht-2sta-fq" / "target-floor"
+    again_rep = json.loads((again / "tune.json").read_text())
+    assert again_rep["upload_floor"] == 0.0 and not (again / "runs").exists()
+    assert row["target_floor"]["chosen"]["values"] == again_rep["chosen"]["values"]
+    assert row["target_floor"]["confirmed"] == again_rep["confirmed"] and not row["target_floor"]["target_met"]
+    assert "searched again with the target's floor alone" in out and "0 of 1 with the target's floor" in out
     line = next(x for x in out.splitlines() if x.startswith("  vht-2sta-fq: ") and "held-out seeds" in x)
-    assert f"({issue['confirmed']['latency_gain']:.1f}x)" in line and line.split(": ")[2].startswith("missed")
+    assert f"({again_rep['confirmed']['latency_gain']:.1f}x)" in line and line.split(": ")[2].startswith("missed")
 
 
 def test_live_tune_table_shows_both_directions():

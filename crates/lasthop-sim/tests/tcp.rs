@@ -1,4 +1,4 @@
-//! TCP over the cell: the behaviours the transport issue asks for, end to end through the
+//! TCP over the cell: the behaviours a transport model must show, end to end through the
 //! wired link, the AP queue and the contended WiFi channel. Figures are printed
 //! (`cargo test -p lasthop-sim --release --test tcp -- --nocapture`).
 
@@ -38,7 +38,7 @@ fn mean_rtt_ms(d: &Value, f: usize, from_bin: usize) -> f64 {
 /// Goodput: every 64-MPDU downlink A-MPDU (~1.22 ms of exchange) is followed by one uplink
 /// exchange carrying the ACKs (AIFS + backoff + PPDU + Block Ack ≈ 0.23 ms), so TCP gets at most
 /// ~64·1448·8 bits per ~1.45 ms ≈ 82 % of the UDP goodput (IP bytes) on this link; the
-/// transport issue's 90 % is not reached (A-MSDU does not close the gap either, see
+/// project's 90 % target (T1) is not reached (A-MSDU does not close the gap either, see
 /// `amsdu_carries_more_per_ampdu`). The test holds
 /// TCP to 78 % of UDP: within a few percent of that bound.
 #[test]
@@ -242,8 +242,8 @@ fn aqm_at_the_ap_cuts_the_standing_queue() {
 }
 
 /// A-MSDU (`mac.max_amsdu_bytes`): several packets per MPDU raise what one A-MPDU carries
-/// within the Block Ack window, for UDP and TCP alike; the TCP/UDP ratio of the transport
-/// issue's 90 % target is printed (it stays in the low 80s: TCP's uplink exchanges and the
+/// within the Block Ack window, for UDP and TCP alike; the TCP/UDP ratio against the
+/// project's 90 % target (T1) is printed (it stays in the low 80s: TCP's uplink exchanges and the
 /// 1000-packet queue, only about three A-MPDUs deep with A-MSDU, keep it there).
 #[test]
 fn amsdu_carries_more_per_ampdu() {

@@ -13,8 +13,8 @@ most latency (the ablation). The search's four best candidates run again
 over 6 seeds and the choice is the best of them there; the baseline and the choice then run on 6
 held-out seeds (`--quick`: 3 and 3), and the target is judged there. The
 target: a gain of at least 2× with the floors kept. A cell that misses it is searched again with
-the issue's floor alone (`lasthop tune --upload-floor 0`: every download at 25 % of either equal
-share, the uploads' floor left out) over the same run cache, into `<cell>/issue-floor/`, and
+the target's floor alone (`lasthop tune --upload-floor 0`: every download at 25 % of either equal
+share, the uploads' floor left out) over the same run cache, into `<cell>/target-floor/`, and
 reported on a line of its own. Figures go to `DIR/tune-cells.json`, every cell's tune output to
 `DIR/tune-cells/<cell>/` (runs cached there: a rerun resumes).
 """
@@ -71,7 +71,7 @@ def _row(name: str, rep: dict[str, Any]) -> dict[str, Any]:
     k = rep.get("confirmed")
     judged_gain, judged_meets = (k["latency_gain"], k["meets_constraints"]) if k else (gain, c["meets_constraints"])
     jb, jc = (k["baseline"], k["chosen"]) if k else (b, c)
-    # The issue's floor as it states it: every download at 25 % of an equal share of the
+    # The target's floor as operators state it: every download at 25 % of an equal share of the
     # downloads, the uploads' floor left out (tune's own floors count both; `target_met`).
     downloads_only = (judged_gain >= TARGET_GAIN and jc["goodput_bps"] >= GOODPUT_KEEP * jb["goodput_bps"]
                       and jc["worst_down_own_share"] >= SHARE_FLOOR)
@@ -186,8 +186,8 @@ def _fmt(r: dict[str, Any]) -> str:
             f"{share(c['worst_share']):>5}  {'yes' if r['target_met'] else 'no ':<4} {lever}")
 
 
-def _issue_floor(r: dict[str, Any], confirm: int) -> str:
-    """One cell's choice searched with the issue's floor alone (`_row` of that search), judged as
+def _target_floor(r: dict[str, Any], confirm: int) -> str:
+    """One cell's choice searched with the target's floor alone (`_row` of that search), judged as
     the table's rows are (the held-out seeds when there are some)."""
     k = r["confirmed"]
     jb, jc = (k["baseline"], k["chosen"]) if k else (r["baseline"], r["chosen"])
@@ -248,11 +248,11 @@ def _run(out: Path, quick: bool, jobs: int | None) -> int:
             chosen = _run_doc(d / "chosen.toml")
             row["breakdown"] = breakdown(chosen)
             row["airtime"] = airtime_need([_run_doc(spec), chosen], rep["baseline"]["goodput_bps"])
-            # The issue's floor alone (`lasthop tune --upload-floor 0`): every download at 25 % of
+            # The target's floor alone (`lasthop tune --upload-floor 0`): every download at 25 % of
             # either equal share, the uploads free; searched again over the same run cache.
-            row["issue_floor"] = _row(name, tune(spec, d / "issue-floor", budget, seeds, jobs=jobs, progress=progress,
-                                                 confirm=confirm, finalists=FINALISTS, up_floor=0.0,
-                                                 cache=d / "runs"))
+            row["target_floor"] = _row(name, tune(spec, d / "target-floor", budget, seeds, jobs=jobs, progress=progress,
+                                                  confirm=confirm, finalists=FINALISTS, up_floor=0.0,
+                                                  cache=d / "runs"))
         rows.append(row)
         print(f"{chr(13) if tty else ''}[cell {i + 1}/{len(CELLS)}] {name}: done, {time.perf_counter() - t0:.0f} s"
               + " " * 20, file=sys.stderr)
@@ -276,14 +276,14 @@ def _run(out: Path, quick: bool, jobs: int | None) -> int:
     print(f"  {len(own)} of {len(rows)} with the downloads' floor alone (every download at least {SHARE_FLOOR:.0%} of an "
           "equal share of the downloads, the uploads' floor left out): "
           + ", ".join(f"{r['cell']} {_own(r):.0%}" for r in rows))
-    again = [r for r in rows if "issue_floor" in r]
+    again = [r for r in rows if "target_floor" in r]
     if again:
-        print("  searched again with the issue's floor alone where tune's are missed (lasthop tune --upload-floor 0: "
+        print("  searched again with the target's floor alone where tune's are missed (lasthop tune --upload-floor 0: "
               f"every download at least {SHARE_FLOOR:.0%} of either equal share, the uploads' floor left out):")
         for r in again:
-            print(_issue_floor(r["issue_floor"], confirm))
-    issue = sum(r.get("issue_floor", r)["target_met"] for r in rows)
-    print(f"  {issue} of {len(rows)} with the issue's floor: tune's choice, searched again with --upload-floor 0 where "
+            print(_target_floor(r["target_floor"], confirm))
+    floor = sum(r.get("target_floor", r)["target_met"] for r in rows)
+    print(f"  {floor} of {len(rows)} with the target's floor: tune's choice, searched again with --upload-floor 0 where "
           "its own floors are missed")
     (out / "tune-cells.json").write_text(json.dumps({"budget": budget, "seeds": seeds, "secs": secs, "confirm": confirm, "cells": rows},
                                                     indent=1, sort_keys=True) + "\n")

@@ -239,7 +239,7 @@ CLASS = "model gap"  # a miss here is a discipline or scheduler that does not be
 def claims() -> list[Claim]:
     return [
         Claim("Q1", "Latency under one bulk CUBIC flow over 802.11n, by AP queue discipline",
-              "FIFO-1000 ≫ PIE > CoDel ≳ FQ-CoDel (queue issue)",
+              "FIFO-1000 ≫ PIE > CoDel ≳ FQ-CoDel (project target)",
               "per seed, ping p50 queueing: FIFO > 2× PIE; PIE > CoDel; CoDel ≥ 0.8× FQ-CoDel", _check_ranking,
               CLASS, "project band: the order the disciplines' default targets imply (PIE 15 ms, RFC 8033; "
               "CoDel 5 ms, RFC 8289; FQ-CoDel's flow isolation, RFC 8290); 0.8× allows FQ-CoDel's "

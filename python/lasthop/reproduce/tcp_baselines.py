@@ -252,7 +252,7 @@ def _check_fairness(run: SuiteRun) -> ClaimResult:
 def claims() -> list[Claim]:
     return [
         Claim("T1", "One CUBIC download vs saturated UDP on the same 802.11ac link, on the same IP octets",
-              "≥ 90% of UDP goodput (transport issue)", "≥ 90%", _check_link_goodput, "model gap"),
+              "≥ 90% of UDP goodput (project target)", "≥ 90%", _check_link_goodput, "model gap"),
         Claim("T2", "CUBIC fills the 1000-packet AP FIFO", "RTT ≈ base + buffer/rate",
               "within ±50% of 10 ms + 1000·1500 B / UDP rate", _check_link_rtt, "model gap"),
         Claim("W6", "6.5 Mb/s link, 1000-packet FIFO, one bulk CUBIC flow: RTT", "values exceeding 2 s (Showail & "
@@ -262,7 +262,7 @@ def claims() -> list[Claim]:
               "≈ B·r/R (Yang et al., §III-B)", "goodput within ±25% of B·r/R with its own r and R", _check_bbr_v4,
               "model gap", "§III-B gives an expression, not a tolerance: ±25% allows for r and R measured "
               "per run"),
-        Claim("T3", "BBR's ACK-aggregation estimator on vs off", "recovers most of the gap (transport issue)",
+        Claim("T3", "BBR's ACK-aggregation estimator on vs off", "recovers most of the gap (project target)",
               "≥ 50% of the gap between BBR-off and CUBIC's rate on the link", _check_bbr_extra_acked, "model gap"),
         Claim("T4", "Wired random loss 0–5%: CUBIC vs BBR", "CUBIC falls, BBR holds (baseline of V3)",
               "CUBIC < 20% of lossless at 1%; BBR > 75% of lossless and > 5× CUBIC at every loss", _check_loss,
