@@ -609,10 +609,11 @@ def tune(path: str | Path, out: Path, budget: int, seeds: int, jobs: int | None 
     """Run the search; write `out`/tune.json, chosen.toml, chosen.txt; return the report.
     `exclude`: lever keys left out of the search; `uploads=False`: the uploads left out of the
     shares and of the floor; `up_floor`: the uploads' floor (a fraction of an equal share; None:
-    the downloads'); `cache`: the run cache (None: `out`/runs); `confirm` > `seeds`: the `finalists` best candidates (1: the
-    search's own choice alone) run again over that many seeds (the search's own runs reused)
-    and the choice is the best of them there; the baseline and the choice then run over
-    `confirm` held-out seeds, reported as `confirmed` (the module's docstring says why)."""
+    the downloads'); `cache`: the run cache (None: `out`/runs); `confirm` > `seeds`: the
+    `finalists` best candidates (1: the search's own choice alone) run again over that many
+    seeds (the search's own runs reused) and the choice is the best of them there; the baseline
+    and the choice then run over `confirm` held-out seeds, reported as `confirmed` (the module's
+    docstring says why)."""
     if budget < 1:
         raise TuneError(f"--budget {budget}: at least 1 candidate")
     if confirm and confirm <= seeds:

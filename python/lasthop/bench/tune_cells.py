@@ -69,8 +69,8 @@ def _row(name: str, rep: dict[str, Any]) -> dict[str, Any]:
     worst = max(rep["ablation"], key=lambda r: r["latency_ms"], default=None)
     gain = b["latency_ms"] / c["latency_ms"]
     k = rep.get("confirmed")
-    judged_gain, judged_meets = (k["latency_gain"], k["meets_constraints"]) if k else (gain, c["meets_constraints"])
-    jb, jc = (k["baseline"], k["chosen"]) if k else (b, c)
+    judged_meets = k["meets_constraints"] if k else c["meets_constraints"]
+    jb, jc, judged_gain = _judged(rep)
     # The target's floor as operators state it: every download at 25 % of an equal share of the
     # downloads, the uploads' floor left out (tune's own floors count both; `target_met`).
     downloads_only = (judged_gain >= TARGET_GAIN and jc["goodput_bps"] >= GOODPUT_KEEP * jb["goodput_bps"]
@@ -168,10 +168,19 @@ def _why(r: dict[str, Any]) -> str:
             f"RTT p99 {b['ping_p99_ms']:.0f} ms; {up}" + air)
 
 
+def _judged(r: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], float]:
+    """The figures a cell (tune's report or its row) is judged on: the held-out seeds' when there
+    are some, else the search's: the baseline's, the choice's and the gain."""
+    k = r.get("confirmed")
+    if k:
+        return k["baseline"], k["chosen"], k["latency_gain"]
+    b, c = r["baseline"], r["chosen"]
+    return b, c, b["latency_ms"] / c["latency_ms"]
+
+
 def _own(r: dict[str, Any]) -> float:
     """The worst download over an equal share of the downloads, on the judged seeds."""
-    k = r.get("confirmed")
-    return float((k["chosen"] if k else r["chosen"])["worst_down_own_share"])
+    return float(_judged(r)[1]["worst_down_own_share"])
 
 
 def _fmt(r: dict[str, Any]) -> str:
@@ -189,10 +198,8 @@ def _fmt(r: dict[str, Any]) -> str:
 def _target_floor(r: dict[str, Any], confirm: int) -> str:
     """One cell's choice searched with the target's floor alone (`_row` of that search), judged as
     the table's rows are (the held-out seeds when there are some)."""
-    k = r["confirmed"]
-    jb, jc = (k["baseline"], k["chosen"]) if k else (r["baseline"], r["chosen"])
-    gain = k["latency_gain"] if k else r["gain"]
-    seeds = f"on {confirm} held-out seeds" if k else "on the search's seeds"
+    jb, jc, gain = _judged(r)
+    seeds = f"on {confirm} held-out seeds" if r["confirmed"] else "on the search's seeds"
     return (f"  {r['cell']}: {jb['latency_ms']:.0f} -> {jc['latency_ms']:.0f} ms {seeds} ({gain:.1f}x), goodput "
             f"{jc['goodput_bps'] / jb['goodput_bps']:.0%} of the default's, worst download {jc['worst_down_own_share']:.0%} "
             f"of the downloads' equal share ({jc['worst_down_share']:.0%} of the cell's), worst upload "

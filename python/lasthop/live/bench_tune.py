@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ..children import die_with_parent
-from ..tune import shares, write_toml
+from ..tune import FIGURES, SHARE_FLOOR, Search, apply, shares, tune, write_toml
 from . import refuse, write_report
 
 HOUSE = """\
@@ -206,7 +206,6 @@ def run_live_tune(out_dir: str, seconds: int = 20, budget: int = BUDGET, cell_na
         return 2
     if refuse("bench --live tune"):
         return 2
-    from ..tune import FIGURES, Search, apply, tune
     from ..spec import parse_toml
 
     out = Path(out_dir)
@@ -275,8 +274,6 @@ def _as_tun(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def _table(r: dict[str, Any]) -> str:
-    from ..tune import SHARE_FLOOR
-
     up = r.get("upload_floor")
     held = "" if up is None or up == SHARE_FLOOR else f" (the search's uploads' floor {up:.0%})"
     lines = [f"cell: {r.get('cell', HOUSE_CELL)}; chosen{held}: {', '.join(f'{k}={v}' for k, v in r['chosen'].items()) or '(the default)'}",
