@@ -259,23 +259,82 @@ def run(script: str, files: dict[str, str | os.PathLike] | None = None, timeout:
     man = prepare(cache_dir, kernel)
     qemu = ensure_qemu()
     share = Path(tempfile.mkdtemp(prefix="lasthop-vm-"))
-    proc = None
     try:
-        meta = share / ".lasthop"
-        meta.mkdir()
-        body = script if script.endswith("\n") else script + "\n"
-        (meta / "script.sh").write_text(HOST_CHROOT + body if host_root else body)
-        for name, src in (files or {}).items():
-            if "/" in name or name.startswith("."):
-                raise ValueError(f"file name {name!r} must be a plain name")
-            shutil.copy2(src, share / name)
-        (share / "out").mkdir()
+        meta = _fill_share(share, script, files, host_root)
         append = "console=ttyS0 quiet panic=-1 rdinit=/init"
         if not wifi:
             append += " lasthop.wifi=0"
         stream = sys.stderr if echo is True else (echo or None)
         lines: list[str] = []
-        panics_before_init = 0
+        boot = _boot(qemu, man, share, append, lines, timeout=timeout, memory_mb=memory_mb,
+                     smp=smp, host_root=host_root, stream=stream)
+        console = "\n".join(lines) + "\n"
+        code = -1
+        exit_file = meta / "exit"
+        if exit_file.exists() and exit_file.read_text().strip().lstrip("-").isdigit():
+            code = int(exit_file.read_text().strip())
+        else:
+            m = re.findall(r"^LASTHOP_VM_EXIT=(-?\d+)$", console, re.M)
+            if m:
+                code = int(m[-1])
+        if boot["timed_out"]:
+            console += f"[hwsim_vm] TIMEOUT: VM killed after {timeout} s\n"
+            code = -1
+        elif code == -1:
+            console += f"[hwsim_vm] VM exited (qemu rc={boot['returncode']}) without an exit code\n"
+        if out_dir is not None:
+            _copy_tree(share / "out", Path(out_dir))
+        marks = boot["marks"]
+        last_run.clear()
+        last_run.update({
+            "boot_to_init_s": round(marks.get("init", -1), 2),
+            "boot_to_script_s": round(marks.get("script", -1), 2),
+            "total_s": round(marks["total"], 2),
+            "script_output": (meta / "script.out").read_text(errors="replace")
+            if (meta / "script.out").exists() else script_output(console),
+            "kernel_release": man["kernel_release"],
+            "accel": boot["accel"],
+        })
+        return code, console
+    finally:
+        shutil.rmtree(share, ignore_errors=True)
+
+
+def _fill_share(share: Path, script: str, files: dict[str, str | os.PathLike] | None,
+                host_root: bool) -> Path:
+    """Put the script and the caller's files in the directory the guest mounts at /host;
+    return its metadata directory (the script, its output and exit code)."""
+    meta = share / ".lasthop"
+    meta.mkdir()
+    body = script if script.endswith("\n") else script + "\n"
+    (meta / "script.sh").write_text(HOST_CHROOT + body if host_root else body)
+    for name, src in (files or {}).items():
+        if "/" in name or name.startswith("."):
+            raise ValueError(f"file name {name!r} must be a plain name")
+        shutil.copy2(src, share / name)
+    (share / "out").mkdir()
+    return meta
+
+
+def _copy_tree(src: Path, dst: Path) -> None:
+    """Copy the files under `src` to `dst`, keeping their relative paths."""
+    dst.mkdir(parents=True, exist_ok=True)
+    for p in sorted(src.rglob("*")):
+        if p.is_file():
+            t = dst / p.relative_to(src)
+            t.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(p, t)
+
+
+def _boot(qemu: str, man: dict, share: Path, append: str, lines: list[str], *, timeout: float,
+          memory_mb: int, smp: int | None, host_root: bool, stream: "TextIO | None") -> dict:
+    """Boot the VM until it powers off (or `timeout`), its console appended to `lines`.
+    A KVM that does not reach /init soon is given up for TCG; a kernel that panics before
+    /init is booted again. Returns timed_out, the qemu returncode, the accelerator used and
+    the instants (s from boot) /init and the script started, and the total."""
+    proc = None
+    panics_before_init = 0
+    try:
         while True:
             accel, why = choose_accel(qemu)
             cmd = [qemu, *accel, "-m", str(memory_mb),
@@ -342,46 +401,12 @@ def run(script: str, files: dict[str, str | os.PathLike] | None = None, timeout:
                 panics_before_init += 1
                 lines.append("[hwsim_vm] the guest kernel panicked before /init: booting again")
                 continue
-            break
-        marks["total"] = time.monotonic() - t0
-        console = "\n".join(lines) + "\n"
-        code = -1
-        exit_file = meta / "exit"
-        if exit_file.exists() and exit_file.read_text().strip().lstrip("-").isdigit():
-            code = int(exit_file.read_text().strip())
-        else:
-            m = re.findall(r"^LASTHOP_VM_EXIT=(-?\d+)$", console, re.M)
-            if m:
-                code = int(m[-1])
-        if timed_out:
-            console += f"[hwsim_vm] TIMEOUT: VM killed after {timeout} s\n"
-            code = -1
-        elif code == -1:
-            console += f"[hwsim_vm] VM exited (qemu rc={proc.returncode}) without an exit code\n"
-        if out_dir is not None:
-            dst = Path(out_dir)
-            dst.mkdir(parents=True, exist_ok=True)
-            for p in sorted((share / "out").rglob("*")):
-                if p.is_file():
-                    t = dst / p.relative_to(share / "out")
-                    t.parent.mkdir(parents=True, exist_ok=True)
-                    shutil.copyfile(p, t)
-        last_run.clear()
-        last_run.update({
-            "boot_to_init_s": round(marks.get("init", -1), 2),
-            "boot_to_script_s": round(marks.get("script", -1), 2),
-            "total_s": round(marks["total"], 2),
-            "script_output": (meta / "script.out").read_text(errors="replace")
-            if (meta / "script.out").exists() else script_output(console),
-            "kernel_release": man["kernel_release"],
-            "accel": why,
-        })
-        return code, console
+            marks["total"] = time.monotonic() - t0
+            return {"timed_out": timed_out, "returncode": proc.returncode, "accel": why, "marks": marks}
     finally:
         if proc and proc.poll() is None:
             proc.kill()
             proc.wait()
-        shutil.rmtree(share, ignore_errors=True)
 
 
 # --------------------------------------------------------------------------

@@ -535,7 +535,8 @@ def _builder_hash() -> str:
     import inspect
     parts = [str(BUILD_VERSION), INIT_SCRIPT, repr(USER_PACKAGES), repr(BINARIES),
              repr(MODULES_REQUIRED), repr(MODULES_OPTIONAL), repr(SKIP_PREFIXES)]
-    for fn in (_build_image, _dep_closure, elf_modinfo, _merged, _decompress_module, Cpio):
+    for fn in (_build_image, _userland_entries, _check_libraries, _kernel, _module_closure,
+               _write_cpio, _dep_closure, elf_modinfo, _merged, _decompress_module, Cpio):
         parts.append(inspect.getsource(fn))
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
 
@@ -640,7 +641,25 @@ def _prepare_locked(cache: Path, kernel: str, current: Path, builder: str, refre
 def _build_image(kdir: Path, trees: dict[str, Path], debs: dict[str, Path],
                  kdeb: Path, out: Path) -> dict:
     """Write out/vmlinuz and out/initramfs.cpio.gz; return manifest fields."""
-    # ---- collect userland files: guest path -> ("file", src) | ("link", target)
+    entries = _userland_entries(trees)
+    found_bins = _check_libraries(entries)
+    release, moddir = _kernel(kdir, out)
+    closure, mod_files, newdep, aliases = _module_closure(moddir, release)
+    raw = _write_cpio(entries, moddir, release, mod_files, newdep, aliases)
+    with open(out / "initramfs.cpio.gz", "wb") as f:
+        f.write(gzip.compress(raw, compresslevel=6, mtime=0))
+    return {
+        "kernel_release": release,
+        "kernel_package": kdeb.name,
+        "packages": sorted(p.name for p in debs.values()),
+        "modules": [_module_name(m) for m in closure],
+        "initramfs_uncompressed_bytes": len(raw),
+        "binaries": found_bins,
+    }
+
+
+def _userland_entries(trees: dict[str, Path]) -> dict[str, tuple[str, object]]:
+    """The userland's files by guest path: ("file", src) or ("link", target)."""
     entries: dict[str, tuple[str, object]] = {}
     for name in sorted(trees):
         root = trees[name]
@@ -680,8 +699,11 @@ def _build_image(kdir: Path, trees: dict[str, Path], debs: dict[str, Path],
     # runs its own applets (ip, tc, ...) even where PATH has the real tool.
     # So /bin/sh is dash; `busybox sh` is still there.
     entries["usr/bin/sh"] = ("link", "dash")
+    return entries
 
-    # ---- check every binary's libraries are there
+
+def _check_libraries(entries: dict[str, tuple[str, object]]) -> dict[str, str]:
+    """Check that every binary's libraries are in the image; return where each binary is."""
     def resolve(rel: str, depth: int = 0) -> tuple[str, object] | None:
         e = entries.get(rel)
         if e and e[0] == "link" and depth < 10:
@@ -716,8 +738,11 @@ def _build_image(kdir: Path, trees: dict[str, Path], debs: dict[str, Path],
                     stack.append(Path(le[1]))
     if missing:
         raise RuntimeError("initramfs would lack: " + ", ".join(sorted(set(missing))))
+    return found_bins
 
-    # ---- kernel
+
+def _kernel(kdir: Path, out: Path) -> tuple[str, Path]:
+    """Copy the kernel to out/vmlinuz; return its release and its modules' directory."""
     boot = kdir / "boot"
     vmlinuz = next(boot.glob("vmlinuz-*"))
     release = vmlinuz.name[len("vmlinuz-"):]
@@ -725,6 +750,13 @@ def _build_image(kdir: Path, trees: dict[str, Path], debs: dict[str, Path],
     moddir = kdir / "lib" / "modules" / release
     if not moddir.exists():
         moddir = kdir / "usr" / "lib" / "modules" / release
+    return release, moddir
+
+
+def _module_closure(moddir: Path, release: str
+                    ) -> tuple[list[str], dict[str, bytes], list[str], list[str]]:
+    """The wanted modules and what they depend on: their order, their files by guest
+    path (decompressed), the lines of modules.dep and of modules.alias."""
     # Debian's package has no modules.dep (depmod runs at install time):
     # compute it from each module's .modinfo "depends=" field.
     by_name: dict[str, str] = {}
@@ -776,8 +808,13 @@ def _build_image(kdir: Path, trees: dict[str, Path], debs: dict[str, Path],
         mod_files[f"{kmods}/{plain}"] = contents[mod]
         deps = " ".join(re.sub(r"\.(xz|gz|zst)$", "", d) for d in _dep_closure(mod, dep))
         newdep.append(f"{plain}: {deps}".rstrip())
+    return closure, mod_files, newdep, aliases
 
-    # ---- write the cpio
+
+def _write_cpio(entries: dict[str, tuple[str, object]], moddir: Path, release: str,
+                mod_files: dict[str, bytes], newdep: list[str], aliases: list[str]) -> bytes:
+    """The initramfs, uncompressed: the /init, the userland, the modules and their indexes."""
+    kmods = f"usr/lib/modules/{release}"
     cp = Cpio()
     dirs = set()
 
@@ -819,15 +856,4 @@ def _build_image(kdir: Path, trees: dict[str, Path], debs: dict[str, Path],
     for extra in ("modules.builtin", "modules.order", "modules.builtin.modinfo"):
         if (moddir / extra).exists():
             cp.file(f"{kmods}/{extra}", (moddir / extra).read_bytes())
-    raw = cp.finish()
-    with open(out / "initramfs.cpio.gz", "wb") as f:
-        f.write(gzip.compress(raw, compresslevel=6, mtime=0))
-
-    return {
-        "kernel_release": release,
-        "kernel_package": kdeb.name,
-        "packages": sorted(p.name for p in debs.values()),
-        "modules": [_module_name(m) for m in closure],
-        "initramfs_uncompressed_bytes": len(raw),
-        "binaries": found_bins,
-    }
+    return cp.finish()
