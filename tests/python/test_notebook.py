@@ -10,7 +10,13 @@ nbclient = pytest.importorskip("nbclient", reason="nbclient is not installed (ma
 pytest.importorskip("ipykernel", reason="ipykernel is not installed (make test installs it)")
 
 
-def test_quickstart_notebook_runs_and_draws(tmp_path):
+def test_quickstart_notebook_runs_and_draws(tmp_path, monkeypatch):
+    # The kernel's temporary files go under tmp_path: the notebook's sweep starts a process
+    # pool, whose forkserver socket directory (/tmp/pymp-*) a kernel shut down from outside
+    # does not remove.
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp))
     nb = nbformat.read(ROOT / "docs" / "notebooks" / "quickstart.ipynb", as_version=4)
     client = nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
                                      resources={"metadata": {"path": str(tmp_path)}})
