@@ -20,4 +20,4 @@ pub mod units;
 pub use controller::Controller;
 pub use rng::Rng;
 pub use time::{Duration, Instant};
-pub use units::{BitRate, Bytes};
+pub use units::{mul_div, BitRate, Bytes};

@@ -40,6 +40,17 @@ impl Sub for Bytes {
     }
 }
 
+/// ⌊a·b / d⌋, exact: in 64 bits where the product fits (the common case, without a call to the
+/// 128-bit division of `compiler-builtins`), else in 128. The quotient is the same either way.
+/// `d` must not be zero.
+#[inline]
+pub fn mul_div(a: u64, b: u64, d: u64) -> u128 {
+    match a.checked_mul(b) {
+        Some(n) => (n / d) as u128,
+        None => a as u128 * b as u128 / d as u128,
+    }
+}
+
 impl BitRate {
     #[inline]
     pub const fn from_mbps(m: u64) -> Self {
@@ -81,6 +92,19 @@ mod tests {
         assert_eq!(BitRate(3).tx_time(Bytes(1)), Duration(2_666_666_667));
         assert_eq!(BitRate(0).tx_time(Bytes(1)), Duration::ZERO);
         assert_eq!(BitRate::from_mbps(8).bytes_in(Duration::from_secs(1)), Bytes(1_000_000));
+    }
+
+    #[test]
+    fn mul_div_is_the_exact_floor_on_both_sides_of_the_u64_path() {
+        let edge = u64::MAX / 1_000_000_000;
+        for d in [1, 3, 7, 999_999_999, 4_294_967_296, u64::MAX] {
+            for a in [0, 1, 1448, edge - 1, edge, edge + 1, 1 << 40, u64::MAX] {
+                for b in [1, 1_000_000_000, 2_000_000_000, u64::MAX] {
+                    let exact = a as u128 * b as u128 / d as u128;
+                    assert_eq!(mul_div(a, b, d), exact, "{a}·{b}/{d}");
+                }
+            }
+        }
     }
 
     #[test]

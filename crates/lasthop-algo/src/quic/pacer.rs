@@ -20,7 +20,7 @@
 //! Sans-IO; the QUIC model (`conn.rs`) and the live HTTP/3 server (lasthop-live `quic serve`,
 //! whose QUIC library does not pace CUBIC) both drive it.
 
-use lasthop_core::{Duration, Instant};
+use lasthop_core::{mul_div, Duration, Instant};
 
 /// Chromium's `kAlarmGranularity`: a packet due within it leaves now.
 pub const ALARM_GRANULARITY: Duration = Duration::from_millis(1);
@@ -42,7 +42,7 @@ pub fn chromium_rate(cwnd: u64, srtt: Duration, slow_start: bool, recovery: bool
     if srtt.is_zero() {
         return 0;
     }
-    let base = cwnd as u128 * 1_000_000_000 / srtt.as_nanos().max(1) as u128;
+    let base = mul_div(cwnd, 1_000_000_000, srtt.as_nanos().max(1));
     let r = if recovery {
         base
     } else if slow_start {

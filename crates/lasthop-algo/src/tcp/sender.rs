@@ -141,7 +141,7 @@ use tso::TsoSend;
 use crate::cc::{AckInfo, AnyCc, CcConfig, CongestionControl, NewRenoConfig, RateSample};
 use crate::ecn::{AccEcnSender, EcnMode};
 use alloc::collections::VecDeque;
-use lasthop_core::{Duration, Instant};
+use lasthop_core::{mul_div, Duration, Instant};
 
 /// Parameters of a [`TcpSender`].
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -747,7 +747,7 @@ impl TcpSender {
             interval = Duration::ZERO; // invalid sample (Linux: interval_us = -1)
             0
         } else {
-            (delivered as u128 * 1_000_000_000 / interval.as_nanos() as u128) as u64
+            mul_div(delivered, 1_000_000_000, interval.as_nanos()) as u64
         };
         RateSample {
             delivery_rate,

@@ -171,7 +171,7 @@ impl QuicConnection {
         let delivered = self.delivered - p.delivered;
         let valid = !interval.is_zero() && interval >= self.rtt.min();
         RateSample {
-            delivery_rate: if valid { (delivered as u128 * 1_000_000_000 / interval.as_nanos() as u128) as u64 } else { 0 },
+            delivery_rate: if valid { lasthop_core::mul_div(delivered, 1_000_000_000, interval.as_nanos()) as u64 } else { 0 },
             interval: if valid { interval } else { Duration::ZERO },
             delivered,
             prior_delivered: p.delivered,

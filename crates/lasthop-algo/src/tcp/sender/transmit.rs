@@ -29,12 +29,9 @@ impl TcpSender {
         }
         let srtt = self.rtt.srtt()?.as_nanos().max(1);
         let ratio: u64 = if self.cc.in_slow_start() { 200 } else { 120 };
-        // In 64 bits while the product fits (a window below 9.2 GB), else in 128: the same
-        // quotient either way, without a 128-bit division per segment.
-        let r = match self.cc.cwnd().checked_mul(ratio * 10_000_000) {
-            Some(num) => num / srtt,
-            None => (self.cc.cwnd() as u128 * ratio as u128 * 10_000_000 / srtt as u128).min(u64::MAX as u128) as u64,
-        };
+        // In 64 bits while the product fits (a window below 9.2 GB): no 128-bit division per
+        // segment (`mul_div`).
+        let r = mul_div(self.cc.cwnd(), ratio * 10_000_000, srtt).min(u64::MAX as u128) as u64;
         Some(r.max(1))
     }
 
@@ -271,8 +268,7 @@ impl TcpSender {
         let cwnd = self.cc.cwnd();
         // Linux 3.12–3.18's sk_pacing_rate: 200 % of cwnd/SRTT in every state.
         let pacing_rate = self.rtt.srtt().map(|s| {
-            let r = cwnd as u128 * 2_000_000_000 / s.as_nanos().max(1) as u128;
-            r.min(u64::MAX as u128) as u64
+            mul_div(cwnd, 2_000_000_000, s.as_nanos().max(1)).min(u64::MAX as u128) as u64
         });
         let open = self.no_recovery_nothing_sacked() && self.dupacks == 0;
         let w = tso::Window {
@@ -378,7 +374,7 @@ impl TcpSender {
             self.rto_deadline = Some(now + self.rto());
         }
         if let Some(r) = rate {
-            let gap = (len as u128 * 1_000_000_000 / r as u128).min(u64::MAX as u128) as u64;
+            let gap = mul_div(len as u64, 1_000_000_000, r).min(u64::MAX as u128) as u64;
             self.next_release = Some(now + Duration::from_nanos(gap));
         }
         self.cc.on_sent(now, len, in_flight);
