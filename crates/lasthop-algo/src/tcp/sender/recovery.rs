@@ -142,6 +142,7 @@ impl TcpSender {
     }
 
     /// RFC 6937 §3 per-ACK step (`delivered_data` = this ACK's DeliveredData).
+    #[inline]
     pub(super) fn prr_on_ack(&mut self, delivered_data: u64) {
         if !self.prr_active() || delivered_data == 0 {
             return;
@@ -255,6 +256,7 @@ impl TcpSender {
 
     /// §7.4.2 TLP_process_ack. `pure_dupack`: the ACK neither advanced `snd_una` nor carried
     /// SACK blocks. `prior_flight`: FlightSize before the ACK.
+    #[inline]
     pub(super) fn tlp_on_ack(&mut self, now: Instant, cum_ack: u64, pure_dupack: bool, prior_flight: u64) {
         let Some(end) = self.tlp.end_seq else { return };
         if cum_ack < end {

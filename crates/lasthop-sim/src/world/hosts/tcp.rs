@@ -194,8 +194,14 @@ impl TcpConn {
 
     /// The bulk application's turn at its socket (`send_buffer`): after an ACK that freed
     /// space the buffer may grow (`tcp_check_space`), then the writer writes what it may. Whether it
-    /// wrote anything.
+    /// wrote anything. (Inlined to its test: a connection without a send buffer, an application
+    /// that wrote all it has up front, takes it on every event.)
+    #[inline]
     fn app_fill(&mut self, now: Instant) -> bool {
+        self.send_buffer.is_some() && self.app_fill_buffer(now)
+    }
+
+    fn app_fill_buffer(&mut self, now: Instant) -> bool {
         let Some(w) = self.send_buffer.as_mut() else { return false };
         if std::mem::take(&mut w.freed) {
             w.buffer.handle_ack(self.sender.outstanding(), self.sender.cwnd());
