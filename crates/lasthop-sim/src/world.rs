@@ -491,6 +491,11 @@ struct Scratch {
     /// The nodes (medium owners) transmitting at the channel access being built: a station
     /// sending its own PPDU does not hear a trigger sent at the same instant.
     transmitting: Vec<u32>,
+    /// Saturated sources owed a fresh packet for one the AP's queues dropped on its way out
+    /// while the AP's driver acted, refilled once it is done (`World::refill_owed`), and
+    /// whether that refilling is under way.
+    sat_owed: Vec<u32>,
+    refilling: bool,
 }
 
 pub struct World {
@@ -882,6 +887,7 @@ impl World {
         for d in drops {
             self.tcp_station_sent(d);
             self.drop_pkt(d, DropWhy::Queue);
+            self.refill_dropped(d, sta, now);
         }
         if let Some(p) = p {
             self.ecn_left_queue(p);

@@ -23,17 +23,27 @@ impl World {
         let mut d = self.driver.take()?;
         let r = act(&mut d, &mut ApHost { w: self, k, now, rate: None });
         self.driver = Some(d);
+        if !self.scratch.sat_owed.is_empty() {
+            self.refill_owed(now);
+        }
         Some(r)
     }
 
     /// The next frame of `sta`'s AP queue in slot `k`; packets its discipline drops on the way
-    /// are accounted as queue drops.
+    /// are accounted as queue drops, and a saturated source is owed one for each of its own
+    /// (refilled when the driver is done, `with_driver`).
     pub(super) fn ap_pull(&mut self, sta: u32, k: usize, now: Instant) -> Option<PktRef> {
         let p = {
             let World { txqs, scratch, .. } = self;
             txqs[k].tx_dequeue(now, sta, |d| scratch.dup.push(d))
         };
         if !self.scratch.dup.is_empty() {
+            for i in 0..self.scratch.dup.len() {
+                let f = self.scratch.dup[i].flow;
+                if self.feeds(f, None) {
+                    self.scratch.sat_owed.push(f);
+                }
+            }
             self.drop_scratch();
         }
         if let Some(p) = p {

@@ -101,6 +101,8 @@ impl World {
         for d in drops.drain(..) {
             self.tcp_sent_from(sta, d);
             self.drop_pkt(d, DropWhy::Queue);
+            // The relay's own uplink (its queue is the entry of its own saturated sources).
+            self.refill_dropped(d, sta, now);
         }
         self.scratch.dup = drops;
         if let Some(p) = p {

@@ -91,6 +91,46 @@ impl World {
         }
     }
 
+    /// Whether flow `f` is a saturated source whose entry queue is the AP's (`at` = None) or
+    /// station `at`'s own: a packet of it that this queue's discipline drops on its way out
+    /// leaves the queue as a sent one does, and the source puts a fresh one behind it, so the
+    /// queue stays filled (`refill_dropped`). A drop on arrival at a full queue is not
+    /// replaced: the queue is full.
+    pub(super) fn feeds(&self, f: u32, at: Option<u32>) -> bool {
+        let fl = &self.flows[f as usize];
+        fl.pattern == Pattern::Saturated
+            && match at {
+                None => fl.dir == Dir::Down,
+                Some(sta) => fl.dir == Dir::Up && fl.station == sta,
+            }
+    }
+
+    /// Packet `d` left station `sta`'s own queue, dropped by its discipline: a saturated source
+    /// behind that queue puts a fresh one in its place (`feeds`).
+    pub(super) fn refill_dropped(&mut self, d: PktRef, sta: u32, now: Instant) {
+        if self.feeds(d.flow, Some(sta)) {
+            self.refill_flow(d.flow, now);
+        }
+    }
+
+    /// The refills owed for the AP's queue drops of saturated sources' packets (`ap_pull`), in
+    /// the order of the drops; the enqueues they make may wake the driver and owe more, which
+    /// this loop takes in turn.
+    pub(super) fn refill_owed(&mut self, now: Instant) {
+        if self.scratch.refilling {
+            return;
+        }
+        self.scratch.refilling = true;
+        let mut i = 0;
+        while i < self.scratch.sat_owed.len() {
+            let f = self.scratch.sat_owed[i];
+            i += 1;
+            self.refill_flow(f, now);
+        }
+        self.scratch.sat_owed.clear();
+        self.scratch.refilling = false;
+    }
+
     fn refill_flow(&mut self, f: u32, now: Instant) {
         let fl = &self.flows[f as usize];
         if now < fl.stop && now >= fl.start {
