@@ -2,7 +2,8 @@
 //! that queue's discipline drops on its way out (CoDel, DualPI2) leaves it as a sent one does,
 //! and a fresh one takes its place. An unresponsive source behind an AQM that drops a large
 //! share still offers load to the end of the run, at the AP downlink (through a pull driver
-//! and a firmware queue) and in a station's own queue uplink.
+//! and a firmware queue), in a station's own queue uplink, and in a relay's interface queue
+//! for the relay's own uplink.
 
 mod common;
 use common::*;
@@ -55,4 +56,18 @@ fn saturated_uplink_keeps_the_stations_queue_filled_through_its_aqm() {
         s["flows"] = json!([flow(0, "up", "saturated", 0, 1500, SECS * 1_000_000_000)]);
         check_filled(&run(&s, 1), 1000, &format!("uplink, station {qdisc}"));
     }
+}
+
+#[test]
+fn saturated_uplink_of_a_relay_keeps_its_queue_filled() {
+    // AP ← s0 ← s1: s0 relays s1's traffic and sends its own saturated uplink through the same
+    // interface queue, whose discipline is the AP's kind (`ap.qdisc`).
+    let mut s = base("vht", 80, 800);
+    s["sim"]["duration_ns"] = json!(SECS * 1_000_000_000);
+    s["ap"]["qdisc"] = json!("dualpi2");
+    let mut s1 = station(9, 2);
+    s1["parent"] = json!(0);
+    s["stations"] = json!([station(9, 2), s1]);
+    s["flows"] = json!([flow(0, "up", "saturated", 0, 1500, SECS * 1_000_000_000)]);
+    check_filled(&run(&s, 1), 1000, "uplink of a relay, DualPI2");
 }
