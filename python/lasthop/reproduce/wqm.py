@@ -469,8 +469,8 @@ def _ratio_gap(run: SuiteRun, checks: list[Check], pie_ms: float, where: str) ->
                     f"(PIE's runs were FIFO-1000's for every cost from {DEQUEUE_FLAT}): no part of the model "
                     "is identified"))
     if span("codel"):
-        why.append(f"CoDel / WQM is {rng(span('codel'), 2)}× (paper ≥ 2×, 'almost halves' in "
-                   "§V-C.2): a smaller gap for which no part of the model is identified (CoDel timestamps, as "
+        why.append(f"CoDel / WQM is {rng(span('codel'), 2)}× (paper ≥ 2×, '2× compared to CoDel' in "
+                   "§V-C.1): a smaller gap for which no part of the model is identified (CoDel timestamps, as "
                    "Linux's does)")
     if span("fifo"):
         why.append(f"FIFO / WQM is {rng(span('fifo'))}× (paper ≥ 5×): the 123 frames the "
