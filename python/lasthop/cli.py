@@ -142,7 +142,7 @@ def _parser(core_only: bool = False) -> argparse.ArgumentParser:
     b.add_argument("--tune-cell", default="house", metavar="NAME",
                    help="--live tune: the cell (default house, the household cell; or one of "
                         "--tune-cells' cells, bench/tune_cells.py CELLS, e.g. he-2sta-fq)")
-    from .tune_cli import share_fraction
+    from .units import share_fraction
     b.add_argument("--upload-floor", type=share_fraction, default=None, metavar="F",
                    help="--live tune: the search holds every upload to F of an equal share "
                         "(default: the downloads' floor; lasthop tune --upload-floor)")

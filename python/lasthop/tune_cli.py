@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from .sweep_cli import _positive
+from .units import share_fraction
 
-__all__ = ["add_parser", "cmd_tune", "share_fraction"]
+__all__ = ["add_parser", "cmd_tune"]
 
 # Seeds of the confirmation run by default.
 CONFIRM_SEEDS = 10
@@ -48,18 +49,6 @@ def add_parser(sub: Any) -> None:
                         "0: none, the uploads still counted in the equal share): what the uploads "
                         "give up for every download to keep its floor")
     t.add_argument("-q", "--quiet", action="store_true", help="no progress; print only DIR")
-
-
-def share_fraction(text: str) -> float:
-    """A fraction in 0..1 (`--upload-floor`), as a number or a percentage."""
-    import argparse
-    try:
-        x = float(text[:-1]) / 100 if text.endswith("%") else float(text)
-    except ValueError:
-        x = math.nan
-    if not 0.0 <= x <= 1.0:
-        raise argparse.ArgumentTypeError(f"{text!r}: a fraction of an equal share in 0..1 (e.g. 0.2 or 20%)")
-    return x
 
 
 def _floors(rep: dict[str, Any]) -> str:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -156,6 +159,25 @@ def test_same_seed_is_byte_identical(simulator, tiny_spec: Path, tmp_path: Path)
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout.strip() == str(d / "tiny-s3.json")
     assert (a / "tiny-s3.json").read_bytes() == (b / "tiny-s3.json").read_bytes()
+
+
+# What `lasthop run` may import of the package: the simulator's own command path (cli.py's
+# `_CORE`). The sweep, tune, reproduce, analysis and live modules cost tens of milliseconds of
+# imports (the sweep and tune modules alone about 20 ms), a third of a short cell's run.
+RUN_MODULES = {"lasthop", "lasthop._native", "lasthop.capture", "lasthop.cli", "lasthop.commands",
+               "lasthop.errors", "lasthop.native", "lasthop.progress", "lasthop.results",
+               "lasthop.spec", "lasthop.units", "lasthop.version"}
+
+
+def test_run_imports_only_the_simulators_command_path(simulator, tiny_spec: Path, tmp_path: Path):
+    env = dict(os.environ, PYTHONPROFILEIMPORTTIME="1")
+    env.pop("LASTHOP_DEBUG", None)
+    proc = subprocess.run([sys.executable, "-m", "lasthop", "run", str(tiny_spec), "--quiet",
+                           "-o", str(tmp_path / "out")], capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    loaded = set(re.findall(r"^import time:.*\|\s*(lasthop[\w.]*)$", proc.stderr, re.M))
+    assert "lasthop.spec" in loaded, proc.stderr[-2000:]
+    assert loaded <= RUN_MODULES, sorted(loaded - RUN_MODULES)
 
 
 def test_different_seed_differs(simulator, tiny_spec: Path, tmp_path: Path):
