@@ -276,6 +276,11 @@ def test_bench_tcp_cells_without_ns3_say_why_and_run_lasthop(simulator, monkeypa
     text = out.getvalue()
     assert "--compare-ns3: no reference/ns3/tcp.cc here" in text
     assert rows[0]["ns3_s"] is None and rows[0]["events"] > 0 and "ns-3 s" not in text
+    # What the process adds to the native run, by part: each part measured, none negative.
+    parts = rows[0]["overhead_parts"]
+    assert set(parts) == {"interpreter_ms", "imports_ms", "steps_ms"}
+    assert parts["interpreter_ms"] > 0 and parts["imports_ms"] > 0 and parts["steps_ms"] > 0, parts
+    assert "what lasthop run adds to the native run" in text
     # The cell is the one compare_tcp.py runs: a valid spec with every station downloading.
     from lasthop.spec import load_spec_text
 

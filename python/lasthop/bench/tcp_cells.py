@@ -11,7 +11,11 @@ series does (`scale.py`):
   event and delivered MPDUs per wall second;
 - `lasthop run --quiet` as a user runs it, the best of `REPEATS` processes: its wall time, and
   what it adds to the native run (`over ms`: the interpreter's start, the imports, loading the
-  spec and writing the result).
+  spec and writing the result). For the first cell it is taken apart (`overhead_parts`, each
+  the best of `REPEATS` fresh children): the interpreter's start (`python -c pass`), the imports
+  the run adds to it (`-X importtime`'s top-level cumulative times, less those of `python -c
+  pass`; the instrumented import is a little slower), and the run's own steps (the spec read,
+  the code version's first call, the result written and fsynced), timed in place.
 With `--compare-ns3` (a checkout with `reference/ns3/` and ns-3.37 from Debian's libns3-dev),
 `tcp.cc` runs the CUBIC cells as `reference/ns3/compare_tcp.py` does (the stations associate
 first, downloads from 6 s), the best of `REPEATS` runs as on lasthop's side (one with `--quick`),
@@ -42,7 +46,8 @@ from typing import Any
 from ..children import die_with_parent, run_group
 from .scale import _NATIVE, _run_wait4, child_env
 
-__all__ = ["AP_FIRMWARE", "CELLS", "cell_toml", "count_instructions", "run_tcp_cells", "valgrind_missing"]
+__all__ = ["AP_FIRMWARE", "CELLS", "cell_toml", "count_instructions", "overhead_parts", "run_tcp_cells",
+           "valgrind_missing"]
 
 CELLS = ((1, "cubic"), (10, "cubic"), (20, "cubic"), (1, "bbr"), (10, "bbr"), (20, "bbr"))
 DURATION_S = 11.0
@@ -217,4 +222,66 @@ def run_tcp_cells(quick: bool = False, compare_ns3: bool = False, out: Any = Non
             print(line, file=out)
             out.flush()
             rows.append(row)
+        if rows:
+            first = Path(tmp) / f"{rows[0]['cell']}.toml"
+            parts = overhead_parts(first, env, repeats, Path(tmp) / "out")
+            rows[0]["overhead_parts"] = parts
+            print(f"{rows[0]['cell']}, what lasthop run adds to the native run ({rows[0]['overhead_ms']:.0f} ms): "
+                  f"the interpreter's start {parts['interpreter_ms']:.1f} ms, the run's imports "
+                  f"{parts['imports_ms']:.1f} ms, the spec, code version and result {parts['steps_ms']:.1f} ms",
+                  file=out)
     return rows
+
+
+def _top_level_imports_ms(stderr: str) -> float:
+    """The sum of `-X importtime`'s cumulative times (ms) of the modules imported at top level
+    (the lines whose name is not indented)."""
+    total = 0
+    for line in stderr.splitlines():
+        if not line.startswith("import time:"):
+            continue
+        fields = line.split("|")
+        if len(fields) == 3 and fields[1].strip().isdigit() and not fields[2].startswith("  "):
+            total += int(fields[1])
+    return total / 1000
+
+
+# The run's own steps around the native run, timed in a fresh child as `commands.cmd_run` takes
+# them: the spec read and the code version (its first call), then the result written.
+_REST = """
+import json, sys, time
+from pathlib import Path
+t0 = time.perf_counter()
+from lasthop.spec import load_spec
+from lasthop.native import code_version
+from lasthop.results import result_path, write_result_text
+from lasthop import _native
+t1 = time.perf_counter()
+spec = load_spec(sys.argv[1])
+text = spec.checked_json or spec.to_json()
+version = code_version()
+t2 = time.perf_counter()
+data = _native.run(text, spec.seed, None)
+t3 = time.perf_counter()
+write_result_text(result_path(Path(sys.argv[2]), spec.name, spec.seed), text, spec.seed, data, version)
+t4 = time.perf_counter()
+print(json.dumps({"rest_s": (t2 - t1) + (t4 - t3)}))
+"""
+
+
+def overhead_parts(spec: Path, env: dict[str, str], repeats: int, out_dir: Path) -> dict[str, float]:
+    """What `lasthop run SPEC` adds to its native run, by part: the interpreter's start, the
+    imports the run adds to it, and its own steps (the spec, the code version, the result)."""
+    interpreter = min(_run_wait4([sys.executable, "-c", "pass"], env)[0] for _ in range(repeats)) * 1e3
+
+    def imports(argv: list[str]) -> float:
+        proc = subprocess.run([sys.executable, "-X", "importtime", *argv], env=env, capture_output=True,
+                              text=True, check=True, preexec_fn=die_with_parent)
+        return _top_level_imports_ms(proc.stderr)
+
+    base = min(imports(["-c", "pass"]) for _ in range(repeats))
+    run = min(imports(["-m", "lasthop", "run", str(spec), "--quiet", "-o", str(out_dir)]) for _ in range(repeats))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    rest = min(json.loads(_run_wait4([sys.executable, "-c", _REST, str(spec), str(out_dir)], env)[2])["rest_s"]
+               for _ in range(repeats)) * 1e3
+    return {"interpreter_ms": interpreter, "imports_ms": run - base, "steps_ms": rest}
