@@ -36,6 +36,10 @@ def test_wqm_quick_reports_every_claim(tmp_path):
     assert min(_means(claims["W1"], "FIFO-1000 / WQM")) >= 3, claims["W1"]
     assert min(_means(claims["W1"], "PIE / WQM") + _means(claims["W1"], "CoDel / WQM")) >= 1.3, claims["W1"]
     assert min(_means(claims["W5"], "FIFO / WQM")) >= 3, claims["W5"]
+    # Each node has one qdisc for its interface, as Linux 3.17: a relay's ping replies and ACKs
+    # wait behind its data in CoDel's standing queue, so beyond one hop CoDel / WQM is above the
+    # paper's 2× (with a qdisc per next hop it was 1.8–1.9×).
+    assert min(_means(claims["W1"], "CoDel / WQM")[1:]) >= 2.1, claims["W1"]
     # W5 runs the parking lot as Fig. 20 did, with Minstrel and with every link fixed at each of
     # four rates, and tests each flow's ratio of the latencies averaged over the five settings.
     w5 = claims["W5"]

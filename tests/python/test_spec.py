@@ -436,6 +436,15 @@ def test_mesh_relays_and_wqm():
     assert (n["ap"]["buffer_sizer"], n["ap"]["wqm_limit_ns"], n["ap"]["wqm_variant"]) == ("wqm", 3_000_000, "aiad")
 
 
+def test_qdisc_scope():
+    s = norm('[sim]\nduration="1s"\n[ap]\ndriver="ath9k"\nqdisc="codel"\nqdisc_scope="interface"\n[[stations]]\nmcs=3\n',
+             native=True)
+    assert s.normalized["ap"]["qdisc_scope"] == "interface"
+    # The default (one qdisc per station) is not written: specs without the key keep their text.
+    s = norm('[sim]\nduration="1s"\n[ap]\ndriver="ath9k"\nqdisc_scope="station"\n[[stations]]\nmcs=3\n')
+    assert "qdisc_scope" not in s.normalized["ap"]
+
+
 def test_pie_estimator():
     s = norm('[sim]\nduration="1s"\n[ap]\nqdisc="pie"\npie_estimator="dequeue_rate"\n[[stations]]\nmcs=3\n',
              native=True)
@@ -479,6 +488,9 @@ def test_dequeue_cost():
     ('[ap]\npie_estimator="dequeue_rate"\n[[stations]]\nmcs=3\n', "ap.pie_estimator", 'only with qdisc = "pie"'),
     ('[ap]\nqdisc="pie"\npie_estimator="rate"\n[[stations]]\nmcs=3\n', "ap.pie_estimator", '"dequeue_rate"'),
     ('[ap]\nath9k_qdepth=500\n[[stations]]\nmcs=3\n', "ap.ath9k_qdepth", 'only with driver = "ath9k"'),
+    ('[ap]\nqdisc_scope="interface"\n[[stations]]\nmcs=3\n', "ap.qdisc_scope", 'only with driver = "ath9k"'),
+    ('[ap]\ndriver="ath9k"\nqdisc="fq_codel"\nqdisc_scope="interface"\n[[stations]]\nmcs=3\n', "ap.qdisc_scope",
+     'only with qdisc = "fifo", "codel" or "pie"'),
     ('[ap]\nfq_aqm="dualpi2"\n[[stations]]\nmcs=3\n', "ap.fq_aqm", 'only with qdisc = "fq_codel"'),
     ('[ap]\nqdisc="fq_codel"\nfq_aqm="pi2"\n[[stations]]\nmcs=3\n', "ap.fq_aqm", '"dualpi2"'),
     ('[ap]\nqdisc="fq_codel"\nfq_aqm="dualpi2"\nce_threshold="5ms"\n[[stations]]\nmcs=3\n', "ap.ce_threshold",

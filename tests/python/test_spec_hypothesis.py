@@ -179,6 +179,7 @@ KEYS: dict[str, dict[str, K]] = {
            "driver": choice("pull", "ath9k", "firmware", "mt76"),
            "hw_queue_limit": ints([1, 1024, 1048576], [0, 1048577]),
            "ath9k_qdepth": ints([1, 123, 500, 1048576], [0, 1048577]), "aql": BOOL,
+           "qdisc_scope": choice("station", "interface"),
            "aql_limit_low": duration("5ms", "1ms"), "aql_limit_high": duration("12ms"),
            "aql_threshold": duration("24ms"), "buffer_sizer": choice("none", "wqm"),
            "wqm_limit": duration("2.5ms", "1ms"), "wqm_interval": duration("100ms", "10ms"),

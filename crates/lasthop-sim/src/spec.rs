@@ -20,7 +20,7 @@ pub mod ranges;
 mod rules;
 pub use rules::utility_of;
 use rules::{ac_problem, vwire_flow_problems, vwire_problems};
-pub use choices::{ecn_mismatch, ecn_mismatch_in, hystart_variant, ACK_FILTERS, HYSTARTS, PACERS, SEND_BUFFERS, TSOS, AIFSN_MIN_AP, AIFSN_MIN_STA, QUIC_CONGESTION_CONTROLS, TXOP_MAX_NS, TXOP_UNIT_NS};
+pub use choices::{ecn_mismatch, ecn_mismatch_in, hystart_variant, ACK_FILTERS, QDISC_SCOPES, HYSTARTS, PACERS, SEND_BUFFERS, TSOS, AIFSN_MIN_AP, AIFSN_MIN_STA, QUIC_CONGESTION_CONTROLS, TXOP_MAX_NS, TXOP_UNIT_NS};
 use choices::{edca_key_problems, edca_problems};
 pub use names::{App, BufferSizer, Cc, Direction, Driver, ErrorModel, FadingModel, FqAqm, History, HistoryEvents, HistoryGuard, MuAck, MuScheduler, PathLoss, Pattern, Profile, Qdisc, RateControl, Reconnect, RxDelivery, Scheduler, WqmVariant};
 use lasthop_algo::ecn::EcnMode;

@@ -2,7 +2,7 @@
 //! the defaults of the keys it leaves out, and the driver and PIE-estimator lists.
 
 use super::names::{BufferSizer, Driver, FqAqm, Qdisc, Scheduler, WqmVariant};
-use super::{is_true, yes, ACK_FILTERS};
+use super::{is_true, yes, ACK_FILTERS, QDISC_SCOPES};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -37,6 +37,11 @@ pub struct ApSpec {
     /// `ATH_TXBUF` of 512). Written only when it differs from that.
     #[serde(default = "default_ath9k_qdepth", skip_serializing_if = "is_default_ath9k_qdepth")]
     pub ath9k_qdepth: u32,
+    /// [`QDISC_SCOPES`]: one qdisc per next hop ("station") or one for the interface
+    /// ("interface", with driver = "ath9k" and a FIFO, CoDel or PIE). Written only when it is
+    /// "interface".
+    #[serde(default = "default_qdisc_scope", skip_serializing_if = "is_default_qdisc_scope")]
+    pub qdisc_scope: String,
     #[serde(default = "yes")]
     pub aql: bool,
     /// mac80211's AQL defaults: a station may queue more while its pending airtime is below
@@ -181,6 +186,21 @@ fn default_aql_high() -> u64 {
 }
 fn default_aql_threshold() -> u64 {
     24_000_000
+}
+
+impl ApSpec {
+    /// `qdisc_scope = "interface"`: one qdisc for the interface (per access category), not one
+    /// per next hop.
+    pub fn interface_qdisc(&self) -> bool {
+        self.qdisc_scope == QDISC_SCOPES[1]
+    }
+}
+
+fn default_qdisc_scope() -> String {
+    QDISC_SCOPES[0].into()
+}
+fn is_default_qdisc_scope(s: &str) -> bool {
+    s == QDISC_SCOPES[0]
 }
 
 fn default_ack_filter() -> String {

@@ -55,6 +55,11 @@ pub(super) fn edca_problems(section: &str, (cw_min, cw_max, _, _): Edca, bad: &m
 /// `ap.ack_filter`: sch_cake's ACK filter modes (`ack-filter`, `ack-filter-aggressive`), off first.
 pub const ACK_FILTERS: [&str; 3] = ["off", "conservative", "aggressive"];
 
+/// `ap.qdisc_scope`: one qdisc per next hop (mac80211's per-station queues), the default, or
+/// one for the whole interface in front of the driver, as Linux before those queues (ath9k
+/// before 4.10: every frame, whatever its next hop, through the netdev's one qdisc).
+pub const QDISC_SCOPES: [&str; 2] = ["station", "interface"];
+
 /// `flows[].send_buffer` (TCP bulk): "none" hands the sender all the application's data at once
 /// (no socket buffer: a byte's delay starts when its segment is made); "linux" is Linux's
 /// autotuned socket send buffer with a bulk writer (`lasthop_algo::tcp::sndbuf`), the byte's

@@ -161,6 +161,11 @@ impl Spec {
         } else if a.ath9k_qdepth != ATH9K_QDEPTH && a.driver != Driver::Ath9k {
             bad("ap.ath9k_qdepth", a.ath9k_qdepth.to_string(), "only with driver = \"ath9k\"".into());
         }
+        if !QDISC_SCOPES.contains(&a.qdisc_scope.as_str()) {
+            bad("ap.qdisc_scope", format!("{:?}", a.qdisc_scope), "\"station\" or \"interface\"".into());
+        } else if a.qdisc_scope != QDISC_SCOPES[0] && (a.driver != Driver::Ath9k || !matches!(a.qdisc, Qdisc::Fifo | Qdisc::Codel | Qdisc::Pie)) {
+            bad("ap.qdisc_scope", format!("{:?}", a.qdisc_scope), "\"interface\" only with driver = \"ath9k\" and qdisc \"fifo\", \"codel\" or \"pie\"".into());
+        }
         if a.wqm_limit_ns == 0 {
             bad("ap.wqm_limit", "0ns".into(), "a duration > 0".into());
         }

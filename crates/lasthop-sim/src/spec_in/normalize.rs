@@ -400,6 +400,16 @@ fn ap_section(top: &Table, cell: &mut Cell) -> Res<ApSpec> {
         return Err(ap.fail("ath9k_qdepth", "only with driver = \"ath9k\" (the frames its driver holds below the queues)"));
     }
     let ath9k_qdepth = ap.int("ath9k_qdepth", crate::spec::ATH9K_QDEPTH as i128, Some(1), Some(MAX_QUEUE))?;
+    let scopes = crate::spec::QDISC_SCOPES;
+    let qdisc_scope = ap.choice("qdisc_scope", scopes[0], &scopes, "")?;
+    if qdisc_scope != scopes[0] {
+        if driver != Driver::Ath9k {
+            return Err(ap.fail("qdisc_scope", "\"interface\" only with driver = \"ath9k\" (its stage takes the interface qdisc's frames)"));
+        }
+        if !matches!(qdisc, Qdisc::Fifo | Qdisc::Codel | Qdisc::Pie) {
+            return Err(ap.fail("qdisc_scope", "\"interface\" only with qdisc = \"fifo\", \"codel\" or \"pie\""));
+        }
+    }
     let aql = ap.bool("aql", true)?;
     if !aql {
         if let Some(k) = fw_keys[2..].iter().find(|k| ap.has(k)) {
@@ -462,6 +472,7 @@ fn ap_section(top: &Table, cell: &mut Cell) -> Res<ApSpec> {
         driver,
         hw_queue_limit: hw_queue_limit as u32,
         ath9k_qdepth: ath9k_qdepth as u32,
+        qdisc_scope,
         aql,
         aql_limit_low_ns: aql_low,
         aql_limit_high_ns: aql_high,

@@ -177,6 +177,7 @@ fn range_cases() -> Vec<RangeCase> {
         (AP, "buffer_sizer = \"wqm\"\nwqm_limit = \"0s\"", "buffer_sizer = \"wqm\"\nwqm_limit = \"1ms\"", "/ap/wqm_limit_ns", json!(0), "ap.wqm_limit = \"0s\": must be > 0, e.g. \"10s\""),
         (AP, "buffer_sizer = \"wqm\"\nwqm_interval = \"0s\"", "buffer_sizer = \"wqm\"\nwqm_interval = \"1s\"", "/ap/wqm_interval_ns", json!(0), "ap.wqm_interval = \"0s\": must be > 0, e.g. \"10s\""),
         (AP, "qdisc = \"pie\"\npie_estimator = \"median\"", "qdisc = \"pie\"\npie_estimator = \"timestamp\"", "/ap/pie_estimator", json!("median"), "ap.pie_estimator = \"median\": one of \"timestamp\"|\"dequeue_rate\""),
+        (AP, "driver = \"ath9k\"\nqdisc_scope = \"host\"", "driver = \"ath9k\"\nqdisc_scope = \"interface\"", "/ap/qdisc_scope", json!("host"), "ap.qdisc_scope = \"host\": one of \"station\"|\"interface\""),
         (AP, "dequeue_cost = \"1ms\"", "dequeue_cost = \"1us\"", "/ap/dequeue_cost_ns", json!(1_000_000), "ap.dequeue_cost = \"1ms\": at most 100us (a host's per-packet transmit path)"),
         (WIRED, "rate = \"0bps\"", "rate = \"1Gbps\"", "/wired/rate_bps", json!(0), "wired.rate = \"0bps\": must be > 0, e.g. \"100Mbps\""),
         (WIRED, "server_nic = \"0bps\"", "server_nic = \"1Gbps\"", "/wired/server_nic_bps", json!(0), "wired.server_nic = \"0bps\": must be > 0, e.g. \"10Gbps\""),

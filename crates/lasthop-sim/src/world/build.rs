@@ -400,6 +400,9 @@ fn new_relays(spec: &Spec, seed: u64, stations: &mut [Station], ed: &Edcafs<'_>,
         if ath9k_stage {
             rl.txqs.add_ath9k_stage(spec.ap.ath9k_qdepth as usize);
         }
+        if spec.ap.interface_qdisc() {
+            rl.txqs.one_qdisc_per_interface();
+        }
         rl.txqs.set_dequeue_cost(Duration(spec.ap.dequeue_cost_ns));
     }
     relays
@@ -577,6 +580,9 @@ fn ap_txqs(spec: &Spec, seed: u64, n_sta: usize, n_ac: usize, schedule: TxqSched
             t.set_dequeue_cost(Duration(spec.ap.dequeue_cost_ns));
             if ath9k_stage {
                 t.add_ath9k_stage(spec.ap.ath9k_qdepth as usize);
+            }
+            if spec.ap.interface_qdisc() {
+                t.one_qdisc_per_interface();
             }
             t
         })

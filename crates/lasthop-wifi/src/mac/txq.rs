@@ -63,6 +63,13 @@ enum Queues<P> {
     /// mac80211's flow queue (FQ-CoDel): one tin per station over one flow table, possibly
     /// shared with other access categories' sets (this set's tins start at `base`).
     Fq { fq: SharedFq<P>, base: u32 },
+    /// One qdisc for the whole interface (FIFO, CoDel, PIE), as Linux before mac80211's
+    /// per-station queues: frames leave it in its own order, whatever their next hop, into the
+    /// driver stage, which sorts them by station. `next_hop` holds each queued packet's
+    /// station in the discipline's order (all three dequeue and drop at the head in arrival
+    /// order); `per_sta` the packets and octets queued for each station; `drops` each
+    /// station's packets the discipline dropped.
+    Interface { q: Box<AnyQdisc<P>>, next_hop: VecDeque<u32>, per_sta: Vec<(usize, u64)>, drops: Vec<u64> },
 }
 
 #[derive(Clone, Debug)]
@@ -165,6 +172,19 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
         Self::with_queues(stations, limit, schedule, Queues::Fq { fq: Rc::clone(fq), base: (ac_set * stations) as u32 })
     }
 
+    /// One qdisc for the interface instead of one per station (`ap.qdisc_scope = "interface"`):
+    /// the discipline station 0's queue would have had (its seed), shared by every station.
+    /// Only for FIFO, CoDel and PIE, before any packet, and with a driver stage (which is what
+    /// takes frames from it: [`TxqSet::add_ath9k_stage`]).
+    pub fn one_qdisc_per_interface(&mut self) {
+        let n = self.deficit.len();
+        let Queues::PerStation(q) = &mut self.queues else { panic!("one qdisc per interface: FIFO, CoDel or PIE") };
+        assert!(self.qlen == 0 && !q.is_empty(), "before any packet, with at least one station");
+        let q = q.swap_remove(0);
+        assert!(matches!(q, AnyQdisc::Fifo(_) | AnyQdisc::Codel(_) | AnyQdisc::Pie(_)), "FIFO, CoDel or PIE");
+        self.queues = Queues::Interface { q: Box::new(q), next_hop: VecDeque::new(), per_sta: vec![(0, 0); n], drops: vec![0; n] };
+    }
+
     fn with_queues(stations: usize, total_limit: usize, schedule: TxqSchedule, queues: Queues<P>) -> Self {
         TxqSet {
             schedule,
@@ -247,7 +267,7 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
     pub fn total_len(&self) -> usize {
         self.stashed
             + match &self.queues {
-                Queues::PerStation(_) => self.qlen,
+                Queues::PerStation(_) | Queues::Interface { .. } => self.qlen,
                 Queues::Fq { .. } => self.over_tins(|f| f.len_packets(), |f, t| f.tin_packets(t)),
             }
     }
@@ -267,7 +287,7 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
     /// radio's.
     fn limit_len(&self) -> usize {
         match &self.queues {
-            Queues::PerStation(_) => self.qlen + self.stashed,
+            Queues::PerStation(_) | Queues::Interface { .. } => self.qlen + self.stashed,
             Queues::Fq { fq, .. } => fq.borrow().len_packets() + self.stashed,
         }
     }
@@ -290,6 +310,7 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
         match &self.queues {
             Queues::PerStation(q) => q[sta as usize].len_packets(),
             Queues::Fq { fq, base } => fq.borrow().tin_packets(base + sta),
+            Queues::Interface { per_sta, .. } => per_sta[sta as usize].0,
         }
     }
     pub fn room(&self) -> usize {
@@ -321,7 +342,7 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
     pub fn set_total_limit(&mut self, limit: usize) {
         self.total_limit = limit.clamp(1, self.built_limit);
         match &mut self.queues {
-            Queues::PerStation(_) => self.excess = self.limit_len().saturating_sub(self.total_limit),
+            Queues::PerStation(_) | Queues::Interface { .. } => self.excess = self.limit_len().saturating_sub(self.total_limit),
             Queues::Fq { fq, .. } => fq.borrow_mut().set_limit(self.total_limit),
         }
     }
@@ -331,6 +352,7 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
         let q: u64 = match &self.queues {
             Queues::PerStation(q) => q.iter().map(|q| q.len_bytes()).sum(),
             Queues::Fq { .. } => self.over_tins(|f| f.len_bytes(), |f, t| f.tin_bytes(t)),
+            Queues::Interface { q, .. } => q.len_bytes(),
         };
         q + self.stash.iter().flatten().map(|p| p.len_bytes() as u64).sum::<u64>()
     }
@@ -339,6 +361,7 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
         match &self.queues {
             Queues::PerStation(q) => q[sta as usize].len_bytes(),
             Queues::Fq { fq, base } => fq.borrow().tin_bytes(base + sta),
+            Queues::Interface { per_sta, .. } => per_sta[sta as usize].1,
         }
     }
     /// Packets of `sta` dropped by the queues: by its discipline (AQM or its own overflow
@@ -346,6 +369,7 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
     pub fn sta_drops(&self, sta: u32) -> u64 {
         match &self.queues {
             Queues::PerStation(q) => q[sta as usize].stats().dropped,
+            Queues::Interface { drops, .. } => drops[sta as usize],
             Queues::Fq { fq, base } => {
                 let t = fq.borrow().tin_stats(base + sta);
                 t.overlimit + t.codel_drops
@@ -360,13 +384,14 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
                 _ => 0,
             },
             Queues::Fq { fq, base } => fq.borrow().tin_stats(base + sta).flows,
+            Queues::Interface { .. } => 0,
         }
     }
     /// mac80211's flow queue, when the stations share one, and the first tin of this set.
     pub fn fq(&self) -> Option<(std::cell::Ref<'_, MacFq<P>>, u32)> {
         match &self.queues {
             Queues::Fq { fq, base } => Some((fq.borrow(), *base)),
-            Queues::PerStation(_) => None,
+            Queues::PerStation(_) | Queues::Interface { .. } => None,
         }
     }
     pub fn airtime(&self, sta: u32) -> Duration {
@@ -376,7 +401,7 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
     /// mac80211's overlimit drops from the fattest flows (of this set's stations).
     pub fn dropped_total_limit(&self) -> u64 {
         match &self.queues {
-            Queues::PerStation(_) => self.dropped_total_limit,
+            Queues::PerStation(_) | Queues::Interface { .. } => self.dropped_total_limit,
             Queues::Fq { .. } => self.over_tins(|f| f.overlimit(), |f, t| f.tin_stats(t).overlimit),
         }
     }
@@ -449,6 +474,32 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
                         on_drop(d);
                         self.queued_for(sta);
                         true
+                    }
+                }
+            }
+            Queues::Interface { q, next_hop, per_sta, drops } => {
+                if self.qlen + self.stashed >= self.total_limit {
+                    self.dropped_total_limit += 1;
+                    on_drop(p);
+                    return false;
+                }
+                self.excess = 0;
+                let bytes = p.len_bytes() as u64;
+                match q.enqueue(now, p) {
+                    Ok(()) => {
+                        self.qlen += 1;
+                        next_hop.push_back(sta);
+                        let c = &mut per_sta[sta as usize];
+                        c.0 += 1;
+                        c.1 += bytes;
+                        true
+                    }
+                    // FIFO, CoDel and PIE drop only the arrival on enqueue.
+                    Err(d) => {
+                        debug_assert!(d == p, "the interface's qdisc dropped a queued packet on enqueue");
+                        drops[sta as usize] += 1;
+                        on_drop(d);
+                        false
                     }
                 }
             }
@@ -577,6 +628,7 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
                 p
             }
             Queues::Fq { fq, base } => fq.borrow_mut().dequeue(t, *base + sta, count),
+            Queues::Interface { .. } => unreachable!("the interface's qdisc is dequeued by the driver stage"),
         };
         if p.is_some() {
             self.run.on_dequeue(t);
@@ -584,8 +636,43 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
         p
     }
 
-    /// Take frames from the queues into the driver stage while it has room, stations in turn.
+    /// The interface qdisc's next frame and its station (drops of the discipline to
+    /// `on_drop`), dequeued when the host's transmit path gets to it (`run`).
+    fn interface_dequeue<F: FnMut(P)>(&mut self, now: Instant, on_drop: &mut F) -> Option<(u32, P)> {
+        let Queues::Interface { q, next_hop, per_sta, drops } = &mut self.queues else { unreachable!("an interface qdisc") };
+        let t = self.run.dequeue_at(now);
+        let qlen = &mut self.qlen;
+        let mut leave = |p: &P| {
+            let sta = next_hop.pop_front().expect("a station for every queued packet");
+            let c = &mut per_sta[sta as usize];
+            c.0 -= 1;
+            c.1 -= p.len_bytes() as u64;
+            *qlen -= 1;
+            sta
+        };
+        let p = q.dequeue(t, |d| {
+            let sta = leave(&d);
+            drops[sta as usize] += 1;
+            on_drop(d);
+        })?;
+        let sta = leave(&p);
+        self.run.on_dequeue(t);
+        Some((sta, p))
+    }
+
+    /// Take frames from the queues into the driver stage while it has room, stations in turn
+    /// (from one interface qdisc: in its order).
     fn fill<F: FnMut(P)>(&mut self, now: Instant, on_drop: &mut F) {
+        if matches!(self.queues, Queues::Interface { .. }) {
+            while self.stage.as_ref().is_some_and(|st| st.total < st.limit) {
+                let Some((sta, p)) = self.interface_dequeue(now, on_drop) else { return };
+                let st = self.stage.as_mut().expect("stage");
+                st.q[sta as usize].push_back(p);
+                st.total += 1;
+                self.activate(sta);
+            }
+            return;
+        }
         let n = self.deficit.len();
         loop {
             let Some(st) = self.stage.as_ref() else { return };
@@ -668,6 +755,21 @@ impl<P: QueuedPacket + PartialEq> TxqSet<P> {
                     return Err("stash count out of sync");
                 }
                 fq.borrow().invariants()?;
+            }
+            Queues::Interface { q, next_hop, per_sta, .. } => {
+                if q.len_packets() != self.qlen || next_hop.len() != self.qlen || stashed != self.stashed {
+                    return Err("total length out of sync");
+                }
+                if per_sta.iter().map(|c| c.0).sum::<usize>() != self.qlen
+                    || per_sta.iter().map(|c| c.1).sum::<u64>() != q.len_bytes()
+                    || per_sta.iter().enumerate().any(|(i, c)| next_hop.iter().filter(|&&s| s as usize == i).count() != c.0)
+                {
+                    return Err("per-station counts out of sync");
+                }
+                if self.qlen + self.stashed > self.total_limit + self.excess {
+                    return Err("total limit exceeded");
+                }
+                q.invariants()?;
             }
         }
         Ok(())

@@ -413,3 +413,68 @@ fn zero_dequeue_cost_changes_nothing() {
         }
     }
 }
+
+/// One qdisc for the interface (`ap.qdisc_scope = "interface"`, Linux before mac80211's
+/// per-station queues): the driver stage takes frames in the qdisc's arrival order, whatever
+/// their next hop, so a light station's frame waits behind the heavy one's queued before it;
+/// with one qdisc per station the stage takes the stations in turn and it goes first.
+#[test]
+fn an_interface_qdisc_hands_frames_down_in_arrival_order() {
+    let now = Instant::ZERO;
+    let run = |interface: bool| {
+        let mut t: TxqSet<P> = TxqSet::new(2, 100, AqmConfig::default(), 1, TxqSchedule::RoundRobin);
+        t.add_ath9k_stage(2);
+        if interface {
+            t.one_qdisc_per_interface();
+        }
+        // Station 0's bulk (0..6), then station 1's one frame (100).
+        for i in 0..6 {
+            put(&mut t, now, 0, P(i));
+        }
+        put(&mut t, now, 1, P(100));
+        t.invariants().unwrap();
+        assert_eq!((t.stage_len(), t.total_len(), t.backlog(1)), (2, 5, 1));
+        // Queued above the stage: four of station 0's, and station 1's.
+        assert_eq!((t.sta_backlog_bytes(0), t.sta_backlog_bytes(1)), (6000, 1500));
+        // The driver sends station 0's frames one by one; when does station 1's reach the stage?
+        let mut sent = 0;
+        while t.len(1) == 0 {
+            assert!(t.tx_dequeue(now, 0, |_| unreachable!("FIFO drops on arrival only")).is_some());
+            sent += 1;
+            t.invariants().unwrap();
+        }
+        sent
+    };
+    assert_eq!(run(false), 1, "per station: the stage takes station 1's frame at its next turn");
+    assert_eq!(run(true), 5, "per interface: after the four of station 0's queued before it");
+}
+
+/// CoDel over the interface qdisc drops at its head whatever the next hop: every drop is
+/// charged to its own station, and the per-station counts stay those of what is queued.
+#[test]
+fn an_interface_codel_charges_each_drop_to_its_station() {
+    let mut t: TxqSet<P> = TxqSet::new(2, 1000, AqmConfig::Codel(Default::default()), 1, TxqSchedule::RoundRobin);
+    t.add_ath9k_stage(4);
+    t.one_qdisc_per_interface();
+    let mut dropped = Vec::new();
+    // 400 frames alternate between the stations at t = 0; the stage drains one frame a
+    // millisecond, so the sojourn stays far above CoDel's 5 ms target for seconds.
+    for i in 0..400 {
+        assert!(t.enqueue(Instant::ZERO, i % 2, P(i), |d| dropped.push(d)));
+    }
+    let mut sent = Vec::new();
+    for ms in 1..=300u64 {
+        let now = Instant::ZERO + Duration::from_millis(ms);
+        let sta = (ms % 2) as u32;
+        if let Some(p) = t.tx_dequeue(now, sta, |d| dropped.push(d)) {
+            sent.push(p);
+        }
+        t.invariants().unwrap();
+    }
+    assert!(!dropped.is_empty(), "CoDel dropped");
+    for sta in 0..2 {
+        let mine = dropped.iter().filter(|p| p.0 % 2 == sta).count() as u64;
+        assert_eq!(t.sta_drops(sta), mine, "station {sta}'s drops are its own packets");
+    }
+    assert_eq!(sent.len() + dropped.len() + t.stage_len() + t.total_len(), 400);
+}
