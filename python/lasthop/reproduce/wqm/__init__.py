@@ -82,15 +82,29 @@ the flat range, 5× below the cost at which the first run moves; a path of 10 µ
 """
 from __future__ import annotations
 
-import copy
 import math
 
-from .framework import Check, Claim, ClaimResult, Figure, SuiteRun, SweepDef, paired, ratio
-from .framework import mean as _mean
+from ..framework import Check, Claim, ClaimResult, SuiteRun, ratio
+from ..framework import mean as _mean
+from .setup import (ATH9K_QDEPTH, DEQUEUE_COST, DEQUEUE_FLAT, FLOWS, HOPS, JFI_FIFO_BAND, LABEL, OFDMA_MODES,
+                    PAPER_SCHEMES, PARKING_FIXED, PARKING_SETTINGS, PIE_SOURCE, SCHEMES, SHORT_S, TSO, _parking_name)
+from .runs import (_ap_backlog, _cost, _fmt, _gp_one, _jfi_one, _m, _out, _ping_q, _pings, _secs, _seeded,
+                   _setting_text, _span, _tcp_rtt)
+from .figures import figures
+from .setup import sweeps
+
+__all__ = ["NAME", "TITLE", "SOURCE", "DESCRIPTION", "sweeps", "claims", "figures"]
+
 
 NAME = "wqm"
+
+
 TITLE = "WQM: aggregation-aware buffer sizing on 802.11n chains"
+
+
 SOURCE = "Showail & Shihada, \"Battling Latency in Modern Wireless Networks\", IEEE Access 6 (2018); TARGETS W1–W7"
+
+
 DESCRIPTION = ("802.11n 40 MHz SGI, up to 3 streams, Minstrel-HT, nodes 10 m apart on one channel, ath9k "
                "aggregation (4 ms, none at 6.5 Mb/s); CUBIC bulk flows of 100 s (15 s in quick mode) from a "
                "server behind the AP (0.1 ms wired) to the end of 1–3 hop chains, a 20 ms ping beside them. "
@@ -113,196 +127,8 @@ DESCRIPTION = ("802.11n 40 MHz SGI, up to 3 streams, Minstrel-HT, nodes 10 m apa
                "node dequeues its qdisc one packet per pass of its transmit path, as Linux's __qdisc_run, 2 µs a "
                "packet (ap.dequeue_cost; every cost from 10 ns to 5 µs gives the same runs).")
 
-QDISCS = ["fifo", "codel", "pie", "fq_codel"]
-SCHEMES = QDISCS + ["wqm"]
-# "pie" is the paper's PIE (the dequeue-rate estimate, its own sweep per case); "pie_ts", PIE with
-# timestamps, runs on the hop-count cases only, beyond the paper.
-LABEL = {"fifo": "FIFO-1000", "codel": "CoDel", "pie": "PIE", "fq_codel": "FQ-CoDel+airtime", "wqm": "WQM",
-         "pie_ts": "PIE (timestamps)"}
-COLOR = {"fifo": "#999999", "codel": "#0072B2", "pie": "#E69F00", "fq_codel": "#009E73", "wqm": "#D55E00"}
-PIE_ESTIMATOR = "dequeue_rate"  # Linux 3.17's sch_pie (see the module docstring)
-PIE_SOURCE = "Linux 3.17.7's sch_pie (net/sched/sch_pie.c: pie_process_dequeue, calculate_probability)"
-# The hosts' transmit-path time per packet (see the module docstring): every value from 10 ns to
-# 5 µs gives the same runs; 2 µs is inside that range, near what a Core 2 Duo's path through
-# mac80211 and ath9k plausibly takes.
-DEQUEUE_COST = "2us"
-DEQUEUE_FLAT = "10 ns to 5 µs"
-HOPS = [1, 2, 3]
-FLOWS = [1, 3, 5]
-DISTANCES = [10, 20, 30]
-SHORT_S = [5, 10, 15]
-PING_MS = 20
-VARIANTS = ["aimd", "aiad", "miad", "mimd"]
-DRIVER = "ath9k"  # the testbed's driver (see the module docstring)
-# Linux 3.17 had no per-station queues in mac80211: every node's frames, whatever their next hop,
-# go through its interface's one qdisc per access category before ath9k sorts them by station, so
-# a relay's data for its child and the ACKs and ping replies for its parent share one queue.
-QDISC_SCOPE = "interface"
-ATH9K_QDEPTH = 123  # frames it holds per access category below the qdisc (ATH_MAX_QDEPTH)
-SECS = 100  # netperf ran 100 s (§V-B)
-SEEDS = 5  # "averaged over at least three runs" (§V-C.1)
-HOP1_SEEDS = 100
-QUICK_SEEDS = 3
+
 PAPER_PIE_3HOP_MS, PAPER_WQM_3HOP_MS = 261.3, 49.47
-# Fig. 20's link rates (§V-C.2): Minstrel, or every link "manually fixed to one of the following
-# rate: 6.5, 13, 65 or 144.4 Mb/s". Those are HT 20 MHz rates only (IEEE 802.11-2020 §19.5: no
-# 40 MHz MCS gives any of them): MCS 0, 1 and 7 with the 800 ns guard interval, MCS 15 (two
-# streams) with 400 ns. 13 Mb/s is also MCS 8 (two streams); MCS 1 is taken, one stream like MCS 0
-# and 7. Per setting: (the spec's per-stream MCS, streams — HT MCS 15 is MCS 7 on two —, guard
-# interval in ns, control response rate). A Block Ack goes at the highest basic rate (5 GHz: 6,
-# 12, 24 Mb/s) not above the data MCS's non-HT reference rate (IEEE 802.11-2012 §9.7.6.5, §9.7.9).
-PARKING_FIXED = {"6.5": (0, 1, 800, "6Mbps"), "13": (1, 1, 800, "12Mbps"), "65": (7, 1, 800, "24Mbps"),
-                 "144.4": (7, 2, 400, "24Mbps")}
-PARKING_SETTINGS = ["minstrel"] + list(PARKING_FIXED)
-PAPER_SCHEMES = ["fifo", "codel", "pie", "wqm"]
-# W4's ablation: the three flows' senders send with TSO/GSO as Linux 3.17 did (`flows[].tso`:
-# skbs of half a millisecond of the pacing rate, held back by tcp_tso_should_defer), FIFO-1000 and
-# WQM, the same seeds as the flows3 runs.
-TSO = "linux-3.17"
-JFI_FIFO_BAND = (0.65, 0.75)  # §V-C.2: "the JFI … for the static buffering scheme is 0.7" (one decimal)
-
-
-def _spec(name: str, hops: int = 1, flows_to: list[int] | None = None, n_flows: int = 1,
-          aggregation: bool = True, secs: int = SECS, separate: bool = False) -> dict:
-    """A chain AP → s0 → … → s(hops−1); `n_flows` CUBIC downloads to each node in `flows_to`
-    (default: the last), then one ping per such node."""
-    stations = []
-    for h in range(hops):
-        st = {"count": 1, "nss": 3, "rate_control": "minstrel", "distance_m": 10}
-        if h > 0:
-            st["parent"] = h - 1
-            if separate:
-                st["hop_channel"] = h  # each hop on its own channel; relays have a radio per side
-        stations.append(st)
-    dests = flows_to if flows_to is not None else [hops - 1]
-    flows = [{"stations": d, "direction": "down", "pattern": "tcp", "cc": "cubic"}
-             for d in dests for _ in range(n_flows)]
-    flows += [{"stations": d, "direction": "down", "pattern": "ping", "interval": f"{PING_MS}ms"} for d in dests]
-    mac = {"aggregation": aggregation, "max_ampdu_mpdus": 64 if aggregation else 1, "max_ppdu_time": "4ms"}
-    if aggregation:
-        mac.update({"max_ampdu_bytes": 65535, "aggregation_min_rate": "6.5Mbps"})
-    return {
-        "name": f"wqm-{name}",
-        "sim": {"duration": f"{secs}s", "warmup": "5s", "seed": 1, "bin": "100ms"},
-        "phy": {"standard": "ht", "band": "5GHz", "channel_width": 40, "guard_interval": 400},
-        "mac": mac,
-        "ap": {"qdisc": "fifo", "scheduler": "round_robin", "queue_limit": 1000,
-               "driver": "pull" if separate else DRIVER, "dequeue_cost": DEQUEUE_COST,
-               **({} if separate else {"qdisc_scope": QDISC_SCOPE})},
-        "wired": {"rate": "10Gbps", "delay": "50us"},
-        "stations": stations,
-        "flows": flows,
-    }
-
-
-# Beyond the paper (W+2): an 802.11ax AP, 80 MHz, four stations at HE-MCS 9/7/4/2 (one stream),
-# a CUBIC download and a ping to each, single-user PPDUs or DL OFDMA (the AP's queues decide who
-# rides which RU), so that WQM sizes a queue drained by several RUs at once.
-OFDMA_MCS = [9, 7, 4, 2]
-OFDMA_MODES = ["su", "dl"]
-
-
-def _ofdma_spec(mode: str) -> dict:
-    spec = _spec(f"he-{mode}", flows_to=[0, 1, 2, 3])
-    spec["phy"] = {"standard": "he", "band": "5GHz", "channel_width": 80, "guard_interval": 800}
-    spec["mac"] = {"max_ampdu_mpdus": 256}
-    if mode == "dl":
-        spec["mac"]["ofdma"] = {"dl": True, "scheduler": "txq", "max_users": 4}
-    spec["ap"]["driver"] = "pull"
-    spec["ap"].pop("qdisc_scope")
-    spec["stations"] = [{"count": 1, "mcs": m, "nss": 1} for m in OFDMA_MCS]
-    return spec
-
-
-def _pair(name: str, base: dict, vary: list | None = None, seeds: int = SEEDS, quick: dict | None = None,
-          quick_seeds: int = QUICK_SEEDS, pie_ts: bool = False, fq_codel: bool = True) -> list[SweepDef]:
-    """The queue disciplines (one sweep over ap.qdisc; PIE with timestamps among them only if
-    `pie_ts`, FQ-CoDel unless `fq_codel` is false), the paper's PIE (its own sweep:
-    `ap.pie_estimator` needs qdisc = "pie") and WQM (a FIFO sized by it), all with the same seeds."""
-    vary = list(vary or [])
-    aqm = copy.deepcopy(base)
-    aqm["ap"]["scheduler"] = "airtime"  # matters for FQ-CoDel only (one next hop otherwise)
-    pie = copy.deepcopy(aqm)
-    pie["ap"].update({"qdisc": "pie", "pie_estimator": PIE_ESTIMATOR})
-    pie["name"] += "-pie"
-    wqm = copy.deepcopy(base)
-    wqm["ap"]["buffer_sizer"] = "wqm"
-    wqm["name"] += "-wqm"
-    qdiscs = [q for q in QDISCS if (q != "pie" or pie_ts) and (q != "fq_codel" or fq_codel)]
-    out = []
-    if "qdisc_scope" in aqm["ap"] and "fq_codel" in qdiscs:
-        # FQ-CoDel is mac80211's per-station flow queue (beyond the paper): its own sweep.
-        qdiscs.remove("fq_codel")
-        fq = copy.deepcopy(aqm)
-        del fq["ap"]["qdisc_scope"]
-        fq["name"] += "-fq"
-        out.append(SweepDef(name + "-fq", fq, [("ap.qdisc", ["fq_codel"])] + vary, seeds=seeds,
-                            quick_seeds=quick_seeds, quick=quick))
-    return [SweepDef(name, aqm, [("ap.qdisc", qdiscs)] + vary, seeds=seeds, quick_seeds=quick_seeds, quick=quick),
-            SweepDef(name + "-pie", pie, vary, seeds=seeds, quick_seeds=quick_seeds, quick=quick),
-            SweepDef(name + "-wqm", wqm, vary, seeds=seeds, quick_seeds=quick_seeds, quick=quick)] + out
-
-
-def sweeps(quick: bool) -> list[SweepDef]:
-    q = {"sim": {"duration": "15s", "warmup": "3s"}}
-    out: list[SweepDef] = []
-    for h in HOPS:
-        # W1's 1-hop CoDel / WQM sits on its edge (2.01× ± 0.03 with 5 seeds, ≈ 100 to decide).
-        out += _pair(f"hops{h}", _spec(f"hops{h}", hops=h), quick=q, pie_ts=True,
-                     seeds=HOP1_SEEDS if h == 1 else SEEDS)
-        # W3's ratios without aggregation vary most from seed to seed: with 5 seeds the 1-hop
-        # ratio and PIE / WQM straddled their band edges (≈ 35 seeds to decide), so every hop
-        # count runs 40.
-        out += _pair(f"hops{h}-noagg", _spec(f"hops{h}-noagg", hops=h, aggregation=False), quick=q, seeds=40)
-    # Reported only (W1c): fewer seeds.
-    out += _pair("hops3-sepch", _spec("hops3-sepch", hops=3, separate=True), seeds=3, quick=q, quick_seeds=1)
-    for n in FLOWS[1:]:
-        out += _pair(f"flows{n}", _spec(f"flows{n}", n_flows=n), quick=q)
-    out += _tso_ablation(q)
-    # Fig. 20: the parking lot with Minstrel and with every link at each fixed rate (the paper's
-    # four schemes; FQ-CoDel, beyond the paper, with Minstrel only). At 6.5 and 13 Mb/s CUBIC
-    # takes some 25 s (RTTs of seconds) to fill FIFO-1000, so quick mode keeps their full length:
-    # at those rates a 100 s run simulates in well under a second.
-    for setting in PARKING_SETTINGS:
-        out += _pair(_parking_name(setting), _parking(setting), quick=None if setting in ("6.5", "13") else q,
-                     fq_codel=setting == "minstrel")
-    # Figures only (Figs. 11–12): fewer seeds.
-    out += _pair("distance", _spec("distance"), vary=[("stations[0].distance_m", DISTANCES)], seeds=3, quick=q,
-                 quick_seeds=1)
-    short = _spec("short")
-    short["sim"].update({"duration": "15s", "warmup": "0s"})
-    # §V-C.1: "every experiment is repeated around 10 times".
-    out += _pair("short", short, vary=[("sim.duration", [f"{s}s" for s in SHORT_S])], seeds=10,
-                 quick={"sim": {"warmup": "0s"}})
-    # W+2, beyond the paper (reported): fewer seeds.
-    for mode in OFDMA_MODES:
-        out += _pair(f"he-{mode}", _ofdma_spec(mode), seeds=3, quick=q, quick_seeds=2)
-    # Fig. 5: the step rules, on the 3-hop chain (figure only).
-    var = _spec("variants", hops=3)
-    var["ap"]["buffer_sizer"] = "wqm"
-    out.append(SweepDef("variants", var, [("ap.wqm_variant", VARIANTS)], seeds=3, quick_seeds=1, quick=q))
-    # W6: bufferbloat on a 6.5 Mb/s link (HT 20 MHz MCS 0, long GI), FIFO-1000.
-    slow = _spec("slow")
-    slow["phy"].update({"channel_width": 20, "guard_interval": 800})
-    slow["stations"] = [{"count": 1, "mcs": 0, "nss": 1}]
-    slow["sim"].update({"duration": "40s", "warmup": "15s"})
-    out.append(SweepDef("slow", slow, [("ap.qdisc", ["fifo"])], seeds=SEEDS, quick_seeds=QUICK_SEEDS,
-                        quick={"sim": {"duration": "30s"}}))
-    return out
-
-
-def _tso_ablation(quick: dict) -> list[SweepDef]:
-    """W4's ablation: the 3-flow case with the senders' TSO/GSO bursts (`TSO`), FIFO-1000 (a
-    sweep over ap.qdisc of one value, as the pairs) and WQM."""
-    base = _spec("flows3-tso", n_flows=3)
-    for f in base["flows"]:
-        if f["pattern"] == "tcp":
-            f["tso"] = TSO
-    wqm = copy.deepcopy(base)
-    wqm["ap"]["buffer_sizer"] = "wqm"
-    wqm["name"] += "-wqm"
-    return [SweepDef("flows3-tso", base, [("ap.qdisc", ["fifo"])], seeds=SEEDS, quick_seeds=QUICK_SEEDS, quick=quick),
-            SweepDef("flows3-tso-wqm", wqm, [], seeds=SEEDS, quick_seeds=QUICK_SEEDS, quick=quick)]
 
 
 def _tso_text(run: SuiteRun, jfi: dict[str, dict[int, float]]) -> str:
@@ -315,140 +141,6 @@ def _tso_text(run: SuiteRun, jfi: dict[str, dict[int, float]]) -> str:
             + ("the bursts bring FIFO's flows to the paper's unfairness, so they are the missing part"
                if _m(t["fifo"]) <= JFI_FIFO_BAND[1] else
                "the bursts do not make FIFO-1000 unfair here, so they are not the missing part, which stays unidentified"))
-
-
-def _parking_name(setting: str) -> str:
-    """The sweep pair of a parking-lot rate setting ("minstrel" or a key of PARKING_FIXED)."""
-    return "parking" if setting == "minstrel" else f"parking-{setting}mbps"
-
-
-def _parking(setting: str) -> dict:
-    """The parking lot of Fig. 19 (three flows from the gateway to the nodes 1, 2 and 3 hops
-    away), with Minstrel-HT as the other cases or every link fixed at one of Fig. 20's rates: the
-    HT 20 MHz MCS and guard interval giving that rate (PARKING_FIXED), aggregation as ath9k does
-    it at that rate (none at 6.5 Mb/s, `mac.aggregation_min_rate`; at most 4 ms otherwise)."""
-    spec = _spec(_parking_name(setting), hops=3, flows_to=[0, 1, 2])
-    if setting == "minstrel":
-        return spec
-    mcs, nss, gi, control = PARKING_FIXED[setting]
-    spec["phy"].update({"channel_width": 20, "guard_interval": gi, "control_rate": control})
-    for st in spec["stations"]:
-        st.update({"rate_control": "fixed", "mcs": mcs, "nss": nss})
-    return spec
-
-
-# ------------------------------------------------------------------ data
-
-
-
-def _docs(run: SuiteRun, name: str, **match) -> dict[str, list[dict]]:
-    """Result documents of sweep pair `name` per scheme, over seeds, where the other varied
-    keys equal `match` (compared as text)."""
-    def ok(o):
-        return all(str(o.get(k)) == str(v) for k, v in match.items())
-    out: dict[str, list[dict]] = {}
-    fq = run.docs(f"{name}-fq") if f"{name}-fq" in run.results else ()
-    for o, d in [*run.docs(name), *fq]:
-        if ok(o):
-            out.setdefault(_scheme(o), []).append(d)
-    for twin in ("pie", "wqm"):
-        for o, d in run.docs(f"{name}-{twin}"):
-            if ok(o):
-                out.setdefault(twin, []).append(d)
-    return out
-
-
-def _scheme(overrides: dict) -> str:
-    """The scheme of a run of a case's sweep over ap.qdisc (its "pie" is PIE with timestamps)."""
-    q = str(overrides["ap.qdisc"])
-    return "pie_ts" if q == "pie" else q
-
-
-
-def _n_tcp(doc: dict) -> int:
-    return sum(1 for f in doc["data"]["flows"] if f["pattern"] == "tcp")
-
-
-def _pings(doc: dict) -> list[dict]:
-    return [f for f in doc["data"]["flows"] if f["pattern"] == "ping"]
-
-
-def _rtt_ms(docs: list[dict], q: str = "p50", ping: int = 0) -> float:
-    """Mean over seeds of a ping's RTT quantile `q` (ms)."""
-    return _mean(_pings(d)[ping]["delay_ns"][q] / 1e6 for d in docs)
-
-
-def _cdf_ms(docs: list[dict], ping: int = 0) -> list[float]:
-    """The ping's RTT at each reported quantile, averaged over seeds (ms)."""
-    rows = [_pings(d)[ping]["delay_ns"]["cdf_ns"] for d in docs]
-    return [sum(c[i] for c in rows) / len(rows) / 1e6 for i in range(len(rows[0]))]
-
-
-CDF_Q = [0.01, 0.05] + [i / 20 for i in range(2, 20)] + [0.99]
-
-
-def _goodput(docs: list[dict], flows: list[int] | None = None) -> float:
-    """Mean over seeds of the summed goodput of the TCP flows (or of `flows`), Mb/s."""
-    def one(d):
-        fl = d["data"]["flows"]
-        idx = flows if flows is not None else range(_n_tcp(d))
-        return sum(fl[i]["goodput_bps"] for i in idx) / 1e6
-    return _mean(one(d) for d in docs)
-
-
-# ------------------------------------------------------------------ per-seed quantities
-#
-# The five schemes of a case run with the same seeds (one sweep over ap.qdisc and its "-wqm"
-# twin), so every ratio is taken seed by seed (`ratio`, `paired`) and then checked: a claim
-# holds when the 95 % CI over seeds of each tested quantity lies in its band.
-
-
-def _seeded(run: SuiteRun, name: str, fn, **match) -> dict[str, dict[int, float]]:
-    """`fn(doc)` per scheme, per seed, over the sweep pair `name` where the other varied keys
-    equal `match` (compared as text)."""
-    def ok(o):
-        return all(str(o.get(k)) == str(v) for k, v in match.items())
-    out: dict[str, dict[int, float]] = {}
-    fq = run.seeded(f"{name}-fq", ok) if f"{name}-fq" in run.results else ()
-    for o, seed, d in [*run.seeded(name, ok), *fq]:
-        out.setdefault(_scheme(o), {})[seed] = float(fn(d))
-    for twin in ("pie", "wqm"):
-        for o, seed, d in run.seeded(f"{name}-{twin}", ok):
-            out.setdefault(twin, {})[seed] = float(fn(d))
-    return out
-
-
-def _ping_q(q: str = "p50", ping: int = 0):
-    return lambda d: _pings(d)[ping]["delay_ns"][q] / 1e6
-
-
-def _gp_one(d: dict) -> float:
-    return sum(f["goodput_bps"] for f in d["data"]["flows"][:_n_tcp(d)]) / 1e6
-
-
-def _jfi_one(d: dict) -> float:
-    g = [f["goodput_bps"] for f in d["data"]["flows"][:_n_tcp(d)]]
-    return sum(g) ** 2 / (len(g) * sum(x * x for x in g)) if any(g) else 0.0
-
-
-def _cost(g: dict[str, dict[int, float]], ref: str = "fifo") -> list[float]:
-    """Per seed: 1 − WQM's goodput / `ref`'s (the goodput WQM gives up)."""
-    return paired(g["wqm"], g[ref], lambda w, f: 1 - w / f)
-
-
-def _m(x: dict[int, float]) -> float:
-    return _mean(x.values())
-
-
-def _fmt(v: dict[str, float], unit: str = "ms") -> str:
-    return ", ".join(f"{LABEL[s]} {v[s]:.1f}" for s in SCHEMES if s in v) + f" {unit}"
-
-
-def _out(checks: list[Check]) -> list[str]:
-    return [c.label for c in checks if c.status() == "out"]
-
-
-# ------------------------------------------------------------------ claims
 
 
 def _check_w1(run: SuiteRun) -> ClaimResult:
@@ -592,12 +284,6 @@ def _check_w3(run: SuiteRun) -> ClaimResult:
                        miss_class="setup differs" if run.quick and bad and all("FIFO" in b for b in bad) else None)
 
 
-def _secs(run: SuiteRun) -> int:
-    """The duration of the no-aggregation runs (s)."""
-    _, d = next(run.docs("hops1-noagg"))
-    return round(d["spec"]["sim"]["duration_ns"] / 1e9)
-
-
 def _check_w4(run: SuiteRun) -> ClaimResult:
     checks, parts, detail = [], [], {}
     for n in FLOWS:
@@ -638,10 +324,6 @@ def _check_w4(run: SuiteRun) -> ClaimResult:
     if any("cost" in b for b in bad):
         why.append("WQM gives up more than 13% of FIFO's goodput")
     return ClaimResult("; ".join(parts), checks, "; ".join(why), detail)
-
-
-def _setting_text(setting: str) -> str:
-    return "Minstrel" if setting == "minstrel" else f"{setting} Mb/s"
 
 
 W5_BANDS = {1: (7.5, 8.5), 2: (5.5, 6.5), 3: (4.0, None)}  # 8× and 6× to the paper's precision, "more than 4×"
@@ -699,19 +381,6 @@ def _check_w5(run: SuiteRun) -> ClaimResult:
                        + ", ".join(gp) + "; " + beside, checks, why, detail)
 
 
-def _ap_backlog(doc: dict) -> float:
-    """The mean backlog of the AP's (the gateway's) interface queue after warm-up, packets."""
-    ts = doc["data"]["timeseries"]
-    skip = doc["spec"]["sim"]["warmup_ns"] // ts["bin_ns"]
-    vals = [v for v in ts["node_backlog_packets"][0][skip:] if v is not None]
-    return _mean(vals)
-
-
-def _span(xs: list[float]) -> str:
-    lo, hi = f"{min(xs):.1f}", f"{max(xs):.1f}"
-    return lo if lo == hi else f"{lo}–{hi}"
-
-
 def _w5_gap(bad: list[Check], each: dict[int, dict[str, float]], detail: dict) -> str:
     """Evidence for a miss of W5, from the run's numbers: which settings set the pooled ratio,
     and which other readings of §V-C.2 would put all three flows in their bands."""
@@ -744,19 +413,6 @@ def _w5_gap(bad: list[Check], each: dict[int, dict[str, float]], detail: dict) -
                "their bands")
             + ". Fig. 20's per-setting latencies are not in the text, so which of the paper's runs differ "
             "from ours cannot be told; no part of the model is identified")
-
-
-def _tcp_rtt(doc: dict, q: float | None = None) -> float:
-    """The TCP flow's RTT samples (what the paper's Fig. 1 plots) after warm-up, per 100 ms
-    bin: their mean, or the quantile `q` of the bins (ms)."""
-    ts = doc["data"]["timeseries"]
-    skip = doc["spec"]["sim"]["warmup_ns"] // ts["bin_ns"]
-    vals = sorted(v for v in ts["flow_rtt_ns"][0][skip:] if v > 0)
-    if not vals:
-        return float("nan")
-    if q is None:
-        return sum(vals) / len(vals) / 1e6
-    return vals[min(len(vals) - 1, int(q * len(vals)))] / 1e6
 
 
 def _check_w6(run: SuiteRun) -> ClaimResult:
@@ -901,141 +557,3 @@ def claims() -> list[Claim]:
               "reported whichever wins", _check_ofdma, reported=True),
     ]
 
-
-# ------------------------------------------------------------------ figures
-
-
-def figures(run: SuiteRun) -> list[Figure]:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    def cdf_row(names: list[tuple[str, str, int]], title: str):
-        fig, axes = plt.subplots(1, len(names), figsize=(4.0 * len(names), 3.4), sharey=True)
-        axes = list(axes) if len(names) > 1 else [axes]
-        for ax, (sweep, sub, ping) in zip(axes, names):
-            d = _docs(run, sweep)
-            for s in SCHEMES:
-                ax.plot(_cdf_ms(d[s], ping), CDF_Q, color=COLOR[s], label=LABEL[s], lw=1.8)
-            ax.set_xscale("log")
-            ax.set_xlabel("RTT (ms)")
-            ax.set_title(sub)
-            ax.grid(alpha=0.3, which="both")
-        axes[0].set_ylabel("CDF")
-        axes[-1].legend(fontsize=8, loc="lower right")
-        fig.suptitle(title)
-        fig.tight_layout()
-        return fig
-
-    def bars(groups: list[tuple[str, dict[str, float]]], ylabel: str, title: str):
-        fig, ax = plt.subplots(figsize=(7.0, 3.6))
-        w = 0.8 / len(SCHEMES)
-        for k, s in enumerate(SCHEMES):
-            ax.bar([i + (k - 2) * w for i in range(len(groups))], [g[1][s] for g in groups], width=w,
-                   color=COLOR[s], label=LABEL[s])
-        ax.set_xticks(range(len(groups)), [g[0] for g in groups])
-        ax.set_ylabel(ylabel)
-        ax.set_title(title)
-        ax.grid(alpha=0.3, axis="y")
-        ax.legend(fontsize=8, ncol=3)
-        fig.tight_layout()
-        return fig
-
-    out = []
-    out.append(Figure("Single flow latency by hop count (Fig. 7)",
-                      "CDF of the ping RTT beside one CUBIC download to the end of the chain (quantiles 1–99 %, "
-                      "mean over seeds), log scale.",
-                      cdf_row([(f"hops{h}", f"{h} hop{'s' if h > 1 else ''}", 0) for h in HOPS],
-                              "RTT, one flow, 802.11n chains")))
-    out.append(Figure("Single flow goodput by hop count (Fig. 8)", "CUBIC goodput, mean over seeds.",
-                      bars([(f"{h} hop{'s' if h > 1 else ''}", {s: _goodput(_docs(run, f'hops{h}')[s]) for s in SCHEMES})
-                            for h in HOPS], "goodput (Mb/s)", "Goodput, one flow")))
-    out.append(Figure("Aggregation disabled (Figs. 9–10)", "The same chains without A-MPDU aggregation.",
-                      cdf_row([(f"hops{h}-noagg", f"{h} hop{'s' if h > 1 else ''}, no A-MPDU", 0) for h in HOPS],
-                              "RTT without aggregation")))
-    groups = [("1 flow", "hops1"), ("3 flows", "flows3"), ("5 flows", "flows5")]
-    out.append(Figure("Concurrent flows over one hop (Figs. 15–16)", "Ping RTT p50 beside 1, 3 and 5 CUBIC flows "
-                      "to the same station.",
-                      bars([(g, {s: _rtt_ms(_docs(run, n)[s]) for s in SCHEMES}) for g, n in groups],
-                           "ping RTT p50 (ms)", "RTT with concurrent flows")))
-    out.append(Figure("Parking lot (Figs. 19–20)", "Three CUBIC flows from the gateway to nodes 1, 2 and 3 hops "
-                      "away on one channel, with Minstrel-HT or every link fixed at 6.5, 13, 65 or 144.4 Mb/s (HT "
-                      "20 MHz); (a)–(c) ping RTT p50 per flow (log scale), (d) total goodput; mean over seeds, "
-                      "bars from the lowest to the highest seed as in the paper.", _fig20(plt, run)))
-    groups = [(f"{m} m", {s: _rtt_ms(_docs(run, "distance", **{"stations[0].distance_m": m})[s]) for s in SCHEMES})
-              for m in DISTANCES]
-    out.append(Figure("Distance with Minstrel-HT (Figs. 11–12)", "One hop, station 10/20/30 m from the AP; "
-                      "Minstrel-HT picks the rate; ping RTT p50.",
-                      bars(groups, "ping RTT p50 (ms)", "RTT by distance")))
-    groups = [(f"{t} s", {s: _rtt_ms(_docs(run, "short", **{"sim.duration": f"{t}s"})[s], "p95") for s in SCHEMES})
-              for t in SHORT_S]
-    out.append(Figure("Short flows (Figs. 13–14)", "CUBIC flows of 5, 10 and 15 s from a cold start (no warm-up); "
-                      "ping RTT p95, mean over seeds.", bars(groups, "ping RTT p95 (ms)", "Short flows")))
-
-    # Fig. 5: step rules.
-    per = {v: [] for v in VARIANTS}
-    for o, d in run.docs("variants"):
-        per[str(o["ap.wqm_variant"])].append(d)
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(8.0, 3.4))
-    xs = range(len(VARIANTS))
-    ax1.bar(xs, [_rtt_ms(per[v]) for v in VARIANTS], color="#D55E00")
-    ax2.bar(xs, [_goodput(per[v]) for v in VARIANTS], color="#0072B2")
-    for ax, yl in ((ax1, "ping RTT p50 (ms)"), (ax2, "goodput (Mb/s)")):
-        ax.set_xticks(list(xs), [v.upper() for v in VARIANTS])
-        ax.set_ylabel(yl)
-        ax.grid(alpha=0.3, axis="y")
-    fig.suptitle("WQM step rules, 3-hop chain")
-    fig.tight_layout()
-    out.append(Figure("Step rules (Fig. 5)", "WQM with additive/multiplicative increase and decrease (the paper "
-                      "uses AIMD: +1 packet, halve), one CUBIC flow over three hops; mean over seeds.", fig))
-
-    # Fig. 4: the buffer size WQM chooses over time, at each forwarding node of the 3-hop chain.
-    doc = _docs(run, "hops3")["wqm"][0]
-    ts = doc["data"]["timeseries"]
-    t = [x / 1e9 for x in ts["t_ns"]]
-    fig, ax = plt.subplots(figsize=(7.0, 3.4))
-    names = ["AP"] + [f"relay s{i}" for i in range(len(ts["node_queue_limit"]) - 1)]
-    for n, (lim, bl) in enumerate(zip(ts["node_queue_limit"], ts["node_backlog_packets"])):
-        if not lim:
-            continue
-        c = ["#D55E00", "#0072B2", "#009E73", "#CC79A7"][n % 4]
-        ax.plot(t[:len(lim)], lim, color=c, lw=1.8, label=f"{names[n]} limit")
-        ax.plot(t[:len(bl)], bl, color=c, lw=0.8, ls=":", label=f"{names[n]} backlog")
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel("packets")
-    ax.set_title("WQM buffer size, 3-hop chain (one CUBIC flow)")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, ncol=2)
-    fig.tight_layout()
-    out.append(Figure("Buffer size over time (Fig. 4)", "The interface-queue limit WQM sets at the AP and the two "
-                      "relays (solid) and their backlog (dotted), sampled every 100 ms, first seed.", fig))
-    return out
-
-
-def _fig20(plt, run: SuiteRun):
-    """Fig. 20: per rate setting, each flow's ping RTT p50 and the total goodput per scheme."""
-    fig, axes = plt.subplots(1, 4, figsize=(15.0, 3.6))
-    w = 0.8 / len(PAPER_SCHEMES)
-    xs = range(len(PARKING_SETTINGS))
-    panels = [(f"({'abc'[i]}) {h}-hop flow", _ping_q(ping=i)) for i, h in enumerate(HOPS)]
-    panels.append(("(d) total goodput", _gp_one))
-    for ax, (title, fn) in zip(axes, panels):
-        for k, s in enumerate(PAPER_SCHEMES):
-            vals = [list(_seeded(run, _parking_name(st), fn)[s].values()) for st in PARKING_SETTINGS]
-            m = [_mean(v) for v in vals]
-            err = [[a - min(v) for a, v in zip(m, vals)], [max(v) - a for a, v in zip(m, vals)]]
-            ax.bar([x + (k - 1.5) * w for x in xs], m, width=w, yerr=err, capsize=2, color=COLOR[s],
-                   label=LABEL[s])
-        ax.set_xticks(list(xs), [_setting_text(st).replace(" Mb/s", "") for st in PARKING_SETTINGS], fontsize=8)
-        ax.set_xlabel("link rate (Mb/s)")
-        ax.set_title(title)
-        ax.grid(alpha=0.3, axis="y", which="both")
-        if fn is _gp_one:
-            ax.set_ylabel("goodput (Mb/s)")
-        else:
-            ax.set_yscale("log")
-            ax.set_ylabel("ping RTT p50 (ms)")
-    axes[0].legend(fontsize=8)
-    fig.suptitle("Parking lot: Minstrel and fixed link rates")
-    fig.tight_layout()
-    return fig
