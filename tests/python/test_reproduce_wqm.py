@@ -54,6 +54,9 @@ def test_wqm_quick_reports_every_claim(tmp_path):
     # transmit-path time per packet) lets the queue grow like FIFO-1000, as the paper's did.
     w1 = claims["W1"]["detail"]["p50_rtt_ms"]
     assert len(w1) == 3 and all(abs(v["pie"] / v["fifo"] - 1) < 0.05 for v in w1.values()), claims["W1"]
+    # W3's ablation runs the chains beyond one hop with a qdisc per next hop, on W3's own seeds.
+    scope = claims["W3"]["detail"]["station_scope"]
+    assert set(scope) == {"2", "3"} and all(v["n"] == 1 and v["fifo_over_wqm"] > 1 for v in scope.values()), scope
     near = _means(claims["W3"], "CoDel / WQM") + _means(claims["W3"], "PIE / WQM")
     assert len(near) == 6 and all(0.7 <= x <= 1.5 for x in near), claims["W3"]
     assert len(re.findall(r"<img ", (out / "report.html").read_text())) == 9
