@@ -1,9 +1,12 @@
 """The wqm suite's figures: the paper's Figs. 4, 5, 7–16 and 20 redrawn from the runs."""
 from __future__ import annotations
 
+import math
+
 from ..framework import Figure, SuiteRun
 from ..framework import mean as _mean
-from .setup import COLOR, DISTANCES, HOPS, LABEL, PAPER_SCHEMES, PARKING_SETTINGS, SCHEMES, SHORT_S, VARIANTS, _parking_name
+from .setup import (COLOR, DISTANCES, HOPS, LABEL, PAPER_SCHEMES, PARKING_SETTINGS, SCHEMES, SHORT_S, VARIANTS,
+                    _parking_name, _scope_name)
 from .runs import CDF_Q, _cdf_ms, _docs, _goodput, _gp_one, _ping_q, _rtt_ms, _seeded, _setting_text
 
 
@@ -11,22 +14,33 @@ def figures(run: SuiteRun) -> list[Figure]:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib import ticker
 
-    def cdf_row(names: list[tuple[str, str, int]], title: str):
+    def cdf_row(names: list[tuple[str, str, int]], title: str, station: dict[str, str] | None = None):
+        """One CDF panel per (sweep, subtitle, ping); `station` maps a sweep to its ablation with
+        a qdisc per next hop, whose FIFO-1000 is drawn dashed beside it."""
         fig, axes = plt.subplots(1, len(names), figsize=(4.0 * len(names), 3.4), sharey=True)
         axes = list(axes) if len(names) > 1 else [axes]
         for ax, (sweep, sub, ping) in zip(axes, names):
             d = _docs(run, sweep)
             for s in SCHEMES:
                 ax.plot(_cdf_ms(d[s], ping), CDF_Q, color=COLOR[s], label=LABEL[s], lw=1.8)
+            if station and sweep in station:
+                ax.plot(_cdf_ms(_docs(run, station[sweep])["fifo"], ping), CDF_Q, color=COLOR["fifo"], ls="--",
+                        lw=1.4, label=f"{LABEL['fifo']}, a qdisc per next hop")
             ax.set_xscale("log")
+            # Plain milliseconds at 1, 2 and 5 of each decade (a panel often spans less than one).
+            ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+            ax.xaxis.set_minor_formatter(ticker.FuncFormatter(
+                lambda v, _: f"{v:g}" if round(v / 10 ** math.floor(math.log10(v))) in (2, 5) else ""))
             ax.set_xlabel("RTT (ms)")
             ax.set_title(sub)
             ax.grid(alpha=0.3, which="both")
         axes[0].set_ylabel("CDF")
-        axes[-1].legend(fontsize=8, loc="lower right")
+        handles, labels = axes[-1].get_legend_handles_labels()
+        fig.legend(handles, labels, fontsize=8, loc="lower center", ncol=len(labels), frameon=False)
         fig.suptitle(title)
-        fig.tight_layout()
+        fig.tight_layout(rect=(0, 0.07, 1, 1))
         return fig
 
     def bars(groups: list[tuple[str, dict[str, float]]], ylabel: str, title: str):
@@ -52,9 +66,10 @@ def figures(run: SuiteRun) -> list[Figure]:
     out.append(Figure("Single flow goodput by hop count (Fig. 8)", "CUBIC goodput, mean over seeds.",
                       bars([(f"{h} hop{'s' if h > 1 else ''}", {s: _goodput(_docs(run, f'hops{h}')[s]) for s in SCHEMES})
                             for h in HOPS], "goodput (Mb/s)", "Goodput, one flow")))
-    out.append(Figure("Aggregation disabled (Figs. 9–10)", "The same chains without A-MPDU aggregation.",
+    out.append(Figure("Aggregation disabled (Figs. 9–10)", "The same chains without A-MPDU aggregation; dashed: "
+                      "FIFO-1000 with a qdisc per next hop instead of one per interface (W3's ablation, its seeds).",
                       cdf_row([(f"hops{h}-noagg", f"{h} hop{'s' if h > 1 else ''}, no A-MPDU", 0) for h in HOPS],
-                              "RTT without aggregation")))
+                              "RTT without aggregation", {f"hops{h}-noagg": _scope_name(h) for h in HOPS[1:]})))
     groups = [("1 flow", "hops1"), ("3 flows", "flows3"), ("5 flows", "flows5")]
     out.append(Figure("Concurrent flows over one hop (Figs. 15–16)", "Ping RTT p50 beside 1, 3 and 5 CUBIC flows "
                       "to the same station.",

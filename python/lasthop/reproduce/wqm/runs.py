@@ -21,7 +21,8 @@ def _docs(run: SuiteRun, name: str, **match) -> dict[str, list[dict]]:
         if ok(o):
             out.setdefault(_scheme(o), []).append(d)
     for twin in ("pie", "wqm"):
-        for o, d in run.docs(f"{name}-{twin}"):
+        # W3's ablation (`_scope_ablation`) has a WQM twin and no PIE one.
+        for o, d in run.docs(f"{name}-{twin}") if f"{name}-{twin}" in run.results else ():
             if ok(o):
                 out.setdefault(twin, []).append(d)
     return out
