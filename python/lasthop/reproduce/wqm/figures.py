@@ -26,7 +26,9 @@ def figures(run: SuiteRun) -> list[Figure]:
             for s in SCHEMES:
                 ax.plot(_cdf_ms(d[s], ping), CDF_Q, color=COLOR[s], label=LABEL[s], lw=1.8)
             if station and sweep in station:
-                ax.plot(_cdf_ms(_docs(run, station[sweep])["fifo"], ping), CDF_Q, color=COLOR["fifo"], ls="--",
+                # The ablation's sweep runs FIFO-1000 alone (its WQM twin is not drawn).
+                fifo = [d for _, d in run.docs(station[sweep])]
+                ax.plot(_cdf_ms(fifo, ping), CDF_Q, color=COLOR["fifo"], ls="--",
                         lw=1.4, label=f"{LABEL['fifo']}, a qdisc per next hop")
             ax.set_xscale("log")
             # Plain milliseconds at 1, 2 and 5 of each decade (a panel often spans less than one).

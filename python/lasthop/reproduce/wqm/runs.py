@@ -21,8 +21,7 @@ def _docs(run: SuiteRun, name: str, **match) -> dict[str, list[dict]]:
         if ok(o):
             out.setdefault(_scheme(o), []).append(d)
     for twin in ("pie", "wqm"):
-        # W3's ablation (`_scope_ablation`) has a WQM twin and no PIE one.
-        for o, d in run.docs(f"{name}-{twin}") if f"{name}-{twin}" in run.results else ():
+        for o, d in run.docs(f"{name}-{twin}"):
             if ok(o):
                 out.setdefault(twin, []).append(d)
     return out
