@@ -15,11 +15,13 @@ series does (`scale.py`):
   the best of `REPEATS` fresh children): the interpreter's start (`python -c pass`), the imports
   the run adds to it (`-X importtime`'s top-level cumulative times, less those of `python -c
   pass`; the instrumented import is a little slower), and the run's own steps (the spec read,
-  the code version's first call, the result written and fsynced), timed in place.
+  the code version's first call, the result written and fsynced), timed in place;
+- `lasthop-live run --quiet` (`standalone s`), the standalone binary writing the same result
+  file without starting Python (where it is built), the best of `REPEATS` processes.
 With `--compare-ns3` (a checkout with `reference/ns3/` and ns-3.37 from Debian's libns3-dev),
 `tcp.cc` runs the CUBIC cells as `reference/ns3/compare_tcp.py` does (the stations associate
 first, downloads from 6 s), the best of `REPEATS` runs as on lasthop's side (one with `--quick`),
-and the ratios of its wall time to lasthop's native and process times are printed. Both sides simulate the same 5 s of downloads: lasthop's stations
+and the ratios of its wall time to lasthop's native, process and standalone times are printed. Both sides simulate the same 5 s of downloads: lasthop's stations
 are associated from the start and idle until 6 s as ns-3's are while they associate (ns-3's
 first 6 s alone take 0.03 s of its wall time at 1 station, 0.11 s at 20). `tcp.cc` has no BBR: those cells run on lasthop's side only.
 With `--instructions` (valgrind installed), each cell's native run is also counted in
@@ -189,10 +191,14 @@ def run_tcp_cells(quick: bool = False, compare_ns3: bool = False, out: Any = Non
     repeats = 1 if quick else REPEATS
     print(f"TCP cells ({end_s:g} s simulated, bulk downloads from {start_s:g} s; VHT80 MCS9 NSS2, "
           f"FQ-CoDel over a 500-frame firmware queue)", file=out)
+    standalone = _standalone()
+    if standalone is None:
+        print("no standalone binary (make build): `lasthop-live run` not timed", file=out)
     print(f"{'cell':<16} {'events':>10} {'native s':>9} {'ns/event':>9} {'MPDUs/s':>12} {'process s':>10}"
-          f" {'over ms':>8}"
+          f" {'over ms':>8}" + (f" {'standalone s':>12}" if standalone else "")
           + (f" {'instr/event':>11}" if count else "")
-          + (f" {'ns-3 s':>8} {'x native':>9} {'x process':>10}" if ns3 else ""), file=out)
+          + (f" {'ns-3 s':>8} {'x native':>9} {'x process':>10}" if ns3 else "")
+          + (f" {'x standalone':>12}" if ns3 and standalone else ""), file=out)
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="lasthop-tcp-cells-") as tmp:
         binary = _build_ns3(Path(tmp)) if ns3 else None
@@ -208,9 +214,14 @@ def run_tcp_cells(quick: bool = False, compare_ns3: bool = False, out: Any = Non
                    "ns_per_event": native["native_s"] * 1e9 / max(native["events"], 1),
                    "mpdus_per_s": native["mpdus"] / native["native_s"] if native["native_s"] > 0 else 0.0,
                    "process_s": wall, "overhead_ms": (wall - native["native_s"]) * 1e3, "ns3_s": None,
-                   "instructions_per_event": None}
+                   "instructions_per_event": None, "standalone_s": None}
             line = (f"{name:<16} {row['events']:>10,} {row['native_s']:>9.3f} {row['ns_per_event']:>9.0f} "
                     f"{row['mpdus_per_s']:>12,.0f} {wall:>10.3f} {row['overhead_ms']:>8.0f}")
+            if standalone is not None:
+                row["standalone_s"] = min(_run_wait4([str(standalone), "run", str(spec), "--quiet", "-o",
+                                                      str(Path(tmp) / "out-standalone")], env)[0]
+                                          for _ in range(repeats))
+                line += f" {row['standalone_s']:>12.3f}"
             if count:
                 instr, events = count_instructions(spec, env)
                 row["instructions_per_event"] = instr / max(events, 1)
@@ -219,6 +230,8 @@ def run_tcp_cells(quick: bool = False, compare_ns3: bool = False, out: Any = Non
                 row["ns3_s"] = _run_ns3(binary, n, end_s, repeats)
                 line += (f" {row['ns3_s']:>8.1f} {row['ns3_s'] / row['native_s']:>8.0f}x"
                          f" {row['ns3_s'] / wall:>9.0f}x")
+                if row["standalone_s"]:
+                    line += f" {row['ns3_s'] / row['standalone_s']:>11.0f}x"
             print(line, file=out)
             out.flush()
             rows.append(row)
@@ -231,6 +244,16 @@ def run_tcp_cells(quick: bool = False, compare_ns3: bool = False, out: Any = Non
                   f"{parts['imports_ms']:.1f} ms, the spec, code version and result {parts['steps_ms']:.1f} ms",
                   file=out)
     return rows
+
+
+def _standalone() -> Path | None:
+    """The standalone binary whose `run` writes `lasthop run`'s result without Python, or None."""
+    from ..live.cli import live_binary
+
+    try:
+        return live_binary()
+    except RuntimeError:
+        return None
 
 
 def _top_level_imports_ms(stderr: str) -> float:

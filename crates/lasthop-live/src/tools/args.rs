@@ -36,7 +36,7 @@ pub struct Args {
 
 impl Args {
     /// Split `argv` (after the tool name). `flags` are the options that take no value; every
-    /// other `--name` takes one. `-h` is `--help`.
+    /// other `--name` takes one. `-h` is `--help`, `-q` `--quiet`, `-o` `--out`.
     pub fn parse(tool: &str, argv: &[String], flags: &[&str], valued: &[&str]) -> Result<Args, UsageError> {
         let mut opts = Vec::new();
         let mut positional = Vec::new();
@@ -46,6 +46,7 @@ impl Args {
             let a = match a.as_str() {
                 "-h" => "--help",
                 "-q" => "--quiet",
+                "-o" => "--out",
                 a => a,
             };
             if a == "--" {

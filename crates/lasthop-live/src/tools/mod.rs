@@ -7,6 +7,8 @@
 //! * [`wqm`]: the WQM buffer sizer.
 //! * [`vwire`]: the Virtual Wires split proxy (TPROXY).
 //! * [`aggctl`]: sender rate control from the receivers' aggregation level (UDP).
+//! * [`run`]: not a live tool: one simulation of a spec and its result file (`lasthop run`
+//!   without Python).
 //!
 //! Shared pieces: [`daemon`] (the skeleton each tool runs in: stop signals, `--duration`,
 //! restore on exit and after a crash, metrics, record file), [`args`] (options and one-line
@@ -22,6 +24,7 @@ pub mod host;
 pub mod metrics;
 #[cfg(feature = "quic")]
 pub mod quic;
+pub mod run;
 pub mod spec_opts;
 pub mod statefile;
 pub mod vwire;
@@ -67,7 +70,7 @@ fn help() -> String {
     for t in &TOOLS {
         h += &format!("  {:<9} {}\n", t.name, t.about);
     }
-    h + "  version   print the version\n"
+    h + "  run       simulate a spec and write its result file as `lasthop run` does\n  version   print the version\n"
 }
 
 /// Run the tool named by `argv[0]` with the rest of `argv`; returns the exit code (0 ok,
@@ -82,6 +85,9 @@ pub fn main(argv: &[String]) -> i32 {
         return (t.main)(rest);
     }
     match tool.as_str() {
+        // Not a live tool (`TOOLS` is what `lasthop <tool>` forwards here): `lasthop run`'s
+        // simulation without Python.
+        "run" => run::main(rest),
         "version" | "--version" => {
             println!("lasthop-live {}", env!("CARGO_PKG_VERSION"));
             0

@@ -603,8 +603,22 @@ pub(crate) fn range_text(what: &str, lo: Option<i128>, hi: Option<i128>) -> Stri
 /// (`_native.normalize_text`; Python reads with `tomllib` where this refuses a text, for its
 /// messages, and for a sweep's documents). Errors are one line with the position.
 pub fn parse_toml(text: &str) -> Result<Raw, String> {
-    let v: toml::Value = toml::from_str(text).map_err(|e| e.message().to_owned())?;
+    let v: toml::Value = toml::from_str(text).map_err(|e| toml_error_line(text, &e))?;
     Ok(from_toml(&v))
+}
+
+/// The reader's message on one line ("invalid table header; expected `.`, `]`") with where it
+/// stopped, as Python's `tomllib` says it: "(at line 2, column 5)", both from 1.
+fn toml_error_line(text: &str, e: &toml::de::Error) -> String {
+    let msg: Vec<&str> = e.message().lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let mut out = msg.join("; ");
+    if let Some(span) = e.span() {
+        let before = &text[..span.start.min(text.len())];
+        let line = before.matches('\n').count() + 1;
+        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        out += &format!(" (at line {line}, column {column})");
+    }
+    out
 }
 
 fn from_toml(v: &toml::Value) -> Raw {

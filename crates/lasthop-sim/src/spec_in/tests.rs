@@ -311,3 +311,14 @@ direction = "up"
         assert_eq!(normalize::spec_json(&back, &one_by_one, &one_by_one), n.json, "{doc}");
     }
 }
+
+#[test]
+fn a_toml_syntax_error_is_one_line_with_its_position() {
+    let e = parse_toml("name = \"x\"\n[sim\n").expect_err("refused");
+    assert!(!e.contains('\n'), "{e}");
+    assert!(e.starts_with("invalid table header"), "{e}");
+    assert!(e.ends_with("(at line 2, column 5)"), "{e}");
+    // Columns count characters, not bytes: the newline that ends the unterminated string.
+    let e = parse_toml("a = \"ü\n").expect_err("refused");
+    assert!(e.ends_with("(at line 1, column 7)"), "{e}");
+}
