@@ -89,7 +89,7 @@ pub fn main(argv: &[String]) -> i32 {
         // simulation without Python.
         "run" => run::main(rest),
         "version" | "--version" => {
-            println!("lasthop-live {}", env!("CARGO_PKG_VERSION"));
+            println!("lasthop-live {}", run::code_version());
             0
         }
         "-h" | "--help" | "help" => {

@@ -613,7 +613,11 @@ fn toml_error_line(text: &str, e: &toml::de::Error) -> String {
     let msg: Vec<&str> = e.message().lines().map(str::trim).filter(|l| !l.is_empty()).collect();
     let mut out = msg.join("; ");
     if let Some(span) = e.span() {
-        let before = &text[..span.start.min(text.len())];
+        let mut at = span.start.min(text.len());
+        while !text.is_char_boundary(at) {
+            at -= 1;
+        }
+        let before = &text[..at];
         let line = before.matches('\n').count() + 1;
         let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
         out += &format!(" (at line {line}, column {column})");
