@@ -3,7 +3,7 @@
 //! own TOML reader and rules (`spec_in::parse_toml`, `normalize_checked`, the reader behind
 //! `_native.normalize_text`), the run (`lasthop_sim::run_json`), the envelope sealed with its
 //! SHA-256 checksum, written atomically. What needs Python (`--pcap`, the summary table) stays
-//! with `lasthop run`; `lasthop table` reads the file afterwards.
+//! with `lasthop run`; `lasthop table -i FILE` reads the file afterwards.
 //!
 //! The code version is the build's (`<crate version>+<git hash>`); a build from a tree with
 //! changes, or without git, appends 12 hex digits of SHA-256 over this executable's GNU build
@@ -34,7 +34,7 @@ Run one simulation of SPEC (TOML, docs/spec.md) and write DIR/<name>-s<seed>.jso
   --seed N      random seed (default: sim.seed of the spec), an integer in 0..=2^64-1
   -o, --out DIR output directory (default: results)
   -q, --quiet   no progress; print only the result path
-`lasthop table FILE` prints the summary; `lasthop run` also captures pcaps.
+`lasthop table -i FILE` prints a table of its flows; `lasthop run` also captures pcaps.
 ";
 
 /// Why the command failed: a user error (exit 2) or the simulator's (exit 1).
