@@ -422,12 +422,7 @@ fn live_main(py: Python<'_>, argv: Vec<String>) -> i32 {
 /// result file; natively, so the command line does not load OpenSSL through `hashlib`).
 #[pyfunction]
 fn sha256_hex(parts: Vec<String>) -> String {
-    use sha2::{Digest, Sha256};
-    let mut h = Sha256::new();
-    for p in &parts {
-        h.update(p.as_bytes());
-    }
-    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    lasthop_live::tools::run::sha256_hex(&parts)
 }
 
 /// The live tools as (name, one-line description), in `lasthop-live`'s order.

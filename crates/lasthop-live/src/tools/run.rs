@@ -11,8 +11,6 @@
 //! sources there, which this binary does not run).
 
 use std::fs;
-use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -21,6 +19,7 @@ use lasthop_sim::spec_in::raw::format_duration;
 use sha2::{Digest, Sha256};
 
 use super::args::{Args, UsageError};
+use crate::sys::fs::{temp_beside, write_atomic_parts};
 
 const PROG: &str = "lasthop-live";
 /// The result file's format and its version (`lasthop.results.FORMAT`, `FORMAT_VERSION`).
@@ -113,7 +112,7 @@ fn run(argv: &[String]) -> Result<(), Fail> {
 
     let parts = result_parts(&n.json, seed, &data, &code_version());
     fs::create_dir_all(&out).map_err(|e| UsageError(format!("cannot create {:?}: {}; nothing was kept", out.display().to_string(), io_why(&e))))?;
-    write_atomic(&path, &parts)
+    write_atomic_parts(&path, &parts)
         .map_err(|e| UsageError(format!("cannot write {:?}: {}; nothing was kept", path.display().to_string(), io_why(&e))))?;
     if quiet {
         println!("{}", path.display());
@@ -195,12 +194,7 @@ fn unwritable_dir(dir: &Path) -> Option<String> {
 fn result_parts(spec_json: &str, seed: u64, data_json: &str, version: &str) -> Vec<String> {
     let head = format!("{{\"code_version\":{},\"data\":", serde_json::Value::from(version));
     let tail = format!(",\"format\":{},\"format_version\":{FORMAT_VERSION},\"seed\":{seed},\"spec\":", serde_json::Value::from(FORMAT));
-    let body = [head.as_str(), data_json, tail.as_str(), spec_json, "}"];
-    let mut h = Sha256::new();
-    for p in body {
-        h.update(p.as_bytes());
-    }
-    let hex: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    let hex = sha256_hex(&[head.as_str(), data_json, tail.as_str(), spec_json, "}"]);
     vec![
         format!("{{\"checksum\":\"sha256:{hex}\",{}", &head[1..]),
         data_json.to_owned(),
@@ -210,76 +204,14 @@ fn result_parts(spec_json: &str, seed: u64, data_json: &str, version: &str) -> V
     ]
 }
 
-/// A new file `.<name>.<12 hex>.tmp` next to `path`, owner-only, opened for writing.
-fn temp_beside(path: &Path) -> std::io::Result<(fs::File, PathBuf)> {
-    let name = path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let mut last = None;
-    for _ in 0..100 {
-        let tmp = dir.join(format!(".{name}.{}.tmp", random_hex()?));
-        match fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&tmp) {
-            Ok(f) => return Ok((f, tmp)),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
-            Err(e) => return Err(e),
-        }
+/// The SHA-256 of the concatenated bytes of `parts`, as lowercase hex: a result file's checksum
+/// (also `_native.sha256_hex`, which Python's writer calls).
+pub fn sha256_hex<S: AsRef<[u8]>>(parts: &[S]) -> String {
+    let mut h = Sha256::new();
+    for p in parts {
+        h.update(p.as_ref());
     }
-    Err(last.unwrap_or_else(|| std::io::Error::other("no free temporary name")))
-}
-
-fn random_hex() -> std::io::Result<String> {
-    use std::io::Read;
-    let mut b = [0u8; 6];
-    fs::File::open("/dev/urandom")?.read_exact(&mut b)?;
-    Ok(b.iter().map(|x| format!("{x:02x}")).collect())
-}
-
-/// Write `parts` to `path` so that the file is either complete or absent: a temporary file
-/// beside it, flushed to disk, then renamed over `path`. SIGINT and SIGTERM wait until the
-/// rename is done (a stop during the write ends the process after it, with the file whole).
-fn write_atomic(path: &Path, parts: &[String]) -> std::io::Result<()> {
-    let _held = HeldSignals::new();
-    let (mut f, tmp) = temp_beside(path)?;
-    let written = (|| -> std::io::Result<()> {
-        for p in parts {
-            f.write_all(p.as_bytes())?;
-        }
-        f.sync_all()?;
-        fs::set_permissions(&tmp, std::os::unix::fs::PermissionsExt::from_mode(0o644))?;
-        fs::rename(&tmp, path)
-    })();
-    if written.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    written
-}
-
-/// SIGINT and SIGTERM blocked for this thread while it lives; a signal that came meanwhile is
-/// delivered when it ends.
-struct HeldSignals(libc::sigset_t);
-
-impl HeldSignals {
-    fn new() -> HeldSignals {
-        // SAFETY: sigset_t is plain data, initialised by sigemptyset before use; the masks are
-        // this thread's own.
-        unsafe {
-            let mut set: libc::sigset_t = std::mem::zeroed();
-            let mut old: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut set);
-            libc::sigaddset(&mut set, libc::SIGINT);
-            libc::sigaddset(&mut set, libc::SIGTERM);
-            libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
-            HeldSignals(old)
-        }
-    }
-}
-
-impl Drop for HeldSignals {
-    fn drop(&mut self) {
-        // SAFETY: restores the mask saved in `new`.
-        unsafe {
-            libc::pthread_sigmask(libc::SIG_SETMASK, &self.0, std::ptr::null_mut());
-        }
-    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The code version written into the result (see the module's documentation).
@@ -289,12 +221,11 @@ pub fn code_version() -> String {
     if (7..=40).contains(&git.len()) && git.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
         return native.to_owned();
     }
-    let mut h = Sha256::new();
-    match std::env::current_exe().ok().and_then(|p| elf_build_id(&p)) {
-        Some(id) => h.update([b"build-id\0".as_slice(), &id].concat()),
-        None => h.update(b"native\0"),
-    }
-    let hex: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    let id = std::env::current_exe().ok().and_then(|p| elf_build_id(&p));
+    let hex = match id {
+        Some(id) => sha256_hex(&[b"build-id\0".as_slice(), &id]),
+        None => sha256_hex(&[b"native\0"]),
+    };
     format!("{native}.{}", &hex[..12])
 }
 
@@ -436,7 +367,7 @@ mod tests {
         let parts = result_parts("{\"name\":\"x\"}", 7, "{\"flows\":[]}", "0.1.0+abcdef0");
         let text = parts.concat();
         let body = "{\"code_version\":\"0.1.0+abcdef0\",\"data\":{\"flows\":[]},\"format\":\"lasthop.result\",\"format_version\":1,\"seed\":7,\"spec\":{\"name\":\"x\"}}";
-        let hex: String = Sha256::digest(body.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
+        let hex = sha256_hex(&[body]);
         assert_eq!(text, format!("{{\"checksum\":\"sha256:{hex}\",{}\n", &body[1..]));
     }
 
