@@ -398,11 +398,11 @@ pub struct StationSpec {
     pub rts: String,
 }
 
-fn default_rts() -> String {
+pub(crate) fn default_rts() -> String {
     RtsPolicy::NAMES[0].into()
 }
 
-fn is_default_rts(r: &str) -> bool {
+pub(crate) fn is_default_rts(r: &str) -> bool {
     r == RtsPolicy::NAMES[0]
 }
 

@@ -34,9 +34,7 @@ use crate::spec::{Spec, StationSpec};
 use lasthop_algo::aqm::wqm::{ArttParams, ChannelTimes, Wqm, WqmConfig, WqmInput, WqmOutput, WqmVariant};
 use lasthop_algo::aqm::{AnyQdisc, MacFqConfig, Qdisc, QueuedPacket};
 use lasthop_core::controller::Controller;
-use lasthop_core::units::{BitRate, Bytes};
-use lasthop_core::rng::StreamKind;
-use lasthop_core::{Duration, Instant, Rng};
+use lasthop_core::{rng::StreamKind, units::{BitRate, Bytes}, Duration, Instant, Rng};
 use lasthop_wifi::mac::ampdu::{self, AmpduLimits, Take};
 use lasthop_wifi::mac::blockack::{Originator, Recipient};
 use lasthop_wifi::mac::edca::{AccessCategory, EdcaParams, Edcaf, SlotTiming};
@@ -471,6 +469,8 @@ struct Air {
     max_amsdu: u32,
     /// `mac.rx_delivery = "subframe"`: MPDUs go up at their subframe's end, else at the PPDU's.
     rx_per_subframe: bool,
+    /// Whether the AP's radio protects its data PPDUs with an RTS/CTS (`ap.rts`).
+    ap_rts: RtsPolicy,
 }
 
 /// Buffers the frame exchange reuses instead of allocating per PPDU.

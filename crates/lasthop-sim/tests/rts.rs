@@ -1,5 +1,5 @@
-//! RTS/CTS protection (`stations[].rts`, IEEE 802.11-2020 §10.3.2.9): what it costs a
-//! station's PPDUs, and what it saves in collisions.
+//! RTS/CTS protection (`stations[].rts`, `ap.rts`, IEEE 802.11-2020 §10.3.2.9): what it costs
+//! a sender's PPDUs, and what it saves in collisions.
 
 mod common;
 use common::*;
@@ -38,6 +38,30 @@ fn a_protected_ppdu_takes_the_rts_cts_exchange_longer() {
     assert_eq!(on["stats"]["collisions"], 0);
 }
 
+/// One station at VHT80 MCS 9 ×2 with a saturated downlink, the AP's radio with RTS policy
+/// `rts`: the run's result.
+fn downlink(rts: &str) -> Value {
+    let mut s = base("vht", 80, 800);
+    s["ap"]["rts"] = json!(rts);
+    s["stations"] = json!([station(9, 2)]);
+    s["flows"] = json!([flow(0, "down", "saturated", 0, 1500, 2_000_000_000)]);
+    run(&s, 1)
+}
+
+#[test]
+fn the_aps_policy_protects_its_downlink_a_mpdus() {
+    let (off, on) = (downlink("off"), downlink("ampdu"));
+    let per_ampdu = |d: &Value| {
+        let st = &d["stations"][0];
+        let n: u64 = st["ampdu_hist_down"].as_array().unwrap().iter().map(|c| c.as_u64().unwrap()).sum();
+        st["airtime_rx_ns"].as_f64().unwrap() / n as f64 / 1e3
+    };
+    // The same 88 µs of RTS, SIFS, CTS and SIFS as a station's (above), before each A-MPDU.
+    let extra = per_ampdu(&on) - per_ampdu(&off);
+    assert!((extra - 88.0).abs() < 1.0, "{extra} µs");
+    assert!(goodput(&on) < goodput(&off), "{} vs {}", goodput(&on), goodput(&off));
+}
+
 #[test]
 fn with_many_contenders_collisions_cost_only_rts_frames() {
     // Eight saturated senders of ~5 ms A-MPDUs: a collision wastes the longest colliding PPDU
@@ -67,6 +91,17 @@ fn an_unknown_policy_is_refused_with_its_choices() {
     let p = lasthop_sim::validate_json(&s.to_string());
     assert_eq!(p.len(), 1, "{p:?}");
     assert_eq!(p[0].0, "stations[0].rts");
+    assert!(p[0].2.contains("\"off\", \"ampdu\", \"always\""), "{p:?}");
+}
+
+#[test]
+fn an_unknown_ap_policy_is_refused_with_its_choices() {
+    let mut s = base("vht", 80, 800);
+    s["ap"]["rts"] = json!("sometimes");
+    s["stations"] = json!([station(9, 2)]);
+    let p = lasthop_sim::validate_json(&s.to_string());
+    assert_eq!(p.len(), 1, "{p:?}");
+    assert_eq!(p[0].0, "ap.rts");
     assert!(p[0].2.contains("\"off\", \"ampdu\", \"always\""), "{p:?}");
 }
 

@@ -113,6 +113,12 @@ pub struct ApSpec {
     /// station's senders. Written only when false.
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub tcp_small_queues: bool,
+    /// Whether the AP's radio opens the exchange of its data PPDUs with an RTS/CTS, as
+    /// `stations[].rts` for a station's (`RtsPolicy::NAMES`): "off" (mac80211's default, no RTS
+    /// threshold), "ampdu" (before every A-MPDU, as Broadcom's AP drivers do by default:
+    /// `ampdu_rts`) or "always". Written only when not "off".
+    #[serde(default = "super::default_rts", skip_serializing_if = "super::is_default_rts")]
+    pub rts: String,
 }
 
 /// `ap.dequeue_cost`'s bound: a host's per-packet transmit path takes microseconds, and the

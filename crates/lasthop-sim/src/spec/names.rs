@@ -307,6 +307,7 @@ pub fn tables() -> Vec<(&'static str, Vec<String>)> {
         ("ap.pie_estimator", super::PIE_ESTIMATORS.iter().map(|e| e.0).collect()),
         ("ap.ack_filter", super::ACK_FILTERS.to_vec()),
         ("ap.qdisc_scope", super::QDISC_SCOPES.to_vec()),
+        ("ap.rts", lasthop_wifi::mac::exchange::RtsPolicy::NAMES.to_vec()),
         ("channel.path_loss", PathLoss::NAMES.to_vec()),
         ("stations.error_model", ErrorModel::NAMES.to_vec()),
         ("stations.rate_control", RateControl::NAMES.to_vec()),

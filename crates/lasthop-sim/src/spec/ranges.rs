@@ -178,6 +178,9 @@ impl Spec {
         if a.dequeue_cost_ns > MAX_DEQUEUE_COST_NS {
             bad("ap.dequeue_cost", format!("{}ns", a.dequeue_cost_ns), "at most 100us (a host's per-packet transmit path)".into());
         }
+        if RtsPolicy::from_name(&a.rts).is_none() {
+            bad("ap.rts", format!("{:?}", a.rts), format!("one of {}", RtsPolicy::NAMES.map(|n| format!("{n:?}")).join(", ")));
+        }
         let w = &self.wired;
         if w.rate_bps == 0 {
             bad("wired.rate", "0bps".into(), "a rate > 0".into());

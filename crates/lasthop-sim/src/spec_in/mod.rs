@@ -204,7 +204,7 @@ pub const SECTIONS: [(&str, &[&str]); 15] = [
             "queue_limit", "scheduler", "qdisc", "fq_aqm", "driver", "hw_queue_limit", "ath9k_qdepth", "qdisc_scope", "aql", "aql_limit_low", "aql_limit_high",
             "aql_threshold", "buffer_sizer", "wqm_limit", "wqm_interval", "wqm_variant", "pie_estimator",
             "dequeue_cost", "ecn", "ce_threshold", "ce_threshold_l4s_only", "air_ce_threshold", "cw_min", "cw_max",
-            "aifsn", "txop_limit", "ack_filter", "tcp_small_queues",
+            "aifsn", "txop_limit", "ack_filter", "tcp_small_queues", "rts",
         ],
     ),
     ("wired", &["rate", "delay", "queue_limit", "loss", "loss_up", "qdisc", "server_nic"]),

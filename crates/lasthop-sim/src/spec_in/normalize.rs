@@ -8,6 +8,7 @@ use crate::spec::names::{self, App, BufferSizer, Cc, FqAqm, Direction, Driver, H
 use crate::spec::{AggctlSpec, ApSpec, ChannelSpec, EmuSpec, FadingModel, FadingSpec, FlowSpec, InterferenceSpec, MacSpec, OfdmaSpec, PhySpec, SimSpec, Spec, StationSpec, UtilitySpec, VwireSpec, WiredSpec};
 use lasthop_algo::ecn::EcnMode;
 use lasthop_wifi::mac::edca::AccessCategory;
+use lasthop_wifi::mac::exchange::RtsPolicy;
 use lasthop_wifi::phy::{Band, Standard};
 
 mod edca_ecn;
@@ -463,6 +464,7 @@ fn ap_section(top: &Table, cell: &mut Cell) -> Res<ApSpec> {
     }
     let (ap_cw_min, ap_cw_max, ap_aifsn, ap_txop) = edca_keys(&ap, crate::spec::AIFSN_MIN_AP)?;
     let tcp_small_queues = ap.bool("tcp_small_queues", true)?;
+    let rts = ap.choice("rts", RtsPolicy::NAMES[0], &RtsPolicy::NAMES, "")?;
     cell.driver = driver;
     Ok(ApSpec {
         queue_limit: ap_queue as u32,
@@ -493,6 +495,7 @@ fn ap_section(top: &Table, cell: &mut Cell) -> Res<ApSpec> {
         aifsn: ap_aifsn.map(|x| x as u32),
         txop_limit_ns: ap_txop,
         tcp_small_queues,
+        rts,
     })
 }
 

@@ -158,6 +158,7 @@ impl World {
                 aggregation_min_rate: m.aggregation_min_rate_bps,
                 max_amsdu: if qos { m.max_amsdu_bytes } else { 0 },
                 rx_per_subframe: m.rx_delivery != crate::spec::RxDelivery::Ppdu,
+                ap_rts: RtsPolicy::from_name(&spec.ap.rts).unwrap_or_default(),
             },
             scratch: Scratch::default(),
             chans,

@@ -37,8 +37,13 @@ TCP senders as the paper's "Debian Jessie sender" runs them "with the default pa
   false`: "tcp_bbr: adapt cwnd based on ack aggregation estimation" came in 2019; Debian
   Jessie's kernels end at 4.9). Linux 4.9's BBR paced only under sch_fq, which is not Jessie's
   default qdisc; the model's BBR always paces.
-The AP's buffer is not given (Asus RT-AC86U, Broadcom 4366E): a FIFO of 1,000 packets (Linux's
-default txqueuelen, as the NS-3 rows). CUBIC overflows it (Fig. 10c's losses, "each step
+Both of its radios are Broadcom's and protect every A-MPDU they send with an RTS/CTS, their
+driver's default: the Asus RT-AC86U (Broadcom 4366E) with Asuswrt's `wl_ampdu_rts` = 1 (its
+nvram defaults; "AMPDU RTS: Enable" in its professional settings), and the clients' BCM4360 under
+Broadcom's `wl` driver, whose attach sets `ampdu_rts` TRUE (`wlc_ampdu_attach`; `wlc_ht_attach`
+in later releases), as the bquic suite's RPi firmware does (`ap.rts`, `stations[].rts =
+"ampdu"`). The AP's buffer is not given: a FIFO of 1,000 packets (Linux's default txqueuelen, as
+the NS-3 rows). CUBIC overflows it (Fig. 10c's losses, "each step
 increase corresponding to a queue overflow event"), which the socket buffer's ceiling allows only
 for a queue below ~2,800 packets.
 
@@ -58,7 +63,8 @@ from __future__ import annotations
 import math
 
 from ..framework import Check, Claim, ClaimResult, SuiteRun, ratio
-from .setup import FIG9_DT1, FIG9_DT2, N_E, N_MAX, PACKET_BITS, PAPER_CUBIC_DELAY_MS, RATE_CONFIGS, TESTBED_AP_QUEUE, TESTBED_NSS, UDP_PAYLOAD, gp_theory
+from .setup import (FIG9_DT1, FIG9_DT2, N_E, N_MAX, PACKET_BITS, PAPER_CUBIC_DELAY_MS, RATE_CONFIGS, TESTBED_AP_QUEUE,
+                    TESTBED_NSS, TESTBED_RTS, UDP_PAYLOAD, gp_theory)
 from .runs import _by_seed, _cell_figures, _cmp, _cmp_per_seed, _curve, _delay_ms, _docs, _flows, _hist_quantile, _knees, _loop_gain, _loss, _mean, _nss_times, _random_rows, _receivers, _receivers_per_seed, _slope, _stability, _vals
 from .figures import figures
 from .setup import sweeps
@@ -264,9 +270,9 @@ def _check_a7(run: SuiteRun) -> ClaimResult:
     if "aggctl rate / CUBIC's" in bad:
         why.append(f"aggctl's rate is {c['aggctl'][0] / c['cubic'][0]:.0%} of CUBIC's ({c['aggctl'][0]:.0f} against "
                    f"{c['cubic'][0]:.0f} Mb/s; the paper's ~480 against ~600, 80%): on the model's fixed MCS 9 with "
-                   f"three streams both reach the link's capacity, where the testbed's link varied (\"almost always "
-                   f"three spatial streams\", §II-B, the AP's rate control choosing the MCS), which an aggregation "
-                   f"target follows and a full buffer hides; the paper gives no trace of its link rate")
+                   f"three streams both reach the link's capacity even with the RTS/CTS each A-MPDU pays, where the "
+                   f"testbed's link varied (\"almost always three spatial streams\", §II-B, the AP's rate control "
+                   f"choosing the MCS); the paper gives no trace of its link rate")
     if "aggctl delay / CUBIC's" in bad:
         why.append(f"against CUBIC ({c['cubic'][0]:.0f} Mb/s at {c['cubic'][1]:.1f} ms from its application's "
                    f"write, the paper's ~{PAPER_CUBIC_DELAY_MS:.0f} ms): aggctl {c['aggctl'][0]:.0f} Mb/s at "
@@ -280,7 +286,8 @@ def _check_a7(run: SuiteRun) -> ClaimResult:
                        f"at {c['cubic'][1]:.1f} ms ({c['cubic'][2]:.0f} retransmits); BBR {c['bbr'][0]:.0f} Mb/s at "
                        f"{c['bbr'][1]:.1f} ms ({c['bbr'][2]:.0f} retransmits); the TCP delays from the application's "
                        f"write, through Linux's socket send buffer (4 MiB ceiling); AP FIFO {TESTBED_AP_QUEUE} "
-                       f"packets; MCS 9 NSS {TESTBED_NSS}", checks, why,
+                       f"packets; MCS 9 NSS {TESTBED_NSS}; an RTS/CTS before every A-MPDU of the AP and the client "
+                       f"(`{TESTBED_RTS}`, their Broadcom drivers' default)", checks, why,
                        {"cmp": c}, miss_class="setup differs")
 
 
@@ -290,7 +297,7 @@ def _check_stability(run: SuiteRun) -> ClaimResult:
     osc = sorted(k for k, (sd, cv) in s.items() if sd > 4 or cv > 0.05)
     k_pred = 1 / g if g == g else float("nan")
     cells = ", ".join(f"Δ {d} K {k:g}: σ_N {sd:.1f}, rate CV {cv * 100:.1f}%" for (d, k), (sd, cv) in sorted(s.items()))
-    return ClaimResult(f"K in the paper's units (Mb/s per packet of aggregation error, per update; one station, "
+    return ClaimResult("K in the paper's units (Mb/s per packet of aggregation error, per update; one station, "
                        f"so K = K0). Oscillating (σ of reported aggregation > 4 or rate CV > 5%): "
                        + (", ".join(f"Δ {d} K {k:g}" for d, k in osc) or "none")
                        + f". Loop gain from the fixed-rate sweep dμ/dx = {g:.3f} packets per Mb/s at μ = 32, so the "

@@ -85,6 +85,11 @@ TESTBED_NSS = 3
 TESTBED_AP_QUEUE = 1000
 
 
+# Its radios protect each A-MPDU with an RTS/CTS, Broadcom's default on both sides (see the
+# module docstring): the AP's `ap.rts` and the clients' `stations[].rts`.
+TESTBED_RTS = "ampdu"
+
+
 # The senders of Fig. 10 (§IV.F): a bulk writer behind Linux's socket send buffer; BBR before
 # Linux 5.1's ACK-aggregation estimator (see the module docstring).
 TESTBED_FLOWS = {
@@ -176,14 +181,14 @@ def sweeps(quick: bool) -> list[SweepDef]:
     nss["aggctl"]["initial_rate"] = "300Mbps"
     out.append(SweepDef("nss", nss, [], 8, 3, {"sim": {"duration": "30s"}}))
     cmp_a = _base("aggctl-cmp", "40s", "15s")
-    cmp_a["stations"][0]["nss"] = TESTBED_NSS
-    cmp_a["ap"] = {"queue_limit": TESTBED_AP_QUEUE}
+    cmp_a["stations"][0].update(nss=TESTBED_NSS, rts=TESTBED_RTS)
+    cmp_a["ap"] = {"queue_limit": TESTBED_AP_QUEUE, "rts": TESTBED_RTS}
     cmp_a["aggctl"]["initial_rate"] = "300Mbps"
     out.append(SweepDef("cmp-aggctl", cmp_a, [], 5, 3, {"sim": {"duration": "20s", "warmup": "8s"}}))
     for cc, flow in TESTBED_FLOWS.items():
         cmp_t = _base(f"aggctl-cmp-{cc}", "40s", "15s")
-        cmp_t["stations"][0]["nss"] = TESTBED_NSS
-        cmp_t["ap"] = {"queue_limit": TESTBED_AP_QUEUE}
+        cmp_t["stations"][0].update(nss=TESTBED_NSS, rts=TESTBED_RTS)
+        cmp_t["ap"] = {"queue_limit": TESTBED_AP_QUEUE, "rts": TESTBED_RTS}
         cmp_t["flows"] = [dict(flow)]
         del cmp_t["aggctl"]
         out.append(SweepDef(f"cmp-{cc}", cmp_t, [], 5, 3, {"sim": {"duration": "12s", "warmup": "4s"}}))

@@ -1,7 +1,7 @@
-//! RTS/CTS protection of a data PPDU (IEEE 802.11-2020 §10.3.2.9): a station whose radio
-//! protects what it sends (`stations[].rts`) opens the exchange that a channel access starts
-//! with an RTS at the control rate; its recipient answers with a CTS after SIFS, and the data
-//! PPDU follows SIFS after that. In a collision only the RTSs collide; without a CTS (a
+//! RTS/CTS protection of a data PPDU (IEEE 802.11-2020 §10.3.2.9): a station or an AP whose
+//! radio protects what it sends (`stations[].rts`, `ap.rts`) opens the exchange that a channel
+//! access starts with an RTS at the control rate; its recipient answers with a CTS after SIFS,
+//! and the data PPDU follows SIFS after that. In a collision only the RTSs collide; without a CTS (a
 //! collision, or the RTS or the CTS lost to the link's errors) no data is sent, and the sender
 //! invokes backoff when its CTSTimeout (aSIFSTime + aSlotTime + aRxPHYStartDelay, the Ack
 //! timeout's value) expires after the RTS.
@@ -48,10 +48,10 @@ impl Tx {
 
 impl World {
     /// What station `sta`'s link in `dir` is sent with: its own radio's RTS policy on the
-    /// uplink; on the downlink its parent's, when a relay sends (the AP's is off).
+    /// uplink; on the downlink its parent's: a relay's, or the AP's (`ap.rts`).
     #[inline]
     pub(in crate::world) fn sender_rts(&self, sta: u32, dir: Dir) -> RtsPolicy {
-        self.sender_radio(sta, dir, RtsPolicy::Off, |s| s.rts)
+        self.sender_radio(sta, dir, self.air.ap_rts, |s| s.rts)
     }
 
     /// Protect `tx`, a single-user data PPDU built at `now` by a channel access, if its
