@@ -179,7 +179,7 @@ impl Spec {
             bad("ap.dequeue_cost", format!("{}ns", a.dequeue_cost_ns), "at most 100us (a host's per-packet transmit path)".into());
         }
         if RtsPolicy::from_name(&a.rts).is_none() {
-            bad("ap.rts", format!("{:?}", a.rts), format!("one of {}", RtsPolicy::NAMES.map(|n| format!("{n:?}")).join(", ")));
+            bad("ap.rts", format!("{:?}", a.rts), rts_choices());
         }
         let w = &self.wired;
         if w.rate_bps == 0 {
@@ -267,7 +267,7 @@ impl Spec {
                 }
             }
             if RtsPolicy::from_name(&st.rts).is_none() {
-                bad(&format!("stations[{i}].rts"), format!("{:?}", st.rts), format!("one of {}", RtsPolicy::NAMES.map(|n| format!("{n:?}")).join(", ")));
+                bad(&format!("stations[{i}].rts"), format!("{:?}", st.rts), rts_choices());
             }
             if !DEVICES.contains(&st.device.as_str()) {
                 bad(&format!("stations[{i}].device"), format!("{:?}", st.device), "one of \"unknown\", \"phone\", \"laptop\", \"tv\"".into());
@@ -353,4 +353,9 @@ fn quic_key_problems(i: usize, f: &FlowSpec, bad: &mut dyn FnMut(&str, String, S
     if f.idle_timeout_ns == 0 {
         bad(&format!("flows[{i}].idle_timeout"), "0ns".into(), "a duration > 0".into());
     }
+}
+
+/// What an RTS policy may be, as a problem lists it: `one of "off", "ampdu", "always"`.
+fn rts_choices() -> String {
+    format!("one of {}", RtsPolicy::NAMES.map(|n| format!("{n:?}")).join(", "))
 }
