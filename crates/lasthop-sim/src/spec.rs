@@ -22,7 +22,7 @@ pub use rules::utility_of;
 use rules::{ac_problem, vwire_flow_problems, vwire_problems};
 pub use choices::{ecn_mismatch, ecn_mismatch_in, hystart_variant, ACK_FILTERS, QDISC_SCOPES, HYSTARTS, PACERS, SEND_BUFFERS, TSOS, AIFSN_MIN_AP, AIFSN_MIN_STA, QUIC_CONGESTION_CONTROLS, TXOP_MAX_NS, TXOP_UNIT_NS};
 use choices::{edca_key_problems, edca_problems};
-pub use names::{App, BufferSizer, Cc, Direction, Driver, ErrorModel, FadingModel, FqAqm, History, HistoryEvents, HistoryGuard, MuAck, MuScheduler, PathLoss, Pattern, Profile, Qdisc, RateControl, Reconnect, RxDelivery, Scheduler, WqmVariant};
+pub use names::{AmpduFormation, App, BufferSizer, Cc, Direction, Driver, ErrorModel, FadingModel, FqAqm, History, HistoryEvents, HistoryGuard, MuAck, MuScheduler, PathLoss, Pattern, Profile, Qdisc, RateControl, Reconnect, RxDelivery, Scheduler, WqmVariant};
 use lasthop_algo::ecn::EcnMode;
 pub use aggctl::AggctlSpec;
 pub use flow::FlowSpec;
@@ -249,7 +249,13 @@ pub struct MacSpec {
     /// symbol carrying its last octet, once its FCS checks, as ns-3's PHY does) or "ppdu" (all
     /// at the end of the PPDU, as a NIC that raises one receive interrupt per A-MPDU).
     #[serde(default = "default_rx_delivery")]
-    pub rx_delivery: RxDelivery,    /// The TXOP limit of `mac.access_category` in the EDCA Parameter Set the AP advertises
+    pub rx_delivery: RxDelivery,
+    /// When an A-MPDU's new frames are chosen ([`AmpduFormation`]): at channel access, or as
+    /// ath9k forms them, when handed to the hardware (every radio of the cell). Written only
+    /// when not "access".
+    #[serde(default = "default_ampdu_formation", skip_serializing_if = "is_default_ampdu_formation")]
+    pub ampdu_formation: AmpduFormation,
+    /// The TXOP limit of `mac.access_category` in the EDCA Parameter Set the AP advertises
     /// (hostapd's `wmm_ac_*_txop_limit`, units of 32 µs); None: Table 9-155's (0 for BE and
     /// BK: one frame exchange per TXOP).
     #[serde(default)]
@@ -285,6 +291,14 @@ fn default_qdisc() -> Qdisc {
 
 fn default_rx_delivery() -> RxDelivery {
     RxDelivery::Subframe
+}
+
+fn default_ampdu_formation() -> AmpduFormation {
+    AmpduFormation::Access
+}
+
+fn is_default_ampdu_formation(f: &AmpduFormation) -> bool {
+    *f == AmpduFormation::Access
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -650,6 +664,18 @@ impl Spec {
             bad("mac.max_ppdu_time", format!("{}ns", m.max_ppdu_time_ns), format!("0 < t <= {}ns (aPPDUMaxTime of {})", max_t, std.name()));
         }
         edca_problems("mac", (m.cw_min, m.cw_max, m.aifsn, m.txop_limit_ns), bad);
+        if m.ampdu_formation != AmpduFormation::Access {
+            let f = format!("{:?}", m.ampdu_formation.as_str());
+            if !m.aggregation {
+                bad("mac.ampdu_formation", f.clone(), "\"access\" without aggregation (no A-MPDU to form)".into());
+            }
+            if self.ap.driver.hardware_queue() {
+                bad("mac.ampdu_formation", f.clone(), format!("only with ap.driver = {} (the others have their own hardware queue)", pull_drivers_text()));
+            }
+            if m.ofdma.is_some() {
+                bad("mac.ampdu_formation", f, "not with [mac.ofdma] (single-user PPDUs only)".into());
+            }
+        }
     }
 
     /// `ap` and `wired`.

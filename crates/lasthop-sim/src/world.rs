@@ -899,9 +899,8 @@ impl World {
         self.station_enqueue_since(sta, p, now, now);
     }
 
-    /// A station's packet made at `made` ≤ `now` (a transport's answer to a packet delivered
-    /// at `made`, handled when the delivering exchange ended) enters its queue at `now`; for
-    /// channel access it arrived at `made`.
+    /// A station's packet made at `made` ≤ `now` (a transport's answer to a delivery at `made`,
+    /// handled when its exchange ended) enters its queue at `now`; channel access sees `made`.
     pub(super) fn station_enqueue_since(&mut self, sta: u32, p: PktRef, now: Instant, made: Instant) {
         if let Some(r) = self.stations[sta as usize].relay {
             self.relay_enqueue(r, 0, p, now);
@@ -912,6 +911,7 @@ impl World {
         match a.queue.enqueue(now, p) {
             Ok(()) => {
                 let c = a.ctd.expect("an EDCAF for the AC of a flow of the station");
+                self.formation_enqueued(sta, Dir::Up, k);
                 self.make_ready_since(c, now, made);
             }
             Err(p) => {

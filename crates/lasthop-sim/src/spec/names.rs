@@ -119,6 +119,13 @@ named! {
 }
 
 named! {
+    /// `mac.ampdu_formation`: when an A-MPDU's new frames are chosen — at channel access from
+    /// everything queued (ns-3's), or when the driver hands the A-MPDU to its hardware queue,
+    /// at most two ahead, as ath9k (`lasthop_wifi::mac::formation`).
+    pub enum AmpduFormation { Access = "access", Ath9k = "ath9k" }
+}
+
+named! {
     /// `mac.ofdma.scheduler`: who shares a DL MU PPDU and on which resource units — the AP's
     /// queues in their service order ("txq", mac80211's airtime and AQL through the driver), or
     /// ns-3's RrMultiUserScheduler ("rr": credits, equal RUs), for validation.
@@ -296,6 +303,7 @@ pub fn tables() -> Vec<(&'static str, Vec<String>)> {
         ("phy.standard", standard_names()),
         ("mac.access_category", ac),
         ("mac.rx_delivery", RxDelivery::NAMES.to_vec()),
+        ("mac.ampdu_formation", AmpduFormation::NAMES.to_vec()),
         ("mac.ofdma.scheduler", MuScheduler::NAMES.to_vec()),
         ("mac.ofdma.ack", MuAck::NAMES.to_vec()),
         ("ap.scheduler", Scheduler::NAMES.to_vec()),

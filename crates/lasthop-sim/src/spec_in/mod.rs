@@ -194,7 +194,7 @@ pub const SECTIONS: [(&str, &[&str]); 15] = [
         &[
             "aggregation", "max_ampdu_mpdus", "max_ampdu_bytes", "max_ppdu_time", "retry_limit", "beacon_interval",
             "access_category", "cw_min", "cw_max", "aifsn", "txop_limit", "eifs_after_collision", "aggregation_min_rate",
-            "max_amsdu_bytes", "rx_delivery", "ofdma",
+            "max_amsdu_bytes", "rx_delivery", "ampdu_formation", "ofdma",
         ],
     ),
     ("mac.ofdma", &["dl", "ul", "scheduler", "max_users", "ack", "mu_edca_aifsn", "mu_edca_cw_min", "mu_edca_cw_max", "mu_edca_timer"]),

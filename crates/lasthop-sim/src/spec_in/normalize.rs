@@ -4,7 +4,7 @@
 use super::raw::{format_duration, parse_duration, parse_rate, show_value, Raw};
 use super::{pages, Res, SpecError, Table};
 use crate::spec::ranges::{self, ACK_POLICIES, ALLOCATIONS, APP_CLASSES, DEVICES, MAX_DISTANCE_M};
-use crate::spec::names::{self, App, BufferSizer, Cc, FqAqm, Direction, Driver, History, HistoryEvents, HistoryGuard, MuAck, MuScheduler, PathLoss, Pattern, Profile, Qdisc, Reconnect, RxDelivery, Scheduler, WqmVariant};
+use crate::spec::names::{self, AmpduFormation, App, BufferSizer, Cc, FqAqm, Direction, Driver, History, HistoryEvents, HistoryGuard, MuAck, MuScheduler, PathLoss, Pattern, Profile, Qdisc, Reconnect, RxDelivery, Scheduler, WqmVariant};
 use crate::spec::{AggctlSpec, ApSpec, ChannelSpec, EmuSpec, FadingModel, FadingSpec, FlowSpec, InterferenceSpec, MacSpec, OfdmaSpec, PhySpec, SimSpec, Spec, StationSpec, UtilitySpec, VwireSpec, WiredSpec};
 use lasthop_algo::ecn::EcnMode;
 use lasthop_wifi::mac::edca::AccessCategory;
@@ -355,6 +355,10 @@ fn mac_section(top: &Table, cell: &mut Cell) -> Res<MacSpec> {
         return Err(mac.fail("aggregation_min_rate", "only with aggregation = true"));
     }
     let rx_delivery = mac.pick("rx_delivery", RxDelivery::Subframe, "")?;
+    let ampdu_formation = mac.pick("ampdu_formation", AmpduFormation::Access, "")?;
+    if ampdu_formation != AmpduFormation::Access && !aggregation {
+        return Err(mac.fail("ampdu_formation", "\"access\" without aggregation (no A-MPDU to form)"));
+    }
     let ofdma = if mac.has("ofdma") { Some(ofdma_table(&mac, cell)?) } else { None };
     cell.aggregation = aggregation;
     cell.max_mpdus = max_mpdus;
@@ -373,6 +377,7 @@ fn mac_section(top: &Table, cell: &mut Cell) -> Res<MacSpec> {
         aggregation_min_rate_bps: agg_min_rate,
         max_amsdu_bytes: max_amsdu as u32,
         rx_delivery,
+        ampdu_formation,
         txop_limit_ns: txop,
         // Written only when given, so that a spec without it keeps its canonical form.
         ofdma,

@@ -32,6 +32,7 @@ impl World {
             self.filter_acks(k, sta, p);
         }
         if kept {
+            self.formation_enqueued(sta, Dir::Down, k);
             // mac80211 wakes the driver; a pull driver has the AP contend for its queues
             // (also while it is taking frames for an aggregate).
             let contend = self.with_driver(k, now, |d, mac| d.on_wake(mac)).unwrap_or(self.ap_pulls);

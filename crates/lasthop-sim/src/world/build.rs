@@ -310,7 +310,11 @@ fn new_station(spec: &Spec, seed: u64, i: usize, ed: &Edcafs<'_>, media: &mut [M
     let mut ac: Vec<LinkAc> = (0..ed.plan.len())
         .map(|k| {
             let id = if k == 0 { (2 << 32) + i as u64 } else { (5 << 32) + ((i as u64) << 2) + k as u64 };
-            LinkAc::new(Spec::station_aqm_config(st).build(Rng::stream(seed, StreamKind::Other, id).next_u64()), down_win, up_win)
+            let mut a = LinkAc::new(Spec::station_aqm_config(st).build(Rng::stream(seed, StreamKind::Other, id).next_u64()), down_win, up_win);
+            if spec.mac.ampdu_formation == crate::spec::AmpduFormation::Ath9k {
+                a.formation = Some(Default::default());
+            }
+            a
         })
         .collect();
     let k0 = ed.plan.node_slots[1 + i][0] as usize;

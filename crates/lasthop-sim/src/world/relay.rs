@@ -73,6 +73,8 @@ impl World {
         }
         self.scratch.dup = drops;
         if kept {
+            let (link, dir) = self.node_entry_link(sta + 1, entry);
+            self.formation_enqueued(link, dir, self.ac_plan.main as usize);
             // The radio that serves this entry.
             let c = match down {
                 Some(d) if entry != 0 => d,

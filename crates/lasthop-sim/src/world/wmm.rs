@@ -47,6 +47,7 @@
 //! is not `mac.access_category` (`spec.rs`), and they use the slot of that AC (`AcPlan::main`).
 
 use super::*;
+use lasthop_wifi::mac::formation::HwFormation;
 
 /// Contender priority of the AP's beacon function: above every AC.
 pub(super) const BEACON_PRIORITY: u8 = 4;
@@ -192,6 +193,9 @@ pub(super) struct LinkAc {
     /// Largest PSDU within the A-MPDU cap and this AC's PPDU time limit, per (nss, mcs); 0 =
     /// not computed; empty until the link first sends.
     pub psdu_by_rate: Vec<u32>,
+    /// The A-MPDUs its senders formed ahead of the air, [down, up] (`mac.ampdu_formation =
+    /// "ath9k"`); None when they are built at channel access.
+    pub formation: Option<Box<[HwFormation; 2]>>,
 }
 
 impl LinkAc {
@@ -206,6 +210,7 @@ impl LinkAc {
             up_orig: Originator::new(up_win),
             up_rcpt: Recipient::new(up_win),
             psdu_by_rate: Vec::new(),
+            formation: None,
         }
     }
 

@@ -10,6 +10,8 @@
 //!   HT-immediate Block Ack (§10.25).
 //! * [`ampdu`]: what one PPDU carries, built from a pull source (retransmissions, new MPDUs
 //!   within the Block Ack window, A-MSDU packing, length limits), and when its subframes end.
+//! * [`formation`]: when a driver that forms A-MPDUs ahead of the air (ath9k, two in its
+//!   hardware queue) fixes an A-MPDU's new frames.
 //! * [`scoreboard`]: completion of a PPDU under Block Ack: reorder buffer, retries, the retry
 //!   limit.
 //! * [`exchange`]: the timing of a PPDU and its response (response end, EIFS, backoff
@@ -37,6 +39,7 @@ pub mod edca;
 pub mod driver;
 pub mod exchange;
 pub mod firmware;
+pub mod formation;
 pub mod frame;
 pub mod medium;
 pub mod mt76;

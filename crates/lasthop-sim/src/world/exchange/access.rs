@@ -162,7 +162,11 @@ impl World {
         let mut users = self.scratch.tx_pool.pop().unwrap_or_default();
         let mut mpdus = users.pop().map(|u| u.mpdus).unwrap_or_default();
         users.clear();
+        // A driver forming ahead sizes its A-MPDUs for the rate, not for a rate probe's lone frame.
+        let formed_n = if single { 1 } else { self.air.max_mpdus.min(cap) as usize };
+        self.formation_begin(sta, dir, k, formed_n, max_psdu);
         let mut psdu = self.build_ampdu(sta, dir, k, now, max_n, max_psdu, &mut mpdus);
+        self.formation_built(sta, dir, k);
         if single && self.air.standard == Standard::Ht {
             // A plain MPDU (HT has no single-MPDU A-MPDU format requirement).
             psdu = mpdu_bytes(&self.pkts, self.air.qos, mpdus[0].1);

@@ -128,6 +128,7 @@ impl World {
         self.aggctl_on_ppdu(sta, dir, u.txv, &u.mpdus, ppdu_end);
         self.complete_mpdus(sta, dir, k, &mut u.mpdus, success, (&u.txv, u.mu), ppdu_end);
         u.mpdus.clear();
+        self.formation_complete(sta, dir, k);
         let port = self.relay_port(sta, dir);
         let a = &mut self.stations[sta as usize].ac[k];
         let more = a.orig(dir).has_retx();

@@ -1,12 +1,14 @@
 //! One link's frames as the MAC components of `lasthop_wifi::mac` see them: the A-MPDU builder
 //! pulls from it (`pull.rs`: the link's PSDU limit, and its next new frame from wherever the
 //! link's packets wait — a relay's port, the AP's driver, the station's queue) and the Block Ack
-//! scoreboard tells it what became of each MPDU (`fate.rs`). The world keeps the packets, queues
+//! scoreboard tells it what became of each MPDU (`fate.rs`); a sender that forms A-MPDUs ahead of
+//! the air, as ath9k, fixes their new frames earlier (`formation.rs`). The world keeps the packets, queues
 //! and endpoints; these adapters only route the components' questions and verdicts to them.
 
 use super::*;
 
 mod fate;
+mod formation;
 mod pull;
 
 pub(in crate::world) use pull::full_size_mpdu;

@@ -68,12 +68,17 @@ impl World {
     /// entry, the firmware queue, the AP's station queue, or the station's own queue) if
     /// `fits(ip_len)`; a frame that does not fit stays first in line.
     fn take_new(&mut self, sta: u32, dir: Dir, k: usize, port: Option<(u32, u32)>, now: Instant, fits: &dyn Fn(u32) -> bool) -> Take<PktRef> {
+        // A driver that formed this A-MPDU ahead left the frames behind it for the next.
+        if !self.formation_may_take(sta, dir, k) {
+            return Take::NoFit;
+        }
         let taken = match (port, dir) {
             (Some((r, e)), _) => self.relay_take(r, e, now, fits),
             (None, Dir::Down) => self.ap_take(sta, k, now, fits),
             (None, Dir::Up) => self.station_take(sta, k, now, fits),
         };
         let Take::Got(p) = taken else { return taken };
+        self.formation_took(sta, dir, k, p);
         // A saturated source puts a fresh packet behind the one that left.
         let sat = match dir {
             // A relay's own saturated uplink flow refills when one of its packets leaves.
