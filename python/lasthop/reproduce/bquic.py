@@ -123,17 +123,10 @@ def _udp(spec: dict, name: str) -> dict:
     return s
 
 
-# QMPSU's nodes are Ubiquiti NanoStation M5s under OpenWrt (§III-C), whose ath9k forms each
-# A-MPDU when it hands frames to the hardware, from what the link's queue holds then, with at
-# most two A-MPDUs in the hardware queue (xmit.c's ath_tx_sched_aggr, ATH_AGGR_MIN_QDEPTH = 2).
-MESH_AMPDU_FORMATION = "ath9k"
-
-
 def _mesh(hops: int) -> dict:
     s = _lab()
     s["name"] = f"bquic-mesh{hops}"
     s["phy"]["band"] = "5GHz"  # QMPSU is 802.11an (§III-C); its clients are wired to the nodes
-    s["mac"]["ampdu_formation"] = MESH_AMPDU_FORMATION
     s["sim"]["duration"] = "12s"
     s["sim"]["bin"] = f"{MESH_BIN_MS}ms"
     s["stations"] = []
@@ -666,12 +659,7 @@ def _check_b5(run: SuiteRun) -> ClaimResult:
            f"the rule allows (8th RTT sample of the first round: {earliest / 1e3:.1f} kB). The first round is the "
            f"same 10-packet unpaced burst for both (Chromium's pacer does not pace its first 10 packets), and the "
            f"{INITIAL_CWND}-packet initial window takes ~{iw_ms:.0f} ms to cross this chain's bottleneck (saturated UDP "
-           f"{udp:.1f} Mb/s)"
-           + (", so that round's samples exceed the threshold whatever follows" if first["quic"] + first["bquic"] > n else
-              f"; the nodes' ath9k hands the window's first frames to each hop's hardware alone (mac.ampdu_formation), "
-              f"so the first round's earliest samples stay near the path's minimum, but the next round's first packets "
-              f"queue at the bottleneck behind that window's tail, so its samples exceed the threshold for both "
-              f"profiles alike")
+           f"{udp:.1f} Mb/s), so that round's samples exceed the threshold whatever follows"
            + ("; BQUIC's bursts even see the larger RTTs" if rtt_b > rtt_q else "")
            + ". The per-hop rates of the paper's RP5 chain are not given (ours are chosen to carry its BQUIC "
            "throughput); on the faster lab link, where the first round stays below the threshold, QUIC exits "

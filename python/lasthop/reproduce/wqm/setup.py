@@ -67,11 +67,6 @@ QDISC_SCOPE = "interface"
 
 ATH9K_QDEPTH = 123  # frames it holds per access category below the qdisc (ATH_MAX_QDEPTH)
 
-# ath9k forms each A-MPDU when it hands frames to the hardware, with at most two A-MPDUs there
-# (ATH_AGGR_MIN_QDEPTH; Linux 3.17's ath_tx_send_ampdu sends a frame to an idle hardware queue
-# at once, and ath_txq_schedule forms the next from the TID's queue at each completion).
-AMPDU_FORMATION = "ath9k"
-
 
 SECS = 100  # netperf ran 100 s (§V-B)
 
@@ -132,7 +127,7 @@ def _spec(name: str, hops: int = 1, flows_to: list[int] | None = None, n_flows: 
     flows += [{"stations": d, "direction": "down", "pattern": "ping", "interval": f"{PING_MS}ms"} for d in dests]
     mac = {"aggregation": aggregation, "max_ampdu_mpdus": 64 if aggregation else 1, "max_ppdu_time": "4ms"}
     if aggregation:
-        mac.update({"max_ampdu_bytes": 65535, "aggregation_min_rate": "6.5Mbps", "ampdu_formation": AMPDU_FORMATION})
+        mac.update({"max_ampdu_bytes": 65535, "aggregation_min_rate": "6.5Mbps"})
     return {
         "name": f"wqm-{name}",
         "sim": {"duration": f"{secs}s", "warmup": "5s", "seed": 1, "bin": "100ms"},
