@@ -133,7 +133,7 @@ def test_check_key():
     for good in ("mac.max_ampdu_mpdus", "sim.duration", "stations[1].mcs", "flows[0].rate",
                  "name", "phy.channel_width", "wired.loss", "mac.ofdma.max_users", "channel.interference.off"):
         check_key(good, doc)
-    for bad, msg in [("mac.bogus", "unknown key; allowed: aggregation"),
+    for bad, msg in [("mac.bogus", 'unknown key; of the 17 allowed here, those beginning with "b": beacon_interval'),
                      ("mac.max_ampdu_mpdu", 'did you mean "max_ampdu_mpdus"'),
                      ("flows[7].rate", "the spec has 1 [[flows]] table"),
                      ("stations[2].mcs", "the spec has 2 [[stations]] table"),
@@ -401,7 +401,7 @@ def test_cache_is_shared_and_duplicates_run_once(small_spec, tmp_path, simulator
 
 
 @pytest.mark.parametrize("args, expect", [
-    (["--vary", "mac.bogus=1"], "lasthop: error: --vary mac.bogus: unknown key; allowed:"),
+    (["--vary", "mac.bogus=1"], "lasthop: error: --vary mac.bogus: unknown key; of the 17 allowed here"),
     (["--vary", "flows[7].rate=1Mbps"], "lasthop: error: --vary flows[7].rate: no such table"),
     (["--vary", "stations.mcs=1,2"], "lasthop: error: --vary stations.mcs: index"),
     (["--vary", "mac.max_ampdu_mpdus=8,65"],
