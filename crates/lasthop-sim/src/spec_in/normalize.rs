@@ -356,9 +356,6 @@ fn mac_section(top: &Table, cell: &mut Cell) -> Res<MacSpec> {
     }
     let rx_delivery = mac.pick("rx_delivery", RxDelivery::Subframe, "")?;
     let ampdu_formation = mac.pick("ampdu_formation", AmpduFormation::Access, "")?;
-    if ampdu_formation != AmpduFormation::Access && !aggregation {
-        return Err(mac.fail("ampdu_formation", "\"access\" without aggregation (no A-MPDU to form)"));
-    }
     let ofdma = if mac.has("ofdma") { Some(ofdma_table(&mac, cell)?) } else { None };
     cell.aggregation = aggregation;
     cell.max_mpdus = max_mpdus;

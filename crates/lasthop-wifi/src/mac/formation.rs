@@ -128,6 +128,16 @@ impl HwFormation {
 mod tests {
     use super::*;
 
+    /// Build the A-MPDU on the air: every new frame it may take (1600 octets each); how many.
+    fn take_all(f: &mut HwFormation) -> u32 {
+        let mut taken = 0;
+        while f.may_take() {
+            f.took(1600);
+            taken += 1;
+        }
+        taken
+    }
+
     #[test]
     fn a_burst_to_an_idle_link_leaves_its_first_frames_alone() {
         let mut f = HwFormation::default();
@@ -138,13 +148,8 @@ mod tests {
         assert_eq!(f.formed(), &[1, 1]);
         // The first goes alone, the second alone; the eight behind wait for a completion.
         f.begin(10, 64, 65535);
-        let mut taken = 0;
-        while f.may_take() {
-            f.took(1600);
-            taken += 1;
-        }
+        assert_eq!(take_all(&mut f), 1);
         f.built();
-        assert_eq!(taken, 1);
         f.on_complete(9);
         assert_eq!(f.formed(), &[1, 8]);
         f.begin(9, 64, 65535);
@@ -179,9 +184,7 @@ mod tests {
         f.on_enqueue(1000);
         assert_eq!(f.formed(), &[30, 30]);
         f.begin(1000, 30, 65535);
-        for _ in 0..30 {
-            f.took(1600);
-        }
+        assert_eq!(take_all(&mut f), 30);
         f.built();
         f.on_enqueue(971);
         f.on_complete(971);
@@ -192,12 +195,7 @@ mod tests {
     fn without_a_formed_aggregate_everything_queued_goes() {
         let mut f = HwFormation::default();
         f.begin(7, 64, 65535);
-        let mut taken = 0;
-        while f.may_take() {
-            f.took(1600);
-            taken += 1;
-        }
-        assert_eq!(taken, 7);
+        assert_eq!(take_all(&mut f), 7);
     }
 
     #[test]

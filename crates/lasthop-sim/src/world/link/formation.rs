@@ -22,16 +22,21 @@ impl World {
         n as u32
     }
 
-    /// Act on the formation state of station `sta`'s link in `dir` and slot `k`, if its sender
-    /// forms ahead, with the link's backlog.
+    /// The formation state of station `sta`'s link in `dir` and slot `k`, if its sender forms
+    /// ahead.
+    #[inline]
+    fn formation_of(&mut self, sta: u32, dir: Dir, k: usize) -> Option<&mut HwFormation> {
+        self.stations[sta as usize].ac[k].formation.as_mut().map(|f| &mut f[dir as usize])
+    }
+
+    /// Act on the link's formation state, if its sender forms ahead, with the link's backlog.
     #[inline]
     fn with_formation(&mut self, sta: u32, dir: Dir, k: usize, act: impl FnOnce(&mut HwFormation, u32)) {
         if self.stations[sta as usize].ac[k].formation.is_none() {
             return;
         }
         let backlog = self.link_backlog(sta, dir, k);
-        let f = self.stations[sta as usize].ac[k].formation.as_mut().expect("checked above");
-        act(&mut f[dir as usize], backlog);
+        act(self.formation_of(sta, dir, k).expect("checked above"), backlog);
     }
 
     /// A frame joined the queue of `sta`'s link in `dir`, slot `k` (the driver's
@@ -48,7 +53,9 @@ impl World {
 
     /// The A-MPDU is built.
     pub(in crate::world) fn formation_built(&mut self, sta: u32, dir: Dir, k: usize) {
-        self.with_formation(sta, dir, k, |f, _| f.built());
+        if let Some(f) = self.formation_of(sta, dir, k) {
+            f.built();
+        }
     }
 
     /// The link's exchange ended (its transmit status): the driver forms the next A-MPDU.
@@ -66,8 +73,9 @@ impl World {
     /// The A-MPDU being built took new frame `p`.
     #[inline]
     pub(in crate::world) fn formation_took(&mut self, sta: u32, dir: Dir, k: usize, p: PktRef) {
-        if let Some(f) = self.stations[sta as usize].ac[k].formation.as_mut() {
-            f[dir as usize].took(frame::mpdu_len(p.len, self.air.qos) + frame::MPDU_DELIMITER);
+        let octets = frame::mpdu_len(p.len, self.air.qos) + frame::MPDU_DELIMITER;
+        if let Some(f) = self.formation_of(sta, dir, k) {
+            f.took(octets);
         }
     }
 }
