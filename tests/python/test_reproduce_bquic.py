@@ -47,6 +47,16 @@ def test_bquic_quick_reports_every_claim(tmp_path):
     # The link is the bottleneck in the model: saturated UDP leaves QUIC little headroom, and
     # the measured download follows a warm-up transfer with Chromium's 32-packet window.
     assert 0 < claims["B1"]["detail"]["headroom"] < 0.5
+    # B2's ablations of the mesh the paper does not give (every hop on one channel; the 1-hop
+    # chain at slower rates): each runs, and, as docs/experiments.md states, neither brings the
+    # gain to the band's +15 %; one channel costs the 5-hop chain more than half its throughput.
+    b2 = claims["B2"]["detail"]
+    assert set(b2["one_channel"]) == {"2", "3", "4", "5"} and set(b2["one_hop_mcs"]) == {"1", "2", "3", "4", "5"}, b2
+    for v in [*b2["one_channel"].values(), *b2["one_hop_mcs"].values()]:
+        assert v["gain"] < 0.15 and v["quic_mbps"] > 0, b2
+    assert b2["one_channel"]["5"]["quic_mbps"] < b2["hops"]["5"]["throughput_mbps"]["quic"] / 2, b2
+    assert "sweeps mesh2…5-onechannel" in claims["B2"]["explanation"]
+    assert "sweep mesh1-mcs" in claims["B2"]["explanation"]
     # B6 on links that fade (Minstrel-HT, Rician fading, ath9k's software retries): QUIC's
     # throughput varies far more than over the chain of fixed rates, and BQUIC's bursts then
     # change the variation less; another user on the last hop (the ablation) does the same.
