@@ -579,35 +579,46 @@ def _check_b2(run: SuiteRun) -> ClaimResult:
     one, by_mcs = _b2_ablations(run)
     why = ("as in the lab (B1), QUIC fills each chain's bottleneck hop; the gain over QUIC saturated UDP leaves "
            "(same IP octets): " + "; ".join(heads) + ". The faster hops do carry paced QUIC in small A-MPDUs, but "
-           "with every hop on its own channel that costs the bottleneck no airtime. Nor is it the mesh's layout "
-           "or rates, which the paper does not give: with every hop on one channel (sweeps mesh2…5-onechannel, "
-           "an ablation: Table I's note puts many hops, not all, on different frequencies) the gain is "
-           + ", ".join(f"{_mean(g) * 100:+.1f}%" for g, _ in one.values()) + " at "
-           + ", ".join(str(h) for h in one) + " hops (QUIC " + ", ".join(f"{q:.1f}" for _, q in one.values())
-           + " Mb/s: the 5-hop chain then carries a fraction of RP5's 18.6), and the 1-hop chain at MCS "
-           + ", ".join(str(m) for m in by_mcs) + " (sweep mesh1-mcs, an ablation; RP4's QUIC: 20.9 Mb/s) gives QUIC "
-           + ", ".join(f"{q:.1f}" for _, q in by_mcs.values()) + " Mb/s and gains of "
-           + ", ".join(f"{_mean(g) * 100:+.1f}%" for g, _ in by_mcs.values()) + ". The paper's gain needs a "
-           "cost of QUIC's ACKing or pacing outside the link's airtime that the model lacks and that is not "
-           "identified (see B1: a busy client CPU would not explain RP2's +28% at 1.97 Mb/s)")
+           "with every hop on its own channel that costs the bottleneck no airtime. " + _b2_ablation_text(one, by_mcs)
+           + ". The paper's gain needs a cost of QUIC's ACKing or pacing outside the link's airtime that the model "
+           "lacks and that is not identified (see B1: a busy client CPU would not explain RP2's +28% at 1.97 Mb/s)")
     detail = {"hops": detail,
               "one_channel": {h: {"gain": _mean(g), "quic_mbps": q} for h, (g, q) in one.items()},
               "one_hop_mcs": {m: {"gain": _mean(g), "quic_mbps": q} for m, (g, q) in by_mcs.items()}}
     return ClaimResult("; ".join(parts), checks, why, detail, miss_class="model gap")
 
 
-def _b2_ablations(run: SuiteRun) -> tuple[dict[int, tuple[list[float], float]], dict[int, tuple[list[float], float]]]:
+Ablation = dict[int, tuple[list[float], float]]
+
+
+def _b2_ablations(run: SuiteRun) -> tuple[Ablation, Ablation]:
     """B2's ablations: per hop count on one channel, and per MCS of the 1-hop chain, the gains per
     seed and QUIC's mean throughput (Mb/s)."""
-    one = {}
-    for h in ONE_CHANNEL_HOPS:
-        t = _per_profile(run, f"mesh{h}-onechannel", _throughput)
-        one[h] = (_change(t), _m(t["quic"]))
-    acc: dict[tuple[int, str], dict[int, float]] = {}
-    for o, seed, d in run.seeded("mesh1-mcs"):
-        acc.setdefault((int(o["stations[0].mcs"]), str(o["flows[0].profile"])), {})[seed] = _throughput(d)
-    by_mcs = {m: (_change({p: acc[(m, p)] for p in PROFILES}), _m(acc[(m, "quic")])) for m in ONE_HOP_MCS}
+    def gains(sweep: str, where=None) -> tuple[list[float], float]:
+        t = _per_profile(run, sweep, _throughput, where)
+        return _change(t), _m(t["quic"])
+
+    one = {h: gains(f"mesh{h}-onechannel") for h in ONE_CHANNEL_HOPS}
+    by_mcs = {m: gains("mesh1-mcs", lambda o, m=m: o["stations[0].mcs"] == m) for m in ONE_HOP_MCS}
     return one, by_mcs
+
+
+def _b2_ablation_text(one: Ablation, by_mcs: Ablation) -> str:
+    def pct(a: Ablation) -> str:
+        return ", ".join(f"{_mean(g) * 100:+.1f}%" for g, _ in a.values())
+
+    def mbps(a: Ablation) -> str:
+        return ", ".join(f"{q:.1f}" for _, q in a.values())
+
+    def keys(a: Ablation) -> str:
+        return ", ".join(str(k) for k in a)
+
+    return (f"Nor is it the mesh's layout or rates, which the paper does not give: with every hop on one channel "
+            f"(sweeps mesh{ONE_CHANNEL_HOPS[0]}…{ONE_CHANNEL_HOPS[-1]}-onechannel, an ablation: Table I's note puts "
+            f"many hops, not all, on different frequencies) the gain is {pct(one)} at {keys(one)} hops (QUIC "
+            f"{mbps(one)} Mb/s: the 5-hop chain then carries a fraction of RP5's 18.6), and the 1-hop chain at MCS "
+            f"{keys(by_mcs)} (sweep mesh1-mcs, an ablation; RP4's QUIC: 20.9 Mb/s) gives QUIC {mbps(by_mcs)} Mb/s "
+            f"and gains of {pct(by_mcs)}")
 
 
 def _plt(run: SuiteRun) -> dict[tuple[str, str], dict[int, float]]:
