@@ -32,6 +32,18 @@ def test_tcp_baselines_quick_reports_every_claim(tmp_path):
     # T1 and V4 compare on the paper's own terms: the same octets, and B·r/R.
     assert claims["T1"]["checks"][0]["label"].startswith("IP octets")
     assert claims["V4"]["checks"][0]["label"] == "goodput / (B·r/R)"
+    # V4: BBR's goodput in IP octets (as B, the UDP rate, counts them) lies above B·r/R's band
+    # and within min(B, 2·B·r/R), the bound of BBR's window of 2·B·r: the paper's expression,
+    # not the model, is what misses.
+    v4 = claims["V4"]
+    assert v4["verdict"] == "misses" and v4["miss_class"] == "disagrees with the paper", v4
+    d = v4["detail"]
+    assert 1.25 * d["B_bps"] * d["r_ms"] / d["R_ms"] < d["goodput_bps"], d
+    assert d["goodput_bps"] <= min(d["B_bps"], 2 * d["B_bps"] * d["r_ms"] / d["R_ms"]), d
+    off = [x for x in (out / "tcp-baselines" / "bbr").glob("runs/*.json")
+           if not json.loads(x.read_text())["spec"]["flows"][0].get("extra_acked", True)]
+    payload = sum(json.loads(x.read_text())["data"]["flows"][0]["goodput_bps"] for x in off) / len(off)
+    assert abs(d["goodput_bps"] / payload - 1500 / 1448) < 1e-9, (d, payload)
     tally = json.loads((out / "claims.json").read_text())["tally"]["total"]
     assert tally["falsifiable"] == 7 and tally["reported"] == 0
     assert len(re.findall(r"<img ", (out / "report.html").read_text())) == 3

@@ -524,12 +524,13 @@ def _v3_interference_text(run: SuiteRun) -> str:
 
 def _check_v4(run: SuiteRun) -> ClaimResult:
     """§III-B's B·r/R on the paper's BBR runs (V3's setup, no wire loss): per distance and seed,
-    the goodput over B·r/R, B the mean saturated UDP goodput of the link at that distance."""
+    the goodput over B·r/R, B the mean saturated UDP goodput of the link at that distance (both in
+    IP octets, `tcp_baselines._ip_goodput`)."""
     checks, parts, detail, why = [], [], {}, []
     for d in (NEAR, FAR):
         at = lambda o, d=d: float(o["stations[0].distance_m"]) == d  # noqa: E731
         b = _mean(run.per_seed("v4-udp", lambda doc: doc["data"]["flows"][0]["goodput_bps"], at).values())
-        g = run.per_seed("v4-bbr", lambda doc: sum(f["goodput_bps"] for f in doc["data"]["flows"]), at)
+        g = run.per_seed("v4-bbr", tcp_baselines._ip_goodput, at)
         r = run.per_seed("v4-bbr", lambda doc: doc["data"]["flows"][0]["tcp"]["min_rtt_ns"] / 1e6, at)
         big_r = run.per_seed("v4-bbr", lambda doc: tcp_baselines._mean_rtt_ms(doc, skip_s=doc["spec"]["sim"]["warmup_ns"] / 1e9), at)
         rel = ratio(g, {s: b * r[s] / big_r[s] for s in r})
@@ -540,8 +541,8 @@ def _check_v4(run: SuiteRun) -> ClaimResult:
         why.append(f"{DIST_LABEL[d]} {gm / b:.0%} of B = {b / 1e6:.0f} Mb/s, {_mean(rel):.2f}× B·r/R, within min(B, "
                    f"2·B·r/R) = {min(b, 2 * b * rm / big_rm) / 1e6:.0f} Mb/s")
         detail[DIST_LABEL[d]] = {"B_bps": b, "r_ms": rm, "R_ms": big_rm, "goodput_bps": gm}
-    return ClaimResult("; ".join(parts) + " (V3's setup: wire 10 ms, no wire loss; BBR without the ACK-aggregation "
-                       "estimator)", checks,
+    return ClaimResult("; ".join(parts) + " (IP octets; V3's setup: wire 10 ms, no wire loss; BBR without the "
+                       "ACK-aggregation estimator)", checks,
                        "BBR's window is cwnd_gain·B·r with cwnd_gain = 2 (BBR draft §4.6.4.2; Linux bbr_cwnd_gain), "
                        "not B·r as §III-B assumes: across the paper's own WiFi link BBR gets " + "; ".join(why)
                        + ", so the paper's B·r/R cannot follow from its BBR", detail,
