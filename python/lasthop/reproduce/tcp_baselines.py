@@ -215,13 +215,12 @@ def _check_bbr_v4(run: SuiteRun) -> ClaimResult:
 def _check_bbr_extra_acked(run: SuiteRun) -> ClaimResult:
     """The gap the estimator should close is the one between BBR without it and what TCP can get
     on this link at all (CUBIC's goodput in T1: the uplink-ACK bound), not the UDP rate."""
-    b, out = _bbr_numbers(run)
-    off, on = out[False][0], out[True][0]
+    bs, out = _bbr_per_seed(run)
+    on_seeds = out[True][0]
+    b, off, on = _mean(bs.values()), _mean(out[False][0].values()), _mean(on_seeds.values())
     tcp = run.per_seed("link", _ip_goodput, _match(**{"flows[0].pattern": "tcp"}))
     best_tcp = _mean(tcp.values())
-    on_seeds = _bbr_per_seed(run)[1][True][0]
-    off_mean = off
-    share = [(v - off_mean) / (best_tcp - off_mean) if best_tcp > off_mean else float("nan") for v in on_seeds.values()]
+    share = [(v - off) / (best_tcp - off) if best_tcp > off else float("nan") for v in on_seeds.values()]
     of_udp_gap = (on - off) / (b - off) if b > off else float("nan")
     return ClaimResult(f"off {off / 1e6:.0f}, on {on / 1e6:.0f} Mb/s; CUBIC's rate on the link {best_tcp / 1e6:.0f}, "
                        f"UDP {b / 1e6:.0f} ({of_udp_gap * 100:.0f}% of the gap to UDP; IP octets)",

@@ -64,7 +64,7 @@ import math
 
 from ..framework import Check, Claim, ClaimResult, SuiteRun, ratio
 from .setup import (FIG9_DT1, FIG9_DT2, N_E, N_MAX, PACKET_BITS, PAPER_CUBIC_DELAY_MS, RATE_CONFIGS, TESTBED_AP_QUEUE,
-                    TESTBED_NSS, TESTBED_RTS, UDP_PAYLOAD, gp_theory)
+                    TESTBED_NSS, TESTBED_RTS, gp_theory, udp_payload)
 from .runs import _by_seed, _cell_figures, _cmp, _cmp_per_seed, _curve, _delay_ms, _docs, _flows, _hist_quantile, _knees, _loop_gain, _loss, _mean, _nss_times, _random_rows, _receivers, _receivers_per_seed, _slope, _stability, _vals
 from .figures import figures
 from .setup import sweeps
@@ -161,7 +161,7 @@ def _check_a3(run: SuiteRun) -> ClaimResult:
               Check("highest 75th percentile of A-MPDU size", q75, hi=N_E + 6, unit=" pkts")]
     r = _receivers(run)
     ns = sorted(r)
-    txt = "; ".join(f"n={n}: {r[n]['goodput'] / 1e6:.0f} Mb/s ({r[n]['goodput'] * UDP_PAYLOAD / 1500 / r[n]['theory'] * 100:.0f}% "
+    txt = "; ".join(f"n={n}: {r[n]['goodput'] / 1e6:.0f} Mb/s ({udp_payload(r[n]['goodput']) / r[n]['theory'] * 100:.0f}% "
                     f"of GP theory {r[n]['theory'] / 1e6:.0f}), {r[n]['delay_ms']:.2f} ms, IQR "
                     f"{r[n]['q25']:.0f}–{r[n]['q75']:.0f}, loss {r[n]['loss'] * 100:.2f}%" for n in ns)
     bad = []
@@ -180,7 +180,7 @@ def _check_a3(run: SuiteRun) -> ClaimResult:
 
 def _check_a4(run: SuiteRun) -> ClaimResult:
     th = gp_theory(1, nss=1)
-    sim = run.per_seed("gp-nss1", lambda d: _flows(d)[0]["goodput_bps"] * UDP_PAYLOAD / 1500)
+    sim = run.per_seed("gp-nss1", lambda d: udp_payload(_flows(d)[0]["goodput_bps"]))
     agg = _mean(_flows(d)[0]["aggctl"]["true_mean_ampdu"] for d in _docs(run, "gp-nss1")[None])
     checks = [Check("GP theory MCS 9 NSS 1 N_e 32 / 307 Mb/s", [th / 307e6], lo=0.98, hi=1.02, unit="%", scale=100,
                     exact=True),

@@ -3,7 +3,7 @@ the stability map and modern-AP comparison beyond the paper."""
 from __future__ import annotations
 
 from ..framework import Figure, SuiteRun
-from .setup import DELTAS, RATE_CONFIGS, TESTBED_FLOWS, UDP_PAYLOAD
+from .setup import DELTAS, RATE_CONFIGS, TESTBED_FLOWS, udp_payload
 from .runs import _delay_ms, _docs, _flows, _hist_quantile, _loss, _mean, _random_rows, _rate_curve, _receivers, _sat_goodput, _stability
 
 
@@ -66,7 +66,7 @@ def _fig7(plt, run: SuiteRun) -> Figure:
     r = _receivers(run)
     ns = sorted(r)
     fig, axs = plt.subplots(1, 2, figsize=(10, 3.4))
-    axs[0].plot(ns, [r[n]["goodput"] * UDP_PAYLOAD / 1500 / 1e6 for n in ns], "o-", label="simulated (UDP payload)")
+    axs[0].plot(ns, [udp_payload(r[n]["goodput"]) / 1e6 for n in ns], "o-", label="simulated (UDP payload)")
     axs[0].plot(ns, [r[n]["theory"] / 1e6 for n in ns], "k--", label="GP theory")
     ax2 = axs[0].twinx()
     ax2.plot(ns, [r[n]["delay_ms"] for n in ns], "s-", color="#D55E00", label="delay")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..framework import SuiteRun, mean
-from .setup import N_MAX, PLACEMENTS, TESTBED_FLOWS, T_CHANGE, UDP_PAYLOAD, WIRED_DELAY_MS, gp_theory
+from .setup import N_MAX, PLACEMENTS, TESTBED_FLOWS, T_CHANGE, WIRED_DELAY_MS, gp_theory, udp_payload
 
 
 def _docs(run: SuiteRun, sweep: str, key: str | None = None) -> dict:
@@ -118,7 +118,7 @@ def _receivers_per_seed(run: SuiteRun) -> dict[int, dict[int, dict]]:
                 for i, c in enumerate(st["ampdu_hist_down"][:N_MAX + 1]):
                     hist[i] += c
             out.setdefault(s, {})[n] = {
-                "goodput": gp, "frac": gp * UDP_PAYLOAD / 1500 / gp_theory(n),
+                "goodput": gp, "frac": udp_payload(gp) / gp_theory(n),
                 "jfi": _jain([f["goodput_bps"] for f in _flows(x)]),
                 "delay_ms": _mean(_delay_ms(f) for f in _flows(x)), "hist": hist,
                 "loss": _mean(_loss(f) for f in _flows(x))}
@@ -164,7 +164,7 @@ def _random_rows(run: SuiteRun) -> list[dict]:
             mpdu = [s["mean_ampdu_down"] for s in st]
             fresh = [f["delivered_packets"] / max(1, sum(s["ampdu_hist_down"])) for f, s in zip(fl, st)]
             rows.append({"placement": k, "seed": seed,
-                         "goodput": sum(f["goodput_bps"] for f in fl) * UDP_PAYLOAD / 1500,
+                         "goodput": udp_payload(sum(f["goodput_bps"] for f in fl)),
                          "delay_ms": sum(_delay_ms(f) * p for f, p in zip(fl, pk)) / sum(pk) - WIRED_DELAY_MS,
                          "delay_max_station_ms": max(_delay_ms(f) for f in fl) - WIRED_DELAY_MS,
                          "cycle_ms": 1e3 / ampdus if ampdus else float("nan"),
@@ -198,10 +198,10 @@ def _nss_times(doc: dict) -> tuple[float, float, float, float]:
 def _cmp_per_seed(run: SuiteRun) -> dict[str, tuple[dict, dict, dict]]:
     """Per algorithm ({seed: goodput Mb/s}, {seed: mean delay ms}, {seed: loss or retransmits}).
     Goodput is the application's payload for all three, as iperf and the paper's sender count it:
-    aggctl's UDP payload (its goodput counts IP octets: × UDP_PAYLOAD / 1500), TCP's payload."""
+    aggctl's UDP payload (`udp_payload`: its goodput counts IP octets), TCP's payload."""
     out = {}
     f0 = lambda d: _flows(d)[0]  # noqa: E731
-    out["aggctl"] = (run.per_seed("cmp-aggctl", lambda d: f0(d)["goodput_bps"] * UDP_PAYLOAD / 1500 / 1e6),
+    out["aggctl"] = (run.per_seed("cmp-aggctl", lambda d: udp_payload(f0(d)["goodput_bps"]) / 1e6),
                      run.per_seed("cmp-aggctl", lambda d: _delay_ms(f0(d))),
                      run.per_seed("cmp-aggctl", lambda d: _loss(f0(d))))
     for cc in TESTBED_FLOWS:

@@ -15,6 +15,12 @@ UDP_PAYLOAD = 1472
 PACKET_BITS = 1500 * 8
 
 
+def udp_payload(ip_bps: float) -> float:
+    """An aggctl flow's goodput, which counts IP octets, as UDP payload (UDP_PAYLOAD of each
+    1500-octet packet): the rate its sender reports and the closed form counts."""
+    return ip_bps * UDP_PAYLOAD / (PACKET_BITS // 8)
+
+
 WIRED_DELAY_MS = 1.0
 
 
