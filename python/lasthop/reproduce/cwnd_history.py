@@ -143,10 +143,11 @@ SEEDS = {True: 3, False: 20}       # full: 5 measured connections × 20 seeds = 
 HISTORY_EVENTS = "close_every_hello"
 # Full-mode seeds of sweeps whose claim's interval straddled a band edge with fewer (with 20:
 # H1 asked for about 55; H4 for about 161 with 160; H6 for about 297, and behind the calibrated
-# router queue for about 353 with 300 and 637 with 400); the paper's 50 transfers per
-# configuration are the floor, not the count.
+# router queue for about 353 with 300 and 637 with 400; H5's good path, +2 % ± 9 % with 20
+# against a band ending at −5 %, for about 30); the paper's 50 transfers per configuration are
+# the floor, not the count.
 FULL_SEEDS = {"simple-good-1MB": 60, "simple-average-1MB": 60, "dumbbell-good-1MB": 240, "dumbbell-average-1MB": 240,
-              **{f"bg{n}": 700 for n in range(1, 6)}}
+              "dumbbell-good-10MB": 60, "dumbbell-average-10MB": 60, **{f"bg{n}": 700 for n in range(1, 6)}}
 BG_FLOWS = {True: [1, 2, 4], False: [1, 2, 3, 4, 5]}
 IDLE = "200ms"
 BG_LEAD_S = 1.0
