@@ -39,6 +39,10 @@ def test_cwnd_history_quick_reports_every_claim(tmp_path):
     # On the bad path a 10 MB transfer never ends above the default window: history changes nothing.
     for cell in ("simple-10MB", "dumbbell-10MB"):
         assert claims["H3"]["detail"][cell]["raised"] == 0 and claims["H3"]["detail"][cell]["change"] == 0
+    # An undecided H7 says which 10 MB std-dev checks sit on their edge, and why.
+    if claims["H7"]["verdict"] == "inconclusive":
+        assert claims["H7"]["explanation"].startswith("the std-dev change stays undecided for "), claims["H7"]
+        assert "barely changes them" in claims["H7"]["explanation"], claims["H7"]
     # The RTT guard reverts the history window when a TCP flow has appeared.
     assert claims["HS"]["detail"]["tcp"]["rtt"]["iw_bytes"] == DEFAULT_IW
     assert len(re.findall(r"<img ", (out / "report.html").read_text())) == 5

@@ -133,6 +133,9 @@ COLOR = {"none": "#0072B2", "mean": "#D55E00", "rtt": "#009E73"}
 INITIAL_CWND = 32          # packets: proto-quic's kInitialCongestionWindow
 DATAGRAM = 1350            # the QUIC flows' UDP payload (the model's default)
 DEFAULT_IW = INITIAL_CWND * DATAGRAM
+# A latency change within ±5 % is "similar" (TARGETS' tolerance; H3's band, and where H7 reads a
+# transfer as barely changed by the history).
+SIMILAR = 0.05
 CONNECTIONS = {True: 3, False: 6}  # quick, full: the first connection is not measured
 SEEDS = {True: 3, False: 20}       # full: 5 measured connections × 20 seeds = twice the paper's 50 transfers
 # Where the server observes its window: Algorithm 1's "receive complete client hello message or
@@ -442,7 +445,7 @@ def _check_h3(run: SuiteRun) -> ClaimResult:
             raised_seed = {s: (sum(w > DEFAULT_IW for w in x.iw) / len(x.iw) if x.iw else math.nan)
                            for s, x in c["mean"].seeds.items()}
             raised = sum(w > DEFAULT_IW for w in c["mean"].iw)
-            k1 = Check(f"{topo} {size}: latency change", _changes(c), lo=-0.05, hi=0.05, unit="%", scale=100)
+            k1 = Check(f"{topo} {size}: latency change", _changes(c), lo=-SIMILAR, hi=SIMILAR, unit="%", scale=100)
             k2 = Check(f"{topo} {size}: share of connections history raised", list(raised_seed.values()), hi=0.0,
                        unit="%", scale=100)
             checks += [k1, k2]
@@ -490,7 +493,7 @@ def _check_h6(run: SuiteRun) -> ClaimResult:
 
 def _check_h7(run: SuiteRun) -> ClaimResult:
     checks, parts, detail = [], [], {}
-    bad_std, bad_loss = [], []
+    bad_std, bad_loss, open_std = [], [], []
     for topo in ("simple", "dumbbell"):
         for path in ("good", "average"):
             for size in SIZES:
@@ -503,6 +506,10 @@ def _check_h7(run: SuiteRun) -> ClaimResult:
                 if k.status() == "out":
                     bad_std.append(f"{topo} {path} {size} ({c['none'].std * 1e3:.0f} → {c['mean'].std * 1e3:.0f} ms, "
                                    f"history windows {_mean(c['mean'].iw) / DEFAULT_IW:.1f}× the default)")
+                elif k.status() == "straddle" and abs(_change(c)) <= SIMILAR:
+                    open_std.append(f"{topo} {path} {size} ({k.mean:+.3g} ± {k.half:.3g} ms; history windows "
+                                    f"{_mean(c['mean'].iw) / DEFAULT_IW:.1f}× the default, latency "
+                                    f"{_change(c) * 100:+.1f}%)")
                 if size == "1MB":
                     dl = [h[s].loss - d[s].loss for s in sorted(set(h) & set(d))]
                     k2 = Check(f"{topo} {path} 1MB: loss ratio, history − default", dl, lo=0.0, unit=" pp",
@@ -526,6 +533,12 @@ def _check_h7(run: SuiteRun) -> ClaimResult:
         why.append("the 1 MB loss ratio with history is below the default's for " + ", ".join(bad_loss))
     if why:
         why.append(_UNKNOWN)
+    elif open_std:
+        # Inconclusive: say why those checks sit on their edge.
+        why.append("the std-dev change stays undecided for " + ", ".join(open_std) + ": the history starts these "
+                   "transfers a little above the default window and barely changes them (the cause of H2's and "
+                   "H5's misses), so their spread is the default's and a change of at most 0 cannot be told "
+                   "from none")
     return ClaimResult("; ".join(parts), checks, "; ".join(why), detail)
 
 
