@@ -104,6 +104,14 @@ ROUTER_QUEUE = 50
 # a queue the TCP flow that appears can fill; ROUTER_QUEUE's 50 packets would add 6 ms at most,
 # a quarter of the good path's RTT.
 WORSE_QUEUE = 1000
+
+
+def _rtt_loss(path: str) -> str:
+    """A path's RTT and random loss, as the description gives them."""
+    delay, loss, _ = PATHS[path]
+    return f"{2 * parse_duration(delay) / 1e6:.0f} ms / {loss * 100:.1f} %"
+
+
 DESCRIPTION = ("QUIC flows of several connections from one client; the server starts each new 1-RTT connection with "
                "max(default, mean of the windows recorded at close and at each handshake's complete client hello, "
                "Algorithm 1); the default window is proto-quic's 32 packets. "
@@ -112,9 +120,8 @@ DESCRIPTION = ("QUIC flows of several connections from one client; the server st
                "wire. Path RTT and random loss of the data direction, and the router's queue "
                f"({ROUTER_QUEUE} packets), calibrated from what the paper says of the default window (its latencies; "
                "§5.3: 1 MB losses above the path's rate and above 10 MB ones): "
-               + ", ".join(f"{k} {2 * parse_duration(d) / 1e6:.0f} ms / {loss * 100:.1f} %"
-                           for k, (d, loss, _) in PATHS.items() if k != "bad")
-               + f"; bad {2 * parse_duration(PATHS['bad'][0]) / 1e6:.0f} ms / {PATHS['bad'][1] * 100:.1f} % "
+               + ", ".join(f"{k} {_rtt_loss(k)}" for k in PATHS if k != "bad")
+               + f"; bad {_rtt_loss('bad')} "
                "(Langley et al.'s India values scaled alike). Beyond the paper: WiFi as the bottleneck (QUIC and "
                "BQUIC), and a path that got worse since the history was recorded, with and without an RTT guard.")
 # The paper's default-window latencies (s) per (topology, path, size), where its text gives them
@@ -503,13 +510,13 @@ def _check_h7(run: SuiteRun) -> ClaimResult:
                 k = Check(f"{topo} {path} {size}: latency std-dev, history − default", [x * 1e3 for x in ds], hi=0.0,
                           unit=" ms")
                 checks.append(k)
+                windows = f"history windows {_mean(c['mean'].iw) / DEFAULT_IW:.1f}× the default"
                 if k.status() == "out":
                     bad_std.append(f"{topo} {path} {size} ({c['none'].std * 1e3:.0f} → {c['mean'].std * 1e3:.0f} ms, "
-                                   f"history windows {_mean(c['mean'].iw) / DEFAULT_IW:.1f}× the default)")
-                elif k.status() == "straddle" and abs(_change(c)) <= SIMILAR:
-                    open_std.append(f"{topo} {path} {size} ({k.mean:+.3g} ± {k.half:.3g} ms; history windows "
-                                    f"{_mean(c['mean'].iw) / DEFAULT_IW:.1f}× the default, latency "
-                                    f"{_change(c) * 100:+.1f}%)")
+                                   f"{windows})")
+                elif k.status() == "straddle" and abs(ch := _change(c)) <= SIMILAR:
+                    open_std.append(f"{topo} {path} {size} ({k.mean:+.3g} ± {k.half:.3g} ms; {windows}, latency "
+                                    f"{ch * 100:+.1f}%)")
                 if size == "1MB":
                     dl = [h[s].loss - d[s].loss for s in sorted(set(h) & set(d))]
                     k2 = Check(f"{topo} {path} 1MB: loss ratio, history − default", dl, lo=0.0, unit=" pp",
@@ -517,7 +524,7 @@ def _check_h7(run: SuiteRun) -> ClaimResult:
                     checks.append(k2)
                     if k2.status() == "out":
                         bad_loss.append(f"{topo} {path} ({c['none'].loss * 100:.2f} → {c['mean'].loss * 100:.2f}%, "
-                                        f"history windows {_mean(c['mean'].iw) / DEFAULT_IW:.1f}× the default)")
+                                        f"{windows})")
                     parts.append(f"{topo} {path} 1MB: std {c['none'].std * 1e3:.0f} → {c['mean'].std * 1e3:.0f} ms, "
                                  f"loss {c['none'].loss * 100:.2f} → {c['mean'].loss * 100:.2f}%")
                 else:

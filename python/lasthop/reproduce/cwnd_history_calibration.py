@@ -78,12 +78,11 @@ def evaluate(path: str, loss: float, runs: dict[tuple[str, str], dict[int, dict]
         return sum(t["packets_lost"] for t in measured(q)) / sent if sent else 0.0
     one, ten = runs[LOSS_CONFIGS[0]], runs[LOSS_CONFIGS[1]]
     seeds = sorted(set(one) & set(ten))
-    above_path = [loss_ratio(one[s]) - loss for s in seeds]
-    above_10mb = [loss_ratio(one[s]) - loss_ratio(ten[s]) for s in seeds]
-    admissible = _lower(above_path) > 0 and _lower(above_10mb) > 0
+    l1 = [loss_ratio(one[s]) for s in seeds]
+    l10 = [loss_ratio(ten[s]) for s in seeds]
+    admissible = _lower([a - loss for a in l1]) > 0 and _lower([a - b for a, b in zip(l1, l10)]) > 0
     return {"error": err, "latency_s": lat, "admissible": admissible,
-            "loss_1mb": statistics.mean(loss_ratio(one[s]) for s in seeds),
-            "loss_10mb": statistics.mean(loss_ratio(ten[s]) for s in seeds)}
+            "loss_1mb": statistics.mean(l1), "loss_10mb": statistics.mean(l10)}
 
 
 def grid(path: str, delays: list[float], losses: list[float], queues: list[int], seeds: int, jobs: int,
@@ -143,15 +142,14 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     problems = []
     parsed = {}
-    for key, conv, allowed in (("delays", float, "positive numbers (ms), comma-separated"),
-                               ("losses", float, "numbers in [0, 1), comma-separated"),
-                               ("queues", int, "integers >= 1 (packets), comma-separated")):
+    for key, conv, ok, allowed in (("delays", float, lambda v: v > 0, "positive numbers (ms), comma-separated"),
+                                   ("losses", float, lambda v: 0 <= v < 1, "numbers in [0, 1), comma-separated"),
+                                   ("queues", int, lambda v: v >= 1, "integers >= 1 (packets), comma-separated")):
         text = getattr(a, key)
         try:
             vals = [conv(x) for x in text.split(",") if x.strip()]
         except ValueError:
             vals = []
-        ok = {"delays": lambda v: v > 0, "losses": lambda v: 0 <= v < 1, "queues": lambda v: v >= 1}[key]
         if not vals or not all(ok(v) for v in vals):
             problems.append(f"--{key} = {text}: {allowed}")
         parsed[key] = vals
