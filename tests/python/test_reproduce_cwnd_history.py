@@ -56,6 +56,33 @@ def test_cwnd_history_quick_reports_every_claim(tmp_path):
             assert (h["records_close"], h["records_full_handshake"], h["samples"]) == (3, 3, 6), h
 
 
+def test_h7_reads_equal_std_devs_as_equal_and_higher_ones_as_higher(monkeypatch):
+    """H7's std-dev half is "lower or equal": a history that leaves every transfer as it was
+    holds (equal within 5 % of the default's std-dev, TARGETS' "no change" tolerance), one whose
+    transfers spread 20 % wider misses, and one that spreads them less holds."""
+    from lasthop.reproduce import cwnd_history as ch
+    from lasthop.reproduce.framework import verdict_of
+
+    def cells(spread: float):
+        def make(scale: float, jitter: float, lost: int):
+            c = ch.Cell()
+            for seed in range(1, 11):
+                s = c.seeds.setdefault(seed, ch.Seed())
+                # With jitter, each seed's std-dev moves ±1 % around `scale`: "equal" is then
+                # never significantly at or below 0, the edge that accepted only "lower".
+                k = scale * (1 + jitter * (-1) ** seed)
+                s.lat = [1.0 + k * (i + seed % 3) * 0.1 for i in range(5)]
+                s.sent, s.lost, s.iw = 1000, lost, [ch.DEFAULT_IW] * 5
+            return c
+        return lambda run, sweep, **kw: {"none": make(1.0, 0.0, 10),
+                                          "mean": make(spread, 0.01, 10 + 5 * (sweep[-3:] == "1MB"))}
+
+    for spread, verdict in ((1.0, "holds"), (1.2, "misses"), (0.7, "holds")):
+        monkeypatch.setattr(ch, "_cells", cells(spread))
+        r = ch._check_h7(None)
+        assert verdict_of(r.checks)[0] == verdict, (spread, [k.text() for k in r.checks])
+
+
 def test_calibration_admits_the_router_queue_that_section_5_3_describes():
     """The router queue is calibrated with the paths from what the paper says of the default
     window: §5.3's 1 MB losses above the path's rate and above the 10 MB ones. On the good path

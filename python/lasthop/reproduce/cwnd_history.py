@@ -154,10 +154,13 @@ HISTORY_EVENTS = "close_every_hello"
 # Full-mode seeds of sweeps whose claim's interval straddled a band edge with fewer (with 20:
 # H1 asked for about 55; H4 for about 161 with 160; H6 for about 297, and behind the calibrated
 # router queue for about 353 with 300 and 637 with 400; H5's good path, +2 % ± 9 % with 20
-# against a band ending at −5 %, for about 30); the paper's 50 transfers per configuration are
-# the floor, not the count.
+# against a band ending at −5 %, for about 30; H7's 10 MB std-dev changes against its band's 5 %
+# of the default's: simple good +35 ± 67 ms with 20 for about 425, dumbbell good +11 ± 103 and
+# dumbbell average +55 ± 183 ms with 60 for about 490 and 1550); the paper's 50 transfers per
+# configuration are the floor, not the count.
 FULL_SEEDS = {"simple-good-1MB": 60, "simple-average-1MB": 60, "dumbbell-good-1MB": 240, "dumbbell-average-1MB": 240,
-              "dumbbell-good-10MB": 60, "dumbbell-average-10MB": 60, **{f"bg{n}": 700 for n in range(1, 6)}}
+              "simple-good-10MB": 600, "dumbbell-good-10MB": 600, "dumbbell-average-10MB": 1600,
+              **{f"bg{n}": 700 for n in range(1, 6)}}
 BG_FLOWS = {True: [1, 2, 4], False: [1, 2, 3, 4, 5]}
 IDLE = "200ms"
 BG_LEAD_S = 1.0
@@ -506,9 +509,14 @@ def _check_h7(run: SuiteRun) -> ClaimResult:
             for size in SIZES:
                 c = _cells(run, f"{topo}-{path}-{size}")
                 h, d = c["mean"].seeds, c["none"].seeds
-                ds = [h[s].std - d[s].std for s in sorted(set(h) & set(d))]
-                k = Check(f"{topo} {path} {size}: latency std-dev, history − default", [x * 1e3 for x in ds], hi=0.0,
-                          unit=" ms")
+                common = sorted(set(h) & set(d))
+                ds = [h[s].std - d[s].std for s in common]
+                # "Lower or equal": equal within TARGETS' "no change" tolerance (H3's band) of the
+                # default's std-dev; a band ending at 0 could never accept the "equal" half.
+                equal = SIMILAR * _mean([d[s].std for s in common]) * 1e3
+                k = Check(f"{topo} {path} {size}: latency std-dev, history − default (equal within "
+                          f"{SIMILAR * 100:.0f} % of the default's {equal / SIMILAR:.0f} ms)", [x * 1e3 for x in ds],
+                          hi=equal, unit=" ms")
                 checks.append(k)
                 windows = f"history windows {_mean(c['mean'].iw) / DEFAULT_IW:.1f}× the default"
                 if k.status() == "out":
@@ -544,8 +552,8 @@ def _check_h7(run: SuiteRun) -> ClaimResult:
         # Inconclusive: say why those checks sit on their edge.
         why.append("the std-dev change stays undecided for " + ", ".join(open_std) + ": the history starts these "
                    "transfers a little above the default window and barely changes them (the cause of H2's and "
-                   "H5's misses), so their spread is the default's and a change of at most 0 cannot be told "
-                   "from none")
+                   "H5's misses), so their spread is the default's and a change of at most the band's "
+                   f"{SIMILAR * 100:.0f} % cannot be told from none")
     return ClaimResult("; ".join(parts), checks, "; ".join(why), detail)
 
 
@@ -605,10 +613,13 @@ def claims() -> list[Claim]:
               "one-sided \"every N ≤ −10 %\" could not fail on a too-large reduction"),
         Claim("H7", "latency std-dev with history lower or equal; 1 MB loss ratio higher (per seed, good and average "
               "paths, both topologies)", "qualitative (Figs. 10, 13, 14)",
-              "per seed: std-dev with history − default ≤ 0 (1 and 10 MB); 1 MB loss ratio with history − default "
-              "≥ 0", _check_h7, "setup differs",
-              "§5.1.2, §5.2.2 (std-dev lower or equal in good and average), §5.3 (1 MB loss higher with the scheme); "
-              "the std-dev of each seed's measured transfers"),
+              f"per seed: std-dev with history − default ≤ {SIMILAR * 100:.0f} % of the default's (1 and 10 MB); 1 MB "
+              "loss ratio with history − default ≥ 0", _check_h7, "setup differs",
+              "§5.1.2, §5.2.2 (std-dev lower or equal in good and average: §5.2.2 \"less than or equal\", §5.1.2 "
+              "\"lower\", with a gap that shrinks as the data grows), §5.3 (1 MB loss higher with the scheme); the "
+              "std-dev of each seed's measured transfers; \"equal\" within TARGETS' "
+              f"±{SIMILAR * 100:.0f} % \"no change\" tolerance (H3's band) of the default's std-dev, since a band "
+              "ending at 0 accepts only \"lower\""),
         Claim("H+", "Beyond the paper: 1 MB over a WiFi bottleneck (802.11ac 40 MHz MCS 7), QUIC and BQUIC",
               "not in the paper", "reported whichever wins", _check_wifi, reported=True),
         Claim("HS", "Safety: the path got worse after the history was recorded (1 MB, good path without random "
