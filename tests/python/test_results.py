@@ -43,6 +43,31 @@ def test_checksum_seals_the_content(tmp_path: Path):
     assert "checksum" not in load_result(p)  # read (written by hand or by an older lasthop)
 
 
+def test_a_file_as_written_is_verified_from_its_own_text(tmp_path: Path, monkeypatch):
+    """The sealed text is verified by hashing the file's own body; a file reformatted since is
+    verified by serializing it again, and an edit fails either way."""
+    p = tmp_path / "x.json"
+    write_result(p, doc(b=0.1))
+    text = p.read_text()
+    ck = json.loads(text)["checksum"]
+    assert results._sealed_as_written(text, ck)
+    assert not results._sealed_as_written(text.replace('"b":0.1', '"b":0.2'), ck)
+    other = ck[:-1] + ("1" if ck[-1] == "0" else "0")
+    assert not results._sealed_as_written(text.replace(ck, other), other)  # in the right place, not its hash
+    # Reformatted (still its content): not the sealed text, verified the long way.
+    pretty = json.dumps(json.loads(text), indent=1)
+    assert not results._sealed_as_written(pretty, ck)
+    p.write_text(pretty)
+    assert load_result(p)["checksum"] == ck
+    p.write_text(pretty.replace('"b": 0.1', '"b": 0.2'))
+    with pytest.raises(ResultError, match="changed after it was written"):
+        load_result(p)
+    # The long way is not taken for a file as written.
+    write_result(p, doc(b=0.1))
+    monkeypatch.setattr(results, "content_checksum", lambda d: pytest.fail("serialized again"))
+    assert load_result(p)["data"] == {"b": 0.1}
+
+
 def test_write_and_load(tmp_path: Path):
     p = result_path(tmp_path, "x", 3)
     assert p.name == "x-s3.json"

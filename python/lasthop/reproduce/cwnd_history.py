@@ -79,6 +79,7 @@ default window if the handshake RTT exceeds the smallest recorded RTT by more th
 from __future__ import annotations
 
 import math
+import weakref
 
 from ..units import parse_duration
 from .framework import Check, Claim, ClaimResult, Figure, SuiteRun, SweepDef, mean, paired
@@ -351,7 +352,22 @@ class Cell:
         return sum(s.incomplete for s in self.seeds.values())
 
 
+# Each suite run's cells, read once: the claims and the figures ask for the same sweeps again,
+# and a sweep of 1,600 seeds is 3,200 result files to read.
+_READ: weakref.WeakKeyDictionary[SuiteRun, dict[tuple, dict[str, Cell]]] = weakref.WeakKeyDictionary()
+
+
 def _cells(run: SuiteRun, sweep: str, key: str = "flows[0].history", only: dict | None = None) -> dict[str, Cell]:
+    """The cells of `sweep` by the value of `key` (those runs whose overrides match `only`), a
+    new dict over the cells read once per suite run (the cells themselves are not changed)."""
+    memo = _READ.setdefault(run, {})
+    k = (sweep, key, tuple(sorted((only or {}).items())))
+    if k not in memo:
+        memo[k] = _read_cells(run, sweep, key, only)
+    return dict(memo[k])
+
+
+def _read_cells(run: SuiteRun, sweep: str, key: str, only: dict | None) -> dict[str, Cell]:
     out: dict[str, Cell] = {}
     for o, seed, d in run.seeded(sweep):
         if only and any(str(o.get(k)) != v for k, v in only.items()):
