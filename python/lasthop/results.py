@@ -47,18 +47,29 @@ def _canonical(doc: dict[str, Any]) -> str:
                       allow_nan=False)
 
 
+def _digest(parts: list[str]) -> str:
+    """`sha256:<hex>` of the text `parts` make together."""
+    return "sha256:" + _native.sha256_hex(parts)
+
+
+def _head(checksum: str) -> str:
+    """The start of a sealed text, up to its body's first member: the checksum comes first,
+    where `sort_keys` puts it."""
+    return '{"checksum":"' + checksum + '",'
+
+
 def content_checksum(doc: dict[str, Any]) -> str:
     """`sha256:<hex>` of the canonical text of `doc` without its own `checksum` field."""
     body = {k: v for k, v in doc.items() if k != "checksum"}
-    return "sha256:" + _native.sha256_hex([_canonical(body)])
+    return _digest([_canonical(body)])
 
 
 def _seal(body_text: str) -> str:
     """The canonical text of a document whose other keys all sort after "checksum", given the
     canonical text of those keys (`body_text`, an object): the checksum is inserted first,
     where `sort_keys` puts it, so the document is serialized once, not twice."""
-    ck = "sha256:" + _native.sha256_hex([body_text])
-    return '{"checksum":"' + ck + '"' + ("," + body_text[1:] if body_text != "{}" else "}") + "\n"
+    ck = _digest([body_text])
+    return (_head(ck) + body_text[1:] if body_text != "{}" else _head(ck)[:-1] + "}") + "\n"
 
 
 def _sealed_as_written(text: str, checksum: Any) -> bool:
@@ -68,10 +79,10 @@ def _sealed_as_written(text: str, checksum: Any) -> bool:
     text (a file reformatted or edited since), which is verified the long way."""
     if not isinstance(checksum, str):
         return False
-    head = '{"checksum":"' + checksum + '",'
+    head = _head(checksum)
     if not (text.startswith(head) and text.endswith("}\n")):
         return False
-    return "sha256:" + _native.sha256_hex(["{", text[len(head):-1]]) == checksum
+    return _digest(["{", text[len(head):-1]]) == checksum
 
 
 def dumps(doc: dict[str, Any]) -> str:
@@ -91,7 +102,7 @@ def _result_parts(spec_text: str, seed: int, data_text: str, code_version: str) 
 
 
 def _sealed_parts(parts: list[str]) -> list[str]:
-    return ['{"checksum":"sha256:' + _native.sha256_hex(parts) + '",' + parts[0][1:], *parts[1:], "\n"]
+    return [_head(_digest(parts)) + parts[0][1:], *parts[1:], "\n"]
 
 
 def result_text(spec_text: str, seed: int, data_text: str, code_version: str) -> str:
@@ -230,7 +241,8 @@ def load_result(path: str | Path) -> dict[str, Any]:
     for key in ("code_version", "seed", "spec", "data"):
         if key not in doc:
             raise ResultError(f"{path}: incomplete result: no {key!r}")
-    if "checksum" in doc and not _sealed_as_written(text, doc["checksum"]) and doc["checksum"] != content_checksum(doc):
+    if "checksum" in doc and not (_sealed_as_written(text, doc["checksum"])
+                                  or doc["checksum"] == content_checksum(doc)):
         raise ResultError(f"{path}: changed after it was written (its content does not match "
                           "its checksum)")
     problem = shape_problem(doc)

@@ -529,10 +529,10 @@ def _check_h7(run: SuiteRun) -> ClaimResult:
                 ds = [h[s].std - d[s].std for s in common]
                 # "Lower or equal": equal within TARGETS' "no change" tolerance (H3's band) of the
                 # default's std-dev; a band ending at 0 could never accept the "equal" half.
-                equal = SIMILAR * _mean([d[s].std for s in common]) * 1e3
+                default_ms = _mean([d[s].std for s in common]) * 1e3
                 k = Check(f"{topo} {path} {size}: latency std-dev, history − default (equal within "
-                          f"{SIMILAR * 100:.0f} % of the default's {equal / SIMILAR:.0f} ms)", [x * 1e3 for x in ds],
-                          hi=equal, unit=" ms")
+                          f"{SIMILAR * 100:.0f} % of the default's {default_ms:.0f} ms)", [x * 1e3 for x in ds],
+                          hi=SIMILAR * default_ms, unit=" ms")
                 checks.append(k)
                 windows = f"history windows {_mean(c['mean'].iw) / DEFAULT_IW:.1f}× the default"
                 if k.status() == "out":
