@@ -82,14 +82,18 @@ $(PGO_MARK): $(VENV)/.deps-stamp
 	rm -f $(VENV)/.native-pgo-*
 	touch $@
 
-$(VENV)/.native-stamp: $(VENV)/.deps-stamp $(PGO_MARK) $(RUST_SOURCES) pyproject.toml python/lasthop/bench/pgo.py
-	@profdata=""; \
+# With PGO=1, the shell lines that set `profdata` to rustup's llvm-profdata (adding the
+# llvm-tools component if it is missing), or leave it empty: a plain build.
+FIND_PROFDATA = profdata=""; \
 	if [ "$(PGO)" = 1 ]; then \
 	  bin="$$(rustc --print sysroot)/lib/rustlib/$$(rustc -vV | sed -n 's/^host: //p')/bin"; \
 	  [ -x "$$bin/llvm-profdata" ] || timeout 300 rustup component add llvm-tools >/dev/null 2>&1 || true; \
 	  if [ -x "$$bin/llvm-profdata" ]; then profdata="$$bin/llvm-profdata"; \
-	  else echo "make: no llvm-profdata (rustup component add llvm-tools): a plain release build of the native module"; fi; \
-	fi; \
+	  else echo "make: no llvm-profdata (rustup component add llvm-tools): a plain release build of $(1)"; fi; \
+	fi
+
+$(VENV)/.native-stamp: $(VENV)/.deps-stamp $(PGO_MARK) $(RUST_SOURCES) pyproject.toml python/lasthop/bench/pgo.py
+	@$(call FIND_PROFDATA,the native module); \
 	if [ -n "$$profdata" ]; then \
 	  echo "make: the native module, profile-guided: instrumented, trained, built again (PGO=0: a plain build)"; \
 	  rm -rf $(PGO_DIR) && mkdir -p $(PGO_DIR) && \
@@ -101,11 +105,28 @@ $(VENV)/.native-stamp: $(VENV)/.deps-stamp $(PGO_MARK) $(RUST_SOURCES) pyproject
 	else $(MATURIN_DEVELOP); fi
 	touch $@
 
-# The standalone live tools (no Python needed): target/release/lasthop-live, also put beside
-# the `lasthop` command in the virtualenv.
-$(BIN)/lasthop-live: $(VENV)/.quic-deps-stamp $(RUST_SOURCES)
-	$(CARGO) build --release --quiet -p lasthop-live --features quic --bin lasthop-live
-	install -m 755 target/release/lasthop-live $@
+# The standalone live tools (no Python needed), put beside the `lasthop` command in the
+# virtualenv. Profile-guided as the module is (PGO=0: target/release/lasthop-live, plain):
+# instrumented into target/pgo-live-gen, trained on the same specs, each run by the instrumented
+# binary itself (`lasthop.bench.pgo --binary`: the binary's build names its functions apart from
+# the module's, other crates and features being linked, so the module's counts do not apply to
+# it), then built again from its own counts (target/pgo-live) into target/pgo-live-use. Target
+# directories of their own: each keeps its flags, so a rebuild redoes only what changed.
+PGO_LIVE_DIR := $(abspath target/pgo-live)
+LIVE_BUILD := build --release --quiet -p lasthop-live --features quic --bin lasthop-live
+$(BIN)/lasthop-live: $(VENV)/.quic-deps-stamp $(VENV)/.native-stamp $(RUST_SOURCES) python/lasthop/bench/pgo.py
+	@$(call FIND_PROFDATA,the standalone tools); \
+	if [ -n "$$profdata" ]; then \
+	  echo "make: the standalone tools, profile-guided: instrumented, trained, built again (PGO=0: a plain build)"; \
+	  rm -rf $(PGO_LIVE_DIR) && mkdir -p $(PGO_LIVE_DIR) && \
+	  RUSTFLAGS="$$RUSTFLAGS -Cprofile-generate=$(PGO_LIVE_DIR)/raw" CARGO_TARGET_DIR=target/pgo-live-gen $(CARGO) $(LIVE_BUILD) && \
+	  LLVM_PROFILE_FILE="$(PGO_LIVE_DIR)/raw/%m_%p.profraw" \
+	    $(BIN)/python -m lasthop.bench.pgo --binary target/pgo-live-gen/release/lasthop-live $(PGO_TRAIN) && \
+	  "$$profdata" merge -o $(PGO_LIVE_DIR)/merged.profdata $(PGO_LIVE_DIR)/raw && \
+	  LASTHOP_PGO=1 RUSTFLAGS="$$RUSTFLAGS -Cprofile-use=$(PGO_LIVE_DIR)/merged.profdata" CARGO_TARGET_DIR=target/pgo-live-use \
+	    $(CARGO) $(LIVE_BUILD) && \
+	  install -m 755 target/pgo-live-use/release/lasthop-live $@; \
+	else $(CARGO) $(LIVE_BUILD) && install -m 755 target/release/lasthop-live $@; fi
 
 build: $(VENV)/.native-stamp $(BIN)/lasthop-live
 

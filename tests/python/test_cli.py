@@ -248,6 +248,41 @@ def test_the_profile_guided_builds_training_runs_every_template_and_stops_on_a_b
     assert "trained on" not in proc.stdout
 
 
+def test_the_standalone_binarys_training_runs_each_spec_through_the_binary(simulator, tmp_path: Path):
+    """`make build` trains the standalone binary on the module's training set, each spec run by
+    the binary itself (`--binary`): the binary accepts the command it is given, and a missing
+    binary is one line and exit 2 before anything runs."""
+    import io
+    import subprocess
+    import sys
+
+    from lasthop.bench.pgo import main, train, training_specs
+    from lasthop.live.cli import live_binary
+
+    try:
+        binary = live_binary()
+    except RuntimeError as e:
+        pytest.skip(str(e))
+    paths = training_specs([])[:2]
+    out = io.StringIO()
+    assert train(paths, out=out, binary=binary) == 0
+    lines = out.getvalue().splitlines()
+    assert [ln.split()[2] for ln in lines[:2]] == [p.name for p in paths] and lines[-1].startswith("  2 specs in ")
+    # A binary that refuses the command fails the training (run_group raises), not silently.
+    refusing = tmp_path / "refusing"
+    refusing.write_text("#!/bin/sh\nexit 3\n")
+    refusing.chmod(0o755)
+    with pytest.raises(subprocess.CalledProcessError):
+        train(paths[:1], out=io.StringIO(), binary=refusing)
+    for argv in (["--binary"], ["--binary", str(tmp_path / "none")]):
+        proc = subprocess.run([sys.executable, "-m", "lasthop.bench.pgo", *argv], capture_output=True, text=True,
+                              timeout=120)
+        assert proc.returncode == 2 and "trained on" not in proc.stdout
+        err = proc.stderr.splitlines()
+        assert len(err) == 1 and err[0].startswith("lasthop.bench.pgo: --binary: "), err
+    assert main(["--binary", str(tmp_path / "none")]) == 2
+
+
 def test_simulator_failure_is_exit_1_and_writes_nothing(tmp_path: Path, monkeypatch, capsys):
     """A simulator error (e.g. the stub's) is one line, exit code 1, and no file."""
     from lasthop import _native, cli
@@ -281,6 +316,9 @@ def test_bench_tcp_cells_without_ns3_say_why_and_run_lasthop(simulator, monkeypa
     assert set(parts) == {"interpreter_ms", "imports_ms", "steps_ms"}
     assert parts["interpreter_ms"] > 0 and parts["imports_ms"] > 0 and parts["steps_ms"] > 0, parts
     assert "what lasthop run adds to the native run" in text
+    # The standalone binary it times says which build it is (profile-guided with `make build`).
+    if tcp_cells._standalone() is not None:
+        assert re.search(r"^standalone: lasthop-live \S+ \((profile-guided|release|debug) build\)$", text, re.M), text
     # The cell is the one compare_tcp.py runs: a valid spec with every station downloading.
     from lasthop.spec import load_spec_text
 

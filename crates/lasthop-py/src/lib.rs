@@ -330,13 +330,10 @@ fn version() -> String {
 
 /// How this module was optimized: `"profile-guided"` when the build ran the training specs
 /// and was built again from their counts (`make build`, `LASTHOP_PGO` set by the Makefile),
-/// else `"release"`.
+/// else `"release"` (`lasthop_live::tools::run::build_kind`, the standalone binary's too).
 #[pyfunction]
 fn build_kind() -> &'static str {
-    match option_env!("LASTHOP_PGO") {
-        Some("1") => "profile-guided",
-        _ => "release",
-    }
+    lasthop_live::tools::run::build_kind()
 }
 
 /// `lasthop emu up|run`: build the namespace topology of a normalized spec (JSON), run the cell

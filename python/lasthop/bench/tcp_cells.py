@@ -194,6 +194,10 @@ def run_tcp_cells(quick: bool = False, compare_ns3: bool = False, out: Any = Non
     standalone = _standalone()
     if standalone is None:
         print("no standalone binary (make build): `lasthop-live run` not timed", file=out)
+    else:  # which build of it: profile-guided as the module (make build) or plain
+        said = subprocess.run([str(standalone), "version"], capture_output=True, text=True, check=True,
+                              preexec_fn=die_with_parent).stdout.strip()
+        print(f"standalone: {said}", file=out)
     print(f"{'cell':<16} {'events':>10} {'native s':>9} {'ns/event':>9} {'MPDUs/s':>12} {'process s':>10}"
           f" {'over ms':>8}" + (f" {'standalone s':>12}" if standalone else "")
           + (f" {'instr/event':>11}" if count else "")

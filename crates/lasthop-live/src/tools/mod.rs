@@ -89,7 +89,7 @@ pub fn main(argv: &[String]) -> i32 {
         // simulation without Python.
         "run" => run::main(rest),
         "version" | "--version" => {
-            println!("lasthop-live {}", run::code_version());
+            println!("lasthop-live {} ({} build)", run::code_version(), run::build_kind());
             0
         }
         "-h" | "--help" | "help" => {

@@ -214,6 +214,18 @@ pub fn sha256_hex<S: AsRef<[u8]>>(parts: &[S]) -> String {
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// How this build was optimized: `"profile-guided"` when it was built again from the counts
+/// of its training run (`make build` sets `LASTHOP_PGO` for that build, of the binary and of the
+/// Python module alike), `"debug"` without optimization, else `"release"`. `lasthop bench`
+/// names the builds it timed.
+pub fn build_kind() -> &'static str {
+    match option_env!("LASTHOP_PGO") {
+        Some("1") => "profile-guided",
+        _ if cfg!(debug_assertions) => "debug",
+        _ => "release",
+    }
+}
+
 /// The code version written into the result (see the module's documentation).
 pub fn code_version() -> String {
     let native = concat!(env!("CARGO_PKG_VERSION"), "+", env!("LASTHOP_GIT"));
