@@ -92,41 +92,38 @@ FIND_PROFDATA = profdata=""; \
 	  else echo "make: no llvm-profdata (rustup component add llvm-tools): a plain release build of $(1)"; fi; \
 	fi
 
-$(VENV)/.native-stamp: $(VENV)/.deps-stamp $(PGO_MARK) $(RUST_SOURCES) pyproject.toml python/lasthop/bench/pgo.py
-	@$(call FIND_PROFDATA,the native module); \
+# $(call PGO_BUILD,WHAT,COUNTS,GEN_TARGET,USE_TARGET,BUILD,TRAIN_ARGS): the shell lines that build
+# WHAT with the command BUILD, profile-guided when llvm-profdata is there (FIND_PROFDATA):
+# instrumented into the target directory GEN_TARGET, `lasthop.bench.pgo TRAIN_ARGS` run on the
+# training specs, the counts merged in COUNTS, built again from them into USE_TARGET; else plain
+# (Cargo's own target directory). Each build keeps a target directory of its own, and so its
+# flags: a rebuild redoes only what changed. `built` is left naming the directory built into.
+PGO_BUILD = $(call FIND_PROFDATA,$(1)); \
 	if [ -n "$$profdata" ]; then \
-	  echo "make: the native module, profile-guided: instrumented, trained, built again (PGO=0: a plain build)"; \
-	  rm -rf $(PGO_DIR) && mkdir -p $(PGO_DIR) && \
-	  RUSTFLAGS="$$RUSTFLAGS -Cprofile-generate=$(PGO_DIR)/raw" CARGO_TARGET_DIR=target/pgo-gen $(MATURIN_DEVELOP) && \
-	  LLVM_PROFILE_FILE="$(PGO_DIR)/raw/%m_%p.profraw" $(BIN)/python -m lasthop.bench.pgo $(PGO_TRAIN) && \
-	  "$$profdata" merge -o $(PGO_DIR)/merged.profdata $(PGO_DIR)/raw && \
-	  LASTHOP_PGO=1 RUSTFLAGS="$$RUSTFLAGS -Cprofile-use=$(PGO_DIR)/merged.profdata" CARGO_TARGET_DIR=target/pgo-use \
-	    $(MATURIN_DEVELOP); \
-	else $(MATURIN_DEVELOP); fi
+	  echo "make: $(1), profile-guided: instrumented, trained, built again (PGO=0: a plain build)"; \
+	  rm -rf $(2) && mkdir -p $(2) && \
+	  RUSTFLAGS="$$RUSTFLAGS -Cprofile-generate=$(2)/raw" CARGO_TARGET_DIR=$(3) $(5) && \
+	  LLVM_PROFILE_FILE="$(2)/raw/%m_%p.profraw" $(BIN)/python -m lasthop.bench.pgo $(6) $(PGO_TRAIN) && \
+	  "$$profdata" merge -o $(2)/merged.profdata $(2)/raw && \
+	  LASTHOP_PGO=1 RUSTFLAGS="$$RUSTFLAGS -Cprofile-use=$(2)/merged.profdata" CARGO_TARGET_DIR=$(4) \
+	    $(5) && built=$(4); \
+	else $(5) && built=target; fi
+
+$(VENV)/.native-stamp: $(VENV)/.deps-stamp $(PGO_MARK) $(RUST_SOURCES) pyproject.toml python/lasthop/bench/pgo.py
+	@$(call PGO_BUILD,the native module,$(PGO_DIR),target/pgo-gen,target/pgo-use,$(MATURIN_DEVELOP),)
 	touch $@
 
 # The standalone live tools (no Python needed), put beside the `lasthop` command in the
-# virtualenv. Profile-guided as the module is (PGO=0: target/release/lasthop-live, plain):
-# instrumented into target/pgo-live-gen, trained on the same specs, each run by the instrumented
-# binary itself (`lasthop.bench.pgo --binary`: the binary's build names its functions apart from
-# the module's, other crates and features being linked, so the module's counts do not apply to
-# it), then built again from its own counts (target/pgo-live) into target/pgo-live-use. Target
-# directories of their own: each keeps its flags, so a rebuild redoes only what changed.
+# virtualenv. Profile-guided as the module is (PGO=0: target/release/lasthop-live, plain), from
+# counts of its own: each training spec is run by the instrumented binary itself
+# (`lasthop.bench.pgo --binary`), as the binary's build names its functions apart from the
+# module's (other crates and features are linked), so the module's counts do not apply to it.
 PGO_LIVE_DIR := $(abspath target/pgo-live)
-LIVE_BUILD := build --release --quiet -p lasthop-live --features quic --bin lasthop-live
+LIVE_BUILD := $(CARGO) build --release --quiet -p lasthop-live --features quic --bin lasthop-live
 $(BIN)/lasthop-live: $(VENV)/.quic-deps-stamp $(VENV)/.native-stamp $(RUST_SOURCES) python/lasthop/bench/pgo.py
-	@$(call FIND_PROFDATA,the standalone tools); \
-	if [ -n "$$profdata" ]; then \
-	  echo "make: the standalone tools, profile-guided: instrumented, trained, built again (PGO=0: a plain build)"; \
-	  rm -rf $(PGO_LIVE_DIR) && mkdir -p $(PGO_LIVE_DIR) && \
-	  RUSTFLAGS="$$RUSTFLAGS -Cprofile-generate=$(PGO_LIVE_DIR)/raw" CARGO_TARGET_DIR=target/pgo-live-gen $(CARGO) $(LIVE_BUILD) && \
-	  LLVM_PROFILE_FILE="$(PGO_LIVE_DIR)/raw/%m_%p.profraw" \
-	    $(BIN)/python -m lasthop.bench.pgo --binary target/pgo-live-gen/release/lasthop-live $(PGO_TRAIN) && \
-	  "$$profdata" merge -o $(PGO_LIVE_DIR)/merged.profdata $(PGO_LIVE_DIR)/raw && \
-	  LASTHOP_PGO=1 RUSTFLAGS="$$RUSTFLAGS -Cprofile-use=$(PGO_LIVE_DIR)/merged.profdata" CARGO_TARGET_DIR=target/pgo-live-use \
-	    $(CARGO) $(LIVE_BUILD) && \
-	  install -m 755 target/pgo-live-use/release/lasthop-live $@; \
-	else $(CARGO) $(LIVE_BUILD) && install -m 755 target/release/lasthop-live $@; fi
+	@$(call PGO_BUILD,the standalone tools,$(PGO_LIVE_DIR),target/pgo-live-gen,target/pgo-live-use,$(LIVE_BUILD),\
+	  --binary target/pgo-live-gen/release/lasthop-live) && \
+	install -m 755 $$built/release/lasthop-live $@
 
 build: $(VENV)/.native-stamp $(BIN)/lasthop-live
 
