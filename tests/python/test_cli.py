@@ -316,6 +316,10 @@ def test_bench_tcp_cells_without_ns3_say_why_and_run_lasthop(simulator, monkeypa
     assert set(parts) == {"interpreter_ms", "imports_ms", "steps_ms"}
     assert parts["interpreter_ms"] > 0 and parts["imports_ms"] > 0 and parts["steps_ms"] > 0, parts
     assert "what lasthop run adds to the native run" in text
+    # What the parts leave of the whole is printed, not hidden.
+    rest = rows[0]["overhead_ms"] - sum(parts.values())
+    assert rows[0]["overhead_rest_ms"] == rest
+    assert f"and {rest:.1f} ms not taken apart" in text
     # The standalone binary it times says which build it is (profile-guided with `make build`).
     if tcp_cells._standalone() is not None:
         assert re.search(r"^standalone: lasthop-live \S+ \((profile-guided|release|debug) build\)$", text, re.M), text
