@@ -328,9 +328,9 @@ fn version() -> String {
     format!("{}+{}", env!("CARGO_PKG_VERSION"), env!("LASTHOP_GIT"))
 }
 
-/// How this module was optimized: `"profile-guided"` when the build ran the training specs
-/// and was built again from their counts (`make build`, `LASTHOP_PGO` set by the Makefile),
-/// else `"release"` (`lasthop_live::tools::run::build_kind`, the standalone binary's too).
+/// How this module was optimized (`"profile-guided"`, `"release"` or `"debug"`): the one
+/// definition is `lasthop_live::tools::run::build_kind`, which the standalone binary's `version`
+/// prints too.
 #[pyfunction]
 fn build_kind() -> &'static str {
     lasthop_live::tools::run::build_kind()
