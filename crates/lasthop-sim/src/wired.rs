@@ -55,6 +55,18 @@ pub struct WiredLink<P> {
     loss: f64,
     queue: Queue<P>,
     rng: Rng,
+    /// The last serialisation time computed, with its packet's length: a run of equal packets
+    /// divides once.
+    last_tx: (u64, Duration),
+}
+
+/// Time to serialise `len` bytes at `rate`, through `last`, the last length asked and its time.
+#[inline]
+fn tx_time(last: &mut (u64, Duration), rate: BitRate, len: u64) -> Duration {
+    if last.0 != len {
+        *last = (len, rate.tx_time(Bytes(len)));
+    }
+    last.1
 }
 
 impl<P: QueuedPacket> WiredLink<P> {
@@ -66,6 +78,7 @@ impl<P: QueuedPacket> WiredLink<P> {
             loss,
             queue: Queue::Fifo { limit, busy_until: Instant::ZERO, departures: VecDeque::new() },
             rng,
+            last_tx: (u64::MAX, Duration::ZERO),
         }
     }
 
@@ -78,6 +91,7 @@ impl<P: QueuedPacket> WiredLink<P> {
             loss,
             queue: Queue::Qdisc { q: Box::new(q), free_at: Instant::ZERO, in_service: None },
             rng,
+            last_tx: (u64::MAX, Duration::ZERO),
         }
     }
 
@@ -101,7 +115,7 @@ impl<P: QueuedPacket> WiredLink<P> {
                     return WiredOutcome::DroppedQueue(p);
                 }
                 let start = if *busy_until > now { *busy_until } else { now };
-                let end = start + self.rate.tx_time(Bytes(p.len_bytes() as u64));
+                let end = start + tx_time(&mut self.last_tx, self.rate, p.len_bytes() as u64);
                 *busy_until = end;
                 departures.push_back(end);
                 WiredOutcome::Arrives(end + self.delay)
@@ -124,7 +138,7 @@ impl<P: QueuedPacket> WiredLink<P> {
         }
         let t = now.max(*free_at);
         let p = q.dequeue(t, on_drop)?;
-        let end = t + self.rate.tx_time(Bytes(p.len_bytes() as u64));
+        let end = t + tx_time(&mut self.last_tx, self.rate, p.len_bytes() as u64);
         *free_at = end;
         *in_service = Some((p, end));
         Some(end)

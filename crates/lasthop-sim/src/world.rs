@@ -496,6 +496,9 @@ struct Scratch {
     /// whether that refilling is under way.
     sat_owed: Vec<u32>,
     refilling: bool,
+    /// The last airtime estimate mac80211 charged (`ApHost::charge_airtime`): the MPDU's bits,
+    /// the station's rate and the estimate, so that a run of equal frames at one rate divides once.
+    airtime_est: (u64, u64, u32),
 }
 
 pub struct World {
