@@ -165,6 +165,7 @@ impl<E> Timers<E> {
         self.key[id as usize] = key;
         if id == self.fired {
             // Re-armed by its handler: a later key than the one it fired at, from the root down.
+            debug_assert_eq!(self.heap[0].1, id, "a fired timer stays at the root");
             self.fired = NO_TIMER;
             self.heap[0].0 = key;
             self.sift_down(0);
