@@ -29,7 +29,7 @@
 
 use crate::capture::{Capture, CaptureRequest, MpduRec, Node, PhyRec, PpduKind};
 use crate::engine::EventQueue;
-use crate::metrics::{FlowCounters, Series};
+use crate::metrics::FlowCounters;
 use crate::spec::{Spec, StationSpec};
 use lasthop_algo::aqm::wqm::{ArttParams, ChannelTimes, Wqm, WqmConfig, WqmInput, WqmOutput, WqmVariant};
 use lasthop_algo::aqm::{AnyQdisc, MacFqConfig, Qdisc, QueuedPacket};
@@ -70,9 +70,11 @@ mod traffic;
 mod wired_host;
 mod ofdma;
 mod interference;
+mod series;
 use hosts::{aggctl, ext, quic, tcp, vwire};
 pub use ext::{ExtEvent, ExtFate, ExtLeg};
 pub use ack_filter::AckView;
+pub use series::BinnedSeries;
 use arena::Arena;
 use link::LinkIo;
 use wmm::{AcPlan, LinkAc, PerAc};
@@ -496,9 +498,6 @@ struct Scratch {
     /// whether that refilling is under way.
     sat_owed: Vec<u32>,
     refilling: bool,
-    /// The last airtime estimate mac80211 charged (`ApHost::charge_airtime`): the MPDU's bits,
-    /// the station's rate and the estimate, so that a run of equal frames at one rate divides once.
-    airtime_est: (u64, u64, u32),
 }
 
 pub struct World {
@@ -526,6 +525,9 @@ pub struct World {
     driver: Option<AnyDriver<PktRef>>,
     /// The driver's `builds_from_mac80211()`, also while it is taken out.
     ap_pulls: bool,
+    /// The last airtime estimate mac80211 charged (`ApHost::charge_airtime`): the MPDU's bits,
+    /// the station's rate and the estimate, so that a run of equal frames at one rate divides once.
+    airtime_est: (u64, u64, u32),
     stations: Vec<Station>,
     relays: Vec<Relay>,
     /// Buffer sizer per node (0 = the AP, 1 + s = station s), for forwarding nodes with
@@ -585,53 +587,6 @@ pub struct World {
     pub totals: Totals,
     /// The run's time series, binned.
     pub ts: BinnedSeries,
-}
-
-/// The run's time series, one row per flow, station or node (0 = the AP, 1 + s = station s)
-/// and one column per bin of `sim.bin`; `output::collect` turns them into the result's.
-pub struct BinnedSeries {
-    pub goodput: Series,
-    pub delay_sum: Series,
-    pub delay_n: Series,
-    pub ampdu_mpdus: Series,
-    pub ampdu_n: Series,
-    pub airtime: Series,
-    /// Sum of downlink PHY rates per station per bin (÷ `ampdu_n` = mean rate).
-    pub phy_rate: Series,
-    pub cwnd: Series,
-    pub inflight: Series,
-    pub pacing: Series,
-    pub rtt_sum: Series,
-    pub rtt_n: Series,
-    pub retx: Series,
-    /// Per node, sampled at each node tick: interface-queue limit and backlog (packets), and
-    /// the number of samples per bin.
-    pub node_limit: Series,
-    pub node_backlog: Series,
-    pub node_n: Series,
-}
-
-impl BinnedSeries {
-    fn new(n_flows: usize, n_sta: usize, bins: usize, bin: u64) -> BinnedSeries {
-        BinnedSeries {
-            goodput: Series::new(n_flows, bins, bin),
-            delay_sum: Series::new(n_flows, bins, bin),
-            delay_n: Series::new(n_flows, bins, bin),
-            ampdu_mpdus: Series::new(n_sta, bins, bin),
-            ampdu_n: Series::new(n_sta, bins, bin),
-            airtime: Series::new(n_sta, bins, bin),
-            phy_rate: Series::new(n_sta, bins, bin),
-            cwnd: Series::new(n_flows, bins, bin),
-            inflight: Series::new(n_flows, bins, bin),
-            pacing: Series::new(n_flows, bins, bin),
-            rtt_sum: Series::new(n_flows, bins, bin),
-            rtt_n: Series::new(n_flows, bins, bin),
-            retx: Series::new(n_flows, bins, bin),
-            node_limit: Series::new(n_sta + 1, bins, bin),
-            node_backlog: Series::new(n_sta + 1, bins, bin),
-            node_n: Series::new(n_sta + 1, bins, bin),
-        }
-    }
 }
 
 /// aRxPHYStartDelay for OFDM PHYs (IEEE 802.11-2020 Table 17-21): part of the Ack timeout.

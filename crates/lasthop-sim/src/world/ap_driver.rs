@@ -111,11 +111,11 @@ impl Mac80211<PktRef> for ApHost<'_> {
         // mac80211's estimate at the station's current rate (payload bits over the PHY rate;
         // per-aggregate overheads are not charged).
         let bits = (frame::mpdu_len(p.len, w.air.qos) as u64 + 4) * 8;
-        let est = match w.scratch.airtime_est {
+        let est = match w.airtime_est {
             (b, r, e) if b == bits && r == rate => e,
             _ => {
                 let e = (bits * 1_000_000_000 / rate).min(u32::MAX as u64) as u32;
-                w.scratch.airtime_est = (bits, rate, e);
+                w.airtime_est = (bits, rate, e);
                 e
             }
         };

@@ -169,6 +169,7 @@ impl World {
             txqs: PerAc::from_vec(txqs),
             driver: Some(ap_driver(&spec, n_sta)),
             ap_pulls: !spec.ap.driver.hardware_queue(),
+            airtime_est: (0, 0, 0), // no frame has 0 bits: the first one computes
             stations,
             relays,
             wqm,

@@ -75,8 +75,6 @@ pub struct ExtEvent {
     pub ce: bool,
 }
 
-/// How many of [`World::series_mut`]'s series are per flow.
-const FLOW_SERIES: usize = 9;
 
 pub(in crate::world) struct ExtHost {
     /// Host-given description of each external flow, by flow index.
@@ -107,33 +105,11 @@ impl World {
         w.end = Instant(u64::MAX / 2);
         w.progress_step = Duration(u64::MAX / 4);
         w.ext = Some(Box::new(ExtHost { labels: BTreeMap::new(), legs: Vec::new(), out: Vec::with_capacity(1024), tcp: Vec::new(), announced: Vec::new() }));
-        for s in w.series_mut() {
+        for s in w.ts.all_mut() {
             s.set_growable();
         }
         w.start();
         w
-    }
-
-    /// Every time series: per flow first (the first `FLOW_SERIES`), then per station and node.
-    fn series_mut(&mut self) -> [&mut Series; 16] {
-        [
-            &mut self.ts.goodput,
-            &mut self.ts.delay_sum,
-            &mut self.ts.delay_n,
-            &mut self.ts.cwnd,
-            &mut self.ts.inflight,
-            &mut self.ts.pacing,
-            &mut self.ts.rtt_sum,
-            &mut self.ts.rtt_n,
-            &mut self.ts.retx,
-            &mut self.ts.ampdu_mpdus,
-            &mut self.ts.ampdu_n,
-            &mut self.ts.airtime,
-            &mut self.ts.phy_rate,
-            &mut self.ts.node_limit,
-            &mut self.ts.node_backlog,
-            &mut self.ts.node_n,
-        ]
     }
 
     /// Flows of the run so far (simulated ones first, then external ones as they appeared).
@@ -210,7 +186,7 @@ impl World {
         if let Some(a) = self.aggctl.as_deref_mut() {
             a.push_other_flow();
         }
-        for s in self.series_mut().into_iter().take(FLOW_SERIES) {
+        for s in self.ts.all_mut().into_iter().take(BinnedSeries::PER_FLOW) {
             s.push_entity();
         }
         let h = self.ext.as_deref_mut().expect("a real-time world");
@@ -300,7 +276,7 @@ impl World {
         self.spec.sim.duration_ns = end.as_nanos();
         self.spec.sim.warmup_ns = self.spec.sim.warmup_ns.min(end.as_nanos() - 1);
         let bins = end.as_nanos().div_ceil(self.spec.sim.bin_ns) as usize;
-        for s in self.series_mut() {
+        for s in self.ts.all_mut() {
             s.resize_bins(bins);
         }
     }
