@@ -75,7 +75,6 @@ pub struct ExtEvent {
     pub ce: bool,
 }
 
-
 pub(in crate::world) struct ExtHost {
     /// Host-given description of each external flow, by flow index.
     labels: BTreeMap<u32, String>,
